@@ -1,0 +1,224 @@
+// Package config reads .bcode/config.toml. Verification always reads it from
+// the base commit, never from the head, so a change cannot weaken the rules
+// it is judged by; this package only parses and validates bytes.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Path is where the configuration lives in a repository.
+const Path = ".bcode/config.toml"
+
+// Config is the whole of .bcode/config.toml.
+type Config struct {
+	Gate     Gate     `toml:"gate"`
+	Evidence Evidence `toml:"evidence"`
+	Model    Model    `toml:"model"`
+	Task     Task     `toml:"task"`
+	Sandbox  Sandbox  `toml:"sandbox"`
+}
+
+// Gate tunes `bcode check`.
+type Gate struct {
+	// FlakeRuns is how many times each credited test runs on each side.
+	FlakeRuns int `toml:"flake_runs"`
+	// TestTimeout bounds one batch of targeted test runs.
+	TestTimeout Duration `toml:"test_timeout"`
+	// SuiteTimeout bounds the full suite.
+	SuiteTimeout Duration `toml:"suite_timeout"`
+	// Protected lists globs (with **) of paths a change must not touch.
+	Protected []string `toml:"protected"`
+	// Python is the interpreter that runs pytest and the AST helper.
+	Python string `toml:"python"`
+	// SkipFullSuite runs only the targeted suite (large repositories).
+	SkipFullSuite bool `toml:"skip_full_suite"`
+}
+
+// Evidence tunes mutation evidence.
+type Evidence struct {
+	// MaxSurvivors blocks `verified` when more mutants survive; -1: never.
+	MaxSurvivors int `toml:"max_survivors"`
+	// Workers is the number of mutants run at once (0: number of CPUs).
+	Workers int `toml:"workers"`
+	// CompileTimeout and RunTimeout are separate budgets.
+	CompileTimeout Duration `toml:"compile_timeout"`
+	RunTimeout     Duration `toml:"run_timeout"`
+}
+
+// Model says where model calls go.
+type Model struct {
+	Endpoint string `toml:"endpoint"`
+	Name     string `toml:"name"`
+	// MinContext refuses models whose context window is smaller.
+	MinContext int `toml:"min_context"`
+	// Frontier escalation is off unless the user turns it on.
+	FrontierEndpoint string `toml:"frontier_endpoint"`
+	FrontierModel    string `toml:"frontier_model"`
+	FrontierKeyEnv   string `toml:"frontier_key_env"`
+}
+
+// Task holds the budgets that park a task as blocked when spent.
+type Task struct {
+	MaxAttempts int      `toml:"max_attempts"`
+	MaxTurns    int      `toml:"max_turns"`
+	MaxTokens   int      `toml:"max_tokens"`
+	WallClock   Duration `toml:"wall_clock"`
+}
+
+// Sandbox configures where agent work runs.
+type Sandbox struct {
+	Image    string `toml:"image"`
+	MemoryMB int    `toml:"memory_mb"`
+	CPUs     int    `toml:"cpus"`
+	Pids     int    `toml:"pids"`
+}
+
+// Duration is a time.Duration written as "90s" or "5m" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses "5m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("bad duration %q (use e.g. \"90s\" or \"5m\")", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("bad duration %q: negative", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes "5m0s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// DefaultProtected are paths no change may touch unless the base's
+// configuration says otherwise: bcode's own settings.
+var DefaultProtected = []string{".bcode/**"}
+
+// Default is the configuration used when the base has no config file.
+func Default() Config {
+	return Config{
+		Gate: Gate{
+			FlakeRuns:    3,
+			TestTimeout:  Duration{5 * time.Minute},
+			SuiteTimeout: Duration{20 * time.Minute},
+			Protected:    append([]string(nil), DefaultProtected...),
+		},
+		Evidence: Evidence{
+			MaxSurvivors:   -1,
+			CompileTimeout: Duration{5 * time.Minute},
+			RunTimeout:     Duration{10 * time.Minute},
+		},
+		Model: Model{
+			Endpoint:   "http://127.0.0.1:8080",
+			MinContext: 16384,
+		},
+		Task: Task{
+			MaxAttempts: 3,
+			MaxTurns:    40,
+			MaxTokens:   400000,
+			WallClock:   Duration{2 * time.Hour},
+		},
+		Sandbox: Sandbox{
+			Image:    "bcode-sandbox:latest",
+			MemoryMB: 4096,
+			CPUs:     2,
+			Pids:     512,
+		},
+	}
+}
+
+// Parse reads a config file's bytes over the defaults. Unknown keys are an
+// error, so a typo never silently turns a rule off.
+func Parse(data []byte) (Config, error) {
+	c := Default()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return c, nil
+	}
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		var sme *toml.StrictMissingError
+		if errors.As(err, &sme) {
+			return Config{}, fmt.Errorf("%s: %s", Path, strings.TrimSpace(sme.String()))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return Config{}, fmt.Errorf("%s:%d:%d: %s", Path, row, col, de.Error())
+		}
+		return Config{}, fmt.Errorf("%s: %w", Path, err)
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", Path, err)
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	if c.Gate.FlakeRuns < 1 || c.Gate.FlakeRuns > 50 {
+		return fmt.Errorf("gate.flake_runs = %d: must be between 1 and 50", c.Gate.FlakeRuns)
+	}
+	if c.Evidence.MaxSurvivors < -1 {
+		return fmt.Errorf("evidence.max_survivors = %d: use -1 for no limit", c.Evidence.MaxSurvivors)
+	}
+	for _, p := range c.Gate.Protected {
+		if _, err := path.Match(strings.ReplaceAll(p, "**", "*"), ""); err != nil || p == "" {
+			return fmt.Errorf("gate.protected: bad glob %q", p)
+		}
+	}
+	return nil
+}
+
+// IsProtected reports whether path matches one of the protected globs.
+func (c *Config) IsProtected(p string) (string, bool) {
+	for _, g := range c.Gate.Protected {
+		if MatchGlob(g, p) {
+			return g, true
+		}
+	}
+	return "", false
+}
+
+// MatchGlob matches a slash-separated path against a glob where "*" and "?"
+// stay inside one path element and "**" spans any number of them. A pattern
+// without a slash matches the base name anywhere ("*.pem"), as in gitignore.
+func MatchGlob(pattern, p string) bool {
+	pattern = strings.TrimPrefix(pattern, "/")
+	if !strings.Contains(pattern, "/") && pattern != "**" {
+		ok, _ := path.Match(pattern, path.Base(p))
+		return ok
+	}
+	return matchParts(strings.Split(pattern, "/"), strings.Split(p, "/"))
+}
+
+func matchParts(pat, parts []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			rest := pat[1:]
+			for i := 0; i <= len(parts); i++ {
+				if matchParts(rest, parts[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(parts) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], parts[0]); !ok {
+			return false
+		}
+		pat, parts = pat[1:], parts[1:]
+	}
+	return len(parts) == 0
+}

@@ -1,0 +1,150 @@
+// Package engine holds bcode's domain: tasks, the attempts that work on them,
+// the leases that say which runner owns a task, the events that record what
+// happened, verification runs and model calls. Sub-packages implement it:
+// engine/ledger stores it in SQLite; later, engine/runner drives attempts,
+// engine/gateway carries model calls and engine/pack builds context packs.
+//
+// The root package imports nothing of bcode's, so every other part can name
+// these types without pulling in a backend.
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// TaskStatus is where a task is in its lifecycle.
+type TaskStatus string
+
+const (
+	TaskQueued    TaskStatus = "queued"    // created, never run
+	TaskRunning   TaskStatus = "running"   // a runner holds its lease
+	TaskVerified  TaskStatus = "verified"  // last attempt's verdict was verified
+	TaskBlocked   TaskStatus = "blocked"   // a budget is spent or the agent is stuck; see Reason
+	TaskCancelled TaskStatus = "cancelled" // the user cancelled it
+	TaskAccepted  TaskStatus = "accepted"  // the user landed it on their branch
+	TaskRejected  TaskStatus = "rejected"  // the user threw it away (the record stays)
+	TaskFailed    TaskStatus = "failed"    // attempts ended without a verified change
+)
+
+// Selection is the code a task was created from.
+type Selection struct {
+	File      string `json:"file"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Text      string `json:"text"`
+	SHA256    string `json:"sha256"`
+}
+
+// Budgets bound a task; when one is spent the task is parked as blocked.
+type Budgets struct {
+	MaxAttempts int           `json:"max_attempts"`
+	MaxTurns    int           `json:"max_turns"`
+	MaxTokens   int           `json:"max_tokens"`
+	WallClock   time.Duration `json:"wall_clock_ns"`
+}
+
+// Task is one unit of work the user asked for.
+type Task struct {
+	ID        string     `json:"id"`
+	Repo      string     `json:"repo"` // the user's checkout (absolute path)
+	Goal      string     `json:"goal"`
+	Selection *Selection `json:"selection,omitempty"`
+	Criteria  []string   `json:"criteria,omitempty"`
+	Base      string     `json:"base"`   // base commit id
+	Branch    string     `json:"branch"` // bcode/<id>
+	Status    TaskStatus `json:"status"`
+	Reason    string     `json:"reason,omitempty"`  // why blocked, failed or cancelled
+	Verdict   string     `json:"verdict,omitempty"` // last verification verdict
+	Budgets   Budgets    `json:"budgets"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+// AttemptStatus is where one attempt is.
+type AttemptStatus string
+
+const (
+	AttemptRunning     AttemptStatus = "running"
+	AttemptFinished    AttemptStatus = "finished"
+	AttemptInterrupted AttemptStatus = "interrupted" // its runner died or was stopped
+)
+
+// Attempt is one try at a task: context, agent turns, verification.
+type Attempt struct {
+	ID         int64         `json:"id"`
+	TaskID     string        `json:"task_id"`
+	Number     int           `json:"number"`
+	Fence      int64         `json:"fence"` // the lease fence it ran under
+	Status     AttemptStatus `json:"status"`
+	Verdict    string        `json:"verdict,omitempty"`
+	Note       string        `json:"note,omitempty"` // strategy note for the next attempt
+	StartedAt  time.Time     `json:"started_at"`
+	FinishedAt *time.Time    `json:"finished_at,omitempty"`
+}
+
+// Lease says which runner owns a task until Expires. Fence increases on
+// every acquisition; every write made under a lease names its fence, and a
+// write with an older fence is refused.
+type Lease struct {
+	TaskID    string    `json:"task_id"`
+	Owner     string    `json:"owner"` // runner identity: host/pid/nonce
+	PID       int       `json:"pid"`
+	BootID    string    `json:"boot_id"`
+	Fence     int64     `json:"fence"`
+	Heartbeat time.Time `json:"heartbeat"`
+	Expires   time.Time `json:"expires"`
+}
+
+// Event is one thing that happened to a task, in order.
+type Event struct {
+	Seq     int64           `json:"seq"` // ledger-wide, strictly increasing
+	TaskID  string          `json:"task_id"`
+	Attempt int64           `json:"attempt,omitempty"`
+	Fence   int64           `json:"fence,omitempty"`
+	Kind    string          `json:"kind"` // e.g. "task.created", "attempt.started", "task.recovered"
+	Data    json.RawMessage `json:"data,omitempty"`
+	At      time.Time       `json:"at"`
+}
+
+// VerificationRun records one run of the gate (a `bcode check`, or the
+// last step of an attempt).
+type VerificationRun struct {
+	ID         int64           `json:"id"`
+	TaskID     string          `json:"task_id,omitempty"`
+	Attempt    int64           `json:"attempt,omitempty"`
+	Repo       string          `json:"repo"`
+	Base       string          `json:"base"`
+	Head       string          `json:"head"`
+	Verdict    string          `json:"verdict"`
+	Report     json.RawMessage `json:"report"` // the full verify.Report as JSON
+	DurationMS int64           `json:"duration_ms"`
+	At         time.Time       `json:"at"`
+}
+
+// ModelCall records one call through the gateway.
+type ModelCall struct {
+	ID               int64           `json:"id"`
+	TaskID           string          `json:"task_id"`
+	Attempt          int64           `json:"attempt"`
+	Endpoint         string          `json:"endpoint"`
+	Model            string          `json:"model"`
+	PromptTokens     int             `json:"prompt_tokens"`
+	CompletionTokens int             `json:"completion_tokens"`
+	DurationMS       int64           `json:"duration_ms"`
+	Timings          json.RawMessage `json:"timings,omitempty"` // llama.cpp's timings object
+	Error            string          `json:"error,omitempty"`
+	At               time.Time       `json:"at"`
+}
+
+// Errors a ledger returns that callers act on.
+var (
+	// ErrNotFound: no such task (or attempt).
+	ErrNotFound = errors.New("not found")
+	// ErrLeaseHeld: another live runner holds the task's lease.
+	ErrLeaseHeld = errors.New("lease held by another runner")
+	// ErrFenced: the caller's fence is no longer current; it must stop
+	// writing at once, another runner has taken over.
+	ErrFenced = errors.New("fenced out: another runner took over this task")
+)

@@ -1,0 +1,70 @@
+// Package sandbox defines where untrusted work runs: the Runner that executes
+// commands (tests, builds, the agent's terminal) and the confined file access
+// the host uses to read what that work left behind.
+//
+// Backends live in sub-packages: sandbox/host runs processes on the host with
+// a scrubbed environment, sandbox/docker runs them in a locked-down container.
+// Both satisfy the same Runner contract and are checked by one conformance
+// suite (sandbox/runnertest).
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// DefaultOutputLimit caps how much of a command's stdout and stderr is kept,
+// each, when Command.OutputLimit is zero. Test output of a runaway loop must
+// not exhaust the host's memory.
+const DefaultOutputLimit = 16 << 20
+
+// Command is one process to run inside a sandbox.
+type Command struct {
+	// Dir is the working directory. For the host runner it is a host path;
+	// container runners map it to the same path inside the container.
+	Dir string
+	// Args is argv; Args[0] is looked up on the sandbox's PATH.
+	Args []string
+	// Env is added on top of the runner's scrubbed base environment
+	// ("KEY=value"). Later entries win.
+	Env []string
+	// Stdin, when set, is copied to the process's standard input.
+	Stdin io.Reader
+	// Timeout bounds the whole process tree; zero means no limit beyond ctx.
+	Timeout time.Duration
+	// OutputLimit is the number of bytes kept of stdout and of stderr; zero
+	// means DefaultOutputLimit. What is cut is counted in Result.Truncated.
+	OutputLimit int64
+	// Stdout and Stderr, when set, also receive the stream as it is written
+	// (for progress and logs); Result still holds the capped copies.
+	Stdout, Stderr io.Writer
+}
+
+// Result is what a finished command left behind. A non-zero exit status is a
+// Result, not an error: tests fail by exiting non-zero.
+type Result struct {
+	ExitCode  int
+	Stdout    []byte
+	Stderr    []byte
+	Truncated bool // some output was cut at OutputLimit
+	TimedOut  bool // Command.Timeout expired and the process tree was killed
+	Duration  time.Duration
+}
+
+// Runner executes commands. Implementations must kill the whole process tree
+// when ctx is done or the timeout expires, and must never inherit the
+// caller's environment wholesale.
+type Runner interface {
+	// Name identifies the backend in reports ("host", "docker").
+	Name() string
+	// Run starts cmd and waits for it. The error is non-nil only when the
+	// command could not be started or ctx ended it (ErrNotFound when
+	// Args[0] does not exist); an exit status is reported in Result.
+	Run(ctx context.Context, cmd Command) (Result, error)
+}
+
+// ErrNotFound reports that a command's executable does not exist in the
+// sandbox. Callers turn it into an environment error naming the tool.
+var ErrNotFound = errors.New("executable not found")

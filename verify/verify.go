@@ -1,0 +1,220 @@
+// Package verify decides whether a change is verified: its new or modified
+// tests fail on the base commit and pass with the change, the suite passes,
+// and nothing was tampered with.
+//
+// The root package holds the types every part of verification shares (the
+// change, tests and their outcomes, findings, the report) and the Gate that
+// runs the decision. Language support sits behind the Adapter interface
+// (verify/golang, verify/python); mutation evidence, tamper rules and secret
+// scanning have packages of their own.
+package verify
+
+import (
+	"context"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// Status says how a file changed between base and head.
+type Status string
+
+const (
+	Added    Status = "added"
+	Modified Status = "modified"
+	Deleted  Status = "deleted"
+)
+
+// LineRange is an inclusive, 1-based range of lines on the head side.
+type LineRange struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// FileChange is one file that differs between base and head, with both
+// contents loaded (nil where the side has no such file).
+type FileChange struct {
+	Path   string `json:"path"` // slash-separated, relative to the repository root
+	Status Status `json:"status"`
+	Base   []byte `json:"-"`
+	Head   []byte `json:"-"`
+	// BaseMode and HeadMode are git modes ("100644", "100755", "120000"
+	// for a symbolic link); empty where the side has no such file.
+	BaseMode string `json:"base_mode,omitempty"`
+	HeadMode string `json:"head_mode,omitempty"`
+	// Binary is set when either side is not text; such files are never
+	// parsed as source.
+	Binary bool `json:"binary,omitempty"`
+	// Changed lists the head lines added or modified (empty for deletions).
+	Changed []LineRange `json:"changed,omitempty"`
+}
+
+// Change is the unit of verification: everything that differs from Base to
+// Head, and a way to lay either side out on disk.
+type Change struct {
+	Base  string // commit id of the base
+	Head  string // commit or tree id of the head (the working tree is snapshotted to a tree)
+	Files []FileChange
+	// Workspace materializes snapshots outside the user's checkout.
+	Workspace Workspace
+}
+
+// File returns the change to path, if any.
+func (c *Change) File(path string) (FileChange, bool) {
+	for _, f := range c.Files {
+		if f.Path == path {
+			return f, true
+		}
+	}
+	return FileChange{}, false
+}
+
+// Side names one end of a change.
+type Side string
+
+const (
+	BaseSide Side = "base"
+	HeadSide Side = "head"
+)
+
+// Workspace lays out clean copies of a change's sides for tests to run in.
+// Every directory it returns is fresh, outside the user's checkout, and
+// removed by Close.
+type Workspace interface {
+	// Materialize writes the tree of side to a new directory and then lays
+	// overlay over it (a nil Head deletes the file). It returns the directory.
+	Materialize(ctx context.Context, side Side, overlay []FileChange) (string, error)
+	// ReadBase returns a file's content at the base commit (for settings that
+	// must never come from the head), or fs.ErrNotExist.
+	ReadBase(ctx context.Context, path string) ([]byte, error)
+	// Close removes every directory Materialize made.
+	Close() error
+}
+
+// Outcome is what one run of one test did.
+type Outcome string
+
+const (
+	Pass Outcome = "pass"
+	// Fail means the test ran and failed by assertion (or by a panic or an
+	// exception in the code under test): a real behavioural failure.
+	Fail Outcome = "fail"
+	Skip Outcome = "skip"
+	// BuildError: the test's package or file does not compile (Go).
+	BuildError Outcome = "build_error"
+	// ImportError: the test module cannot be collected or imported (Python).
+	ImportError Outcome = "import_error"
+	// MissingSymbol: the test failed because a name it uses does not exist
+	// on this side (Python AttributeError/NameError, or a call whose
+	// signature does not match).
+	MissingSymbol Outcome = "missing_symbol"
+	Timeout       Outcome = "timeout"
+	// EnvError: the toolchain or the runner failed, not the test.
+	EnvError Outcome = "env_error"
+	// NotRun: the runner produced no result for this test (not found,
+	// or the run stopped before it).
+	NotRun Outcome = "not_run"
+	// Flaky: repeated runs disagreed.
+	Flaky Outcome = "flaky"
+)
+
+// Test names one test function.
+type Test struct {
+	Language string `json:"language"` // "go", "python"
+	// Package is where the runner runs it: a Go package directory relative
+	// to the repository root ("./internal/x", "." for the root), or the
+	// Python test file.
+	Package string `json:"package"`
+	File    string `json:"file"` // the file that defines it
+	// Name is the runner's name: "TestFoo", "TestFoo/sub_case",
+	// "ExampleBar"; "test_x" or "TestClass::test_y" for pytest.
+	Name string `json:"name"`
+}
+
+// ID is a stable, unique key for the test across runs and sides.
+func (t Test) ID() string { return t.Language + ":" + t.Package + ":" + t.Name }
+
+// TestResult is one run of one test.
+type TestResult struct {
+	Test     Test          `json:"test"`
+	Outcome  Outcome       `json:"outcome"`
+	Detail   string        `json:"detail,omitempty"` // a short excerpt of why (first failure lines, compiler error)
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// SuiteResult is the outcome of a whole (or targeted) test suite run.
+type SuiteResult struct {
+	Outcome  Outcome       `json:"outcome"` // Pass, Fail, BuildError, Timeout, EnvError, NotRun
+	Targets  []string      `json:"targets,omitempty"`
+	Failed   []string      `json:"failed,omitempty"` // failing test or package names
+	Detail   string        `json:"detail,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Finding is one tamper (or secret) finding on the diff.
+type Finding struct {
+	Code    string `json:"code"` // e.g. "test_deleted", "test_skipped", "protected_path"
+	Path    string `json:"path"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+// Tamper finding codes shared by every adapter, so reports read the same
+// whatever the language.
+const (
+	FindingTestDeleted    = "test_deleted"
+	FindingTestSkipped    = "test_skipped"
+	FindingTestInfra      = "test_infra_changed"
+	FindingProtectedPath  = "protected_path"
+	FindingCIChanged      = "ci_changed"
+	FindingConfigChanged  = "config_changed"
+	FindingSecret         = "secret"
+	FindingBinaryTestFile = "binary_test_file"
+)
+
+// RunOptions tune one batch of test runs.
+type RunOptions struct {
+	Count   int           // times each test runs (>= 1)
+	Timeout time.Duration // for the whole batch of one package or file
+}
+
+// Adapter is one language's support. The gate calls nothing
+// language-specific except through it, so a new language is one new package.
+type Adapter interface {
+	// Language is the short name used in Test.Language ("go", "python").
+	Language() string
+	// Owns reports whether path is a source or test file of this language.
+	Owns(path string) bool
+	// IsTestFile reports whether path holds tests.
+	IsTestFile(path string) bool
+	// ChangedTests lists the tests the change adds or modifies: test
+	// functions in changed test files whose source differs by syntax tree,
+	// not by line numbers. Deleted tests are not listed (Tamper reports them).
+	ChangedTests(ctx context.Context, change *Change) ([]Test, error)
+	// RunTests runs tests in dir (a materialized snapshot) opts.Count times
+	// and returns every result, Count per test. Tests that produce no result
+	// get NotRun; a package that does not build gets BuildError for each of
+	// its tests. The error is for failures of the runner itself.
+	RunTests(ctx context.Context, r sandbox.Runner, dir string, tests []Test, opts RunOptions) ([]TestResult, error)
+	// Targets lists what the change reaches in dir, in the form RunSuite
+	// accepts: Go package patterns of the reverse import closure, Python
+	// test files that import changed modules.
+	Targets(ctx context.Context, r sandbox.Runner, dir string, change *Change) ([]string, error)
+	// RunSuite runs targets (nil: the whole suite of this language) in dir.
+	// A language with no tests in the repository returns Pass with no targets.
+	RunSuite(ctx context.Context, r sandbox.Runner, dir string, targets []string, timeout time.Duration) (SuiteResult, error)
+	// Tamper reports language-specific tampering on the change: deleted
+	// tests, newly skipped tests, changed test infrastructure.
+	Tamper(ctx context.Context, change *Change) ([]Finding, error)
+}
+
+// Progress receives human-readable steps of long operations. The CLI prints
+// them; the LSP server turns them into $/progress.
+type Progress interface {
+	Step(format string, args ...any)
+}
+
+// NoProgress discards progress.
+type NoProgress struct{}
+
+func (NoProgress) Step(string, ...any) {}
