@@ -1,0 +1,56 @@
+// Command bcode-bench runs bcode's side-by-side benchmarks and prints their
+// tables: each benchmark runs bcode and its baselines in one process, one
+// after the other on the same inputs, and reports ratios, because absolute
+// times on a shared two-core machine mean little.
+//
+// Each benchmark lives in its own file and registers itself.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+type benchmark struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+var benchmarks = map[string]benchmark{}
+
+func register(b benchmark) {
+	if _, dup := benchmarks[b.name]; dup {
+		panic("bcode-bench: duplicate benchmark " + b.name)
+	}
+	benchmarks[b.name] = b
+}
+
+func main() {
+	args := os.Args[1:]
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(os.Stderr, "usage: bcode-bench <benchmark> [flags]")
+		names := make([]string, 0, len(benchmarks))
+		for n := range benchmarks {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, benchmarks[n].summary)
+		}
+		os.Exit(2)
+	}
+	b, ok := benchmarks[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "bcode-bench: unknown benchmark %q\n", args[0])
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(b.run(ctx, args[1:], os.Stdout, os.Stderr))
+}

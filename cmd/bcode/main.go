@@ -1,0 +1,74 @@
+// Command bcode is the command-line face of bcode: verify a change
+// (`bcode check`), show the mutants its tests miss (`bcode evidence`), build
+// a context pack (`bcode pack`) and run tasks (`bcode task ...`).
+//
+// Each subcommand lives in its own file and registers itself; this file only
+// dispatches and holds the flags every subcommand shares.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand. run returns the process exit code; it prints
+// its own errors, in words a user can act on.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{}
+
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("bcode: duplicate subcommand " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: bcode <command> [flags]")
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'bcode <command> -h' for a command's flags.")
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "bcode: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	// Ctrl-C and SIGTERM cancel the context: long work ends its current
+	// step cleanly instead of dying mid-write.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return c.run(ctx, args[1:], stdout, stderr)
+}
