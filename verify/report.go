@@ -1,0 +1,141 @@
+package verify
+
+import "time"
+
+// Verdict is the gate's answer for a change.
+type Verdict string
+
+const (
+	// Verified: at least one new or modified test fails on the base by
+	// assertion and passes with the change, the suites pass, and nothing was
+	// tampered with.
+	Verified Verdict = "verified"
+	// Green: the suites pass, but no test earned credit.
+	Green Verdict = "green"
+	// Failed: a test or a suite fails on the head.
+	Failed Verdict = "failed"
+	// Tampered: the change weakens the tests or touches what it must not.
+	Tampered Verdict = "tampered"
+	// Error: the gate could not decide (not a repository, bad revision,
+	// toolchain missing, broken configuration).
+	Error Verdict = "error"
+)
+
+// Reason codes say, as data, why a test earned credit or not, and why a
+// verdict is what it is. Every surface (CLI table, JSON, LSP diagnostics,
+// editor panel) shows the same codes with the same sentences.
+const (
+	ReasonCredited        = "credited"
+	ReasonPassesOnBase    = "passes_on_base"
+	ReasonNoBuildOnBase   = "does_not_build_on_base"
+	ReasonImportOnBase    = "does_not_import_on_base"
+	ReasonMissingOnBase   = "missing_symbol_on_base"
+	ReasonSkippedOnBase   = "skipped_on_base"
+	ReasonTimeoutOnBase   = "timed_out_on_base"
+	ReasonEnvOnBase       = "environment_error_on_base"
+	ReasonNotRunOnBase    = "not_run_on_base"
+	ReasonBaseBroken      = "base_already_broken"
+	ReasonFlaky           = "flaky"
+	ReasonFailsOnHead     = "fails_on_head"
+	ReasonSkippedOnHead   = "skipped_on_head"
+	ReasonNoBuildOnHead   = "does_not_build_on_head"
+	ReasonTimeoutOnHead   = "timed_out_on_head"
+	ReasonNotRunOnHead    = "not_run_on_head"
+	ReasonEnvOnHead       = "environment_error_on_head"
+	ReasonNoTestsChanged  = "no_tests_changed"
+	ReasonNoChange        = "no_change"
+	ReasonTargetedFailed  = "targeted_suite_failed"
+	ReasonFullFailed      = "full_suite_failed"
+	ReasonTamper          = "tamper"
+	ReasonConfig          = "bad_config"
+	ReasonEnvironment     = "environment"
+	ReasonNothingCredited = "nothing_credited"
+	ReasonMutantsSurvive  = "mutants_survive"
+	ReasonNoKill          = "credited_tests_kill_no_mutant"
+)
+
+// Reason is one reason code with the sentence a person reads.
+type Reason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// TestReport is one new or modified test and what it earned.
+type TestReport struct {
+	Name     string `json:"name"`
+	Package  string `json:"package"`
+	File     string `json:"file"`
+	Language string `json:"language"`
+	// BaseOutcome is the outcome on the base with the head's test files laid
+	// over it; HeadOutcome on the head. Flaky when repeated runs disagreed.
+	BaseOutcome Outcome `json:"base_outcome"`
+	HeadOutcome Outcome `json:"head_outcome"`
+	// ControlOutcome is the base's own version of a modified test on the
+	// untouched base, run only when the new version failed there.
+	ControlOutcome Outcome `json:"control_outcome,omitempty"`
+	Credited       bool    `json:"credited"`
+	Reason         string  `json:"reason"`
+	ReasonText     string  `json:"reason_text"`
+	BaseDetail     string  `json:"base_detail,omitempty"`
+	HeadDetail     string  `json:"head_detail,omitempty"`
+	BaseMS         int64   `json:"base_ms"`
+	HeadMS         int64   `json:"head_ms"`
+}
+
+// SuiteReport holds the targeted and full suite runs on the head.
+type SuiteReport struct {
+	Targeted SuiteResult `json:"targeted"`
+	Full     SuiteResult `json:"full"`
+}
+
+// Report is the gate's whole answer. Its JSON form is `bcode check --json`.
+type Report struct {
+	Verdict    Verdict          `json:"verdict"`
+	Reasons    []Reason         `json:"reasons"`
+	Repo       string           `json:"repo,omitempty"`
+	Base       string           `json:"base"`
+	Head       string           `json:"head"`
+	Files      int              `json:"files_changed"`
+	Tests      []TestReport     `json:"tests"`
+	Tamper     []Finding        `json:"tamper"`
+	Suite      SuiteReport      `json:"suite"`
+	Mutants    *MutationSummary `json:"mutants,omitempty"`
+	Runner     string           `json:"runner"`
+	Timings    map[string]int64 `json:"timings_ms"`
+	DurationMS int64            `json:"duration_ms"`
+}
+
+// MutationSummary is the evidence part of a check: each mutant's verdict,
+// and whether the credited tests kill at least one of them.
+type MutationSummary struct {
+	Mutants []MutantVerdict `json:"mutants"`
+	// CreditedKills is how many mutants a credited test killed.
+	CreditedKills int    `json:"credited_kills"`
+	Survived      int    `json:"survived"`
+	Note          string `json:"note,omitempty"`
+}
+
+// MutantVerdict is one mutant as the gate reports it.
+type MutantVerdict struct {
+	ID       string `json:"id"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Operator string `json:"operator"`
+	Original string `json:"original"`
+	Mutated  string `json:"mutated"`
+	Verdict  string `json:"verdict"`
+	KilledBy string `json:"killed_by,omitempty"`
+}
+
+// Credited returns the tests that earned credit.
+func (r *Report) Credited() []TestReport {
+	var out []TestReport
+	for _, t := range r.Tests {
+		if t.Credited {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
