@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+func init() {
+	register(command{
+		name:    "check",
+		summary: "decide whether a change is verified: its new tests fail before it and pass after it",
+		run:     cmdCheck,
+	})
+}
+
+// Exit codes of `bcode check`: 0 only for verified, so a script can gate on it.
+const (
+	exitVerified    = 0
+	exitNotVerified = 1
+	exitError       = 2
+)
+
+func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var st stateFlags
+	st.register(fs)
+	base := fs.String("base", "", "base revision (default: merge-base with the upstream or main branch)")
+	head := fs.String("head", "", "head revision (default: the working tree, committed or not)")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object")
+	quiet := fs.Bool("q", false, "do not print progress")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bcode check [--base REV] [--head REV] [--json] [--repo DIR] [--state DIR]")
+		fmt.Fprintln(stderr, "\nExit status: 0 verified, 1 not verified (green, failed, tampered), 2 error.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bcode check: unexpected argument %q\n", fs.Arg(0))
+		return exitError
+	}
+	led, err := st.openLedger(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		return exitError
+	}
+	defer led.Close()
+
+	var progress verify.Progress = verify.NoProgress{}
+	if !*quiet {
+		progress = stepPrinter{w: stderr, start: time.Now()}
+	}
+	rep, err := check.Run(ctx, check.Options{
+		Repo: st.repo, Base: *base, Head: *head,
+		Runner: host.New(), Recorder: led, Progress: progress,
+	})
+	if err != nil && rep == nil {
+		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		return exitError
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		printReport(stdout, rep)
+	}
+	switch {
+	case rep.Verdict == verify.Verified && err == nil:
+		return exitVerified
+	case rep.Verdict == verify.Error || err != nil:
+		return exitError
+	}
+	return exitNotVerified
+}
+
+// stepPrinter shows progress on stderr with the time since the start.
+type stepPrinter struct {
+	w     io.Writer
+	start time.Time
+}
+
+func (s stepPrinter) Step(format string, args ...any) {
+	fmt.Fprintf(s.w, "[%5.1fs] %s\n", time.Since(s.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// printReport is the two-second read: the verdict first, then each test and
+// why it did or did not earn credit, then the suites and tamper findings.
+func printReport(w io.Writer, r *verify.Report) {
+	fmt.Fprintf(w, "%s  %s → %s  (%d files, %.1fs, runner %s)\n",
+		strings.ToUpper(string(r.Verdict)), short(r.Base), short(r.Head), r.Files, float64(r.DurationMS)/1000, r.Runner)
+	for _, rs := range r.Reasons {
+		fmt.Fprintf(w, "  %s\n", rs.Message)
+	}
+	if len(r.Tests) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TEST\tFILE\tBASE\tHEAD\tCREDIT\tWHY")
+		for _, t := range r.Tests {
+			credit := "no"
+			if t.Credited {
+				credit = "yes"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.File, t.BaseOutcome, t.HeadOutcome, credit, t.ReasonText)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\n  suite: targeted %s (%d targets, %.1fs), full %s (%.1fs)\n",
+		r.Suite.Targeted.Outcome, len(r.Suite.Targeted.Targets), r.Suite.Targeted.Duration.Seconds(),
+		r.Suite.Full.Outcome, r.Suite.Full.Duration.Seconds())
+	for _, s := range []verify.SuiteResult{r.Suite.Targeted, r.Suite.Full} {
+		for i, f := range s.Failed {
+			if i == 5 {
+				fmt.Fprintf(w, "    … and %d more\n", len(s.Failed)-5)
+				break
+			}
+			fmt.Fprintf(w, "    failing: %s\n", f)
+		}
+	}
+	if len(r.Tamper) > 0 {
+		fmt.Fprintln(w, "\n  tamper findings:")
+		for _, f := range r.Tamper {
+			loc := f.Path
+			if f.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", f.Path, f.Line)
+			}
+			fmt.Fprintf(w, "    %s  %s  %s\n", f.Code, loc, f.Message)
+		}
+	}
+	if m := r.Mutants; m != nil {
+		fmt.Fprintf(w, "\n  mutants: %d, %d survive, %d killed by credited tests", len(m.Mutants), m.Survived, m.CreditedKills)
+		if m.Note != "" {
+			fmt.Fprintf(w, " (%s)", m.Note)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	if rev == "" {
+		return "?"
+	}
+	return rev
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bcode-dev/bcode/engine/ledger"
+)
+
+// stateFlags are the flags every subcommand that touches the ledger shares.
+type stateFlags struct {
+	repo  string
+	state string
+}
+
+func (s *stateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.repo, "repo", ".", "the git checkout to work on")
+	fs.StringVar(&s.state, "state", "", "state directory holding the ledger (default $BCODE_STATE, else $XDG_STATE_HOME/bcode)")
+}
+
+// ledgerPath resolves where the ledger lives: --state wins over
+// $BCODE_STATE, which wins over the XDG default.
+func (s *stateFlags) ledgerPath() (string, error) {
+	if s.state != "" {
+		abs, err := filepath.Abs(s.state)
+		if err != nil {
+			return "", err
+		}
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return "", fmt.Errorf("state dir %s cannot be created: %w (pass another --state)", abs, err)
+		}
+		return filepath.Join(abs, "ledger.db"), nil
+	}
+	return ledger.DefaultPath()
+}
+
+func (s *stateFlags) openLedger(ctx context.Context, opts ...ledger.Option) (*ledger.Ledger, error) {
+	p, err := s.ledgerPath()
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Open(ctx, p, opts...)
+}

@@ -1,0 +1,163 @@
+// Package check wires the verification gate to a real repository: it opens
+// the repository with hardened git, snapshots the change, reads the
+// configuration from the base commit, runs the gate with every language
+// adapter and tamper rule, and records the run in the ledger.
+//
+// `bcode check`, the task runner's last step and bcode-ls all call Run, so
+// every surface reaches the same verdict the same way.
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/gitchange"
+	"github.com/bcode-dev/bcode/verify/golang"
+	"github.com/bcode-dev/bcode/verify/python"
+	"github.com/bcode-dev/bcode/verify/secrets"
+	"github.com/bcode-dev/bcode/verify/tamper"
+)
+
+// Recorder stores finished runs (the ledger). Nil: not recorded.
+type Recorder interface {
+	RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error)
+}
+
+// Options says what to check and where to run it.
+type Options struct {
+	Repo     string // a directory inside the checkout
+	Base     string // "" = merge-base with upstream/main
+	Head     string // "" = the working tree
+	Runner   sandbox.Runner
+	Recorder Recorder
+	Progress verify.Progress
+	// Evidence, when set, adds mutation evidence to the gate.
+	Evidence verify.Evidence
+	// TaskID and Attempt tie the run to a task in the ledger.
+	TaskID  string
+	Attempt int64
+}
+
+// Run checks the change and returns the report. Problems that prevent a
+// decision (not a repository, a bad revision, a broken base config) come
+// back as a report with verdict error, so callers print one thing; the
+// error is non-nil only when nothing could be reported at all.
+func Run(ctx context.Context, o Options) (*verify.Report, error) {
+	start := time.Now()
+	fail := func(err error) *verify.Report {
+		return &verify.Report{
+			Verdict: verify.Error,
+			Reasons: []verify.Reason{{Code: verify.ReasonEnvironment, Message: err.Error()}},
+			Base:    o.Base, Head: o.Head,
+			Tests: []verify.TestReport{}, Tamper: []verify.Finding{},
+			Suite:      verify.SuiteReport{Targeted: verify.SuiteResult{Outcome: verify.NotRun}, Full: verify.SuiteResult{Outcome: verify.NotRun}},
+			Timings:    map[string]int64{},
+			DurationMS: time.Since(start).Milliseconds(),
+		}
+	}
+	repo, err := git.Open(ctx, o.Repo)
+	if err != nil {
+		return fail(err), nil
+	}
+	change, err := gitchange.Load(ctx, repo, o.Base, o.Head)
+	if err != nil {
+		return fail(err), nil
+	}
+	defer change.Workspace.Close()
+
+	cfg, err := BaseConfig(ctx, change)
+	if err != nil {
+		rep := fail(err)
+		rep.Reasons[0].Code = verify.ReasonConfig
+		rep.Repo, rep.Base, rep.Head = repo.Dir, change.Base, change.Head
+		return rep, nil
+	}
+	g, err := NewGate(o.Runner, cfg, o.Progress)
+	if err != nil {
+		return fail(err), nil
+	}
+	g.Evidence = o.Evidence
+	rep, err := g.Check(ctx, change, cfg)
+	if rep != nil {
+		rep.Repo = repo.Dir
+		rep.DurationMS = time.Since(start).Milliseconds()
+	}
+	if err != nil {
+		return rep, err
+	}
+	if o.Recorder != nil {
+		if rerr := record(ctx, o, rep); rerr != nil {
+			return rep, rerr
+		}
+	}
+	return rep, nil
+}
+
+// BaseConfig reads .bcode/config.toml from the base commit: the head's copy
+// never counts, so a change cannot loosen the rules it is judged by.
+func BaseConfig(ctx context.Context, change *verify.Change) (config.Config, error) {
+	data, err := change.Workspace.ReadBase(ctx, config.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return config.Default(), nil
+	}
+	if err != nil {
+		return config.Config{}, fmt.Errorf("reading %s at the base: %w", config.Path, err)
+	}
+	cfg, err := config.Parse(data)
+	if err != nil {
+		return config.Config{}, fmt.Errorf("the base commit's %w", err)
+	}
+	return cfg, nil
+}
+
+// NewGate builds the gate with every language adapter and change-wide check.
+func NewGate(r sandbox.Runner, cfg config.Config, p verify.Progress) (*verify.Gate, error) {
+	scanner, err := secrets.NewScanner()
+	if err != nil {
+		return nil, fmt.Errorf("secret scanner: %w", err)
+	}
+	return &verify.Gate{
+		Runner:   r,
+		Adapters: []verify.Adapter{golang.New(), python.New(cfg.Gate.Python)},
+		Checks: []verify.Check{
+			func(_ context.Context, c *verify.Change, cfg config.Config) ([]verify.Finding, error) {
+				return tamper.Check(c, cfg), nil
+			},
+			func(_ context.Context, c *verify.Change, _ config.Config) ([]verify.Finding, error) {
+				return scanner.ScanChange(c), nil
+			},
+		},
+		Progress: p,
+	}, nil
+}
+
+func record(ctx context.Context, o Options, rep *verify.Report) error {
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	_, err = o.Recorder.RecordVerification(ctx, &engine.VerificationRun{
+		TaskID:     o.TaskID,
+		Attempt:    o.Attempt,
+		Repo:       rep.Repo,
+		Base:       rep.Base,
+		Head:       rep.Head,
+		Verdict:    string(rep.Verdict),
+		Report:     raw,
+		DurationMS: rep.DurationMS,
+		At:         time.Now().UTC(),
+	})
+	if err != nil {
+		return fmt.Errorf("recording the check in the ledger: %w", err)
+	}
+	return nil
+}
