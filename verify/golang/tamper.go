@@ -226,7 +226,6 @@ func setOf(s string) map[string]bool {
 	return m
 }
 
-
 // replaceDirective is one replace line of a go.mod or go.work.
 type replaceDirective struct {
 	From string // module path [version]

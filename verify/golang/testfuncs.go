@@ -476,6 +476,11 @@ func scanTokens(f *token.File, src []byte) tokens {
 		case lit != "":
 			text = lit
 		}
+		if (text == ")" || text == "}") && len(out) > 0 && out[len(out)-1].text == ";" {
+			// Go lets a semicolon before a closing ) or } be left out;
+			// the newline that inserts one is layout, not syntax.
+			out = out[:len(out)-1]
+		}
 		out = append(out, tok{pos, text})
 	}
 }
