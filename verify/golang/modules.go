@@ -170,3 +170,47 @@ func relTo(bases []string, p string) (string, bool) {
 	}
 	return "", false
 }
+
+// goCommand is how to run the go command in one module root of l: the
+// directory, the environment and the flags that keep it in the right mode.
+// Outside a workspace GOWORK=off keeps a go.work above the snapshot from
+// pulling it into someone else's workspace; inside one, -mod=readonly
+// overrides a GOFLAGS=-mod=mod the go command refuses in workspace mode.
+func (a *Adapter) goCommand(dir string, l layout, root string) (string, []string, []string) {
+	env := append([]string(nil), a.Env...)
+	var flags []string
+	if l.Workspace {
+		flags = append(flags, "-mod=readonly")
+	} else {
+		env = append(env, "GOWORK=off")
+	}
+	return filepath.Join(dir, filepath.FromSlash(root)), env, flags
+}
+
+// inModule splits a package pattern relative to the snapshot ("." or
+// "./dir", optionally ending in "/...") into the module root of l that
+// holds it and the pattern relative to that root. ok is false when no
+// module holds it.
+func inModule(l layout, pattern string) (root, rel string, ok bool) {
+	dirPart, recursive := strings.CutSuffix(pattern, "/...")
+	if pattern == "./..." {
+		dirPart, recursive = ".", true
+	}
+	relDir := strings.TrimPrefix(strings.TrimPrefix(dirPart, "."), "/")
+	if relDir == "" {
+		relDir = "."
+	}
+	root = rootOf(l.Roots, relDir)
+	if root == "" {
+		return "", "", false
+	}
+	sub := relDir
+	if root != "." {
+		sub = strings.TrimPrefix(strings.TrimPrefix(relDir, root), "/")
+	}
+	rel = packageOfDir(sub)
+	if recursive {
+		rel += "/..."
+	}
+	return root, rel, true
+}

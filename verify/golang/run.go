@@ -61,9 +61,13 @@ func (a *Adapter) RunTests(ctx context.Context, r sandbox.Runner, dir string, te
 		byPkg[t.Package] = append(byPkg[t.Package], t)
 	}
 	sort.Strings(pkgs)
+	l, err := findModules(dir)
+	if err != nil {
+		return nil, fmt.Errorf("go adapter: finding Go modules in %s: %w", dir, err)
+	}
 	var out []verify.TestResult
 	for _, pkg := range pkgs {
-		res, err := a.runPackage(ctx, r, dir, pkg, dedupe(byPkg[pkg]), opts)
+		res, err := a.runPackage(ctx, r, dir, l, pkg, dedupe(byPkg[pkg]), opts)
 		if err != nil {
 			return out, err
 		}
@@ -182,7 +186,7 @@ func (a *Adapter) testTimeout(opts verify.RunOptions) (flag string, cmd time.Dur
 }
 
 // runPackage runs one package's tests until each has opts.Count results.
-func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir, pkg string, tests []verify.Test, opts verify.RunOptions) ([]verify.TestResult, error) {
+func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg string, tests []verify.Test, opts verify.RunOptions) ([]verify.TestResult, error) {
 	got := map[string][]verify.TestResult{}
 	done := map[string]bool{}
 	fill := func(t verify.Test, o verify.Outcome, detail string) {
@@ -215,7 +219,7 @@ func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir, pkg str
 			for _, t := range inv.tests {
 				count = max(count, opts.Count-len(got[t.Name]))
 			}
-			res, stream, err := a.goTest(ctx, r, dir, pkg, inv.pattern, count, opts)
+			res, stream, err := a.goTest(ctx, r, dir, l, pkg, inv.pattern, count, opts)
 			if err != nil {
 				if errors.Is(err, sandbox.ErrNotFound) {
 					for _, t := range pending {
@@ -276,10 +280,19 @@ func collect(tests []verify.Test, got map[string][]verify.TestResult) []verify.T
 }
 
 // goTest runs one `go test -json` invocation and parses its stream.
-func (a *Adapter) goTest(ctx context.Context, r sandbox.Runner, dir, pkg, pattern string, count int, opts verify.RunOptions) (sandbox.Result, *Stream, error) {
+// The package runs from the root of the module that holds it, so tests of
+// nested modules run too.
+func (a *Adapter) goTest(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg, pattern string, count int, opts verify.RunOptions) (sandbox.Result, *Stream, error) {
 	flag, limit := a.testTimeout(opts)
-	args := []string{a.goBin(), "test", "-json", "-vet=off", fmt.Sprintf("-count=%d", count), "-run", pattern, "-timeout", flag, pkg}
-	res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: args, Env: a.Env, Timeout: limit})
+	root, rel, ok := inModule(l, pkg)
+	if !ok {
+		// No go.mod holds it: let the go command say why it cannot run.
+		root, rel = ".", pkg
+	}
+	cwd, env, flags := a.goCommand(dir, l, root)
+	args := append([]string{a.goBin(), "test", "-json", "-vet=off"}, flags...)
+	args = append(args, fmt.Sprintf("-count=%d", count), "-run", pattern, "-timeout", flag, rel)
+	res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})
 	if err != nil {
 		return res, nil, err
 	}

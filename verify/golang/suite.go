@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -53,29 +52,17 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		}
 	} else {
 		for _, t := range targets {
-			rel, ok := strings.CutSuffix(t, "/...")
+			dirPart, _ := strings.CutSuffix(t, "/...")
 			if t == "./..." {
-				rel, ok = ".", true
+				dirPart = "."
 			}
-			if err := checkPackage(rel); err != nil {
+			if err := checkPackage(dirPart); err != nil {
 				return verify.SuiteResult{}, fmt.Errorf("go adapter: target %q: %w", t, err)
 			}
-			relDir := strings.TrimPrefix(strings.TrimPrefix(rel, "."), "/")
-			if relDir == "" {
-				relDir = "."
-			}
-			root := rootOf(l.Roots, relDir)
-			if root == "" {
-				a.note("go: target %s is in no module of the workspace; not run", t)
+			root, pattern, ok := inModule(l, t)
+			if !ok {
+				a.note("go: target %s is in no module of the repository; not run", t)
 				continue
-			}
-			sub := relDir
-			if root != "." {
-				sub = strings.TrimPrefix(strings.TrimPrefix(relDir, root), "/")
-			}
-			pattern := packageOfDir(sub)
-			if ok {
-				pattern += "/..."
 			}
 			add(root, pattern)
 			reported = append(reported, t)
@@ -86,18 +73,15 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	var details []string
 	timedOut, buildBroken, failed := false, false, false
 	for _, root := range order {
-		env := append([]string(nil), a.Env...)
-		if !l.Workspace {
-			env = append(env, "GOWORK=off")
-		}
-		args := []string{a.goBin(), "test", "-json", "-vet=off"}
+		cwd, env, flags := a.goCommand(dir, l, root)
+		args := append([]string{a.goBin(), "test", "-json", "-vet=off"}, flags...)
 		var limit time.Duration
 		if timeout > 0 {
 			args = append(args, "-timeout", timeout.String())
 			limit = timeout + buildAllowance
 		}
 		args = append(args, perRoot[root]...)
-		res, err := r.Run(ctx, sandbox.Command{Dir: filepath.Join(dir, filepath.FromSlash(root)), Args: args, Env: env, Timeout: limit})
+		res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: fmt.Sprintf("%s not found: %s", a.goBin(), installHint), Duration: time.Since(start)}, nil
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -45,17 +44,9 @@ func (a *Adapter) listPackages(ctx context.Context, r sandbox.Runner, dir string
 	g := &graph{byImport: map[string]*listedPackage{}, byRel: map[string]*listedPackage{}, modules: map[string]string{}}
 	bases := absDirs(dir)
 	for _, root := range l.Roots {
-		env := append([]string(nil), a.Env...)
-		if !l.Workspace {
-			// A go.work above the snapshot must not pull it into
-			// someone else's workspace.
-			env = append(env, "GOWORK=off")
-		}
-		res, err := r.Run(ctx, sandbox.Command{
-			Dir:  filepath.Join(dir, filepath.FromSlash(root)),
-			Args: []string{a.goBin(), "list", "-e", "-json=ImportPath,Dir,Imports,TestImports,XTestImports,Module", "./..."},
-			Env:  env,
-		})
+		cwd, env, flags := a.goCommand(dir, l, root)
+		args := append(append([]string{a.goBin(), "list"}, flags...), "-e", "-json=ImportPath,Dir,Imports,TestImports,XTestImports,Module", "./...")
+		res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env})
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return nil, fmt.Errorf("go adapter: %s not found: %s", a.goBin(), installHint)
 		}
@@ -128,14 +119,7 @@ func (a *Adapter) Targets(ctx context.Context, r sandbox.Runner, dir string, cha
 	if len(l.Roots) == 0 {
 		return nil, nil
 	}
-	relevant := false
-	for _, f := range change.Files {
-		if a.Owns(f.Path) {
-			relevant = true
-			break
-		}
-	}
-	if !relevant {
+	if len(change.Files) == 0 {
 		return nil, nil
 	}
 	g, err := a.listPackages(ctx, r, dir, l)
