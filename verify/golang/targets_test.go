@@ -77,6 +77,12 @@ func TestTargets(t *testing.T) {
 		}
 	}
 
+	// A test of the nested module runs from that module's root.
+	res, err := a.RunTests(ctx, r, dir, goTests("./tool/sub", "TestS"), verify.RunOptions{Count: 1, Timeout: time.Minute})
+	if err != nil || len(res) != 1 || res[0].Outcome != verify.Pass {
+		t.Fatalf("RunTests in a nested module: %+v %v", res, err)
+	}
+
 	// Deleting a package its importers still name: they are targeted.
 	del := writeTree(t, map[string]string{
 		"go.mod":       goMod,
@@ -96,13 +102,14 @@ func TestTargetsWorkspace(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t)
 	dir := writeTree(t, map[string]string{
-		"go.work":      "go 1.26\n\nuse (\n\t./lib\n\t./app // the app\n)\n",
-		"lib/go.mod":   "module example.com/lib\n\ngo 1.26\n",
-		"lib/lib.go":   "package lib\n\nfunc L() int { return 1 }\n",
-		"app/go.mod":   "module example.com/app\n\ngo 1.26\n\nrequire example.com/lib v0.0.0\n",
-		"app/app.go":   "package app\n\nimport \"example.com/lib\"\n\nvar V = lib.L()\n",
-		"stray/go.mod": "module example.com/stray\n\ngo 1.26\n",
-		"stray/s.go":   "package stray\n",
+		"go.work":         "go 1.26\n\nuse (\n\t./lib\n\t./app // the app\n)\n",
+		"lib/go.mod":      "module example.com/lib\n\ngo 1.26\n",
+		"lib/lib.go":      "package lib\n\nfunc L() int { return 1 }\n",
+		"app/go.mod":      "module example.com/app\n\ngo 1.26\n\nrequire example.com/lib v0.0.0\n",
+		"app/app.go":      "package app\n\nimport \"example.com/lib\"\n\nvar V = lib.L()\n",
+		"app/app_test.go": "package app\n\nimport \"testing\"\n\nfunc TestV(t *testing.T) {\n\tif V != 1 {\n\t\tt.Fatal(V)\n\t}\n}\n",
+		"stray/go.mod":    "module example.com/stray\n\ngo 1.26\n",
+		"stray/s.go":      "package stray\n",
 	})
 	var notes []string
 	a := &Adapter{Progress: recorder{&notes}}
@@ -116,6 +123,17 @@ func TestTargetsWorkspace(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(notes, "\n"), "stray is not used by go.work") {
 		t.Errorf("the module outside go.work was skipped silently: %q", notes)
+	}
+
+	// The tests of a workspace module run in workspace mode, even with a
+	// GOFLAGS=-mod=mod the go command refuses there.
+	res, err := a.RunTests(context.Background(), r, dir, goTests("./app", "TestV"), verify.RunOptions{Count: 1, Timeout: time.Minute})
+	if err != nil || len(res) != 1 || res[0].Outcome != verify.Pass {
+		t.Fatalf("RunTests in a workspace: %+v %v", res, err)
+	}
+	suite, err := a.RunSuite(context.Background(), r, dir, nil, time.Minute)
+	if err != nil || suite.Outcome != verify.Pass || strings.Join(suite.Targets, " ") != "./app/... ./lib/..." {
+		t.Fatalf("RunSuite in a workspace: %+v %v", suite, err)
 	}
 }
 
