@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -41,7 +42,7 @@ func (a *Adapter) collectSides(ctx context.Context, change *verify.Change) ([]*s
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if fc.Binary || !a.IsTestFile(fc.Path) {
+		if fc.Binary || !a.IsTestFile(fc.Path) || ignoredByGo(fc.Path) {
 			continue
 		}
 		dir := path.Dir(fc.Path)
@@ -125,4 +126,18 @@ func changedNames(base, head *testFunc) []string {
 		return []string{head.Name}
 	}
 	return names
+}
+
+// ignoredByGo reports whether the go command never builds the file at p
+// as part of a package pattern: anything under testdata or vendor, or under
+// a directory whose name starts with "." or "_". Test files there are
+// fixtures, not the repository's tests.
+func ignoredByGo(p string) bool {
+	dirs := strings.Split(path.Dir(p), "/")
+	for _, d := range dirs {
+		if d == "testdata" || d == "vendor" || d != "." && (strings.HasPrefix(d, ".") || strings.HasPrefix(d, "_")) {
+			return true
+		}
+	}
+	return false
 }

@@ -162,6 +162,16 @@ func TestChangedTestsAcrossFiles(t *testing.T) {
 			t.Fatalf("err = %v, want one naming p/a_test.go:4", err)
 		}
 	})
+	t.Run("fixtures under testdata, vendor, _ and . directories are not tests", func(t *testing.T) {
+		var fcs []verify.FileChange
+		for _, p := range []string{"p/testdata/x_test.go", "vendor/v/x_test.go", "_old/x_test.go", ".cache/x_test.go"} {
+			fcs = append(fcs, fileChange(p, "", moved))
+		}
+		got, err := a.ChangedTests(ctx, changeOf(fcs...))
+		if err != nil || len(got) != 0 {
+			t.Fatalf("got %v, %v", names(got), err)
+		}
+	})
 	t.Run("deleted file lists nothing", func(t *testing.T) {
 		got, err := a.ChangedTests(ctx, changeOf(fileChange("p/a_test.go", moved, "")))
 		if err != nil || len(got) != 0 {
