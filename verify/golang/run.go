@@ -195,6 +195,7 @@ func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, 
 		}
 		done[t.Name] = true
 	}
+	binaryFailure := "" // output of a test binary that failed outside any test
 	owed := func() []verify.Test {
 		var ts []verify.Test
 		for _, t := range tests {
@@ -238,6 +239,9 @@ func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, 
 				progress = true
 				continue
 			}
+			if p != nil && p.Action == "fail" && len(p.Tests) == 0 {
+				binaryFailure = filterOutput(p.Output)
+			}
 			for _, t := range inv.tests {
 				outs := outcomes(stream, t, p)
 				for _, o := range outs {
@@ -266,7 +270,13 @@ func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, 
 		}
 	}
 	for _, t := range owed() {
-		fill(t, verify.NotRun, fmt.Sprintf("go test -run reported no result for %s in %s (no such test on this side?)", t.Name, pkg))
+		why := fmt.Sprintf("go test -run reported no result for %s in %s (no such test on this side?)", t.Name, pkg)
+		if binaryFailure != "" {
+			// TestMain or a package initializer failed: the test itself
+			// never ran, so it neither failed nor passed.
+			why = fmt.Sprintf("the test binary of %s failed before running %s:\n%s", pkg, t.Name, binaryFailure)
+		}
+		fill(t, verify.NotRun, excerpt(why))
 	}
 	return collect(tests, got), nil
 }

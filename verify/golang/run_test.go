@@ -183,6 +183,27 @@ func TestRunTestsTimeout(t *testing.T) {
 	}
 }
 
+func TestRunTestsInitPanic(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	dir := writeTree(t, map[string]string{
+		"go.mod":      goMod,
+		"p/p.go":      "package p\n\nvar table = build()\n\nfunc build() map[string]int { var m map[string]int; m[\"x\"] = 1; return m }\n",
+		"p/p_test.go": "package p\n\nimport \"testing\"\n\nfunc TestTable(t *testing.T) { _ = table }\n",
+	})
+	res, err := New().RunTests(context.Background(), r, dir, goTests("./p", "TestTable"), verify.RunOptions{Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test never ran: it must not look like a failure of its own.
+	if got := outcomesOf(res); len(got) != 2 || got[0] != verify.NotRun || got[1] != verify.NotRun {
+		t.Fatalf("outcomes %v, want not_run twice", got)
+	}
+	if !strings.Contains(res[0].Detail, "assignment to entry in nil map") {
+		t.Errorf("detail %q lacks the initializer's panic", res[0].Detail)
+	}
+}
+
 func TestRunTestsEnvironment(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t)
