@@ -1,0 +1,388 @@
+package python
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// liveLogPlugin is loaded into every pytest run (`-p bcode_pytest_log`)
+// so that a run killed at its timeout still tells which tests finished.
+//
+//go:embed bcode_pytest_log.py
+var liveLogPlugin []byte
+
+// pytest's exit codes (pytest.ExitCode).
+const (
+	exitOK          = 0
+	exitTestsFailed = 1
+	exitInterrupted = 2
+	exitInternal    = 3
+	exitUsage       = 4
+	exitNoTests     = 5
+)
+
+// maxRounds bounds the reruns after pytest refuses node ids it cannot find
+// (it then runs nothing, so the others are retried without them).
+const maxRounds = 4
+
+// RunTests implements verify.Adapter: each test runs opts.Count times, in
+// separate pytest invocations, and gets one result per invocation.
+func (a *Adapter) RunTests(ctx context.Context, r sandbox.Runner, dir string, tests []verify.Test, opts verify.RunOptions) ([]verify.TestResult, error) {
+	if len(tests) == 0 {
+		return nil, nil
+	}
+	count := max(opts.Count, 1)
+	for _, t := range tests {
+		if err := checkTest(t); err != nil {
+			return nil, err
+		}
+	}
+	py, err := a.interpreter(ctx, r, dir)
+	if err != nil {
+		if !errors.Is(err, ErrNoPytest) {
+			return nil, err
+		}
+		var out []verify.TestResult
+		for range count {
+			for _, t := range tests {
+				out = append(out, verify.TestResult{Test: t, Outcome: verify.EnvError, Detail: err.Error()})
+			}
+		}
+		return out, nil
+	}
+	var out []verify.TestResult
+	for range count {
+		res, err := a.runOnce(ctx, r, dir, py, tests, opts.Timeout)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+// checkTest refuses tests that cannot name a pytest node safely.
+func checkTest(t verify.Test) error {
+	f := t.File
+	if f == "" {
+		f = t.Package
+	}
+	switch {
+	case f == "" || t.Name == "":
+		return fmt.Errorf("python test %q in %q: file and name are required", t.Name, f)
+	case path.IsAbs(f) || f != path.Clean(f) || f == ".." || strings.HasPrefix(f, "../"):
+		return fmt.Errorf("python test file %q: not a clean path inside the repository", f)
+	case strings.HasPrefix(f, "-") || strings.HasPrefix(t.Name, "-"):
+		return fmt.Errorf("python test %q in %q: names must not start with '-'", t.Name, f)
+	case strings.ContainsAny(f+t.Name, "\x00\n"):
+		return fmt.Errorf("python test %q in %q: control characters in the name", t.Name, f)
+	}
+	return nil
+}
+
+func fileOf(t verify.Test) string {
+	if t.File != "" {
+		return t.File
+	}
+	return t.Package
+}
+
+// runOnce runs every test once and returns one result per test, in order.
+func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir, py string, tests []verify.Test, timeout time.Duration) ([]verify.TestResult, error) {
+	results := make([]*verify.TestResult, len(tests))
+	var pending []int
+	for i, t := range tests {
+		if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(fileOf(t)))); err != nil || fi.IsDir() {
+			results[i] = &verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "test file " + fileOf(t) + " does not exist here"}
+			continue
+		}
+		pending = append(pending, i)
+	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	for round := 0; round < maxRounds && len(pending) > 0; round++ {
+		left := time.Duration(0)
+		if !deadline.IsZero() {
+			left = time.Until(deadline)
+			if left <= 0 {
+				break
+			}
+		}
+		ids := make([]string, len(pending))
+		for j, i := range pending {
+			ids[j] = fileOf(tests[i]) + "::" + tests[i].Name
+		}
+		run, err := a.pytest(ctx, r, dir, py, ids, left)
+		if err != nil {
+			return nil, err
+		}
+		collect := collectionErrors(run.cases)
+		for _, i := range pending {
+			t := tests[i]
+			if res, ok := aggregate(t, casesFor(run.cases, t)); ok {
+				results[i] = &res
+			} else if c, ok := collect[dottedPath(fileOf(t))]; ok {
+				o, d := Classify(c)
+				results[i] = &verify.TestResult{Test: t, Outcome: o, Detail: d}
+			} else if run.res.TimedOut {
+				results[i] = &verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not finish before the %s timeout", timeout)}
+			}
+		}
+		var still []int
+		for _, i := range pending {
+			if results[i] == nil {
+				still = append(still, i)
+			}
+		}
+		pending = still
+		if len(pending) == 0 || run.res.TimedOut {
+			break
+		}
+		output := string(run.res.Stdout) + "\n" + string(run.res.Stderr)
+		switch run.res.ExitCode {
+		case exitOK, exitTestsFailed, exitNoTests:
+			for _, i := range pending {
+				results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.NotRun, Detail: "pytest collected no such test"}
+			}
+			pending = nil
+		case exitUsage:
+			missing := notFound(output)
+			var retry []int
+			for _, i := range pending {
+				id := fileOf(tests[i]) + "::" + tests[i].Name
+				if missing.has(id) {
+					results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.NotRun, Detail: "pytest: not found: " + id}
+				} else {
+					retry = append(retry, i)
+				}
+			}
+			if len(retry) == len(pending) { // nothing we can drop: a real usage error
+				for _, i := range pending {
+					results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.EnvError, Detail: "pytest usage error (exit 4): " + lastLines(output, 20)}
+				}
+				retry = nil
+			}
+			pending = retry
+		default:
+			for _, i := range pending {
+				results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.EnvError, Detail: fmt.Sprintf("pytest exited %d: %s", run.res.ExitCode, lastLines(output, 20))}
+			}
+			pending = nil
+		}
+	}
+	out := make([]verify.TestResult, len(tests))
+	for i, t := range tests {
+		switch {
+		case results[i] != nil:
+			out[i] = *results[i]
+		case !deadline.IsZero() && time.Now().After(deadline):
+			out[i] = verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not run before the %s timeout", timeout)}
+		default:
+			out[i] = verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "pytest produced no result"}
+		}
+	}
+	return out, nil
+}
+
+// casesFor picks the cases of one test: every parameter set of it.
+func casesFor(cases []Case, t verify.Test) []Case {
+	k := testKey(fileOf(t), t.Name)
+	var out []Case
+	for _, c := range cases {
+		if c.key() == k {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// rank orders outcomes for folding parameter sets into one: any failure
+// fails the test, and a missing name or module outranks a plain failure so
+// that a test is never credited for failing where it could not even run.
+var rank = map[verify.Outcome]int{
+	verify.NotRun: 0, verify.Skip: 1, verify.Pass: 2, verify.Fail: 3,
+	verify.MissingSymbol: 4, verify.ImportError: 5, verify.Timeout: 6, verify.EnvError: 7,
+}
+
+// aggregate folds a test's cases into one result.
+func aggregate(t verify.Test, cases []Case) (verify.TestResult, bool) {
+	if len(cases) == 0 {
+		return verify.TestResult{}, false
+	}
+	res := verify.TestResult{Test: t, Outcome: verify.NotRun}
+	for _, c := range cases {
+		o, d := Classify(c)
+		res.Duration += c.Time
+		if rank[o] > rank[res.Outcome] {
+			res.Outcome = o
+			res.Detail = d
+			if strings.Contains(c.Name, "[") && d != "" {
+				res.Detail = c.Name + ": " + d
+			}
+		}
+	}
+	return res, true
+}
+
+// collectionErrors maps dotted module paths to the case saying they could
+// not be collected.
+func collectionErrors(cases []Case) map[string]Case {
+	out := map[string]Case{}
+	for _, c := range cases {
+		if c.isCollectionError() {
+			out[c.Name] = c
+		}
+	}
+	return out
+}
+
+// idSet holds node ids pytest said it could not find. pytest prints them
+// as absolute paths, so ids match by suffix.
+type idSet []string
+
+func (s idSet) has(id string) bool {
+	for _, x := range s {
+		if x == id || strings.HasSuffix(x, "/"+id) {
+			return true
+		}
+	}
+	return false
+}
+
+// notFound reads pytest's "ERROR: not found: /abs/tests/test_a.py::test_x"
+// lines.
+func notFound(output string) idSet {
+	var out idSet
+	sc := bufio.NewScanner(strings.NewReader(output))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if id, ok := strings.CutPrefix(line, "ERROR: not found: "); ok {
+			out = append(out, strings.TrimSpace(id))
+		}
+	}
+	return out
+}
+
+// pytestRun is what one pytest invocation left behind.
+type pytestRun struct {
+	res   sandbox.Result
+	cases []Case
+}
+
+// pytest runs `python -m pytest` on args in dir. Its JUnit report and live
+// log go to a hidden scratch directory inside dir (pytest does not recurse
+// into dot-directories), which is removed afterwards: a container runner
+// sees dir at the same path, it may not see the host's /tmp.
+func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, args []string, timeout time.Duration) (pytestRun, error) {
+	scratch, err := os.MkdirTemp(dir, ".bcode-pytest-")
+	if err != nil {
+		return pytestRun{}, fmt.Errorf("scratch directory for pytest: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	if err := os.WriteFile(filepath.Join(scratch, "bcode_pytest_log.py"), liveLogPlugin, 0o644); err != nil {
+		return pytestRun{}, err
+	}
+	argv := []string{py, "-m", "pytest", "-p", "no:cacheprovider", "-p", "bcode_pytest_log",
+		"-q", "-rA", "--rootdir=" + dir, "--continue-on-collection-errors",
+		"--junitxml=" + filepath.Join(scratch, "r.xml"), "-o", "junit_family=xunit2"}
+	argv = append(argv, "--")
+	argv = append(argv, args...)
+	res, err := r.Run(ctx, sandbox.Command{
+		Dir:  dir,
+		Args: argv,
+		Env: []string{
+			"PYTHONPATH=" + scratch,
+			"BCODE_PYTEST_LOG=" + filepath.Join(scratch, "log.jsonl"),
+			"PYTHONDONTWRITEBYTECODE=1",
+			"PYTHONUNBUFFERED=1",
+		},
+		Timeout: timeout,
+	})
+	if err != nil {
+		if errors.Is(err, sandbox.ErrNotFound) {
+			return pytestRun{}, fmt.Errorf("%s: %w", py, ErrNoPytest)
+		}
+		return pytestRun{}, fmt.Errorf("running pytest: %w", err)
+	}
+	run := pytestRun{res: res}
+	if data, err := sandbox.ReadFile(scratch, "r.xml", maxJUnitBytes); err == nil {
+		if cases, perr := ParseJUnit(bytes.NewReader(data)); perr == nil {
+			run.cases = cases
+			return run, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return pytestRun{}, fmt.Errorf("reading pytest's junit report: %w", err)
+	}
+	// No report: the run was killed (or crashed) before the session ended.
+	if data, err := sandbox.ReadFile(scratch, "log.jsonl", maxJUnitBytes); err == nil {
+		run.cases = parseLiveLog(data)
+	}
+	return run, nil
+}
+
+// liveRecord is one line the live-log plugin writes.
+type liveRecord struct {
+	NodeID   string  `json:"nodeid"`
+	When     string  `json:"when"`
+	Outcome  string  `json:"outcome"`
+	XFail    bool    `json:"xfail"`
+	Message  string  `json:"message"`
+	Text     string  `json:"text"`
+	Duration float64 `json:"duration"`
+}
+
+// parseLiveLog turns the plugin's records into cases shaped like the JUnit
+// report's; a torn last line (the process was killed mid-write) is dropped.
+func parseLiveLog(data []byte) []Case {
+	var out []Case
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var rec liveRecord
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &rec) != nil {
+			continue
+		}
+		k := mangle(rec.NodeID)
+		_, params, _ := strings.Cut(rec.NodeID, "[")
+		name := k.name
+		if params != "" {
+			name += "[" + params
+		}
+		c := Case{ClassName: k.class, Name: name, Message: rec.Message, Text: rec.Text}
+		if rec.Duration > 0 && rec.Duration < 1e9 {
+			c.Time = time.Duration(rec.Duration * float64(time.Second))
+		}
+		switch {
+		case rec.When == "collect":
+			c.ClassName, c.Name, c.Status, c.Message = "", dottedPath(rec.NodeID), Errored, "collection failure"
+		case rec.Outcome == "passed":
+			c.Status = Passed
+		case rec.Outcome == "skipped":
+			c.Status = Skipped
+			if rec.XFail {
+				c.Type = "pytest.xfail"
+			}
+		case rec.When == "call":
+			c.Status = Failure
+		default:
+			c.Status = Errored
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package python
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// skipDirs are directories pytest does not collect from by default
+// (norecursedirs) plus environments that hold other people's tests.
+var skipDirs = map[string]bool{
+	"node_modules": true, "venv": true, "build": true, "dist": true, "CVS": true, "_darcs": true,
+	"{arch}": true, "__pycache__": true, "site-packages": true,
+}
+
+func skipDir(name string) bool {
+	return strings.HasPrefix(name, ".") || skipDirs[name] || strings.HasSuffix(name, ".egg")
+}
+
+// pyFiles lists the Python files below dir (slash-separated, relative,
+// sorted), without following symbolic links or entering skipped
+// directories.
+func pyFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil // an unreadable corner is not the whole tree
+		}
+		if d.IsDir() {
+			if p != dir && skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".py") {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// RunSuite implements verify.Adapter: pytest on targets (test files or
+// node ids), or on everything when targets is nil.
+func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, targets []string, timeout time.Duration) (verify.SuiteResult, error) {
+	start := time.Now()
+	out := verify.SuiteResult{Targets: targets}
+	files, err := pyFiles(dir)
+	if err != nil {
+		return verify.SuiteResult{}, fmt.Errorf("listing python files in %s: %w", dir, err)
+	}
+	var tests []string
+	for _, f := range files {
+		if a.IsTestFile(f) {
+			tests = append(tests, f)
+		}
+	}
+	if (targets == nil && len(tests) == 0) || (targets != nil && len(targets) == 0) {
+		out.Outcome, out.Targets = verify.Pass, nil
+		return out, nil
+	}
+	for _, t := range targets {
+		file, _, _ := strings.Cut(t, "::")
+		if err := checkTest(verify.Test{File: file, Name: "suite"}); err != nil {
+			return verify.SuiteResult{}, fmt.Errorf("suite target %q: %w", t, err)
+		}
+	}
+	py, err := a.interpreter(ctx, r, dir)
+	if err != nil {
+		if errors.Is(err, ErrNoPytest) {
+			out.Outcome, out.Detail, out.Duration = verify.EnvError, err.Error(), time.Since(start)
+			return out, nil
+		}
+		return verify.SuiteResult{}, err
+	}
+	run, err := a.pytest(ctx, r, dir, py, targets, timeout)
+	if err != nil {
+		if errors.Is(err, ErrNoPytest) {
+			out.Outcome, out.Detail, out.Duration = verify.EnvError, err.Error(), time.Since(start)
+			return out, nil
+		}
+		return verify.SuiteResult{}, err
+	}
+	out.Duration = time.Since(start)
+	output := string(run.res.Stdout) + "\n" + string(run.res.Stderr)
+	byDotted := map[string]string{}
+	for _, f := range files {
+		byDotted[dottedPath(f)] = f
+	}
+	var collectFailed, failed []string
+	firstDetail := ""
+	for _, c := range run.cases {
+		if c.Status != Failure && c.Status != Errored {
+			continue
+		}
+		if c.isCollectionError() {
+			collectFailed = append(collectFailed, nodeID(byDotted, c))
+		} else {
+			failed = append(failed, nodeID(byDotted, c))
+		}
+		if firstDetail == "" {
+			_, firstDetail = Classify(c)
+		}
+	}
+	switch {
+	case run.res.TimedOut:
+		out.Outcome = verify.Timeout
+		out.Failed = append(collectFailed, failed...)
+		out.Detail = fmt.Sprintf("the suite did not finish within %s", timeout)
+	case len(collectFailed) > 0 || run.res.ExitCode == exitInterrupted:
+		// A module that does not import breaks the suite as a build error
+		// breaks a Go package.
+		out.Outcome = verify.BuildError
+		out.Failed = append(collectFailed, failed...)
+		out.Detail = firstDetail
+		if out.Detail == "" {
+			out.Detail = lastLines(output, 20)
+		}
+	case run.res.ExitCode == exitOK:
+		out.Outcome = verify.Pass
+	case run.res.ExitCode == exitNoTests:
+		out.Outcome, out.Targets = verify.Pass, nil
+	case run.res.ExitCode == exitTestsFailed:
+		out.Outcome, out.Failed, out.Detail = verify.Fail, failed, firstDetail
+		if len(failed) == 0 {
+			out.Detail = lastLines(output, 20)
+		}
+	default:
+		out.Outcome = verify.EnvError
+		out.Detail = fmt.Sprintf("pytest exited %d: %s", run.res.ExitCode, lastLines(output, 20))
+	}
+	return out, nil
+}
+
+// nodeID rebuilds a pytest node id from a JUnit case, finding the test
+// file among the repository's Python files by its dotted path.
+func nodeID(byDotted map[string]string, c Case) string {
+	if c.isCollectionError() {
+		if f, ok := byDotted[c.Name]; ok {
+			return f
+		}
+		return c.Name
+	}
+	parts := strings.Split(c.ClassName, ".")
+	for i := len(parts); i > 0; i-- {
+		if f, ok := byDotted[strings.Join(parts[:i], ".")]; ok {
+			return strings.Join(append(append([]string{f}, parts[i:]...), c.Name), "::")
+		}
+	}
+	return c.ClassName + "::" + c.Name
+}
