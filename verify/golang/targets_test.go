@@ -150,6 +150,7 @@ func TestRunSuite(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("pass, whole suite across modules", func(t *testing.T) {
+		t.Parallel()
 		dir := writeTree(t, graphModule)
 		res, err := a.RunSuite(ctx, r, dir, nil, time.Minute)
 		if err != nil {
@@ -160,6 +161,7 @@ func TestRunSuite(t *testing.T) {
 		}
 	})
 	t.Run("targets in the root and a nested module", func(t *testing.T) {
+		t.Parallel()
 		dir := writeTree(t, graphModule)
 		res, err := a.RunSuite(ctx, r, dir, []string{"./top", "./tool/sub"}, time.Minute)
 		if err != nil || res.Outcome != verify.Pass {
@@ -167,6 +169,7 @@ func TestRunSuite(t *testing.T) {
 		}
 	})
 	t.Run("fail names the failing tests", func(t *testing.T) {
+		t.Parallel()
 		files := map[string]string{}
 		for k, v := range graphModule {
 			files[k] = v
@@ -182,6 +185,7 @@ func TestRunSuite(t *testing.T) {
 		}
 	})
 	t.Run("build error names the package", func(t *testing.T) {
+		t.Parallel()
 		files := map[string]string{}
 		for k, v := range graphModule {
 			files[k] = v
@@ -202,6 +206,7 @@ func TestRunSuite(t *testing.T) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
+		t.Parallel()
 		dir := writeTree(t, runModule)
 		res, err := a.RunSuite(ctx, r, dir, []string{"./slow"}, time.Second)
 		if err != nil || res.Outcome != verify.Timeout {
@@ -209,6 +214,7 @@ func TestRunSuite(t *testing.T) {
 		}
 	})
 	t.Run("no go.mod: nothing to run", func(t *testing.T) {
+		t.Parallel()
 		dir := writeTree(t, map[string]string{"main.py": "print(1)\n"})
 		res, err := a.RunSuite(ctx, r, dir, nil, time.Minute)
 		if err != nil || res.Outcome != verify.Pass || len(res.Targets) != 0 {
@@ -216,6 +222,7 @@ func TestRunSuite(t *testing.T) {
 		}
 	})
 	t.Run("go missing", func(t *testing.T) {
+		t.Parallel()
 		dir := writeTree(t, graphModule)
 		res, err := (&Adapter{GoBin: "go-not-installed-here"}).RunSuite(ctx, r, dir, nil, time.Minute)
 		if err != nil || res.Outcome != verify.EnvError || !strings.Contains(res.Detail, "https://go.dev/dl") {
@@ -223,6 +230,7 @@ func TestRunSuite(t *testing.T) {
 		}
 	})
 	t.Run("bad target", func(t *testing.T) {
+		t.Parallel()
 		dir := writeTree(t, graphModule)
 		if _, err := a.RunSuite(ctx, r, dir, []string{"../elsewhere"}, time.Minute); err == nil {
 			t.Fatal("no error for a target outside the repository")
