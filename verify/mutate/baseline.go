@@ -1,0 +1,330 @@
+package mutate
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// baseline is what the unmutated package's tests do: which tests exist,
+// how long each takes alone, and which code blocks each one covers.
+type baseline struct {
+	Tests       []baseTest `json:"tests"`
+	Quarantined []string   `json:"quarantined,omitempty"`
+	// Blocks are every instrumented block, covered or not: code outside
+	// all of them needs a fallback rule to find its tests.
+	Blocks []block `json:"blocks"`
+}
+
+type baseTest struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration_ns"`
+	Blocks   []block       `json:"blocks"` // covered blocks only
+}
+
+// block is a coverage block: the file's base name and a position range,
+// start inclusive, end exclusive, as the cover tool writes them.
+type block struct {
+	File           string `json:"f"`
+	SL, SC, EL, EC int
+}
+
+func (b block) contains(line, col int) bool {
+	if line < b.SL || line > b.EL {
+		return false
+	}
+	if line == b.SL && col < b.SC {
+		return false
+	}
+	if line == b.EL && col >= b.EC {
+		return false
+	}
+	return true
+}
+
+// baselineRunTimeout bounds one baseline test run; the baseline has no
+// earlier measurement to derive a budget from.
+const baselineRunTimeout = 5 * time.Minute
+
+// loadBaseline returns p's baseline from the cache or by running it.
+func (s *session) loadBaseline(p *pkg) error {
+	if !p.hasTests() {
+		p.base = &baseline{}
+		return nil
+	}
+	key, err := s.cacheKey(p)
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(s.opts.CacheDir, "baseline", key+".json")
+	if !s.opts.NoCache {
+		if data, err := os.ReadFile(file); err == nil {
+			var b baseline
+			if json.Unmarshal(data, &b) == nil {
+				p.base = &b
+				s.rep.Stats.BaselineCached++
+				return nil
+			}
+		}
+	}
+	b, err := s.runBaseline(p)
+	if err != nil {
+		return err
+	}
+	p.base = b
+	if data, err := json.Marshal(b); err == nil {
+		// A cache that cannot be written only costs time next run.
+		if os.MkdirAll(filepath.Dir(file), 0o755) == nil {
+			tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
+			if os.WriteFile(tmp, data, 0o644) == nil {
+				_ = os.Rename(tmp, file)
+			}
+		}
+	}
+	return nil
+}
+
+// cacheKey hashes everything the baseline depends on: the toolchain, the
+// package's directory (sources, tests, testdata), go.mod and go.sum, and the
+// sources of the module's packages the package and its tests import.
+func (s *session) cacheKey(p *pkg) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "bcode-baseline-v2\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath)
+	hashFile := func(path string) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return
+		}
+		sum := sha256.Sum256(data)
+		fmt.Fprintf(h, "%s\x00%x\x00", path, sum)
+	}
+	hashDir := func(dir string, recurse bool) {
+		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if path != dir && (!recurse || strings.HasPrefix(d.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() {
+				hashFile(path)
+			}
+			return nil
+		})
+	}
+	hashDir(p.list.Dir, false)
+	hashDir(filepath.Join(p.list.Dir, "testdata"), true)
+	hashFile(filepath.Join(p.modRoot, "go.mod"))
+	hashFile(filepath.Join(p.modRoot, "go.sum"))
+	deps := map[string]bool{}
+	for _, d := range p.list.Deps {
+		deps[d] = true
+	}
+	for _, d := range append(append([]string(nil), p.list.TestImports...), p.list.XTestImports...) {
+		deps[d] = true
+	}
+	names := make([]string, 0, len(deps))
+	for d := range deps {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	modPath := ""
+	if p.list.Module != nil {
+		modPath = p.list.Module.Path
+	}
+	for _, d := range names {
+		dir := ""
+		if l, ok := p.all[d]; ok {
+			if l.Module == nil || !l.Module.Main {
+				continue
+			}
+			dir = l.Dir
+		} else if modPath != "" && (d == modPath || strings.HasPrefix(d, modPath+"/")) {
+			dir = filepath.Join(p.modRoot, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(d, modPath), "/")))
+		} else {
+			continue
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+				hashFile(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// runBaseline builds p's test binary with coverage, runs every test alone
+// (recording its coverage and time), then the whole binary once more. A
+// test that fails both times makes the baseline red; one whose two runs
+// disagree is quarantined.
+func (s *session) runBaseline(p *pkg) (*baseline, error) {
+	s.p.Step("baseline of %s: building tests with coverage", p.relDir)
+	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.base.test", p.num))
+	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-cover", "-covermode=set", "-o", bin, ".")
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, &BaselineError{Package: p.relDir, Detail: "its tests do not build:\n" + firstLines(string(res.Stderr), 8)}
+	}
+	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.list", "."}, Timeout: baselineRunTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, &BaselineError{Package: p.relDir, Detail: "listing its tests failed:\n" + firstLines(string(res.Stdout)+string(res.Stderr), 8)}
+	}
+	var names []string
+	for _, n := range strings.Fields(string(res.Stdout)) {
+		if strings.HasPrefix(n, "Test") || strings.HasPrefix(n, "Example") || strings.HasPrefix(n, "Fuzz") {
+			names = append(names, n)
+		}
+	}
+	s.p.Step("baseline of %s: running %d tests one by one for coverage", p.relDir, len(names))
+	alone := make([]baseTest, len(names))
+	passedAlone := make([]bool, len(names))
+	var mu sync.Mutex
+	var firstErr error
+	var allBlocks []block
+	parallel(s.opts.Workers, len(names), func(i int) {
+		prof := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.cover%d", p.num, i))
+		res, err := s.runner.Run(s.ctx, sandbox.Command{
+			Dir:     p.list.Dir,
+			Args:    []string{bin, "-test.run", "^" + regexp.QuoteMeta(names[i]) + "$", "-test.count=1", "-test.coverprofile=" + prof},
+			Timeout: baselineRunTimeout,
+		})
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+			return
+		}
+		covered, all, _ := readProfile(prof)
+		alone[i] = baseTest{Name: names[i], Duration: res.Duration, Blocks: covered}
+		mu.Lock()
+		if len(all) > len(allBlocks) {
+			allBlocks = all
+		}
+		mu.Unlock()
+		passedAlone[i] = res.ExitCode == 0 && !res.TimedOut
+	})
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	s.p.Step("baseline of %s: running the tests together to find flaky ones", p.relDir)
+	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}, Timeout: baselineRunTimeout})
+	if err != nil {
+		return nil, err
+	}
+	together := topLevelResults(string(res.Stdout))
+	b := &baseline{Blocks: allBlocks}
+	var red []string
+	for i, n := range names {
+		passed, seen := together[n]
+		switch {
+		case passedAlone[i] && (!seen || passed):
+			b.Tests = append(b.Tests, alone[i])
+		case !passedAlone[i] && seen && !passed:
+			red = append(red, n)
+		case !passedAlone[i] && !seen && res.ExitCode != 0:
+			red = append(red, n)
+		default:
+			b.Quarantined = append(b.Quarantined, p.relDir+":"+n)
+		}
+	}
+	if len(red) > 0 {
+		return nil, &BaselineError{Package: p.relDir, Failed: red}
+	}
+	return b, nil
+}
+
+var resultLine = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (\S+) \(`)
+
+// topLevelResults reads `-test.v` output: test name -> passed, for
+// top-level tests (subtest lines are indented).
+func topLevelResults(out string) map[string]bool {
+	m := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
+	for sc.Scan() {
+		if g := resultLine.FindStringSubmatch(sc.Text()); g != nil {
+			m[g[2]] = g[1] != "FAIL"
+		}
+	}
+	return m
+}
+
+// readProfile parses a coverage profile into its covered blocks and all
+// its blocks.
+func readProfile(path string) (covered, all []block, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "mode:") {
+			continue
+		}
+		// import/path/file.go:SL.SC,EL.EC NUM COUNT
+		colon := strings.LastIndex(line, ":")
+		if colon < 0 {
+			continue
+		}
+		fields := strings.Fields(line[colon+1:])
+		if len(fields) != 3 {
+			continue
+		}
+		var b block
+		if _, err := fmt.Sscanf(fields[0], "%d.%d,%d.%d", &b.SL, &b.SC, &b.EL, &b.EC); err != nil {
+			continue
+		}
+		b.File = filepath.Base(line[:colon])
+		all = append(all, b)
+		if fields[2] != "0" {
+			covered = append(covered, b)
+		}
+	}
+	return covered, all, nil
+}
+
+// parallel runs f(0..n-1) on at most workers goroutines.
+func parallel(workers, n int, f func(i int)) {
+	if workers < 1 {
+		workers = 1
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers && w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

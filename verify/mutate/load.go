@@ -1,0 +1,243 @@
+package mutate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// listed is the part of `go list -json` the engine reads.
+type listed struct {
+	ImportPath   string
+	Name         string
+	Dir          string
+	GoFiles      []string
+	CgoFiles     []string
+	TestGoFiles  []string
+	XTestGoFiles []string
+	TestImports  []string
+	XTestImports []string
+	Export       string
+	Standard     bool
+	DepOnly      bool
+	Deps         []string
+	ImportMap    map[string]string
+	Module       *struct {
+		Path string
+		Dir  string
+		Main bool
+	}
+	Error *struct{ Err string }
+}
+
+// pkg is one package the change touches.
+type pkg struct {
+	list    listed
+	modRoot string // absolute
+	relDir  string // repository-relative directory ("." for the root)
+	fset    *token.FileSet
+	types   *types.Package
+	info    *types.Info
+	files   []*srcFile
+	// ranges are the lines to mutate per file (repository-relative path).
+	ranges map[string][]verify.LineRange
+	// reach: the change's tests of this package, for --reach.
+	reach   []string
+	mutants []*mutant
+	base    *baseline
+	// deps are the listed packages of the module (for the cache key).
+	all map[string]listed
+	// schemaBin is the compiled schema test binary, if any.
+	schemaBin string
+	num       int
+}
+
+func (p *pkg) hasTests() bool { return len(p.list.TestGoFiles)+len(p.list.XTestGoFiles) > 0 }
+
+// goCmd runs the go command in dir through the runner and turns a missing
+// toolchain into ErrNoGo.
+func (s *session) goCmd(dir string, args ...string) (sandbox.Result, error) {
+	res, err := s.runner.Run(s.ctx, sandbox.Command{Dir: dir, Args: append([]string{"go"}, args...), Timeout: s.opts.CompileTimeout})
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return res, ErrNoGo
+	}
+	if err == nil && res.TimedOut {
+		return res, fmt.Errorf("go %s: timed out after %s (compile budget)", strings.Join(args, " "), s.opts.CompileTimeout)
+	}
+	return res, err
+}
+
+// moduleRoot finds the directory of the go.mod that owns dir (absolute),
+// without leaving the snapshot.
+func (s *session) moduleRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if d == s.root || !strings.HasPrefix(d, s.root) {
+			return "", fmt.Errorf("no go.mod above %s", s.rel(dir))
+		}
+	}
+}
+
+func (s *session) rel(abs string) string {
+	r, err := filepath.Rel(s.root, abs)
+	if err != nil {
+		return abs
+	}
+	return filepath.ToSlash(r)
+}
+
+// load lists, parses and type-checks the packages in dirs (absolute),
+// grouped by module. Packages that cannot be loaded become report errors.
+func (s *session) load(dirs []string) ([]*pkg, error) {
+	byMod := map[string][]string{}
+	for _, d := range dirs {
+		root, err := s.moduleRoot(d)
+		if err != nil {
+			s.rep.Errors = append(s.rep.Errors, err.Error())
+			continue
+		}
+		byMod[root] = append(byMod[root], d)
+	}
+	mods := make([]string, 0, len(byMod))
+	for m := range byMod {
+		mods = append(mods, m)
+	}
+	sort.Strings(mods)
+	var out []*pkg
+	for _, mod := range mods {
+		s.p.Step("loading packages of %s", s.rel(mod))
+		args := []string{"list", "-e", "-export", "-deps", "-json=ImportPath,Name,Dir,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,TestImports,XTestImports,Export,Standard,DepOnly,Deps,ImportMap,Module,Error"}
+		for _, d := range byMod[mod] {
+			r, _ := filepath.Rel(mod, d)
+			args = append(args, "./"+filepath.ToSlash(r))
+		}
+		res, err := s.goCmd(mod, args...)
+		if err != nil {
+			return nil, err
+		}
+		if res.ExitCode != 0 && len(res.Stdout) == 0 {
+			return nil, fmt.Errorf("go list in %s: %s", s.rel(mod), firstLines(string(res.Stderr), 5))
+		}
+		all := map[string]listed{}
+		var targets []listed
+		dec := json.NewDecoder(bytes.NewReader(res.Stdout))
+		for {
+			var l listed
+			if err := dec.Decode(&l); err == io.EOF {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("go list in %s: reading its output: %w", s.rel(mod), err)
+			}
+			all[l.ImportPath] = l
+			if !l.DepOnly {
+				targets = append(targets, l)
+			}
+		}
+		imp := importer.ForCompiler(token.NewFileSet(), "gc", func(p string) (io.ReadCloser, error) {
+			l, ok := all[p]
+			if !ok || l.Export == "" {
+				return nil, fmt.Errorf("no export data for %q", p)
+			}
+			return os.Open(l.Export)
+		})
+		for _, t := range targets {
+			p, err := s.typecheck(mod, t, all, imp)
+			if err != nil {
+				s.rep.Errors = append(s.rep.Errors, err.Error())
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+type mappedImporter struct {
+	imp types.Importer
+	m   map[string]string
+}
+
+func (m mappedImporter) Import(p string) (*types.Package, error) {
+	if to, ok := m.m[p]; ok {
+		p = to
+	}
+	return m.imp.Import(p)
+}
+
+func (s *session) typecheck(mod string, l listed, all map[string]listed, imp types.Importer) (*pkg, error) {
+	rel := s.rel(l.Dir)
+	if l.Error != nil && len(l.GoFiles) == 0 {
+		return nil, fmt.Errorf("package %s: %s", rel, strings.TrimSpace(l.Error.Err))
+	}
+	if len(l.CgoFiles) > 0 {
+		return nil, fmt.Errorf("package %s uses cgo: mutation evidence supports pure Go packages only", rel)
+	}
+	p := &pkg{list: l, modRoot: mod, relDir: rel, fset: token.NewFileSet(), ranges: map[string][]verify.LineRange{}, all: all}
+	var asts []*ast.File
+	for _, name := range l.GoFiles {
+		abs := filepath.Join(l.Dir, name)
+		src, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, fmt.Errorf("package %s: %w", rel, err)
+		}
+		f, err := parser.ParseFile(p.fset, abs, src, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("package %s does not parse: %v", rel, err)
+		}
+		asts = append(asts, f)
+		p.files = append(p.files, &srcFile{rel: path.Join(rel, name), abs: abs, name: name, src: src, ast: f})
+	}
+	if len(asts) == 0 {
+		return nil, fmt.Errorf("package %s has no Go files to mutate", rel)
+	}
+	p.info = &types.Info{
+		Types: map[ast.Expr]types.TypeAndValue{},
+		Defs:  map[*ast.Ident]types.Object{},
+		Uses:  map[*ast.Ident]types.Object{},
+		// Scopes let CheckExpr see the locals at a mutant's position.
+		Scopes: map[ast.Node]*types.Scope{},
+	}
+	var errs []string
+	conf := types.Config{
+		Importer: mappedImporter{imp, l.ImportMap},
+		Error: func(err error) {
+			if len(errs) < 3 {
+				errs = append(errs, err.Error())
+			}
+		},
+	}
+	tp, _ := conf.Check(l.ImportPath, p.fset, asts, p.info)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("package %s does not type-check, so its mutants cannot be judged: %s", rel, strings.Join(errs, "; "))
+	}
+	p.types = tp
+	for _, f := range p.files {
+		s.rep.Errors = append(s.rep.Errors, scanIgnores(p.fset, f)...)
+	}
+	return p, nil
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
+}

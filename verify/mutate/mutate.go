@@ -1,0 +1,293 @@
+// Package mutate produces mutation evidence for a change: small wrong
+// versions (mutants) of the changed Go code, each run against the tests that
+// cover it, so a person sees which wrong versions no test notices.
+//
+// Speed comes from mutant schemata: every mutant of a package is compiled
+// into one test binary behind a switch read from the BCODE_MUTANT
+// environment variable, so a package costs one build however many mutants it
+// has. Each mutant then runs only the tests that cover it (per-test coverage
+// recorded once from the baseline and cached by content hash). Mutants a
+// schema cannot express fall back to one `go test -c -overlay` build each.
+package mutate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// Verdict is what running a mutant showed.
+type Verdict string
+
+const (
+	// Killed: a covering test failed (or crashed) with the mutant active.
+	Killed Verdict = "killed"
+	// Survived: every covering test passed with the mutant active.
+	Survived Verdict = "survived"
+	// NotCovered: no test of the package reaches the mutant.
+	NotCovered Verdict = "not_covered"
+	// Timeout: the covering tests did not finish within the run budget.
+	// Never counted as killed: a hang is not evidence a test checks anything.
+	Timeout Verdict = "timeout"
+	// Unviable: the mutant did not build. Never counted as killed.
+	Unviable Verdict = "unviable"
+	// Ignored: suppressed by a //bcode:ignore-mutant directive with a reason.
+	Ignored Verdict = "ignored"
+	// NoVerdict: the run stopped (cancellation, runner failure) before the
+	// mutant got a verdict. Reported, never hidden.
+	NoVerdict Verdict = "no_verdict"
+	// Pruned marks entries of Report.Pruned: mutants go/types showed cannot
+	// build or cannot behave differently, so they were never run.
+	Pruned Verdict = "pruned"
+)
+
+// Operator names.
+const (
+	OpConditionalBoundary = "conditional_boundary" // < <-> <=, > <-> >=
+	OpRelationalNegation  = "relational_negation"  // == <-> !=, < -> >=, ...
+	OpConditionNegation   = "condition_negation"   // c -> !c in if/for/&&/||
+	OpConstantBound       = "constant_bound"       // integer constant +-1 in a comparison, index or slice
+	OpArithIndex          = "arith_index"          // + <-> - in index and length arithmetic
+	OpBoolLiteral         = "bool_literal"         // return true <-> return false
+)
+
+// Mutant is one small wrong version of the code.
+type Mutant struct {
+	// ID is stable across edits elsewhere in the file: a hash of the file,
+	// the enclosing function, the operator, the original and mutated text
+	// and the occurrence index of that same mutation within the function.
+	// Line numbers are not part of it.
+	ID   string `json:"id"`
+	File string `json:"file"` // slash-separated, relative to the repository root
+	Func string `json:"func"` // "Name", "Recv.Name", or "" at package level
+	// Line, Col, EndLine, EndCol delimit the original text: 1-based lines,
+	// 1-based columns counted in bytes (as go/token does); EndCol is the
+	// column just after the last byte (exclusive), like SARIF's endColumn.
+	Line    int `json:"line"`
+	Col     int `json:"col"`
+	EndLine int `json:"end_line"`
+	EndCol  int `json:"end_col"`
+
+	Operator string `json:"operator"`
+	Original string `json:"original"`
+	Mutated  string `json:"mutated"`
+
+	Verdict  Verdict `json:"verdict"`
+	KilledBy string  `json:"killed_by,omitempty"`
+	// Tests are the tests that ran against the mutant (its covering tests).
+	Tests        []string      `json:"tests,omitempty"`
+	Detail       string        `json:"detail,omitempty"`
+	Duration     time.Duration `json:"duration_ns"`
+	IgnoreReason string        `json:"ignore_reason,omitempty"`
+	// Schema is false for mutants that ran through the per-mutant overlay
+	// fallback instead of the package's schema binary.
+	Schema bool `json:"schema"`
+}
+
+// Options tune a run.
+type Options struct {
+	// Workers run mutants in parallel; 0 means runtime.NumCPU().
+	Workers int
+	// CompileTimeout bounds each build (0: 5 minutes). RunTimeout, when
+	// set, caps the per-mutant run budget derived from the baseline.
+	CompileTimeout, RunTimeout time.Duration
+	// Reach also mutates the functions the change's new or modified tests
+	// (Tests) cover, not only the changed lines.
+	Reach bool
+	// Tests are the change's new or modified tests.
+	Tests []verify.Test
+	// Overlay forces the per-mutant `go test -overlay` fallback for every
+	// mutant (for benchmarks and comparison).
+	Overlay bool
+	// Files restricts mutation to these changed files (repository-relative,
+	// slash-separated); empty means every changed file.
+	Files []string
+	// CacheDir holds baseline coverage; empty means $XDG_CACHE_HOME/bcode or
+	// os.UserCacheDir()/bcode. NoCache disables reading it.
+	CacheDir string
+	NoCache  bool
+}
+
+// Stats are the counts and timings of a run.
+type Stats struct {
+	Generated int             `json:"generated"` // mutants found on the selected lines, before pruning
+	Pruned    int             `json:"pruned"`    // dropped by go/types: cannot build or cannot differ
+	Verdicts  map[Verdict]int `json:"verdicts"`
+	Packages  int             `json:"packages"`
+	// SchemaMutants ran from a package's single schema binary;
+	// OverlayMutants needed a build of their own.
+	SchemaMutants  int `json:"schema_mutants"`
+	OverlayMutants int `json:"overlay_mutants"`
+	// BaselineCached counts packages whose baseline came from the cache.
+	BaselineCached int           `json:"baseline_cached"`
+	Baseline       time.Duration `json:"baseline_ns"`
+	Compile        time.Duration `json:"compile_ns"` // wall time of schema and overlay builds
+	Run            time.Duration `json:"run_ns"`     // wall time of the mutant-run phase
+	Wall           time.Duration `json:"wall_ns"`
+	// MutantsPerMinute is the number of mutants given a verdict by running
+	// or by coverage (everything but ignored) per minute of wall time.
+	MutantsPerMinute float64 `json:"mutants_per_minute"`
+}
+
+// Report is the result of a run.
+type Report struct {
+	Mutants []Mutant `json:"mutants"`
+	// Pruned lists the mutants go/types dropped, with the reason in Detail.
+	Pruned []Mutant `json:"pruned,omitempty"`
+	// Quarantined names baseline tests whose runs disagreed (flaky); they
+	// are not used against mutants.
+	Quarantined []string `json:"quarantined,omitempty"`
+	// Errors are problems that did not stop the run: a package that does
+	// not type-check, a //bcode:ignore-mutant without a reason.
+	Errors []string `json:"errors,omitempty"`
+	Stats  Stats    `json:"stats"`
+	// Sources holds the head content of every file with mutants, for the
+	// mutation-testing report (which embeds the source).
+	Sources map[string]string `json:"-"`
+}
+
+// Survivors returns the mutants that survived.
+func (r *Report) Survivors() []Mutant {
+	var out []Mutant
+	for _, m := range r.Mutants {
+		if m.Verdict == Survived {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// BaselineError reports that the unmutated code fails its own tests, so no
+// mutant verdict would mean anything.
+type BaselineError struct {
+	Package string
+	Failed  []string
+	Detail  string
+}
+
+func (e *BaselineError) Error() string {
+	if len(e.Failed) == 0 {
+		return fmt.Sprintf("baseline of %s is red: %s", e.Package, e.Detail)
+	}
+	return fmt.Sprintf("baseline of %s is red: failing tests %s", e.Package, strings.Join(e.Failed, ", "))
+}
+
+// ErrNoGo reports that the go command is missing from the runner.
+var ErrNoGo = errors.New("go toolchain not found: install Go (https://go.dev/dl) and put `go` on PATH")
+
+// Run generates the mutants of change in dir (a clean snapshot of its head),
+// runs them, and returns the report. The error is for failures that leave
+// no meaningful report: no Go toolchain, a red baseline, cancellation.
+func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, opts Options, p verify.Progress) (*Report, error) {
+	start := time.Now()
+	if p == nil {
+		p = verify.NoProgress{}
+	}
+	if change == nil {
+		return nil, errors.New("mutate: no change given")
+	}
+	if r == nil {
+		return nil, errors.New("mutate: no runner given")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("mutate: %w", err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("mutate: head snapshot %q is not a directory", dir)
+	}
+	opts = opts.withDefaults()
+	s := &session{
+		ctx:    ctx,
+		runner: r,
+		root:   abs,
+		change: change,
+		opts:   opts,
+		p:      p,
+		rep:    &Report{Sources: map[string]string{}, Stats: Stats{Verdicts: map[Verdict]int{}}},
+	}
+	tmp, err := os.MkdirTemp("", "bcode-mutate-")
+	if err != nil {
+		return nil, fmt.Errorf("mutate: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	s.tmp = tmp
+
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	s.finish(time.Since(start))
+	return s.rep, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.CompileTimeout <= 0 {
+		o.CompileTimeout = 5 * time.Minute
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = defaultCacheDir()
+	}
+	return o
+}
+
+func defaultCacheDir() string {
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
+		return filepath.Join(x, "bcode")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "bcode")
+	}
+	return filepath.Join(os.TempDir(), "bcode-cache")
+}
+
+// finish sorts the report and fills in the statistics.
+func (s *session) finish(wall time.Duration) {
+	rep := s.rep
+	less := func(a, b Mutant) bool {
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		if a.Operator != b.Operator {
+			return a.Operator < b.Operator
+		}
+		return a.Mutated < b.Mutated
+	}
+	sort.Slice(rep.Mutants, func(i, j int) bool { return less(rep.Mutants[i], rep.Mutants[j]) })
+	sort.Slice(rep.Pruned, func(i, j int) bool { return less(rep.Pruned[i], rep.Pruned[j]) })
+	sort.Strings(rep.Quarantined)
+	counted := 0
+	for _, m := range rep.Mutants {
+		rep.Stats.Verdicts[m.Verdict]++
+		if m.Verdict != Ignored {
+			counted++
+		}
+		if m.Schema {
+			rep.Stats.SchemaMutants++
+		} else if m.Verdict != Ignored && m.Verdict != NotCovered {
+			rep.Stats.OverlayMutants++
+		}
+	}
+	rep.Stats.Pruned = len(rep.Pruned)
+	rep.Stats.Wall = wall
+	if wall > 0 {
+		rep.Stats.MutantsPerMinute = float64(counted) / wall.Minutes()
+	}
+}

@@ -1,0 +1,403 @@
+package mutate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// verdictOrder is the order the human summary lists verdicts in: what
+// needs attention first.
+var verdictOrder = []Verdict{Survived, NotCovered, Timeout, NoVerdict, Unviable, Ignored, Killed}
+
+var verdictTitle = map[Verdict]string{
+	Survived:   "Surviving mutants: no test noticed these changes",
+	NotCovered: "Not covered: no test reaches these lines",
+	Timeout:    "Timed out (not counted as killed)",
+	NoVerdict:  "No verdict",
+	Unviable:   "Unviable: the mutant does not build (not counted as killed)",
+	Ignored:    "Ignored by //bcode:ignore-mutant",
+	Killed:     "Killed",
+}
+
+// WriteText writes the human summary: survivors first, each with
+// file:line, original and mutated text and the tests that ran; killed
+// mutants only as a count; then counts and timings.
+func WriteText(w io.Writer, rep *Report) error {
+	ew := &errWriter{w: w}
+	by := map[Verdict][]Mutant{}
+	for _, m := range rep.Mutants {
+		by[m.Verdict] = append(by[m.Verdict], m)
+	}
+	if len(rep.Mutants) == 0 {
+		ew.printf("No mutable code on the changed lines.\n")
+	}
+	for _, v := range verdictOrder {
+		ms := by[v]
+		if len(ms) == 0 || v == Killed {
+			continue
+		}
+		ew.printf("%s (%d)\n", verdictTitle[v], len(ms))
+		for _, m := range ms {
+			ew.printf("  %s:%d:%d  %s  %s  →  %s\n", m.File, m.Line, m.Col, m.Operator, oneLine(m.Original), oneLine(m.Mutated))
+			switch {
+			case v == Ignored:
+				ew.printf("      reason: %s\n", m.IgnoreReason)
+			case len(m.Tests) > 0:
+				ew.printf("      tests run: %s\n", strings.Join(m.Tests, ", "))
+			}
+			if m.Detail != "" && v != Survived {
+				ew.printf("      %s\n", m.Detail)
+			}
+		}
+		ew.printf("\n")
+	}
+	if len(rep.Quarantined) > 0 {
+		ew.printf("Quarantined flaky baseline tests (their runs disagreed; not used against mutants): %s\n\n", strings.Join(rep.Quarantined, ", "))
+	}
+	for _, e := range rep.Errors {
+		ew.printf("error: %s\n", e)
+	}
+	if len(rep.Errors) > 0 {
+		ew.printf("\n")
+	}
+	st := rep.Stats
+	var parts []string
+	for _, v := range []Verdict{Killed, Survived, NotCovered, Timeout, Unviable, Ignored, NoVerdict} {
+		if n := st.Verdicts[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ReplaceAll(string(v), "_", " ")))
+		}
+	}
+	summary := strings.Join(parts, ", ")
+	if summary == "" {
+		summary = "none run"
+	}
+	ew.printf("%d mutants: %s; %d pruned by type checking (of %d generated)\n", len(rep.Mutants), summary, st.Pruned, st.Generated)
+	ew.printf("baseline %s (%d of %d packages cached), compile %s, run %s, wall %s; %.0f mutants/min; %d from schemata, %d from per-mutant builds\n",
+		round(st.Baseline), st.BaselineCached, st.Packages, round(st.Compile), round(st.Run), round(st.Wall), st.MutantsPerMinute, st.SchemaMutants, st.OverlayMutants)
+	return ew.err
+}
+
+func round(d time.Duration) time.Duration {
+	if d > time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+var operatorHelp = map[string]string{
+	OpConditionalBoundary: "A comparison's boundary was moved (< and <=, > and >=) and no test noticed: no test pins the boundary value.",
+	OpRelationalNegation:  "A comparison was negated and no test noticed.",
+	OpConditionNegation:   "A condition was negated and no test noticed.",
+	OpConstantBound:       "An integer constant bounding a comparison, index or slice was moved by one and no test noticed.",
+	OpArithIndex:          "+ and - were swapped in index or length arithmetic and no test noticed.",
+	OpBoolLiteral:         "A returned boolean literal was flipped and no test noticed.",
+}
+
+func operators() []string {
+	ops := make([]string, 0, len(operatorHelp))
+	for op := range operatorHelp {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	return ops
+}
+
+// message is the one-line description of a reported mutant.
+func message(m Mutant) string {
+	var s string
+	switch m.Verdict {
+	case Survived:
+		s = fmt.Sprintf("Mutant survived: %s → %s (%s); no test failed", oneLine(m.Original), oneLine(m.Mutated), m.Operator)
+		if len(m.Tests) > 0 {
+			s += "; tests run: " + strings.Join(m.Tests, ", ")
+		}
+	case NotCovered:
+		s = fmt.Sprintf("Mutant not covered: %s → %s (%s); no test reaches this line", oneLine(m.Original), oneLine(m.Mutated), m.Operator)
+	default:
+		s = fmt.Sprintf("Mutant %s: %s → %s (%s)", strings.ReplaceAll(string(m.Verdict), "_", " "), oneLine(m.Original), oneLine(m.Mutated), m.Operator)
+		if m.Detail != "" {
+			s += ": " + m.Detail
+		}
+	}
+	return s
+}
+
+// charCol converts a 1-based byte column on line of src to a 1-based
+// column in Unicode code points. Without the source it returns col.
+func charCol(src string, line, col int) int {
+	if src == "" {
+		return col
+	}
+	for i := 1; i < line; i++ {
+		j := strings.IndexByte(src, '\n')
+		if j < 0 {
+			return col
+		}
+		src = src[j+1:]
+	}
+	if col-1 > len(src) {
+		return col
+	}
+	return utf8.RuneCountInString(src[:col-1]) + 1
+}
+
+// reported reports whether a verdict is something to show in code-scanning
+// and annotation surfaces: killed and unviable mutants are not problems.
+func reported(v Verdict) bool {
+	return v == Survived || v == NotCovered || v == Timeout || v == NoVerdict || v == Ignored
+}
+
+// WriteSARIF writes SARIF 2.1.0 for code-scanning UIs: survivors as
+// warnings, uncovered and timed-out mutants as notes, ignored mutants as
+// suppressed results. Columns are Unicode code points.
+func WriteSARIF(w io.Writer, rep *Report) error {
+	type msg struct {
+		Text string `json:"text"`
+	}
+	type rule struct {
+		ID               string         `json:"id"`
+		Name             string         `json:"name"`
+		ShortDescription msg            `json:"shortDescription"`
+		FullDescription  msg            `json:"fullDescription"`
+		DefaultConfig    map[string]any `json:"defaultConfiguration"`
+	}
+	ops := operators()
+	ruleIndex := map[string]int{}
+	var rules []rule
+	for i, op := range ops {
+		ruleIndex[op] = i
+		rules = append(rules, rule{
+			ID: op, Name: camel(op),
+			ShortDescription: msg{"Surviving mutant: " + strings.ReplaceAll(op, "_", " ")},
+			FullDescription:  msg{operatorHelp[op]},
+			DefaultConfig:    map[string]any{"level": "warning"},
+		})
+	}
+	results := []map[string]any{}
+	for _, m := range rep.Mutants {
+		if !reported(m.Verdict) {
+			continue
+		}
+		src := rep.Sources[m.File]
+		level := "note"
+		if m.Verdict == Survived {
+			level = "warning"
+		}
+		r := map[string]any{
+			"ruleId":    m.Operator,
+			"ruleIndex": ruleIndex[m.Operator],
+			"level":     level,
+			"message":   msg{message(m)},
+			"locations": []any{map[string]any{
+				"physicalLocation": map[string]any{
+					"artifactLocation": map[string]any{"uri": m.File, "uriBaseId": "%SRCROOT%"},
+					"region": map[string]any{
+						"startLine": m.Line, "startColumn": charCol(src, m.Line, m.Col),
+						"endLine": m.EndLine, "endColumn": charCol(src, m.EndLine, m.EndCol),
+					},
+				},
+			}},
+			"partialFingerprints": map[string]string{"bcodeMutantId/v1": m.ID},
+			"properties":          map[string]any{"verdict": m.Verdict, "mutated": m.Mutated, "tests": m.Tests},
+		}
+		if m.Verdict == Ignored {
+			r["suppressions"] = []any{map[string]any{"kind": "inSource", "justification": m.IgnoreReason}}
+		}
+		results = append(results, r)
+	}
+	doc := map[string]any{
+		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+		"version": "2.1.0",
+		"runs": []any{map[string]any{
+			"tool": map[string]any{"driver": map[string]any{
+				"name":           "bcode-evidence",
+				"informationUri": "https://github.com/bcode-dev/bcode",
+				"rules":          rules,
+			}},
+			"columnKind": "unicodeCodePoints",
+			"results":    results,
+		}},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func camel(s string) string {
+	var b strings.Builder
+	for _, p := range strings.Split(s, "_") {
+		if p != "" {
+			b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+		}
+	}
+	return b.String()
+}
+
+// WriteGitHub writes GitHub Actions workflow commands: a warning per
+// surviving mutant and a notice per uncovered, timed-out or unjudged one.
+func WriteGitHub(w io.Writer, rep *Report) error {
+	ew := &errWriter{w: w}
+	for _, m := range rep.Mutants {
+		if !reported(m.Verdict) || m.Verdict == Ignored {
+			continue
+		}
+		kind := "notice"
+		if m.Verdict == Survived {
+			kind = "warning"
+		}
+		src := rep.Sources[m.File]
+		ew.printf("::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", kind,
+			ghProp(m.File), m.Line, charCol(src, m.Line, m.Col), m.EndLine, charCol(src, m.EndLine, m.EndCol),
+			ghProp(fmt.Sprintf("bcode: %s mutant %s", strings.ReplaceAll(string(m.Verdict), "_", " "), m.Operator)),
+			ghData(message(m)))
+	}
+	return ew.err
+}
+
+// ghData and ghProp escape workflow-command text as the runner expects.
+func ghData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func ghProp(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// mutationStatus maps verdicts to the mutation-testing-report-schema.
+var mutationStatus = map[Verdict]string{
+	Killed: "Killed", Survived: "Survived", NotCovered: "NoCoverage", Timeout: "Timeout",
+	Unviable: "CompileError", Ignored: "Ignored", NoVerdict: "Pending",
+}
+
+// WriteMutationReport writes the open mutation-testing-report-schema JSON
+// (schema version 1) that Stryker's mutation-testing-elements viewer reads.
+// Locations are 1-based, end exclusive, columns in code points.
+func WriteMutationReport(w io.Writer, rep *Report) error {
+	type pos struct {
+		Line   int `json:"line"`
+		Column int `json:"column"`
+	}
+	type loc struct {
+		Start pos `json:"start"`
+		End   pos `json:"end"`
+	}
+	type mres struct {
+		ID             string   `json:"id"`
+		MutatorName    string   `json:"mutatorName"`
+		Replacement    string   `json:"replacement"`
+		Location       loc      `json:"location"`
+		Status         string   `json:"status"`
+		StatusReason   string   `json:"statusReason,omitempty"`
+		Description    string   `json:"description,omitempty"`
+		KilledBy       []string `json:"killedBy,omitempty"`
+		CoveredBy      []string `json:"coveredBy,omitempty"`
+		TestsCompleted *int     `json:"testsCompleted,omitempty"`
+		Duration       *int64   `json:"duration,omitempty"`
+	}
+	type file struct {
+		Language string `json:"language"`
+		Source   string `json:"source"`
+		Mutants  []mres `json:"mutants"`
+	}
+	type test struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	type testFile struct {
+		Tests []test `json:"tests"`
+	}
+	files := map[string]*file{}
+	testFiles := map[string]*testFile{}
+	seenTest := map[string]bool{}
+	testID := func(m Mutant, name string) string {
+		dir := path.Dir(m.File)
+		id := dir + ":" + name
+		if !seenTest[id] {
+			seenTest[id] = true
+			tf := testFiles[dir]
+			if tf == nil {
+				tf = &testFile{}
+				testFiles[dir] = tf
+			}
+			tf.Tests = append(tf.Tests, test{ID: id, Name: name})
+		}
+		return id
+	}
+	for _, m := range rep.Mutants {
+		f := files[m.File]
+		if f == nil {
+			f = &file{Language: "go", Source: rep.Sources[m.File]}
+			files[m.File] = f
+		}
+		src := f.Source
+		r := mres{
+			ID: m.ID, MutatorName: m.Operator, Replacement: m.Mutated,
+			Location: loc{
+				Start: pos{m.Line, charCol(src, m.Line, m.Col)},
+				End:   pos{m.EndLine, charCol(src, m.EndLine, m.EndCol)},
+			},
+			Status:      mutationStatus[m.Verdict],
+			Description: fmt.Sprintf("%s → %s", oneLine(m.Original), oneLine(m.Mutated)),
+		}
+		if r.Status == "" {
+			r.Status = "Pending"
+		}
+		switch {
+		case m.Verdict == Ignored:
+			r.StatusReason = m.IgnoreReason
+		case m.Detail != "":
+			r.StatusReason = m.Detail
+		}
+		for _, t := range m.Tests {
+			r.CoveredBy = append(r.CoveredBy, testID(m, t))
+		}
+		if m.KilledBy != "" {
+			for _, t := range strings.Split(m.KilledBy, ",") {
+				r.KilledBy = append(r.KilledBy, testID(m, t))
+			}
+		}
+		if m.Verdict == Killed || m.Verdict == Survived {
+			n := len(m.Tests)
+			d := m.Duration.Milliseconds()
+			r.TestsCompleted, r.Duration = &n, &d
+		}
+		f.Mutants = append(f.Mutants, r)
+	}
+	doc := map[string]any{
+		"$schema":       "https://git.io/mutation-testing-schema",
+		"schemaVersion": "1",
+		"thresholds":    map[string]int{"high": 80, "low": 60},
+		"files":         files,
+		"testFiles":     testFiles,
+		"framework":     map[string]any{"name": "bcode"},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

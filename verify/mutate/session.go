@@ -1,0 +1,489 @@
+package mutate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// session is one Run.
+type session struct {
+	ctx       context.Context
+	runner    sandbox.Runner
+	root      string // the head snapshot, absolute
+	change    *verify.Change
+	opts      Options
+	p         verify.Progress
+	rep       *Report
+	tmp       string
+	goVersion string
+	mu        sync.Mutex
+}
+
+func (s *session) run() error {
+	dirs, ranges := s.selectFiles()
+	reachDirs := map[string][]string{}
+	if s.opts.Reach {
+		for _, t := range s.opts.Tests {
+			if t.Language != "" && t.Language != "go" {
+				continue
+			}
+			d := filepath.Join(s.root, filepath.FromSlash(path.Clean(t.Package)))
+			reachDirs[d] = append(reachDirs[d], topLevel(t.Name))
+			dirs[d] = true
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	res, err := s.goCmd(s.root, "env", "GOVERSION")
+	if err != nil {
+		return err
+	}
+	s.goVersion = strings.TrimSpace(string(res.Stdout))
+	list := make([]string, 0, len(dirs))
+	for d := range dirs {
+		list = append(list, d)
+	}
+	sort.Strings(list)
+	pkgs, err := s.load(list)
+	if err != nil {
+		return err
+	}
+	for i, p := range pkgs {
+		p.num = i
+		p.reach = reachDirs[p.list.Dir]
+		for _, f := range p.files {
+			if rs := ranges[f.rel]; len(rs) > 0 {
+				p.ranges[f.rel] = rs
+			}
+		}
+	}
+	s.rep.Stats.Packages = len(pkgs)
+
+	// Baselines: reach packages first, since their coverage picks lines.
+	t0 := time.Now()
+	for _, p := range pkgs {
+		if len(p.reach) > 0 {
+			if err := s.loadBaseline(p); err != nil {
+				return err
+			}
+			p.addReachRanges()
+		}
+	}
+	for _, p := range pkgs {
+		s.mutantsOf(p)
+	}
+	for _, p := range pkgs {
+		if p.base == nil && len(p.mutants) > 0 {
+			if err := s.loadBaseline(p); err != nil {
+				return err
+			}
+		}
+		if p.base != nil {
+			s.rep.Quarantined = append(s.rep.Quarantined, p.base.Quarantined...)
+		}
+	}
+	s.rep.Stats.Baseline = time.Since(t0)
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+
+	// Schemata: one build per package.
+	t0 = time.Now()
+	var jobs []*mutant
+	for _, p := range pkgs {
+		s.assignCoverage(p)
+		if !s.opts.Overlay {
+			s.buildSchema(p)
+		}
+		for _, m := range p.mutants {
+			if m.Verdict == "" {
+				jobs = append(jobs, m)
+			}
+		}
+	}
+	compile := time.Since(t0)
+
+	// Mutant runs, in parallel across every package.
+	t0 = time.Now()
+	s.p.Step("running %d mutants on %d workers", len(jobs), s.opts.Workers)
+	var buildTime time.Duration
+	var done int
+	parallel(s.opts.Workers, len(jobs), func(i int) {
+		m := jobs[i]
+		if s.ctx.Err() != nil {
+			m.Verdict, m.Detail = NoVerdict, "the run was cancelled before this mutant ran"
+			return
+		}
+		bt := s.runMutant(m)
+		s.mu.Lock()
+		buildTime += bt
+		done++
+		if done%25 == 0 {
+			s.p.Step("%d of %d mutants run", done, len(jobs))
+		}
+		s.mu.Unlock()
+	})
+	s.rep.Stats.Compile = compile + buildTime
+	s.rep.Stats.Run = time.Since(t0)
+	for _, p := range pkgs {
+		for _, m := range p.mutants {
+			s.rep.Mutants = append(s.rep.Mutants, m.Mutant)
+			if _, ok := s.rep.Sources[m.File]; !ok {
+				s.rep.Sources[m.File] = string(m.file.src)
+			}
+		}
+	}
+	return s.ctx.Err()
+}
+
+// selectFiles returns the package directories (absolute) with changed
+// non-test Go files, and the changed lines of each such file.
+func (s *session) selectFiles() (map[string]bool, map[string][]verify.LineRange) {
+	only := map[string]bool{}
+	for _, f := range s.opts.Files {
+		only[path.Clean(filepath.ToSlash(f))] = true
+	}
+	dirs := map[string]bool{}
+	ranges := map[string][]verify.LineRange{}
+	for _, f := range s.change.Files {
+		if f.Status == verify.Deleted || f.Binary || !strings.HasSuffix(f.Path, ".go") || strings.HasSuffix(f.Path, "_test.go") || len(f.Changed) == 0 {
+			continue
+		}
+		if len(only) > 0 && !only[f.Path] {
+			continue
+		}
+		if skipDir(f.Path) {
+			continue
+		}
+		ranges[f.Path] = f.Changed
+		dirs[filepath.Join(s.root, filepath.FromSlash(path.Dir(f.Path)))] = true
+	}
+	return dirs, ranges
+}
+
+// skipDir reports paths the go command ignores (testdata, vendor, _ and .
+// directories): they are not packages.
+func skipDir(p string) bool {
+	for _, part := range strings.Split(path.Dir(p), "/") {
+		if part == "testdata" || part == "vendor" || strings.HasPrefix(part, "_") || (strings.HasPrefix(part, ".") && part != ".") {
+			return true
+		}
+	}
+	return false
+}
+
+func topLevel(name string) string {
+	n, _, _ := strings.Cut(name, "/")
+	return n
+}
+
+// addReachRanges adds, for --reach, every function the change's tests
+// cover in the baseline.
+func (p *pkg) addReachRanges() {
+	want := map[string]bool{}
+	for _, n := range p.reach {
+		want[n] = true
+	}
+	for _, t := range p.base.Tests {
+		if !want[t.Name] {
+			continue
+		}
+		for _, f := range p.files {
+			for _, d := range f.ast.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				from, to := p.fset.Position(fd.Pos()), p.fset.Position(fd.End())
+				for _, b := range t.Blocks {
+					if b.File == f.name && b.SL >= from.Line && b.EL <= to.Line {
+						p.ranges[f.rel] = append(p.ranges[f.rel], verify.LineRange{Start: from.Line, End: to.Line})
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// mutantsOf generates p's mutants on its selected lines, prunes them and
+// applies suppressions.
+func (s *session) mutantsOf(p *pkg) {
+	clash := p.schemaClash()
+	for _, f := range p.files {
+		rs := p.ranges[f.rel]
+		if len(rs) == 0 {
+			continue
+		}
+		all := generate(p, f)
+		byKey := map[string]*mutant{}
+		for _, m := range all {
+			byKey[keyOf(p.offset(m.wrap.Pos()), m.Operator)] = m
+		}
+		seen := map[string]bool{}
+		for _, m := range all {
+			if !inRanges(m.hot.Line, rs) || seen[m.ID] {
+				continue
+			}
+			seen[m.ID] = true
+			s.rep.Stats.Generated++
+			if why := p.prune(m, byKey); why != "" {
+				m.Verdict, m.Detail = Pruned, why
+				s.rep.Pruned = append(s.rep.Pruned, m.Mutant)
+				continue
+			}
+			if clash {
+				m.schemaOK = false
+			}
+			if reason, ok := f.ignoreReason(m); ok {
+				m.Verdict, m.IgnoreReason = Ignored, reason
+			}
+			p.mutants = append(p.mutants, m)
+		}
+	}
+}
+
+// assignCoverage gives each mutant the baseline tests that cover it, and
+// marks mutants no test reaches.
+func (s *session) assignCoverage(p *pkg) {
+	if p.base == nil {
+		return
+	}
+	for _, m := range p.mutants {
+		if m.Verdict != "" {
+			continue
+		}
+		var tests []string
+		for _, t := range p.base.Tests {
+			if covers(p, t, m) {
+				tests = append(tests, t.Name)
+			}
+		}
+		if len(tests) == 0 {
+			m.Verdict = NotCovered
+			m.Detail = "no test of the package reaches this line"
+			continue
+		}
+		m.Tests = tests
+	}
+}
+
+// covers reports whether t reaches m: a covered block contains the
+// mutation, or, for code outside every block (conditions of else-if and
+// switch cases can be), t covers a block of the enclosing function.
+func covers(p *pkg, t baseTest, m *mutant) bool {
+	inAny := false
+	for _, b := range t.Blocks {
+		if b.File == m.file.name && b.contains(m.hot.Line, m.hot.Column) {
+			return true
+		}
+	}
+	for _, b := range p.base.Blocks {
+		if b.File == m.file.name && b.contains(m.hot.Line, m.hot.Column) {
+			inAny = true
+			break
+		}
+	}
+	if inAny {
+		return false
+	}
+	from, to := p.funcSpan(m)
+	for _, b := range t.Blocks {
+		if b.File == m.file.name && b.SL >= from && b.EL <= to {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *pkg) funcSpan(m *mutant) (int, int) {
+	for _, d := range m.file.ast.Decls {
+		if d.Pos() <= m.wrap.Pos() && m.wrap.End() <= d.End() {
+			return p.fset.Position(d.Pos()).Line, p.fset.Position(d.End()).Line
+		}
+	}
+	return m.Line, m.EndLine
+}
+
+// buildSchema compiles p's test binary once with every schema mutant in it.
+// When it does not build, its mutants fall back to one build each.
+func (s *session) buildSchema(p *pkg) {
+	n := 0
+	for _, m := range p.mutants {
+		if m.Verdict == "" && m.schemaOK {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	s.p.Step("building the schema of %s with %d mutants", p.relDir, n)
+	files := p.schemaFiles()
+	if files == nil {
+		return
+	}
+	fallback := func(why string) {
+		for _, m := range p.mutants {
+			m.schemaOK = false
+		}
+		s.rep.Errors = append(s.rep.Errors, fmt.Sprintf("schema of %s: %s; its mutants use the slower per-mutant build", p.relDir, why))
+	}
+	ov, err := p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d", p.num), files)
+	if err != nil {
+		fallback(err.Error())
+		return
+	}
+	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.schema.test", p.num))
+	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
+	if err != nil {
+		fallback(err.Error())
+		return
+	}
+	if res.ExitCode != 0 {
+		fallback("does not build: " + firstLines(string(res.Stderr), 4))
+		return
+	}
+	p.schemaBin = bin
+}
+
+// runTimeout is the budget of one mutant run: ten times what its tests
+// took alone on the baseline, plus two seconds for process start and a
+// loaded machine. It never depends on what the build cache held.
+func (s *session) runTimeout(p *pkg, tests []string) time.Duration {
+	want := map[string]bool{}
+	for _, t := range tests {
+		want[t] = true
+	}
+	var sum time.Duration
+	for _, t := range p.base.Tests {
+		if want[t.Name] {
+			sum += t.Duration
+		}
+	}
+	d := 10*sum + 2*time.Second
+	if s.opts.RunTimeout > 0 && d > s.opts.RunTimeout {
+		d = s.opts.RunTimeout
+	}
+	return d
+}
+
+var failLine = regexp.MustCompile(`(?m)^--- FAIL: (\S+) \(`)
+var runLine = regexp.MustCompile(`(?m)^=== RUN   (\S+)$`)
+
+// runMutant runs m's covering tests with m active and sets its verdict.
+// It returns the time spent building (overlay fallback only).
+func (s *session) runMutant(m *mutant) time.Duration {
+	p := m.pkg
+	start := time.Now()
+	var build time.Duration
+	bin := p.schemaBin
+	var env []string
+	if m.schemaOK && bin != "" {
+		m.Schema = true
+		env = []string{envVar + "=" + m.ID}
+	} else {
+		var err error
+		bin, err = s.buildOverlay(m)
+		build = time.Since(start)
+		if err != nil {
+			m.Duration = time.Since(start)
+			return build
+		}
+	}
+	pattern := make([]string, len(m.Tests))
+	for i, t := range m.Tests {
+		pattern[i] = regexp.QuoteMeta(t)
+	}
+	res, err := s.runner.Run(s.ctx, sandbox.Command{
+		Dir:         p.list.Dir,
+		Args:        []string{bin, "-test.run", "^(" + strings.Join(pattern, "|") + ")$", "-test.count=1", "-test.failfast", "-test.v"},
+		Env:         env,
+		Timeout:     s.runTimeout(p, m.Tests),
+		OutputLimit: 1 << 20,
+	})
+	m.Duration = time.Since(start)
+	switch {
+	case err != nil && s.ctx.Err() != nil:
+		m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
+	case err != nil:
+		m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
+	case res.TimedOut:
+		m.Verdict = Timeout
+		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (10x their baseline time + 2s)", s.runTimeout(p, m.Tests).Round(time.Millisecond))
+	case res.ExitCode == 0:
+		m.Verdict = Survived
+	default:
+		m.Verdict = Killed
+		out := string(res.Stdout)
+		if g := failLine.FindStringSubmatch(out); g != nil {
+			m.KilledBy = g[1]
+		} else if all := runLine.FindAllStringSubmatch(out, -1); len(all) > 0 {
+			m.KilledBy = topLevel(all[len(all)-1][1])
+			m.Detail = "the test binary crashed"
+		}
+		if m.Detail == "" {
+			m.Detail = failureExcerpt(out + string(res.Stderr))
+		}
+	}
+	if m.Verdict == Killed && m.KilledBy == "" {
+		m.KilledBy = strings.Join(m.Tests, ",")
+	}
+	return build
+}
+
+// buildOverlay builds a test binary with only m applied. A build failure
+// makes m unviable (never killed).
+func (s *session) buildOverlay(m *mutant) (string, error) {
+	p := m.pkg
+	src := make([]byte, 0, len(m.file.src)+len(m.repl))
+	src = append(append(append(src, m.file.src[:m.start]...), m.repl...), m.file.src[m.end:]...)
+	ov, err := p.writeOverlay(filepath.Join(s.tmp, "overlay"), m.ID, map[string][]byte{m.file.name: src})
+	if err != nil {
+		m.Verdict, m.Detail = NoVerdict, "writing the overlay: "+err.Error()
+		return "", err
+	}
+	bin := filepath.Join(s.tmp, "overlay", m.ID+".test")
+	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
+	if err != nil {
+		if s.ctx.Err() != nil {
+			m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
+		} else {
+			m.Verdict, m.Detail = Unviable, err.Error()
+		}
+		return "", err
+	}
+	if res.ExitCode != 0 {
+		m.Verdict, m.Detail = Unviable, "does not build: "+firstLines(string(res.Stderr), 3)
+		return "", errors.New("unviable")
+	}
+	return bin, nil
+}
+
+// failureExcerpt keeps the first lines that say why the tests failed.
+func failureExcerpt(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- PASS") || t == "FAIL" || t == "PASS" {
+			continue
+		}
+		keep = append(keep, t)
+		if len(keep) == 3 {
+			break
+		}
+	}
+	return strings.Join(keep, " | ")
+}
