@@ -1,0 +1,518 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// loadMode is what the Go indexer asks go/packages for. Dependencies come
+// from export data (NeedDeps is off): only the packages being indexed are
+// parsed and type-checked from source.
+const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
+	packages.NeedImports | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo
+
+// indexGo loads the packages of dirs (repository-relative, "." for the
+// root) with their tests and returns one unit per directory. Every source
+// file is read through conf: a file that is a symbolic link contributes
+// only its package clause, never its content.
+func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []string) (map[string]*Unit, error) {
+	repo := conf.Dir()
+	var mu sync.Mutex
+	sources := map[string][]byte{}
+	cfg := &packages.Config{
+		Context: ctx,
+		Mode:    loadMode,
+		Dir:     repo,
+		Tests:   true,
+		Fset:    token.NewFileSet(),
+		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+			rel, inside := relPath(repo, filename)
+			if inside {
+				data, err := conf.ReadFile(rel, 0)
+				if err != nil {
+					// Refused (a symbolic link) or gone: keep only the
+					// package clause so the package still type-checks
+					// as far as it can; the content is never indexed.
+					return parser.ParseFile(fset, filename, src, parser.PackageClauseOnly)
+				}
+				src = data
+			}
+			mu.Lock()
+			sources[filename] = src
+			mu.Unlock()
+			return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments)
+		},
+	}
+	patterns := make([]string, len(dirs))
+	for i, d := range dirs {
+		if d == "." {
+			patterns[i] = "."
+		} else {
+			patterns[i] = "./" + d
+		}
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, fmt.Errorf("loading Go packages: %w", err)
+	}
+	// Pick one variant per package path: the test variant ("p [p.test]")
+	// holds every file the plain one does plus the in-package tests.
+	chosen := map[string]*packages.Package{}
+	for _, p := range pkgs {
+		if strings.HasSuffix(p.ID, ".test") || p.Name == "" && len(p.CompiledGoFiles) == 0 {
+			continue
+		}
+		if old, ok := chosen[p.PkgPath]; !ok || len(p.CompiledGoFiles) > len(old.CompiledGoFiles) {
+			chosen[p.PkgPath] = p
+		}
+	}
+	paths := make([]string, 0, len(chosen))
+	for p := range chosen {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	units := map[string]*Unit{}
+	for _, d := range dirs {
+		units[d] = &Unit{Dir: d}
+	}
+	for _, pp := range paths {
+		p := chosen[pp]
+		dir := pkgDir(repo, p)
+		u, ok := units[dir]
+		if !ok {
+			continue // a package outside the requested directories
+		}
+		ix := &goIndexer{module: module, repo: repo, pkg: p, unit: u, sources: sources, seen: map[Edge]bool{}}
+		ix.run()
+	}
+	for _, u := range units {
+		slices.Sort(u.Pkgs)
+		u.Pkgs = slices.Compact(u.Pkgs)
+		slices.Sort(u.Imports)
+		u.Imports = slices.Compact(u.Imports)
+		slices.SortFunc(u.Symbols, func(a, b Symbol) int { return strings.Compare(a.ID, b.ID) })
+		slices.SortFunc(u.Edges, compareEdges)
+	}
+	return units, nil
+}
+
+// pkgDir is the repository-relative directory of a loaded package.
+func pkgDir(repo string, p *packages.Package) string {
+	files := p.GoFiles
+	if len(files) == 0 {
+		files = p.CompiledGoFiles
+	}
+	for _, f := range files {
+		if rel, ok := relPath(repo, filepath.Dir(f)); ok {
+			return rel
+		}
+	}
+	return ""
+}
+
+// relPath returns name relative to repo with slashes, and whether it lies
+// inside it.
+func relPath(repo, name string) (string, bool) {
+	rel, err := filepath.Rel(repo, name)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+type goIndexer struct {
+	module  string
+	repo    string
+	pkg     *packages.Package
+	unit    *Unit
+	sources map[string][]byte
+	seen    map[Edge]bool
+}
+
+func (ix *goIndexer) run() {
+	p, u := ix.pkg, ix.unit
+	u.Pkgs = append(u.Pkgs, p.PkgPath)
+	for imp := range p.Imports {
+		if ix.inModule(imp) {
+			u.Imports = append(u.Imports, imp)
+		}
+	}
+	for _, e := range p.Errors {
+		if len(u.Errors) < 20 {
+			u.Errors = append(u.Errors, e.Error())
+		}
+	}
+	if p.TypesInfo == nil || p.Fset == nil {
+		return
+	}
+	for i, f := range p.Syntax {
+		if i >= len(p.CompiledGoFiles) {
+			break
+		}
+		name := p.CompiledGoFiles[i]
+		rel, inside := relPath(ix.repo, name)
+		if !inside {
+			continue // cgo output in the build cache
+		}
+		ix.file(f, rel, ix.sources[name])
+	}
+}
+
+func (ix *goIndexer) inModule(p string) bool {
+	p = strings.TrimSuffix(p, "_test")
+	return p == ix.module || strings.HasPrefix(p, ix.module+"/")
+}
+
+func (ix *goIndexer) file(f *ast.File, rel string, src []byte) {
+	isTestFile := strings.HasSuffix(rel, "_test.go")
+	info := ix.pkg.TypesInfo
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			fn, ok := info.Defs[d.Name].(*types.Func)
+			if !ok {
+				continue
+			}
+			id := funcID(fn)
+			if id == "" {
+				continue
+			}
+			kind := KindFunc
+			if d.Recv != nil {
+				kind = KindMethod
+			}
+			sigEnd := d.End()
+			if d.Body != nil {
+				sigEnd = d.Body.Lbrace
+			}
+			ix.symbol(Symbol{
+				ID: id, Name: d.Name.Name, Kind: kind, Pkg: ix.pkg.PkgPath, File: rel,
+				Line: ix.line(docOr(d.Doc, d.Pos())), EndLine: ix.line(d.End()),
+				Signature: oneLine(ix.text(src, d.Pos(), sigEnd)),
+				Test:      isTestFile && d.Recv == nil && isTestName(d.Name.Name),
+			})
+			if d.Recv != nil {
+				ix.walk(id, d.Recv)
+			}
+			ix.walk(id, d.Type)
+			if d.Body != nil {
+				ix.walk(id, d.Body)
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				doc, start, end := d.Doc, d.Pos(), d.End()
+				if d.Lparen.IsValid() {
+					start, end = spec.Pos(), spec.End()
+					doc = nil
+				}
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if s.Doc != nil {
+						doc = s.Doc
+					}
+					ix.typeSpec(s, rel, src, ix.line(docOr(doc, start)), ix.line(end))
+				case *ast.ValueSpec:
+					if s.Doc != nil {
+						doc = s.Doc
+					}
+					kind := KindVar
+					if d.Tok == token.CONST {
+						kind = KindConst
+					}
+					for _, n := range s.Names {
+						obj := info.Defs[n]
+						if obj == nil || n.Name == "_" || obj.Parent() != ix.pkg.Types.Scope() {
+							continue
+						}
+						id := ix.pkg.PkgPath + "." + n.Name
+						ix.symbol(Symbol{
+							ID: id, Name: n.Name, Kind: kind, Pkg: ix.pkg.PkgPath, File: rel,
+							Line: ix.line(docOr(doc, start)), EndLine: ix.line(end),
+							Signature: oneLine(d.Tok.String() + " " + ix.text(src, s.Pos(), s.End())),
+						})
+						if s.Type != nil {
+							ix.walk(id, s.Type)
+						}
+						for _, v := range s.Values {
+							ix.walk(id, v)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func (ix *goIndexer) typeSpec(s *ast.TypeSpec, rel string, src []byte, line, end int) {
+	info := ix.pkg.TypesInfo
+	tn, ok := info.Defs[s.Name].(*types.TypeName)
+	if !ok || tn.Parent() != ix.pkg.Types.Scope() {
+		return
+	}
+	id := ix.pkg.PkgPath + "." + s.Name.Name
+	kind := KindType
+	iface, isIface := tn.Type().Underlying().(*types.Interface)
+	if isIface {
+		kind = KindInterface
+	}
+	ix.symbol(Symbol{
+		ID: id, Name: s.Name.Name, Kind: kind, Pkg: ix.pkg.PkgPath, File: rel,
+		Line: line, EndLine: end, Signature: "type " + oneLine(ix.text(src, s.Pos(), s.End())),
+	})
+	switch t := s.Type.(type) {
+	case *ast.StructType:
+		for _, fld := range t.Fields.List {
+			if len(fld.Names) == 0 {
+				if to := ix.typeExprID(fld.Type); to != "" {
+					ix.edge(EdgeEmbeds, id, to)
+				}
+			}
+		}
+	case *ast.InterfaceType:
+		for _, m := range t.Methods.List {
+			if len(m.Names) == 0 {
+				if to := ix.typeExprID(m.Type); to != "" {
+					ix.edge(EdgeEmbeds, id, to)
+				}
+				continue
+			}
+			for _, n := range m.Names {
+				fn, ok := info.Defs[n].(*types.Func)
+				if !ok {
+					continue
+				}
+				ix.symbol(Symbol{
+					ID: id + "." + n.Name, Name: n.Name, Kind: KindMethod, Pkg: ix.pkg.PkgPath, File: rel,
+					Line: ix.line(docOr(m.Doc, m.Pos())), EndLine: ix.line(m.End()),
+					Signature: oneLine(ix.text(src, m.Pos(), m.End())),
+				})
+				_ = fn
+			}
+		}
+	}
+	ix.walk(id, s.Type)
+	qual := func(p *types.Package) string { return p.Path() }
+	ms := MethodSet{}
+	if isIface {
+		for m := range iface.Methods() {
+			if mid := funcID(m); mid != "" {
+				ms[m.Name()+" "+types.TypeString(m.Type(), qual)] = mid
+			}
+		}
+		if len(ms) > 0 {
+			if ix.unit.Interfaces == nil {
+				ix.unit.Interfaces = map[string]MethodSet{}
+			}
+			ix.unit.Interfaces[id] = ms
+		}
+		return
+	}
+	mset := types.NewMethodSet(types.NewPointer(tn.Type()))
+	for sel := range mset.Methods() {
+		m, ok := sel.Obj().(*types.Func)
+		if !ok {
+			continue
+		}
+		if mid := funcID(m); mid != "" {
+			ms[m.Name()+" "+types.TypeString(m.Type(), qual)] = mid
+		}
+	}
+	if len(ms) > 0 {
+		if ix.unit.Types == nil {
+			ix.unit.Types = map[string]MethodSet{}
+		}
+		ix.unit.Types[id] = ms
+	}
+}
+
+// typeExprID names the repository type an embedded field or interface
+// refers to, or "".
+func (ix *goIndexer) typeExprID(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return ix.typeExprID(t.X)
+	case *ast.IndexExpr:
+		return ix.typeExprID(t.X)
+	case *ast.IndexListExpr:
+		return ix.typeExprID(t.X)
+	case *ast.SelectorExpr:
+		return ix.typeExprID(t.Sel)
+	case *ast.Ident:
+		if tn, ok := ix.pkg.TypesInfo.Uses[t].(*types.TypeName); ok && tn.Pkg() != nil && ix.inModule(tn.Pkg().Path()) {
+			return tn.Pkg().Path() + "." + tn.Name()
+		}
+	}
+	return ""
+}
+
+// walk records an edge from id to every repository symbol n names: a call
+// when the name is what a call expression calls, a reference otherwise.
+func (ix *goIndexer) walk(id string, n ast.Node) {
+	info := ix.pkg.TypesInfo
+	called := map[*ast.Ident]bool{}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if id := calleeIdent(n.Fun); id != nil {
+				called[id] = true
+			}
+		case *ast.Ident:
+			obj := info.Uses[n]
+			if obj == nil || obj.Pkg() == nil || !ix.inModule(obj.Pkg().Path()) {
+				return true
+			}
+			to := objectID(obj)
+			if to == "" || to == id {
+				return true
+			}
+			kind := EdgeRefs
+			if called[n] {
+				kind = EdgeCalls
+			}
+			ix.edge(kind, id, to)
+		}
+		return true
+	})
+}
+
+func calleeIdent(e ast.Expr) *ast.Ident {
+	switch f := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return f
+	case *ast.SelectorExpr:
+		return f.Sel
+	case *ast.IndexExpr:
+		return calleeIdent(f.X)
+	case *ast.IndexListExpr:
+		return calleeIdent(f.X)
+	}
+	return nil
+}
+
+func (ix *goIndexer) edge(kind EdgeKind, from, to string) {
+	e := Edge{Kind: kind, From: from, To: to}
+	if !ix.seen[e] {
+		ix.seen[e] = true
+		ix.unit.Edges = append(ix.unit.Edges, e)
+	}
+}
+
+func (ix *goIndexer) symbol(s Symbol) { ix.unit.Symbols = append(ix.unit.Symbols, s) }
+
+func (ix *goIndexer) line(p token.Pos) int { return ix.pkg.Fset.Position(p).Line }
+
+func (ix *goIndexer) text(src []byte, from, to token.Pos) string {
+	tf := ix.pkg.Fset.File(from)
+	if tf == nil || src == nil {
+		return ""
+	}
+	a, b := tf.Offset(from), tf.Offset(to)
+	if a < 0 || b > len(src) || a > b {
+		return ""
+	}
+	return string(bytes.TrimSpace(src[a:b]))
+}
+
+func docOr(doc *ast.CommentGroup, p token.Pos) token.Pos {
+	if doc != nil {
+		return doc.Pos()
+	}
+	return p
+}
+
+// oneLine keeps a declaration's header short: the first line, with " …"
+// when more followed.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i]) + " …"
+	}
+	return s
+}
+
+// objectID is the symbol ID of a package-level object or method, "" for
+// locals, fields and anything else the graph does not hold.
+func objectID(obj types.Object) string {
+	switch o := obj.(type) {
+	case *types.Func:
+		return funcID(o)
+	case *types.TypeName, *types.Const:
+		if o.Parent() == o.Pkg().Scope() {
+			return o.Pkg().Path() + "." + o.Name()
+		}
+	case *types.Var:
+		if !o.IsField() && o.Parent() == o.Pkg().Scope() {
+			return o.Pkg().Path() + "." + o.Name()
+		}
+	}
+	return ""
+}
+
+// funcID is "pkg.Name" for a function and "pkg.Recv.Name" for a method,
+// with generic instantiations mapped to their origin.
+func funcID(fn *types.Func) string {
+	fn = fn.Origin()
+	if fn.Pkg() == nil {
+		return ""
+	}
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return ""
+	}
+	recv := sig.Recv()
+	if recv == nil {
+		if fn.Parent() != fn.Pkg().Scope() {
+			return ""
+		}
+		return fn.Pkg().Path() + "." + fn.Name()
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	switch t := types.Unalias(t).(type) {
+	case *types.Named:
+		return t.Origin().Obj().Pkg().Path() + "." + t.Origin().Obj().Name() + "." + fn.Name()
+	}
+	return ""
+}
+
+// isTestName reports whether a function name is a go test entry point.
+func isTestName(name string) bool {
+	for _, prefix := range []string{"Test", "Benchmark", "Fuzz", "Example"} {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		rest := name[len(prefix):]
+		if rest == "" || prefix == "Example" {
+			return true
+		}
+		r, _ := utf8.DecodeRuneInString(rest)
+		return !unicode.IsLower(r)
+	}
+	return false
+}
+
+// packagePath is the import path of a repository directory.
+func packagePath(module, dir string) string {
+	if dir == "." || dir == "" {
+		return module
+	}
+	return path.Join(module, dir)
+}

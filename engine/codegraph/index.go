@@ -1,0 +1,252 @@
+package codegraph
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// Stats says what one Index call did.
+type Stats struct {
+	Module    string        `json:"module"`
+	Units     int           `json:"units"`     // directories in the index
+	Reused    int           `json:"reused"`    // taken from the store unchanged
+	Reindexed []string      `json:"reindexed"` // directories indexed this time, sorted
+	Removed   []string      `json:"removed"`   // directories gone since the last run
+	Refused   []string      `json:"refused"`   // .go files not read: symbolic links
+	Scan      time.Duration `json:"scan_ns"`   // walking and hashing the tree
+	Load      time.Duration `json:"load_ns"`   // go/packages and the index walk
+	Total     time.Duration `json:"total_ns"`
+	Errors    []string      `json:"errors,omitempty"`
+}
+
+// ErrNoGoModule is returned by Index for a directory without a go.mod.
+var ErrNoGoModule = errors.New("no go.mod at the repository root")
+
+// Index brings the Go index of repo up to date and returns the assembled
+// graph. Directories whose content hash matches the store are reused;
+// changed ones, and the directories that import a changed one, are
+// re-indexed and saved back. store may be nil (index in memory only).
+func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error) {
+	start := time.Now()
+	var st Stats
+	abs, err := filepath.Abs(repo)
+	if err != nil {
+		return nil, st, err
+	}
+	conf, err := sandbox.OpenConfined(abs)
+	if err != nil {
+		return nil, st, err
+	}
+	defer conf.Close()
+	gomod, err := conf.ReadFile("go.mod", 1<<20)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, st, fmt.Errorf("%s: %w", abs, ErrNoGoModule)
+		}
+		return nil, st, fmt.Errorf("reading go.mod: %w", err)
+	}
+	module := modulePath(gomod)
+	if module == "" {
+		return nil, st, fmt.Errorf("%s/go.mod names no module", abs)
+	}
+	st.Module = module
+	scan, err := ScanTree(conf, gomod)
+	if err != nil {
+		return nil, st, err
+	}
+	st.Refused = scan.Refused
+	st.Scan = time.Since(start)
+
+	stored := map[string]*Unit{}
+	if store != nil {
+		if stored, err = store.Load(ctx, abs); err != nil {
+			return nil, st, fmt.Errorf("reading the stored index: %w", err)
+		}
+	}
+	changed := map[string]bool{}
+	for dir, h := range scan.Hashes {
+		if u, ok := stored[dir]; !ok || u.Hash != h {
+			changed[dir] = true
+		}
+	}
+	for dir := range stored {
+		if _, ok := scan.Hashes[dir]; !ok {
+			st.Removed = append(st.Removed, dir)
+		}
+	}
+	slices.Sort(st.Removed)
+	// A changed package can change what its importers' names resolve to;
+	// re-index its direct importers too.
+	changedPkgs := map[string]bool{}
+	for dir := range changed {
+		changedPkgs[packagePath(module, dir)] = true
+		changedPkgs[packagePath(module, dir)+"_test"] = true
+	}
+	for _, dir := range st.Removed {
+		for _, p := range stored[dir].Pkgs {
+			changedPkgs[p] = true
+		}
+	}
+	for dir, u := range stored {
+		if _, live := scan.Hashes[dir]; !live || changed[dir] {
+			continue
+		}
+		for _, imp := range u.Imports {
+			if changedPkgs[imp] {
+				changed[dir] = true
+				break
+			}
+		}
+	}
+	dirs := make([]string, 0, len(changed))
+	for d := range changed {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	st.Reindexed = dirs
+
+	loadStart := time.Now()
+	fresh := map[string]*Unit{}
+	if len(dirs) > 0 {
+		if fresh, err = indexGo(ctx, conf, module, dirs); err != nil {
+			return nil, st, err
+		}
+		for _, d := range dirs {
+			fresh[d].Hash = scan.Hashes[d]
+		}
+	}
+	st.Load = time.Since(loadStart)
+	if store != nil && (len(dirs) > 0 || len(st.Removed) > 0) {
+		save := make([]*Unit, 0, len(dirs))
+		for _, d := range dirs {
+			save = append(save, fresh[d])
+		}
+		if err := store.Save(ctx, abs, save, st.Removed); err != nil {
+			return nil, st, fmt.Errorf("saving the index: %w", err)
+		}
+	}
+	units := make([]*Unit, 0, len(scan.Hashes))
+	for dir := range scan.Hashes {
+		u := fresh[dir]
+		if u == nil {
+			u = stored[dir]
+			st.Reused++
+		}
+		units = append(units, u)
+		for _, e := range u.Errors {
+			if len(st.Errors) < 20 {
+				st.Errors = append(st.Errors, u.Dir+": "+e)
+			}
+		}
+	}
+	st.Units = len(units)
+	g := Assemble(module, units)
+	st.Total = time.Since(start)
+	return g, st, nil
+}
+
+// Scan is the content state of a repository's Go directories.
+type Scan struct {
+	// Hashes maps each repository-relative directory holding .go files to
+	// a hash of go.mod and of every .go file's name and content in it.
+	Hashes  map[string]string
+	Refused []string // .go files that are symbolic links, never read
+}
+
+// skipDir reports whether the go tool ignores a directory (and so the index
+// does too): hidden, underscore, testdata and vendor directories.
+func skipDir(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor"
+}
+
+// ScanTree hashes each Go directory of conf's tree. Names come from
+// walking the directory (which never follows links); contents only through
+// conf, which refuses symbolic links. Nested modules are skipped: they are
+// other modules.
+func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
+	root := conf.Dir()
+	modSum := sha256.Sum256(gomod)
+	type entry struct{ name, sum string }
+	perDir := map[string][]entry{}
+	out := &Scan{Hashes: map[string]string{}}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // unreadable subdirectory: skip it
+		}
+		rel, _ := relPath(root, p)
+		if d.IsDir() {
+			if p == root {
+				return nil
+			}
+			if skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(d.Name(), ".go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		if d.Type()&fs.ModeSymlink != 0 {
+			out.Refused = append(out.Refused, rel)
+			perDir[dir] = append(perDir[dir], entry{d.Name(), "symlink"})
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := conf.ReadFile(rel, 0)
+		if err != nil {
+			out.Refused = append(out.Refused, rel)
+			return nil
+		}
+		sum := sha256.Sum256(data)
+		perDir[dir] = append(perDir[dir], entry{d.Name(), hex.EncodeToString(sum[:])})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for dir, es := range perDir {
+		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+		h := sha256.New()
+		h.Write(modSum[:])
+		for _, e := range es {
+			fmt.Fprintf(h, "%s\x00%s\n", e.name, e.sum)
+		}
+		out.Hashes[dir] = hex.EncodeToString(h.Sum(nil))
+	}
+	slices.Sort(out.Refused)
+	return out, nil
+}
+
+// modulePath reads the module path from go.mod's module directive.
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if rest, ok := strings.CutPrefix(line, "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), "\"`")
+		}
+	}
+	return ""
+}
