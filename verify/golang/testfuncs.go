@@ -130,7 +130,7 @@ func parseTestFile(path string, src []byte) (*testFile, error) {
 		if kind == "Test" {
 			tf.Subtests, tf.Rest = splitSubtests(fset, toks, fn, testing)
 		}
-		tf.Skips = skipCalls(fset, toks, src, fn.Body, testing)
+		tf.Skips = skipCalls(fset, toks, src, fn, testing)
 		out.Tests = append(out.Tests, tf)
 	}
 	return out, nil
@@ -199,6 +199,24 @@ func isTestingPtr(e ast.Expr, testing, typ string) bool {
 		return ok && id.Name == testing && x.Sel.Name == typ
 	case *ast.Ident:
 		return testing == "." && x.Name == typ
+	}
+	return false
+}
+
+// isTestingType reports whether e is *testing.T, *testing.F, *testing.B or
+// testing.TB.
+func isTestingType(e ast.Expr, testing string) bool {
+	for _, typ := range []string{"T", "F", "B"} {
+		if isTestingPtr(e, testing, typ) {
+			return true
+		}
+	}
+	switch x := e.(type) {
+	case *ast.SelectorExpr:
+		id, ok := x.X.(*ast.Ident)
+		return ok && id.Name == testing && x.Sel.Name == "TB"
+	case *ast.Ident:
+		return testing == "." && x.Name == "TB"
 	}
 	return false
 }
@@ -332,11 +350,31 @@ func isMethodCall(call *ast.CallExpr, recv, method string) bool {
 	return ok && id.Name == recv
 }
 
-// skipCalls lists calls that skip a test: X.Skip/Skipf/SkipNow on any
-// receiver (subtests have their own t) and testing.Short().
-func skipCalls(fset *token.FileSet, toks tokens, src []byte, body *ast.BlockStmt, testing string) []skipCall {
+// skipCalls lists calls that skip a test: Skip, Skipf or SkipNow on a
+// parameter of type *testing.T, *testing.F, *testing.B or testing.TB (the
+// test's own or a subtest's), and testing.Short(). Other methods named
+// Skip (a reader's, an iterator's) are not skips.
+func skipCalls(fset *token.FileSet, toks tokens, src []byte, fn *ast.FuncDecl, testing string) []skipCall {
+	tvars := map[string]bool{}
+	addParams := func(ft *ast.FuncType) {
+		for _, p := range ft.Params.List {
+			if !isTestingType(p.Type, testing) {
+				continue
+			}
+			for _, n := range p.Names {
+				tvars[n.Name] = true
+			}
+		}
+	}
+	addParams(fn.Type)
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.FuncLit); ok {
+			addParams(lit.Type)
+		}
+		return true
+	})
 	var out []skipCall
-	ast.Inspect(body, func(n ast.Node) bool {
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
@@ -344,11 +382,11 @@ func skipCalls(fset *token.FileSet, toks tokens, src []byte, body *ast.BlockStmt
 		skip := false
 		switch fun := call.Fun.(type) {
 		case *ast.SelectorExpr:
+			id, ok := fun.X.(*ast.Ident)
 			switch fun.Sel.Name {
 			case "Skip", "Skipf", "SkipNow":
-				skip = true
+				skip = ok && tvars[id.Name]
 			case "Short":
-				id, ok := fun.X.(*ast.Ident)
 				skip = ok && id.Name == testing && len(call.Args) == 0
 			}
 		case *ast.Ident:
