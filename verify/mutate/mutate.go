@@ -149,7 +149,10 @@ type Report struct {
 	// Errors are problems that did not stop the run: a package that does
 	// not type-check, a //bcode:ignore-mutant without a reason.
 	Errors []string `json:"errors,omitempty"`
-	Stats  Stats    `json:"stats"`
+	// Notes are facts about how the run went that need no action (a schema
+	// that did not build, so its mutants took the slower path).
+	Notes []string `json:"notes,omitempty"`
+	Stats Stats    `json:"stats"`
 	// Sources holds the head content of every file with mutants, for the
 	// mutation-testing report (which embeds the source).
 	Sources map[string]string `json:"-"`

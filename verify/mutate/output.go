@@ -60,10 +60,13 @@ func WriteText(w io.Writer, rep *Report) error {
 	if len(rep.Quarantined) > 0 {
 		ew.printf("Quarantined flaky baseline tests (their runs disagreed; not used against mutants): %s\n\n", strings.Join(rep.Quarantined, ", "))
 	}
+	for _, n := range rep.Notes {
+		ew.printf("note: %s\n", n)
+	}
 	for _, e := range rep.Errors {
 		ew.printf("error: %s\n", e)
 	}
-	if len(rep.Errors) > 0 {
+	if len(rep.Errors)+len(rep.Notes) > 0 {
 		ew.printf("\n")
 	}
 	st := rep.Stats

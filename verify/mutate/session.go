@@ -339,7 +339,7 @@ func (s *session) buildSchema(p *pkg) {
 		for _, m := range p.mutants {
 			m.schemaOK = false
 		}
-		s.rep.Errors = append(s.rep.Errors, fmt.Sprintf("schema of %s: %s; its mutants use the slower per-mutant build", p.relDir, why))
+		s.rep.Notes = append(s.rep.Notes, fmt.Sprintf("schema of %s: %s; its mutants use the slower per-mutant build", p.relDir, why))
 	}
 	ov, err := p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d", p.num), files)
 	if err != nil {
@@ -407,9 +407,16 @@ func (s *session) runMutant(m *mutant) time.Duration {
 	for i, t := range m.Tests {
 		pattern[i] = regexp.QuoteMeta(t)
 	}
+	args := []string{bin, "-test.run", "^(" + strings.Join(pattern, "|") + ")$", "-test.count=1", "-test.v"}
+	// With the change's own tests named, every covering test runs, so a
+	// kill by one of them is seen even when another test failed first.
+	preferred := s.preferredKillers()
+	if len(preferred) == 0 {
+		args = append(args, "-test.failfast")
+	}
 	res, err := s.runner.Run(s.ctx, sandbox.Command{
 		Dir:         p.list.Dir,
-		Args:        []string{bin, "-test.run", "^(" + strings.Join(pattern, "|") + ")$", "-test.count=1", "-test.failfast", "-test.v"},
+		Args:        args,
 		Env:         env,
 		Timeout:     s.runTimeout(p, m.Tests),
 		OutputLimit: 1 << 20,
@@ -428,8 +435,14 @@ func (s *session) runMutant(m *mutant) time.Duration {
 	default:
 		m.Verdict = Killed
 		out := string(res.Stdout)
-		if g := failLine.FindStringSubmatch(out); g != nil {
-			m.KilledBy = g[1]
+		if all := failLine.FindAllStringSubmatch(out, -1); len(all) > 0 {
+			m.KilledBy = all[0][1]
+			for _, g := range all {
+				if preferred[g[1]] {
+					m.KilledBy = g[1]
+					break
+				}
+			}
 		} else if all := runLine.FindAllStringSubmatch(out, -1); len(all) > 0 {
 			m.KilledBy = topLevel(all[len(all)-1][1])
 			m.Detail = "the test binary crashed"
@@ -442,6 +455,18 @@ func (s *session) runMutant(m *mutant) time.Duration {
 		m.KilledBy = strings.Join(m.Tests, ",")
 	}
 	return build
+}
+
+// preferredKillers are the top-level names of Options.Tests.
+func (s *session) preferredKillers() map[string]bool {
+	if len(s.opts.Tests) == 0 {
+		return nil
+	}
+	m := map[string]bool{}
+	for _, t := range s.opts.Tests {
+		m[topLevel(t.Name)] = true
+	}
+	return m
 }
 
 // buildOverlay builds a test binary with only m applied. A build failure

@@ -1,0 +1,473 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+func init() {
+	register(benchmark{
+		name:    "evidence",
+		summary: "mutation evidence: bcode schemata vs bcode per-mutant overlay vs gremlins unleash --diff",
+		run:     benchEvidence,
+	})
+}
+
+// evidenceCase is one change to mutate: a repository whose HEAD~1..HEAD is
+// the diff.
+type evidenceCase struct {
+	name string
+	dir  string
+}
+
+// toolRun is one tool's result on one case.
+type toolRun struct {
+	tool    string
+	mutants map[string][]string // file:line:operator -> verdicts
+	count   int
+	wall    time.Duration
+	err     string
+}
+
+func (t toolRun) perMinute() float64 {
+	if t.wall <= 0 {
+		return 0
+	}
+	return float64(t.count) / t.wall.Minutes()
+}
+
+func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode-bench evidence", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	corpus := fs.String("corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
+	changes := fs.String("changes", "github.com/hashicorp/go-version@v1.6.0..v1.7.0,github.com/google/uuid@v1.5.0..v1.6.0",
+		"comma-separated MODULE@BASE..HEAD real changes from the corpus (\"all\" for every row)")
+	synth := fs.Int("synthetic", 40, "functions in the synthetic diff (about 5 mutants each); 0 skips it")
+	workers := fs.Int("workers", 2, "parallel workers for every tool")
+	gremlinsBin := fs.String("gremlins", "", "gremlins binary (default: on PATH, then $GOPATH/bin)")
+	skipOverlay := fs.Bool("skip-overlay", false, "do not run bcode's per-mutant overlay fallback")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	work, err := os.MkdirTemp("", "bcode-bench-evidence-")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(work)
+
+	var cases []evidenceCase
+	if *synth > 0 {
+		dir := filepath.Join(work, "synthetic")
+		if err := writeSynthetic(dir, *synth); err != nil {
+			fmt.Fprintf(stderr, "synthetic diff: %v\n", err)
+			return 2
+		}
+		cases = append(cases, evidenceCase{name: fmt.Sprintf("synthetic (%d funcs)", *synth), dir: dir})
+	}
+	for i, c := range corpusChanges(*corpus, *changes) {
+		dir := filepath.Join(work, fmt.Sprintf("real%d", i))
+		mod, rest, _ := strings.Cut(c, "@")
+		base, head, _ := strings.Cut(rest, "..")
+		cmd := exec.CommandContext(ctx, filepath.Join(*corpus, "materialize"), mod, base, head, dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(stderr, "materialize %s: %v\n%s", c, err, out)
+			continue
+		}
+		cases = append(cases, evidenceCase{name: c, dir: dir})
+	}
+
+	gbin := findGremlins(*gremlinsBin)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\ttool\tmutants\twall\tmutants/min\tvs gremlins\tagreement with gremlins")
+	var disagreements []string
+	for _, c := range cases {
+		fmt.Fprintf(stderr, "== %s\n", c.name)
+		runs := []toolRun{runBcode(ctx, c, *workers, false, stderr)}
+		if !*skipOverlay {
+			runs = append(runs, runBcode(ctx, c, *workers, true, stderr))
+		}
+		g := runGremlins(ctx, c, gbin, *workers, stderr)
+		runs = append(runs, g)
+		for _, r := range runs {
+			ratio, agree := "", ""
+			if r.tool != "gremlins" && g.err == "" && g.perMinute() > 0 && r.err == "" {
+				ratio = fmt.Sprintf("%.1fx", r.perMinute()/g.perMinute())
+				same, both, diffs := agreement(r, g)
+				agree = fmt.Sprintf("%d/%d", same, both)
+				if r.tool == "bcode" {
+					for _, d := range diffs {
+						disagreements = append(disagreements, c.name+": "+d)
+					}
+				}
+			}
+			if r.err != "" {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", c.name, r.tool, r.err)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\n", c.name, r.tool, r.count, r.wall.Round(100*time.Millisecond), r.perMinute(), ratio, agree)
+		}
+	}
+	tw.Flush()
+	if len(disagreements) > 0 {
+		fmt.Fprintln(stdout, "\nverdict disagreements (bcode schemata vs gremlins, file:line:operator):")
+		for _, d := range disagreements {
+			fmt.Fprintln(stdout, "  "+d)
+		}
+	}
+	return 0
+}
+
+func corpusChanges(corpus, spec string) []string {
+	if spec == "" {
+		return nil
+	}
+	if spec != "all" {
+		return strings.Split(spec, ",")
+	}
+	f, err := os.Open(filepath.Join(corpus, "go-changes.tsv"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) < 3 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		out = append(out, fields[0]+"@"+fields[1]+".."+fields[2])
+	}
+	return out
+}
+
+// runBcode runs the engine on HEAD~1..HEAD of the case with an empty
+// baseline cache, so its coverage run is timed like gremlins' own.
+func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, stderr io.Writer) toolRun {
+	tool := "bcode"
+	if overlay {
+		tool = "bcode-overlay"
+	}
+	run := toolRun{tool: tool, mutants: map[string][]string{}}
+	start := time.Now()
+	// The case directory is a clean checkout of HEAD, so it serves as the
+	// head snapshot; the change is read from git's own diff.
+	change, err := diffChange(ctx, c.dir)
+	if err != nil {
+		run.err = err.Error()
+		return run
+	}
+	dir := c.dir
+	cache, err := os.MkdirTemp("", "bcode-bench-cache-")
+	if err != nil {
+		run.err = err.Error()
+		return run
+	}
+	defer os.RemoveAll(cache)
+	rep, err := mutate.Run(ctx, host.New(), dir, change, mutate.Options{Workers: workers, Overlay: overlay, CacheDir: cache}, verify.NoProgress{})
+	run.wall = time.Since(start)
+	if err != nil {
+		run.err = oneLineErr(err)
+		return run
+	}
+	fmt.Fprintf(stderr, "   %s: %d mutants in %s (%v)\n", tool, len(rep.Mutants), run.wall.Round(time.Millisecond), rep.Stats.Verdicts)
+	for _, m := range rep.Mutants {
+		if m.Verdict == mutate.Ignored {
+			continue
+		}
+		run.count++
+		// Gremlins reports the operator's position; bcode the expression's.
+		// Lines agree for one-line expressions, which is what matching uses.
+		k := fmt.Sprintf("%s:%d:%s", m.File, m.Line, m.Operator)
+		run.mutants[k] = append(run.mutants[k], string(m.Verdict))
+	}
+	return run
+}
+
+func oneLineErr(err error) string {
+	s := strings.ReplaceAll(err.Error(), "\n", " ")
+	if len(s) > 120 {
+		s = s[:120] + "..."
+	}
+	return s
+}
+
+func findGremlins(flagged string) string {
+	if flagged != "" {
+		return flagged
+	}
+	if p, err := exec.LookPath("gremlins"); err == nil {
+		return p
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		home, _ := os.UserHomeDir()
+		gopath = filepath.Join(home, "go")
+	}
+	p := filepath.Join(gopath, "bin", "gremlins")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return ""
+}
+
+// gremlinsOps maps gremlins' mutator types to bcode's operators, where one
+// matches; others are counted but not compared.
+var gremlinsOps = map[string]string{
+	"CONDITIONALS_BOUNDARY": mutate.OpConditionalBoundary,
+	"CONDITIONALS_NEGATION": mutate.OpRelationalNegation,
+	"ARITHMETIC_BASE":       mutate.OpArithIndex,
+}
+
+var gremlinsStatus = map[string]string{
+	"KILLED": "killed", "LIVED": "survived", "NOT COVERED": "not_covered",
+	"TIMED OUT": "timeout", "NOT VIABLE": "unviable", "SKIPPED": "skipped", "RUNNABLE": "runnable",
+}
+
+// runGremlins runs `gremlins unleash --diff HEAD~1` on the case with the
+// mutators closest to bcode's (boundary, negation, arithmetic).
+func runGremlins(ctx context.Context, c evidenceCase, bin string, workers int, stderr io.Writer) toolRun {
+	run := toolRun{tool: "gremlins", mutants: map[string][]string{}}
+	if bin == "" {
+		run.err = "gremlins not installed (go install github.com/go-gremlins/gremlins/cmd/gremlins@latest)"
+		return run
+	}
+	out := filepath.Join(filepath.Dir(c.dir), filepath.Base(c.dir)+"-gremlins.json")
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, bin, "unleash", "--diff", "HEAD~1", "--output", out, "--workers", fmt.Sprint(workers),
+		"--increment-decrement=false", "--invert-negatives=false", ".")
+	cmd.Dir = c.dir
+	logs, err := cmd.CombinedOutput()
+	run.wall = time.Since(start)
+	if err != nil {
+		run.err = "gremlins failed: " + oneLineErr(fmt.Errorf("%v: %s", err, lastLine(string(logs))))
+		return run
+	}
+	var res struct {
+		Files []struct {
+			Filename  string `json:"file_name"`
+			Mutations []struct {
+				Type   string `json:"type"`
+				Status string `json:"status"`
+				Line   int    `json:"line"`
+			} `json:"mutations"`
+		} `json:"files"`
+	}
+	data, err := os.ReadFile(out)
+	if err == nil {
+		err = json.Unmarshal(data, &res)
+	}
+	if err != nil {
+		run.err = "reading gremlins output: " + err.Error()
+		return run
+	}
+	for _, f := range res.Files {
+		for _, m := range f.Mutations {
+			run.count++
+			op := gremlinsOps[m.Type]
+			if op == "" {
+				op = strings.ToLower(m.Type)
+			}
+			k := fmt.Sprintf("%s:%d:%s", filepath.ToSlash(f.Filename), m.Line, op)
+			st := gremlinsStatus[m.Status]
+			if st == "" {
+				st = m.Status
+			}
+			run.mutants[k] = append(run.mutants[k], st)
+		}
+	}
+	fmt.Fprintf(stderr, "   gremlins: %d mutants in %s\n", run.count, run.wall.Round(time.Millisecond))
+	return run
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// agreement compares verdicts on the keys both tools produced. Where a key
+// holds several mutants, the sorted verdict lists must match.
+func agreement(a, b toolRun) (same, both int, diffs []string) {
+	keys := make([]string, 0, len(a.mutants))
+	for k := range a.mutants {
+		if _, ok := b.mutants[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		x := append([]string(nil), a.mutants[k]...)
+		y := append([]string(nil), b.mutants[k]...)
+		sort.Strings(x)
+		sort.Strings(y)
+		both++
+		if strings.Join(x, ",") == strings.Join(y, ",") {
+			same++
+			continue
+		}
+		diffs = append(diffs, fmt.Sprintf("%s: bcode %v, gremlins %v", k, x, y))
+	}
+	return same, both, diffs
+}
+
+// writeSynthetic builds a module whose HEAD~1..HEAD adds n functions of
+// boundary-heavy code and tests that pin some boundaries and miss others.
+func writeSynthetic(dir string, n int) error {
+	if err := os.MkdirAll(filepath.Join(dir, "synth"), 0o755); err != nil {
+		return err
+	}
+	gitRun := func(args ...string) error {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	write := func(name, content string) error {
+		return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
+	}
+	if err := write("go.mod", "module example.com/synth\n\ngo 1.22\n"); err != nil {
+		return err
+	}
+	if err := write("synth/synth.go", "// Package synth is generated for bcode-bench.\npackage synth\n"); err != nil {
+		return err
+	}
+	if err := write("synth/synth_test.go", "package synth\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n"); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "base"}} {
+		if err := gitRun(args...); err != nil {
+			return err
+		}
+	}
+	var src, tests strings.Builder
+	src.WriteString("// Package synth is generated for bcode-bench.\npackage synth\n")
+	tests.WriteString("package synth\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n")
+	for i := 0; i < n; i++ {
+		lo, hi := i, i+10
+		fmt.Fprintf(&src, `
+// Clamp%[1]d limits v to [%[2]d, %[3]d].
+func Clamp%[1]d(v int) int {
+	if v < %[2]d {
+		return %[2]d
+	}
+	if v > %[3]d {
+		return %[3]d
+	}
+	return v
+}
+
+// Window%[1]d returns the last k elements of s.
+func Window%[1]d(s []int, k int) []int {
+	if k >= len(s) {
+		return s
+	}
+	return s[len(s)-k:]
+}
+`, i, lo, hi)
+		// Even functions get boundary tests; odd ones only mid-range values.
+		if i%2 == 0 {
+			fmt.Fprintf(&tests, `
+func TestClamp%[1]d(t *testing.T) {
+	for _, c := range [][2]int{{%[2]d - 1, %[2]d}, {%[2]d, %[2]d}, {%[3]d, %[3]d}, {%[3]d + 1, %[3]d}, {%[2]d + 5, %[2]d + 5}} {
+		if got := Clamp%[1]d(c[0]); got != c[1] {
+			t.Fatalf("Clamp%[1]d(%%d) = %%d, want %%d", c[0], got, c[1])
+		}
+	}
+	if got := Window%[1]d([]int{1, 2, 3}, 2); len(got) != 2 || got[0] != 2 {
+		t.Fatal(got)
+	}
+	if got := Window%[1]d([]int{1, 2, 3}, 3); len(got) != 3 {
+		t.Fatal(got)
+	}
+}
+`, i, lo, hi)
+		} else {
+			fmt.Fprintf(&tests, `
+func TestClamp%[1]d(t *testing.T) {
+	if Clamp%[1]d(%[2]d - 100) != %[2]d || Clamp%[1]d(%[3]d + 100) != %[3]d || Clamp%[1]d(%[2]d + 5) != %[2]d + 5 {
+		t.Fatal("Clamp%[1]d")
+	}
+	if got := Window%[1]d([]int{1, 2, 3}, 1); len(got) != 1 {
+		t.Fatal(got)
+	}
+}
+`, i, lo, hi)
+		}
+	}
+	if err := write("synth/synth.go", src.String()); err != nil {
+		return err
+	}
+	if err := write("synth/synth_test.go", tests.String()); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "head"}} {
+		if err := gitRun(args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@`)
+
+// diffChange reads HEAD~1..HEAD of the repository in dir into a Change
+// (paths and changed head lines; mutate needs nothing else).
+func diffChange(ctx context.Context, dir string) (*verify.Change, error) {
+	cmd := exec.CommandContext(ctx, "git", "diff", "-U0", "--no-renames", "--no-color", "HEAD~1", "HEAD")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git diff in %s: %w", dir, err)
+	}
+	ch := &verify.Change{Base: "HEAD~1", Head: "HEAD"}
+	var cur *verify.FileChange
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "+++ "):
+			name := strings.TrimPrefix(line, "+++ ")
+			if name == "/dev/null" {
+				cur = nil
+				continue
+			}
+			ch.Files = append(ch.Files, verify.FileChange{Path: strings.TrimPrefix(name, "b/"), Status: verify.Modified})
+			cur = &ch.Files[len(ch.Files)-1]
+		case cur != nil && strings.HasPrefix(line, "@@ "):
+			g := hunkHeader.FindStringSubmatch(line)
+			if g == nil {
+				continue
+			}
+			start, _ := strconv.Atoi(g[1])
+			n := 1
+			if g[2] != "" {
+				n, _ = strconv.Atoi(g[2])
+			}
+			if n > 0 {
+				cur.Changed = append(cur.Changed, verify.LineRange{Start: start, End: start + n - 1})
+			}
+		}
+	}
+	return ch, nil
+}

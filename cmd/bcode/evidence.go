@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/gitchange"
+	"github.com/bcode-dev/bcode/verify/golang"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+func init() {
+	register(command{
+		name:    "evidence",
+		summary: "show the mutants of the changed lines that no test notices",
+		run:     cmdEvidence,
+	})
+}
+
+// Exit codes of `bcode evidence`: CI fails on survivors (1) and on
+// anything that kept the run from judging every mutant (2).
+const (
+	evidenceClean     = 0
+	evidenceSurvivors = 1
+	evidenceError     = 2
+)
+
+func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode evidence", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	repoDir := fs.String("repo", ".", "the git checkout to work on")
+	base := fs.String("base", "", "base revision (default: merge-base with the upstream or main branch)")
+	head := fs.String("head", "", "head revision (default: the working tree, committed or not)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	asSARIF := fs.Bool("sarif", false, "print SARIF 2.1.0 (for code-scanning UIs)")
+	asGitHub := fs.Bool("github", false, "print GitHub Actions workflow annotations")
+	mutationReport := fs.String("mutation-report", "", "also write a mutation-testing-report-schema JSON file (Stryker's HTML viewer reads it)")
+	reach := fs.Bool("reach", false, "also mutate the functions the change's new or modified tests cover")
+	workers := fs.Int("workers", 0, "parallel mutant runs (default: the number of CPUs)")
+	overlay := fs.Bool("overlay", false, "build every mutant separately instead of one schema per package (slow; for comparison)")
+	quiet := fs.Bool("q", false, "do not print progress")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bcode evidence [--base REV] [--head REV] [--json|--sarif|--github] [--mutation-report FILE] [--repo DIR] [--reach] [--workers N]")
+		fmt.Fprintln(stderr, "\nExit status: 0 no mutant survives, 1 some survive, 2 error (or mutants left without a verdict).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return evidenceError
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "bcode evidence: "+format+"\n", a...)
+		return evidenceError
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	formats := 0
+	for _, b := range []bool{*asJSON, *asSARIF, *asGitHub} {
+		if b {
+			formats++
+		}
+	}
+	if formats > 1 {
+		return fail("--json, --sarif and --github are exclusive: pick one")
+	}
+	if *workers < 0 {
+		return fail("--workers must be positive, got %d", *workers)
+	}
+
+	var progress verify.Progress = verify.NoProgress{}
+	if !*quiet {
+		progress = stepPrinter{w: stderr, start: time.Now()}
+	}
+	repo, err := git.Open(ctx, *repoDir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	change, err := gitchange.Load(ctx, repo, *base, *head)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer change.Workspace.Close()
+	progress.Step("laying out a snapshot of the head")
+	dir, err := change.Workspace.Materialize(ctx, verify.HeadSide, nil)
+	if err != nil {
+		return fail("snapshot of the head: %v", err)
+	}
+	opts := mutate.Options{Workers: *workers, Reach: *reach, Overlay: *overlay}
+	if *reach {
+		tests, err := golang.New().ChangedTests(ctx, change)
+		if err != nil {
+			return fail("finding the change's tests for --reach: %v", err)
+		}
+		opts.Tests = tests
+	}
+	rep, err := mutate.Run(ctx, host.New(), dir, change, opts, progress)
+	if err != nil {
+		var be *mutate.BaselineError
+		switch {
+		case errors.As(err, &be):
+			return fail("%v\nthe code must pass its own tests before mutants can be judged; fix them (or run `bcode check`) first", err)
+		case errors.Is(err, mutate.ErrNoGo):
+			return fail("%v", err)
+		case ctx.Err() != nil:
+			return fail("interrupted")
+		default:
+			return fail("%v", err)
+		}
+	}
+
+	switch {
+	case *asJSON:
+		err = mutate.WriteJSON(stdout, rep)
+	case *asSARIF:
+		err = mutate.WriteSARIF(stdout, rep)
+	case *asGitHub:
+		err = mutate.WriteGitHub(stdout, rep)
+	default:
+		err = mutate.WriteText(stdout, rep)
+	}
+	if err != nil {
+		return fail("writing the report: %v", err)
+	}
+	if *mutationReport != "" {
+		if err := writeMutationReport(*mutationReport, rep); err != nil {
+			return fail("writing %s: %v", *mutationReport, err)
+		}
+	}
+	if formats > 0 {
+		// Machine formats keep stdout clean; problems still reach a person.
+		for _, e := range rep.Errors {
+			fmt.Fprintf(stderr, "bcode evidence: %s\n", e)
+		}
+	}
+	switch {
+	case rep.Stats.Verdicts[mutate.Survived] > 0:
+		return evidenceSurvivors
+	case len(rep.Errors) > 0 || rep.Stats.Verdicts[mutate.NoVerdict] > 0:
+		return evidenceError
+	}
+	return evidenceClean
+}
+
+func writeMutationReport(path string, rep *mutate.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := mutate.WriteMutationReport(f, rep); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
