@@ -216,7 +216,9 @@ def main():
     files = []
     for f in req.get("files") or []:
         files.append(analyze(f["path"], base64.b64decode(f.get("source") or ""), mode))
-    json.dump({"files": files}, sys.stdout)
+    # The interpreter's real path lets bcode skip launcher shims (pyenv) on
+    # later runs.
+    json.dump({"python": sys.executable, "files": files}, sys.stdout)
 
 
 if __name__ == "__main__":

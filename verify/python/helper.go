@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -98,15 +99,19 @@ const (
 // runHelper parses files with python through r. It never writes a file:
 // sources go in on stdin, the answer comes back on stdout.
 func runHelper(ctx context.Context, r sandbox.Runner, python, dir, mode string, files []source) ([]fileInfo, error) {
-	if len(files) == 0 {
-		return nil, nil
-	}
+	infos, _, err := runHelperExe(ctx, r, python, dir, mode, files)
+	return infos, err
+}
+
+// runHelperExe is runHelper that also returns the interpreter's
+// sys.executable.
+func runHelperExe(ctx context.Context, r sandbox.Runner, python, dir, mode string, files []source) ([]fileInfo, string, error) {
 	req, err := json.Marshal(struct {
 		Mode  string   `json:"mode"`
 		Files []source `json:"files"`
 	}{mode, files})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if dir == "" {
 		dir = os.TempDir()
@@ -118,41 +123,70 @@ func runHelper(ctx context.Context, r sandbox.Runner, python, dir, mode string, 
 		Timeout:     helperTimeout,
 		OutputLimit: helperOutputLimit,
 	})
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return nil, "", fmt.Errorf("%s: %w", python, errNoInterpreter)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("running the python syntax helper with %s: %w", python, err)
+		return nil, "", fmt.Errorf("running the python syntax helper with %s: %w", python, err)
+	}
+	if res.ExitCode == 127 { // a shim (pyenv) whose version lacks the command
+		return nil, "", fmt.Errorf("%s: %w (exit 127: %s)", python, errNoInterpreter, lastLines(string(res.Stderr), 2))
 	}
 	if res.TimedOut {
-		return nil, fmt.Errorf("the python syntax helper timed out after %s", helperTimeout)
+		return nil, "", fmt.Errorf("the python syntax helper timed out after %s", helperTimeout)
 	}
 	if res.ExitCode != 0 {
-		return nil, fmt.Errorf("the python syntax helper (%s) failed with exit %d: %s", python, res.ExitCode, lastLines(string(res.Stderr), 10))
+		return nil, "", fmt.Errorf("the python syntax helper (%s) failed with exit %d: %s", python, res.ExitCode, lastLines(string(res.Stderr), 10))
 	}
 	if res.Truncated {
-		return nil, fmt.Errorf("the python syntax helper's answer exceeded %d bytes", helperOutputLimit)
+		return nil, "", fmt.Errorf("the python syntax helper's answer exceeded %d bytes", helperOutputLimit)
 	}
 	var out struct {
-		Files []fileInfo `json:"files"`
+		Python string     `json:"python"`
+		Files  []fileInfo `json:"files"`
 	}
 	if err := json.Unmarshal(res.Stdout, &out); err != nil {
-		return nil, fmt.Errorf("reading the python syntax helper's answer: %w", err)
+		return nil, "", fmt.Errorf("reading the python syntax helper's answer: %w", err)
 	}
 	if len(out.Files) != len(files) {
-		return nil, fmt.Errorf("the python syntax helper answered for %d files, asked about %d", len(out.Files), len(files))
+		return nil, "", fmt.Errorf("the python syntax helper answered for %d files, asked about %d", len(out.Files), len(files))
 	}
-	return out.Files, nil
+	return out.Files, out.Python, nil
 }
 
-// parseNoDir runs the helper through the adapter's parser runner.
+// parseNoDir runs the helper through the adapter's parser runner, with the
+// first candidate interpreter that exists.
 func (a *Adapter) parseNoDir(ctx context.Context, mode string, files []source) ([]fileInfo, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	r, py, err := a.parserRunner(ctx)
-	if err != nil {
-		return nil, err
+	r, py := a.parserRunner()
+	if py != "" {
+		return runHelper(ctx, r, py, "", mode, files)
 	}
-	return runHelper(ctx, r, py, "", mode, files)
+	var why []string
+	for _, c := range a.parserCandidates() {
+		infos, exe, err := runHelperExe(ctx, r, c, "", mode, files)
+		if err == nil {
+			if exe == "" || a.Python != "" {
+				exe = c // keep what the user configured
+			}
+			a.setParserPython(exe)
+			return infos, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !errors.Is(err, errNoInterpreter) {
+			return nil, err
+		}
+		why = append(why, err.Error())
+	}
+	return nil, fmt.Errorf("no Python interpreter to parse test files (%s): install python3 or set gate.python in .bcode/config.toml", strings.Join(why, "; "))
 }
+
+// errNoInterpreter marks a helper run whose interpreter does not exist.
+var errNoInterpreter = errors.New("interpreter not found")
 
 // lastLines keeps the last n lines of s.
 func lastLines(s string, n int) string {

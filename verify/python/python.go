@@ -36,12 +36,10 @@ type Adapter struct {
 	// imported), so running it outside the sandbox exposes nothing.
 	Parser sandbox.Runner
 
-	mu          sync.Mutex
-	pytestFor   map[string]probe // by snapshot directory
-	parser      sandbox.Runner
-	parserPy    string
-	parserErr   error
-	parserReady bool
+	mu        sync.Mutex
+	pytestFor map[string]probe // by snapshot with a .venv; "" for the rest
+	parser    sandbox.Runner
+	parserPy  string
 }
 
 type probe struct {
@@ -86,29 +84,32 @@ var ErrNoPytest = errors.New("pytest not found: install it (Debian: apt-get inst
 const probeTimeout = time.Minute
 
 // interpreter returns the Python that runs pytest in dir, probing the
-// candidates once per directory through r.
+// candidates through r once per snapshot with a .venv, and once for all
+// snapshots without one (they share PATH and /usr/bin).
 func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string) (string, error) {
-	a.mu.Lock()
-	if p, ok := a.pytestFor[dir]; ok {
-		a.mu.Unlock()
-		return p.python, p.err
-	}
-	a.mu.Unlock()
-
 	var candidates []string
+	cacheKey := ""
 	if a.Python != "" {
 		candidates = []string{a.Python}
 	} else {
 		venv := filepath.Join(dir, ".venv", "bin", "python")
 		if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
 			candidates = append(candidates, venv)
+			cacheKey = dir
 		}
 		candidates = append(candidates, "python3", "/usr/bin/python3")
 	}
+	a.mu.Lock()
+	if p, ok := a.pytestFor[cacheKey]; ok {
+		a.mu.Unlock()
+		return p.python, p.err
+	}
+	a.mu.Unlock()
+
 	var why []string
 	found := ""
 	for _, c := range candidates {
-		res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-c", "import pytest"}, Timeout: probeTimeout})
+		res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-c", "import sys, pytest; print(sys.executable)"}, Timeout: probeTimeout})
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -122,7 +123,13 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 		case res.ExitCode != 0:
 			why = append(why, c+": cannot import pytest")
 		default:
+			// Run the real interpreter from now on, not a launcher shim
+			// (pyenv's cost a second or more per start); a configured or
+			// virtualenv interpreter is kept as named.
 			found = c
+			if exe := strings.TrimSpace(string(res.Stdout)); c == "python3" && path.IsAbs(exe) && !strings.ContainsAny(exe, "\n") {
+				found = exe
+			}
 		}
 		if found != "" {
 			break
@@ -136,44 +143,36 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 	if a.pytestFor == nil {
 		a.pytestFor = map[string]probe{}
 	}
-	a.pytestFor[dir] = p
+	a.pytestFor[cacheKey] = p
 	a.mu.Unlock()
 	return p.python, p.err
 }
 
-// parserRunner returns the runner and interpreter that run the syntax
-// helper when no snapshot directory is at hand.
-func (a *Adapter) parserRunner(ctx context.Context) (sandbox.Runner, string, error) {
+// parserCandidates are the interpreters tried for the syntax helper when
+// no snapshot directory is at hand; any Python 3 can parse.
+func (a *Adapter) parserCandidates() []string {
+	if a.Python != "" {
+		return []string{a.Python}
+	}
+	return []string{"python3", "/usr/bin/python3"}
+}
+
+// parserRunner returns the runner for the syntax helper and the
+// interpreter last found to run it ("" before the first run).
+func (a *Adapter) parserRunner() (sandbox.Runner, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.parserReady {
-		return a.parser, a.parserPy, a.parserErr
-	}
-	r := a.Parser
-	if r == nil {
-		r = host.New()
-	}
-	candidates := []string{"python3", "/usr/bin/python3"}
-	if a.Python != "" {
-		candidates = []string{a.Python}
-	}
-	var why []string
-	for _, c := range candidates {
-		res, err := r.Run(ctx, sandbox.Command{Dir: os.TempDir(), Args: []string{c, "-I", "-c", "import ast, base64, json"}, Timeout: probeTimeout})
-		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
-		}
-		if err == nil && res.ExitCode == 0 && !res.TimedOut {
-			a.parser, a.parserPy, a.parserReady = r, c, true
-			return r, c, nil
-		}
-		if err != nil {
-			why = append(why, fmt.Sprintf("%s: %v", c, err))
-		} else {
-			why = append(why, fmt.Sprintf("%s: exit %d", c, res.ExitCode))
+	if a.parser == nil {
+		a.parser = a.Parser
+		if a.parser == nil {
+			a.parser = host.New()
 		}
 	}
-	a.parserErr = fmt.Errorf("no Python interpreter to parse test files (tried %s): install python3 or set gate.python in .bcode/config.toml", strings.Join(why, "; "))
-	a.parserReady = true
-	return nil, "", a.parserErr
+	return a.parser, a.parserPy
+}
+
+func (a *Adapter) setParserPython(py string) {
+	a.mu.Lock()
+	a.parserPy = py
+	a.mu.Unlock()
 }

@@ -79,30 +79,25 @@ func importedNames(file string, imps []pyImport) []string {
 
 // importGraph indexes files by the names they may be imported as.
 type importGraph struct {
-	exact  map[string][]string // module name -> files
-	within map[string][]string // proper prefix of a module name -> files below it
+	exact map[string][]string // module name -> files
 }
 
 func newImportGraph(files []string) *importGraph {
-	g := &importGraph{exact: map[string][]string{}, within: map[string][]string{}}
+	g := &importGraph{exact: map[string][]string{}}
 	for _, f := range files {
 		for _, n := range moduleNames(f) {
 			g.exact[n] = append(g.exact[n], f)
-			for i := strings.LastIndexByte(n, '.'); i > 0; i = strings.LastIndexByte(n[:i], '.') {
-				g.within[n[:i]] = append(g.within[n[:i]], f)
-			}
 		}
 	}
 	return g
 }
 
-// resolve lists the files an imported name may load: the module itself,
-// the packages above it (their __init__ runs first) and, for a package,
-// the modules inside it.
+// resolve lists the files an imported name may load: the module itself and
+// the packages above it (their __init__ runs first). The modules a
+// package's __init__ imports in turn are reached through its own imports.
 func (g *importGraph) resolve(name string) []string {
 	var out []string
 	out = append(out, g.exact[name]...)
-	out = append(out, g.within[name]...)
 	for i := strings.LastIndexByte(name, '.'); i > 0; i = strings.LastIndexByte(name[:i], '.') {
 		out = append(out, g.exact[name[:i]]...)
 	}
@@ -164,13 +159,15 @@ func (a *Adapter) Targets(ctx context.Context, r sandbox.Runner, dir string, cha
 		if !errors.Is(err, ErrNoPytest) {
 			return nil, err
 		}
-		// Imports parse without pytest; any interpreter will do.
-		var perr error
-		if _, py, perr = a.parserRunner(ctx); perr != nil {
-			return nil, perr
-		}
+		py = ""
 	}
-	infos, err := runHelper(ctx, r, py, dir, modeImports, srcs)
+	var infos []fileInfo
+	if py != "" {
+		infos, err = runHelper(ctx, r, py, dir, modeImports, srcs)
+	} else {
+		// Imports parse without pytest; any interpreter will do.
+		infos, err = a.parseNoDir(ctx, modeImports, srcs)
+	}
 	if err != nil {
 		return nil, err
 	}
