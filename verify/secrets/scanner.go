@@ -11,7 +11,6 @@
 package secrets
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -168,75 +167,6 @@ func NewScanner(extra ...string) (*Scanner, error) {
 	return s, nil
 }
 
-// match is one finding with its byte span in the scanned text.
-type match struct {
-	rule, description string
-	secret            string
-	start, end        int // byte offsets; start < 0 for whole-file findings
-}
-
-// scan runs the rules and the extra values over text. path may be empty; it
-// lets path-specific rules apply. Every span it returns lies within text.
-func (s *Scanner) scan(path, text string) []match {
-	var out []match
-	fragment := detect.Fragment{Raw: text, FilePath: path}
-	for _, f := range s.detector.DetectContext(context.Background(), fragment) {
-		out = append(out, s.spans(text, f)...)
-	}
-	for _, e := range s.extras {
-		desc := "a value bcode was told is secret"
-		if e.how != "" {
-			desc += " (" + e.how + "-encoded)"
-		}
-		for i := 0; ; {
-			j := strings.Index(text[i:], e.value)
-			if j < 0 {
-				break
-			}
-			start := i + j
-			out = append(out, match{rule: KnownSecretRule, description: desc, secret: e.value, start: start, end: start + len(e.value)})
-			i = start + 1
-		}
-	}
-	return out
-}
-
-// spans places a gitleaks finding in text. A plain finding is every
-// occurrence of its secret (a secret seen once is redacted everywhere); a
-// finding in decoded content is the encoded span gitleaks reports.
-func (s *Scanner) spans(text string, f report.Finding) []match {
-	base := match{rule: f.RuleID, description: f.Description, secret: f.Secret}
-	if f.Secret == "" {
-		// A rule on the file's name alone (a .p12 key store).
-		base.start, base.end = -1, -1
-		return []match{base}
-	}
-	if !isDecoded(f) {
-		var out []match
-		for i := 0; ; {
-			j := strings.Index(text[i:], f.Secret)
-			if j < 0 {
-				break
-			}
-			m := base
-			m.start, m.end = i+j, i+j+len(f.Secret)
-			out = append(out, m)
-			i = m.end
-		}
-		if out != nil {
-			return out
-		}
-	}
-	start, end, ok := findingOffsets(text, f)
-	if !ok {
-		// Not placeable (a gitleaks change in how it counts columns):
-		// take the whole line rather than leave the secret in.
-		start, end = lineBounds(text, f.StartLine)
-	}
-	base.start, base.end = start, end
-	return []match{base}
-}
-
 func isDecoded(f report.Finding) bool {
 	for _, t := range f.Tags {
 		if strings.HasPrefix(t, "decoded:") {
@@ -301,10 +231,15 @@ func (s *Scanner) findings(path, text string, firstLine int, commit string) []Fi
 	}
 	seen := map[key]bool{}
 	var out []Finding
+	var newlines []int // offsets of '\n', computed on first need
 	for _, m := range s.scan(path, text) {
 		line := 0
 		if m.start >= 0 {
-			line = firstLine + 1 + strings.Count(text[:m.start], "\n")
+			if newlines == nil {
+				newlines = occurrences(text, "\n")
+			}
+			n, _ := slices.BinarySearch(newlines, m.start)
+			line = firstLine + 1 + n
 		}
 		k := key{line, m.rule, m.secret}
 		if seen[k] {

@@ -260,3 +260,51 @@ func TestRedactedForm(t *testing.T) {
 		}
 	}
 }
+
+// TestPiecesKeepMatchesWhole: gitleaks sees the text in pieces of about
+// chunkSize; secrets across a piece boundary must still be found whole.
+func TestPiecesKeepMatchesWhole(t *testing.T) {
+	s := newTestScanner(t)
+	filler := func(n int) string {
+		line := "ordinary words about nothing in particular, nothing at all\n"
+		return strings.Repeat(line, n/len(line)+1)
+	}
+	for _, offset := range []int{-300, -120, -40, -1, 0, 1, 60} {
+		before := filler(chunkSize + offset)
+		text := before + fakePrivateKey() + filler(2000) +
+			"aws_access_key_id =\n  " + fakeAWSKey() + "\n" + filler(chunkSize) +
+			"ghp token " + fakeGitHubToken() + "\n"
+		out, _ := s.Redact(text)
+		for _, secret := range []string{"MIIEowIBAAKCAQEA", "PRIVATE KEY", fakeAWSKey(), fakeGitHubToken()} {
+			if strings.Contains(out, secret) {
+				t.Errorf("offset %d: %q survived", offset, secret)
+			}
+		}
+		got := s.ScanText("big.txt", []byte(text))
+		if f, ok := findRule(got, "private-key"); !ok || f.Line != strings.Count(before, "\n")+1 {
+			t.Errorf("offset %d: private key finding %+v (want line %d)", offset, f, strings.Count(before, "\n")+1)
+		}
+	}
+}
+
+func TestPieces(t *testing.T) {
+	text := strings.Repeat("0123456789\n", 5000)
+	ps := pieces(text)
+	if len(ps) < 2 || ps[0].start != 0 || ps[len(ps)-1].end != len(text) {
+		t.Fatalf("pieces = %v", ps)
+	}
+	for i, p := range ps {
+		if p.end <= p.start || (p.start > 0 && text[p.start-1] != '\n') {
+			t.Fatalf("piece %d = %v does not start at a line", i, p)
+		}
+		if i > 0 && p.start > ps[i-1].end {
+			t.Fatalf("gap before piece %d", i)
+		}
+	}
+	if got := pieces(""); len(got) != 0 {
+		t.Fatalf("pieces(\"\") = %v", got)
+	}
+	if got := pieces("no newline"); len(got) != 1 || got[0] != (span{0, 10}) {
+		t.Fatalf("pieces(no newline) = %v", got)
+	}
+}
