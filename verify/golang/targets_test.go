@@ -148,10 +148,13 @@ func TestRunSuite(t *testing.T) {
 	r := newRunner(t)
 	a := New()
 	ctx := context.Background()
+	// One passing tree shared by the subtests that only read it, so its
+	// packages compile once.
+	passing := writeTree(t, graphModule)
 
 	t.Run("pass, whole suite across modules", func(t *testing.T) {
 		t.Parallel()
-		dir := writeTree(t, graphModule)
+		dir := passing
 		res, err := a.RunSuite(ctx, r, dir, nil, time.Minute)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +165,7 @@ func TestRunSuite(t *testing.T) {
 	})
 	t.Run("targets in the root and a nested module", func(t *testing.T) {
 		t.Parallel()
-		dir := writeTree(t, graphModule)
+		dir := passing
 		res, err := a.RunSuite(ctx, r, dir, []string{"./top", "./tool/sub"}, time.Minute)
 		if err != nil || res.Outcome != verify.Pass {
 			t.Fatalf("%+v %v", res, err)
@@ -223,7 +226,7 @@ func TestRunSuite(t *testing.T) {
 	})
 	t.Run("go missing", func(t *testing.T) {
 		t.Parallel()
-		dir := writeTree(t, graphModule)
+		dir := passing
 		res, err := (&Adapter{GoBin: "go-not-installed-here"}).RunSuite(ctx, r, dir, nil, time.Minute)
 		if err != nil || res.Outcome != verify.EnvError || !strings.Contains(res.Detail, "https://go.dev/dl") {
 			t.Fatalf("%+v %v", res, err)
@@ -231,7 +234,7 @@ func TestRunSuite(t *testing.T) {
 	})
 	t.Run("bad target", func(t *testing.T) {
 		t.Parallel()
-		dir := writeTree(t, graphModule)
+		dir := passing
 		if _, err := a.RunSuite(ctx, r, dir, []string{"../elsewhere"}, time.Minute); err == nil {
 			t.Fatal("no error for a target outside the repository")
 		}
