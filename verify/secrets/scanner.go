@@ -79,8 +79,8 @@ var rules = sync.OnceValues(buildDetector)
 // rulesBuilt is how long the one build took.
 var rulesBuilt time.Duration
 
-// RulesBuildTime reports how long compiling gitleaks' rules took, zero
-// before the first NewScanner.
+// RulesBuildTime reports how long compiling gitleaks' rules took (compiling
+// them now if no Scanner has been built yet), or zero if compiling failed.
 func RulesBuildTime() time.Duration {
 	if _, err := rules(); err != nil {
 		return 0
