@@ -63,6 +63,11 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	workers := fs.Int("workers", 2, "parallel workers for every tool")
 	gremlinsBin := fs.String("gremlins", "", "gremlins binary (default: on PATH, then $GOPATH/bin)")
 	skipOverlay := fs.Bool("skip-overlay", false, "do not run bcode's per-mutant overlay fallback")
+	// Gremlins derives its timeout from the coverage run's total time, which
+	// a warm build cache makes tiny; on a loaded machine its default then
+	// times out mutants that merely waited for a CPU. A larger coefficient
+	// keeps the comparison about verdicts, and only slows gremlins down.
+	coefficient := fs.Int("gremlins-timeout-coefficient", 20, "gremlins --timeout-coefficient")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -104,7 +109,7 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if !*skipOverlay {
 			runs = append(runs, runBcode(ctx, c, *workers, true, stderr))
 		}
-		g := runGremlins(ctx, c, gbin, *workers, stderr)
+		g := runGremlins(ctx, c, gbin, *workers, *coefficient, stderr)
 		runs = append(runs, g)
 		for _, r := range runs {
 			ratio, agree := "", ""
@@ -244,7 +249,7 @@ var gremlinsStatus = map[string]string{
 
 // runGremlins runs `gremlins unleash --diff HEAD~1` on the case with the
 // mutators closest to bcode's (boundary, negation, arithmetic).
-func runGremlins(ctx context.Context, c evidenceCase, bin string, workers int, stderr io.Writer) toolRun {
+func runGremlins(ctx context.Context, c evidenceCase, bin string, workers, coefficient int, stderr io.Writer) toolRun {
 	run := toolRun{tool: "gremlins", mutants: map[string][]string{}}
 	if bin == "" {
 		run.err = "gremlins not installed (go install github.com/go-gremlins/gremlins/cmd/gremlins@latest)"
@@ -253,6 +258,7 @@ func runGremlins(ctx context.Context, c evidenceCase, bin string, workers int, s
 	out := filepath.Join(filepath.Dir(c.dir), filepath.Base(c.dir)+"-gremlins.json")
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, bin, "unleash", "--diff", "HEAD~1", "--output", out, "--workers", fmt.Sprint(workers),
+		"--timeout-coefficient", fmt.Sprint(coefficient),
 		"--increment-decrement=false", "--invert-negatives=false", ".")
 	cmd.Dir = c.dir
 	logs, err := cmd.CombinedOutput()

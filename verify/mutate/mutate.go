@@ -130,9 +130,11 @@ type Stats struct {
 	// BaselineCached counts packages whose baseline came from the cache.
 	BaselineCached int           `json:"baseline_cached"`
 	Baseline       time.Duration `json:"baseline_ns"`
-	Compile        time.Duration `json:"compile_ns"` // wall time of schema and overlay builds
-	Run            time.Duration `json:"run_ns"`     // wall time of the mutant-run phase
-	Wall           time.Duration `json:"wall_ns"`
+	// Compile is the schema builds' wall time plus the summed time of
+	// per-mutant builds (those overlap with runs on other workers).
+	Compile time.Duration `json:"compile_ns"`
+	Run     time.Duration `json:"run_ns"` // wall time of the mutant-run phase
+	Wall    time.Duration `json:"wall_ns"`
 	// MutantsPerMinute is the number of mutants given a verdict by running
 	// or by coverage (everything but ignored) per minute of wall time.
 	MutantsPerMinute float64 `json:"mutants_per_minute"`

@@ -587,3 +587,30 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// --reach mutates what the change's tests cover even off the changed
+// lines: restricted to no changed file, only the covered, unchanged Old
+// function is mutated.
+func TestReachMutatesCoveredFunctions(t *testing.T) {
+	c := calcReport(t)
+	rep, err := Run(context.Background(), host.New(), c.dir, c.change, Options{
+		Workers: 2, CacheDir: c.cache, Reach: true,
+		Files: []string{"calc/none.go"},
+		Tests: []verify.Test{{Language: "go", Package: "./calc", File: "calc/calc_test.go", Name: "TestOld"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := lineOf(t, calcHead, "func Old")
+	if len(rep.Mutants) == 0 {
+		t.Fatalf("no mutants from --reach")
+	}
+	for _, m := range rep.Mutants {
+		if m.Line != old || m.Func != "Old" {
+			t.Errorf("--reach mutated %s:%d (%s), want only Old at line %d", m.File, m.Line, m.Func, old)
+		}
+	}
+	if m := find(t, rep, old, OpRelationalNegation, "n <= 3"); m.Verdict != Killed || m.KilledBy != "TestOld" {
+		t.Errorf("n <= 3 in Old: %s by %q, want killed by TestOld", m.Verdict, m.KilledBy)
+	}
+}
