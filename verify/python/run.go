@@ -124,6 +124,7 @@ func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir, py string,
 				break
 			}
 		}
+		asked := len(pending)
 		ids := make([]string, len(pending))
 		for j, i := range pending {
 			ids[j] = fileOf(tests[i]) + "::" + tests[i].Name
@@ -162,6 +163,17 @@ func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir, py string,
 			}
 			pending = nil
 		case exitUsage:
+			if c, ok := conftestFailure(output); ok {
+				o, d := Classify(c)
+				for _, i := range pending {
+					results[i] = &verify.TestResult{Test: tests[i], Outcome: o, Detail: d}
+				}
+				pending = nil
+				break
+			}
+			// pytest refuses the whole run when a node id does not exist
+			// (or sits in a module that failed to collect, decided above):
+			// drop those and run the rest again.
 			missing := notFound(output)
 			var retry []int
 			for _, i := range pending {
@@ -172,7 +184,7 @@ func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir, py string,
 					retry = append(retry, i)
 				}
 			}
-			if len(retry) == len(pending) { // nothing we can drop: a real usage error
+			if len(retry) == asked { // nothing was decided: a real usage error
 				for _, i := range pending {
 					results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.EnvError, Detail: "pytest usage error (exit 4): " + lastLines(output, 20)}
 				}
@@ -250,6 +262,18 @@ func collectionErrors(cases []Case) map[string]Case {
 		}
 	}
 	return out
+}
+
+// conftestFailure recognizes a conftest.py that does not import: pytest
+// then stops before collecting anything (exit 4, no report), and every
+// test below it is as uncollectable as a test module that fails to import.
+func conftestFailure(output string) (Case, bool) {
+	i := strings.Index(output, "while loading conftest")
+	if i < 0 {
+		return Case{}, false
+	}
+	start := strings.LastIndexByte(output[:i], '\n') + 1
+	return Case{Status: Errored, Message: "collection failure", Text: firstLines(output[start:], 20)}, true
 }
 
 // idSet holds node ids pytest said it could not find. pytest prints them

@@ -146,12 +146,45 @@ func TestRunTestsOutcomes(t *testing.T) {
 	if d := got["test_assert"][0].Detail; !strings.Contains(d, "assert 1 == 2") {
 		t.Errorf("assertion detail %q should quote the assertion", d)
 	}
+	// A module that fails to collect makes pytest refuse node ids in it;
+	// the other tests of the batch still run.
+	res, err = shared.RunTests(ctx(t), runner, dir, []verify.Test{testOf("tests/test_import.py", "test_new_func"), testOf(f, "test_pass")}, verify.RunOptions{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].Outcome != verify.ImportError || res[1].Outcome != verify.Pass {
+		t.Errorf("import error beside a passing test: got %+v", res)
+	}
 	// Nothing of the run is left in the snapshot.
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".bcode") || e.Name() == ".pytest_cache" {
 			t.Errorf("run left %s in the snapshot", e.Name())
 		}
+	}
+}
+
+func TestRunTestsConftestDoesNotImport(t *testing.T) {
+	needPytest(t)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"mod.py":            "def f():\n    return 1\n",
+		"tests/conftest.py": "from mod import new_fixture_helper\n",
+		"tests/test_a.py":   "def test_a():\n    assert False\n",
+	})
+	res, err := shared.RunTests(ctx(t), runner, dir, []verify.Test{testOf("tests/test_a.py", "test_a")}, verify.RunOptions{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Outcome != verify.ImportError || !strings.Contains(res[0].Detail, "new_fixture_helper") {
+		t.Errorf("conftest that does not import: got %+v, want import_error", res)
+	}
+	suite, err := shared.RunSuite(ctx(t), runner, dir, nil, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if suite.Outcome != verify.BuildError {
+		t.Errorf("suite with a conftest that does not import: %+v, want build_error", suite)
 	}
 }
 

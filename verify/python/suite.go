@@ -123,6 +123,9 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		out.Outcome = verify.Timeout
 		out.Failed = append(collectFailed, failed...)
 		out.Detail = fmt.Sprintf("the suite did not finish within %s", timeout)
+	case run.res.ExitCode == exitUsage && strings.Contains(output, "while loading conftest"):
+		c, _ := conftestFailure(output)
+		out.Outcome, out.Detail = verify.BuildError, c.Text
 	case len(collectFailed) > 0 || run.res.ExitCode == exitInterrupted:
 		// A module that does not import breaks the suite as a build error
 		// breaks a Go package.
