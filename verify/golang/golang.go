@@ -61,11 +61,8 @@ func (a *Adapter) note(format string, args ...any) {
 	}
 }
 
-// packageOf is the Test.Package of a file: its directory relative to the
-// repository root, as a go command pattern.
-func packageOf(file string) string { return packageOfDir(path.Dir(file)) }
-
-// packageOfDir is packageOf for a slash-separated directory.
+// packageOfDir is the Test.Package of the files in d (slash-separated,
+// relative to the repository root): a go command pattern.
 func packageOfDir(d string) string {
 	if d == "." || d == "" {
 		return "."

@@ -4,8 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/bcode-dev/bcode/sandbox/host"
@@ -98,13 +96,6 @@ func outcomesOf(rs []verify.TestResult) []verify.Outcome {
 		out[i] = r.Outcome
 	}
 	return out
-}
-
-func equalStrings(a, b []string) bool {
-	a, b = append([]string(nil), a...), append([]string(nil), b...)
-	sort.Strings(a)
-	sort.Strings(b)
-	return strings.Join(a, "\n") == strings.Join(b, "\n")
 }
 
 func goTests(pkg string, ns ...string) []verify.Test {

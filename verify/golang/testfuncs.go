@@ -25,14 +25,6 @@ type testFile struct {
 	ConstraintLine int
 }
 
-func (f *testFile) byName() map[string]*testFunc {
-	m := make(map[string]*testFunc, len(f.Tests))
-	for _, t := range f.Tests {
-		m[t.Name] = t
-	}
-	return m
-}
-
 // testFunc is one top-level function go test runs.
 type testFunc struct {
 	Name string
