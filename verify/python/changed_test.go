@@ -17,6 +17,7 @@ func names(ts []verify.Test) []string {
 }
 
 func TestChangedTests(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	base := `
 		import pytest
@@ -116,7 +117,7 @@ func TestChangedTests(t *testing.T) {
 		fileChange("mod.py", str("def f(x): return x\n"), str("def f(x): return x\ndef g(): return 1\n")),
 		fileChange("tests/conftest.py", nil, str("def test_in_conftest(): pass\n")),
 	}}
-	got, err := testAdapter().ChangedTests(ctx(t), change)
+	got, err := shared.ChangedTests(ctx(t), change)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,22 +141,24 @@ func TestChangedTests(t *testing.T) {
 }
 
 func TestChangedTestsSyntaxError(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	change := &verify.Change{Files: []verify.FileChange{
 		fileChange("tests/test_bad.py", str("def test_a():\n    pass\n"), str("def test_a():\n    pass\n\ndef test_b(:\n    pass\n")),
 	}}
-	_, err := testAdapter().ChangedTests(ctx(t), change)
+	_, err := shared.ChangedTests(ctx(t), change)
 	if err == nil || !strings.Contains(err.Error(), "tests/test_bad.py:4") {
 		t.Fatalf("want an error naming tests/test_bad.py:4, got %v", err)
 	}
 }
 
 func TestChangedTestsBaseSyntaxErrorCountsAsNew(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	change := &verify.Change{Files: []verify.FileChange{
 		fileChange("test_fix.py", str("def test_a(:\n"), str("def test_a():\n    pass\n")),
 	}}
-	got, err := testAdapter().ChangedTests(ctx(t), change)
+	got, err := shared.ChangedTests(ctx(t), change)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +168,7 @@ func TestChangedTestsBaseSyntaxErrorCountsAsNew(t *testing.T) {
 }
 
 func TestOwnsAndIsTestFile(t *testing.T) {
+	t.Parallel()
 	a := New("")
 	for p, want := range map[string][2]bool{
 		"pkg/mod.py":         {true, false},

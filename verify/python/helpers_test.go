@@ -109,9 +109,10 @@ func fileChange(p string, base, head *string) verify.FileChange {
 
 func str(s string) *string { return &s }
 
-// testAdapter chooses its interpreter as in production; the tests must
-// pass whether or not the python3 on PATH has pytest.
-func testAdapter() *Adapter { return New("") }
+// shared is one adapter for most tests, so interpreters are probed once;
+// it chooses them automatically, as in production, and the tests pass
+// whether or not the python3 on PATH has pytest.
+var shared = New("")
 
 func ctx(t *testing.T) context.Context {
 	t.Helper()

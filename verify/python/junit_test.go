@@ -24,6 +24,7 @@ E   ImportError: cannot import name 'new_func' from 'mod' (/x/mod.py)</error></t
 </testsuite></testsuites>`
 
 func TestParseJUnit(t *testing.T) {
+	t.Parallel()
 	cases, err := ParseJUnit(strings.NewReader(sampleReport))
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,7 @@ func TestParseJUnit(t *testing.T) {
 }
 
 func TestParseJUnitErrors(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"empty":     "",
 		"not xml":   "ERROR: pytest crashed",
@@ -68,6 +70,7 @@ func TestParseJUnitErrors(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	fail := func(msg, text string) Case {
 		return Case{ClassName: "t", Name: "test_x", Status: Failure, Message: msg, Text: text}
 	}
@@ -111,6 +114,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestParseLiveLog(t *testing.T) {
+	t.Parallel()
 	log := `{"nodeid": "tests/test_a.py::TestC::test_m[1]", "when": "call", "outcome": "failed", "xfail": false, "message": "ValueError: x", "text": "E   ValueError: x\ntests/test_a.py:3: ValueError", "duration": 0.5}
 {"nodeid": "tests/test_a.py::test_s", "when": "setup", "outcome": "skipped", "xfail": true, "message": "", "text": "", "duration": 0}
 {"nodeid": "tests/test_b.py", "when": "collect", "outcome": "failed", "xfail": false, "message": "collection failure", "text": "E   ModuleNotFoundError: No module named 'x'", "duration": 0}

@@ -11,10 +11,6 @@ import (
 	"github.com/bcode-dev/bcode/verify"
 )
 
-// shared is one adapter for the tests that run pytest, so the interpreter
-// probe runs once; it chooses automatically, like production.
-var shared = New("")
-
 // outcomeSnapshot is a snapshot of a base where mod.py lacks what the new
 // tests use, with one test per kind of outcome.
 var outcomeSnapshot = map[string]string{
@@ -90,6 +86,7 @@ var outcomeSnapshot = map[string]string{
 }
 
 func TestRunTestsOutcomes(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, outcomeSnapshot)
@@ -165,6 +162,7 @@ func TestRunTestsOutcomes(t *testing.T) {
 }
 
 func TestRunTestsConftestDoesNotImport(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -189,6 +187,7 @@ func TestRunTestsConftestDoesNotImport(t *testing.T) {
 }
 
 func TestRunTestsCount(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -233,6 +232,7 @@ func outs(list []verify.Outcome) []string {
 }
 
 func TestRunTestsTimeout(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -270,6 +270,7 @@ func TestRunTestsTimeout(t *testing.T) {
 }
 
 func TestRunTestsWithoutPytest(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"test_a.py": "def test_a():\n    pass\n"})
@@ -296,6 +297,7 @@ func TestRunTestsWithoutPytest(t *testing.T) {
 }
 
 func TestInterpreterChoice(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	a := New("")

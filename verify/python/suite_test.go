@@ -10,6 +10,7 @@ import (
 )
 
 func TestRunSuite(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -58,6 +59,7 @@ func TestRunSuite(t *testing.T) {
 }
 
 func TestRunSuiteTimeout(t *testing.T) {
+	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"test_hang.py": "import time\n\ndef test_hang():\n    time.sleep(60)\n"})
@@ -71,6 +73,7 @@ func TestRunSuiteTimeout(t *testing.T) {
 }
 
 func TestRunSuiteNoPythonTests(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"main.go": "package main\n", "tools/gen.py": "print('not a test')\n"})
 	// An interpreter that does not exist proves nothing was run.

@@ -17,6 +17,7 @@ func findingsText(fs []verify.Finding) string {
 }
 
 func TestTamperTests(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	base := `
 		import pytest
@@ -100,7 +101,7 @@ func TestTamperTests(t *testing.T) {
 		fileChange("tests/test_cond.py", str("def test_c():\n    pass\n"), str("import pytest\nnp = pytest.importorskip('numpy')\n\ndef test_c():\n    pass\n")),
 		fileChange("lib/code.py", str("def test_not_a_test_file(): pass\n"), nil),
 	}}
-	fs, err := testAdapter().Tamper(ctx(t), change)
+	fs, err := shared.Tamper(ctx(t), change)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +135,13 @@ func TestTamperTests(t *testing.T) {
 }
 
 func TestTamperMovedIntoSkippedModuleIsDeleted(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	change := &verify.Change{Files: []verify.FileChange{
 		fileChange("test_a.py", str("def test_x():\n    assert 1\n"), str("")),
 		fileChange("test_b.py", nil, str("import pytest\npytestmark = pytest.mark.skip\n\ndef test_x():\n    assert 1\n")),
 	}}
-	fs, err := testAdapter().Tamper(ctx(t), change)
+	fs, err := shared.Tamper(ctx(t), change)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +151,7 @@ func TestTamperMovedIntoSkippedModuleIsDeleted(t *testing.T) {
 }
 
 func TestTamperInfrastructure(t *testing.T) {
+	t.Parallel()
 	setupBase := "[metadata]\nname = x\n\n[tool:pytest]\naddopts = -q\n\n[flake8]\nmax-line-length = 100\n"
 	setupOther := "[metadata]\nname = y\n\n[tool:pytest]\n# a comment\naddopts = -q\n\n[flake8]\nmax-line-length = 120\n"
 	setupTest := "[metadata]\nname = x\n\n[tool:pytest]\naddopts = -q -k 'not slow'\n\n[flake8]\nmax-line-length = 100\n"

@@ -8,6 +8,7 @@ import (
 )
 
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	needPython(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
@@ -27,7 +28,7 @@ func TestTargets(t *testing.T) {
 		"tests/test_changed.py":      "def test_new():\n    pass\n",
 		".venv/lib/test_vendored.py": "import pkg.mod\n",
 	})
-	a := New("")
+	a := shared
 	cases := []struct {
 		name    string
 		changed []string
@@ -65,6 +66,7 @@ func TestTargets(t *testing.T) {
 }
 
 func TestImportedNames(t *testing.T) {
+	t.Parallel()
 	imps := []pyImport{
 		{Module: "a.b", Level: 0},
 		{Module: "pkg", Names: []string{"mod", "*"}},
