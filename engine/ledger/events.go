@@ -1,0 +1,115 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/bcode-dev/bcode/engine"
+)
+
+// Append adds an event to its task's log and returns its seq, which is
+// ledger-wide and strictly increasing (AUTOINCREMENT never reuses a seq, not
+// even that of a deleted last row). With a lease the append is fenced and
+// the event carries the lease's fence; with nil (a user's command, which
+// holds no lease) it is not. Seq, Fence and a zero At are written back into e.
+// When Append returns nil the event is on disk (synchronous=FULL).
+func (l *Ledger) Append(ctx context.Context, lease *engine.Lease, e *engine.Event) (int64, error) {
+	if e == nil {
+		return 0, errors.New("Append: event is nil")
+	}
+	if e.TaskID == "" || e.Kind == "" {
+		return 0, fmt.Errorf("Append: an event needs a task id and a kind (got task %q, kind %q)", e.TaskID, e.Kind)
+	}
+	if lease != nil && lease.TaskID != e.TaskID {
+		return 0, fmt.Errorf("Append: event of task %q under the lease of task %q", e.TaskID, lease.TaskID)
+	}
+	ev := *e
+	if ev.At.IsZero() {
+		ev.At = l.opts.now()
+	}
+	ev.At = ev.At.UTC()
+	if lease != nil {
+		ev.Fence = lease.Fence
+	}
+	var seq int64
+	write := func(tx *sql.Tx) error {
+		var err error
+		seq, err = insertEvent(ctx, tx, &ev)
+		return err
+	}
+	var err error
+	if lease != nil {
+		err = l.Fenced(ctx, *lease, write)
+	} else {
+		err = l.Write(ctx, write)
+	}
+	if err != nil {
+		return 0, err
+	}
+	ev.Seq = seq
+	*e = ev
+	return seq, nil
+}
+
+func insertEvent(ctx context.Context, tx *sql.Tx, e *engine.Event) (int64, error) {
+	data, err := jsonText("event data", e.Data)
+	if err != nil {
+		return 0, err
+	}
+	var seq int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO events (task_id, attempt, fence, kind, data, at)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING seq`,
+		e.TaskID, nullInt(e.Attempt), nullInt(e.Fence), e.Kind, data, formatTime(e.At)).Scan(&seq)
+	if err != nil {
+		if sqliteCode(err) == sqliteConstraint {
+			return 0, fmt.Errorf("event %s of task %q: %w (is there such a task?)", e.Kind, e.TaskID, err)
+		}
+		return 0, err
+	}
+	return seq, nil
+}
+
+// Events returns the task's events ("" for every task's) with seq > afterSeq,
+// in seq order, at most limit of them (limit <= 0: all). A follower passes
+// the last seq it saw.
+func (l *Ledger) Events(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, error) {
+	var out []engine.Event
+	err := l.Read(ctx, func(tx *sql.Tx) error {
+		q := `SELECT seq, task_id, attempt, fence, kind, data, at FROM events WHERE seq > ?`
+		args := []any{afterSeq}
+		if taskID != "" {
+			q += ` AND task_id = ?`
+			args = append(args, taskID)
+		}
+		q += ` ORDER BY seq`
+		if limit > 0 {
+			q += ` LIMIT ?`
+			args = append(args, limit)
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				e              engine.Event
+				attempt, fence sql.NullInt64
+				data           sql.NullString
+				at             string
+			)
+			if err := rows.Scan(&e.Seq, &e.TaskID, &attempt, &fence, &e.Kind, &data, &at); err != nil {
+				return err
+			}
+			e.Attempt, e.Fence, e.Data = attempt.Int64, fence.Int64, rawJSON(data)
+			if e.At, err = parseTime(at); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

@@ -1,0 +1,161 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/bcode-dev/bcode/engine"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+const sqliteConstraint = sqlite3.SQLITE_CONSTRAINT
+
+// RecordVerification stores one gate run and returns its id (also written
+// into v.ID; a zero At becomes now). It is not fenced: `bcode check` runs
+// outside any task, and a runner's own check is tied to its task by TaskID.
+func (l *Ledger) RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error) {
+	if v == nil {
+		return 0, errors.New("RecordVerification: run is nil")
+	}
+	if v.Repo == "" || v.Verdict == "" {
+		return 0, fmt.Errorf("RecordVerification: a run needs a repo and a verdict (got repo %q, verdict %q)", v.Repo, v.Verdict)
+	}
+	report, err := jsonText("verification report", v.Report)
+	if err != nil {
+		return 0, err
+	}
+	if v.At.IsZero() {
+		v.At = l.opts.now()
+	}
+	v.At = v.At.UTC()
+	var id int64
+	err = l.Write(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO verification_runs
+			(task_id, attempt, repo, base, head, verdict, report, duration_ms, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			nullString(v.TaskID), nullInt(v.Attempt), v.Repo, v.Base, v.Head, v.Verdict, report, v.DurationMS,
+			formatTime(v.At)).Scan(&id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	v.ID = id
+	return id, nil
+}
+
+// Verifications returns the gate runs of one repo ("" for all), newest
+// first, at most limit of them (limit <= 0: all).
+func (l *Ledger) Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error) {
+	var out []engine.VerificationRun
+	err := l.Read(ctx, func(tx *sql.Tx) error {
+		q := `SELECT id, task_id, attempt, repo, base, head, verdict, report, duration_ms, at FROM verification_runs`
+		var args []any
+		if repo != "" {
+			q += ` WHERE repo = ?`
+			args = append(args, repo)
+		}
+		// id, not at: ids follow commit order, and clocks can step back.
+		q += ` ORDER BY id DESC`
+		if limit > 0 {
+			q += ` LIMIT ?`
+			args = append(args, limit)
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				v       engine.VerificationRun
+				task    sql.NullString
+				attempt sql.NullInt64
+				report  sql.NullString
+				at      string
+			)
+			if err := rows.Scan(&v.ID, &task, &attempt, &v.Repo, &v.Base, &v.Head, &v.Verdict, &report, &v.DurationMS, &at); err != nil {
+				return err
+			}
+			v.TaskID, v.Attempt, v.Report = task.String, attempt.Int64, rawJSON(report)
+			if v.At, err = parseTime(at); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// RecordModelCall stores one call through the gateway, fenced by the
+// task's lease, and returns its id (also written into c.ID; an empty TaskID
+// becomes the lease's, a zero At now).
+func (l *Ledger) RecordModelCall(ctx context.Context, lease engine.Lease, c *engine.ModelCall) (int64, error) {
+	if c == nil {
+		return 0, errors.New("RecordModelCall: call is nil")
+	}
+	if c.TaskID == "" {
+		c.TaskID = lease.TaskID
+	}
+	if c.TaskID != lease.TaskID {
+		return 0, fmt.Errorf("RecordModelCall: call of task %q under the lease of task %q", c.TaskID, lease.TaskID)
+	}
+	if c.Model == "" && c.Endpoint == "" {
+		return 0, errors.New("RecordModelCall: the call names neither an endpoint nor a model")
+	}
+	timings, err := jsonText("model call timings", c.Timings)
+	if err != nil {
+		return 0, err
+	}
+	if c.At.IsZero() {
+		c.At = l.opts.now()
+	}
+	c.At = c.At.UTC()
+	var id int64
+	err = l.Fenced(ctx, lease, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO model_calls
+			(task_id, attempt, endpoint, model, prompt_tokens, completion_tokens, duration_ms, timings, error, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			c.TaskID, nullInt(c.Attempt), c.Endpoint, c.Model, c.PromptTokens, c.CompletionTokens, c.DurationMS,
+			timings, c.Error, formatTime(c.At)).Scan(&id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	c.ID = id
+	return id, nil
+}
+
+// ModelCalls returns the task's model calls in the order they were recorded.
+func (l *Ledger) ModelCalls(ctx context.Context, taskID string) ([]engine.ModelCall, error) {
+	var out []engine.ModelCall
+	err := l.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, task_id, attempt, endpoint, model, prompt_tokens, completion_tokens,
+			duration_ms, timings, error, at FROM model_calls WHERE task_id = ? ORDER BY id`, taskID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c       engine.ModelCall
+				attempt sql.NullInt64
+				timings sql.NullString
+				at      string
+			)
+			if err := rows.Scan(&c.ID, &c.TaskID, &attempt, &c.Endpoint, &c.Model, &c.PromptTokens, &c.CompletionTokens,
+				&c.DurationMS, &timings, &c.Error, &at); err != nil {
+				return err
+			}
+			c.Attempt, c.Timings = attempt.Int64, rawJSON(timings)
+			if c.At, err = parseTime(at); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

@@ -1,0 +1,225 @@
+package ledger
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bcode-dev/bcode/engine"
+)
+
+var knownStatuses = map[engine.TaskStatus]bool{
+	engine.TaskQueued: true, engine.TaskRunning: true, engine.TaskVerified: true,
+	engine.TaskBlocked: true, engine.TaskCancelled: true, engine.TaskAccepted: true,
+	engine.TaskRejected: true, engine.TaskFailed: true,
+}
+
+// idEncoding gives IDs a person can type: lower case, no padding.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewTaskID returns a fresh random task ID (10 characters of [a-z2-7]).
+func NewTaskID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return idEncoding.EncodeToString(b[:])
+}
+
+// CreateTask stores a new task and appends its task.created event in the
+// same transaction. Empty fields get defaults, written back into t: ID a new
+// random one, Status queued, Branch bcode/<id>, CreatedAt and UpdatedAt now.
+func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
+	if t == nil {
+		return errors.New("CreateTask: task is nil")
+	}
+	if strings.TrimSpace(t.Goal) == "" {
+		return errors.New("CreateTask: the task has no goal")
+	}
+	if t.Repo == "" {
+		return errors.New("CreateTask: the task has no repo")
+	}
+	if t.Status == "" {
+		t.Status = engine.TaskQueued
+	}
+	if !knownStatuses[t.Status] {
+		return fmt.Errorf("CreateTask: unknown task status %q", t.Status)
+	}
+	if t.ID == "" {
+		t.ID = NewTaskID()
+	}
+	if t.Branch == "" {
+		t.Branch = "bcode/" + t.ID
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = l.opts.now()
+	}
+	t.CreatedAt = t.CreatedAt.UTC()
+	t.UpdatedAt = t.CreatedAt
+	cols, err := taskColumns(t)
+	if err != nil {
+		return fmt.Errorf("CreateTask: %w", err)
+	}
+	created, err := json.Marshal(map[string]any{"goal": t.Goal, "repo": t.Repo, "base": t.Base, "branch": t.Branch})
+	if err != nil {
+		return err
+	}
+	return l.Write(ctx, func(tx *sql.Tx) error {
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tasks WHERE id = ?`, t.ID).Scan(&exists); err != nil {
+			return err
+		}
+		if exists > 0 {
+			return fmt.Errorf("CreateTask: a task with id %q already exists", t.ID)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tasks
+			(id, repo, goal, selection, criteria, base, branch, status, reason, verdict, budgets, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			append([]any{t.ID, t.Repo}, cols...)...); err != nil {
+			return fmt.Errorf("CreateTask: %w", err)
+		}
+		_, err := insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: "task.created", Data: created, At: t.CreatedAt})
+		return err
+	})
+}
+
+// taskColumns are the values of goal..updated_at, in the column order both
+// CreateTask and UpdateTask use.
+func taskColumns(t *engine.Task) ([]any, error) {
+	var sel, crit any
+	if t.Selection != nil {
+		b, err := json.Marshal(t.Selection)
+		if err != nil {
+			return nil, err
+		}
+		sel = string(b)
+	}
+	if len(t.Criteria) > 0 {
+		b, err := json.Marshal(t.Criteria)
+		if err != nil {
+			return nil, err
+		}
+		crit = string(b)
+	}
+	budgets, err := json.Marshal(t.Budgets)
+	if err != nil {
+		return nil, err
+	}
+	return []any{t.Goal, sel, crit, t.Base, t.Branch, string(t.Status), t.Reason, t.Verdict,
+		string(budgets), formatTime(t.CreatedAt), formatTime(t.UpdatedAt)}, nil
+}
+
+const taskSelect = `SELECT id, repo, goal, selection, criteria, base, branch, status, reason, verdict, budgets, created_at, updated_at FROM tasks`
+
+func scanTask(row interface{ Scan(...any) error }) (*engine.Task, error) {
+	var (
+		t                engine.Task
+		sel, crit        sql.NullString
+		status, budgets  string
+		created, updated string
+	)
+	if err := row.Scan(&t.ID, &t.Repo, &t.Goal, &sel, &crit, &t.Base, &t.Branch, &status,
+		&t.Reason, &t.Verdict, &budgets, &created, &updated); err != nil {
+		return nil, err
+	}
+	t.Status = engine.TaskStatus(status)
+	if sel.Valid {
+		t.Selection = &engine.Selection{}
+		if err := json.Unmarshal([]byte(sel.String), t.Selection); err != nil {
+			return nil, fmt.Errorf("task %s: selection: %w", t.ID, err)
+		}
+	}
+	if crit.Valid {
+		if err := json.Unmarshal([]byte(crit.String), &t.Criteria); err != nil {
+			return nil, fmt.Errorf("task %s: criteria: %w", t.ID, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(budgets), &t.Budgets); err != nil {
+		return nil, fmt.Errorf("task %s: budgets: %w", t.ID, err)
+	}
+	var err error
+	if t.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if t.UpdatedAt, err = parseTime(updated); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Task returns the task with this id, or an error wrapping engine.ErrNotFound.
+func (l *Ledger) Task(ctx context.Context, id string) (*engine.Task, error) {
+	var t *engine.Task
+	err := l.Read(ctx, func(tx *sql.Tx) error {
+		var err error
+		t, err = scanTask(tx.QueryRowContext(ctx, taskSelect+` WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("task %q: %w", id, engine.ErrNotFound)
+		}
+		return err
+	})
+	return t, err
+}
+
+// Tasks returns the tasks of one repo ("" for all), newest first.
+func (l *Ledger) Tasks(ctx context.Context, repo string) ([]engine.Task, error) {
+	var out []engine.Task
+	err := l.Read(ctx, func(tx *sql.Tx) error {
+		q, args := taskSelect, []any{}
+		if repo != "" {
+			q += ` WHERE repo = ?`
+			args = append(args, repo)
+		}
+		rows, err := tx.QueryContext(ctx, q+` ORDER BY created_at DESC, rowid DESC`, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *t)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// UpdateTask writes every field of t but ID, Repo and CreatedAt, fenced by
+// lease (which must be t's). UpdatedAt is set to now and written back.
+func (l *Ledger) UpdateTask(ctx context.Context, lease engine.Lease, t *engine.Task) error {
+	if t == nil {
+		return errors.New("UpdateTask: task is nil")
+	}
+	if t.ID != lease.TaskID {
+		return fmt.Errorf("UpdateTask: task %q is not the leased task %q", t.ID, lease.TaskID)
+	}
+	if !knownStatuses[t.Status] {
+		return fmt.Errorf("UpdateTask: unknown task status %q", t.Status)
+	}
+	if strings.TrimSpace(t.Goal) == "" {
+		return errors.New("UpdateTask: the task has no goal")
+	}
+	updated := *t
+	updated.UpdatedAt = l.opts.now().UTC()
+	cols, err := taskColumns(&updated)
+	if err != nil {
+		return fmt.Errorf("UpdateTask: %w", err)
+	}
+	// created_at (cols[9]) is not rewritten.
+	cols = append(cols[:9], cols[10], t.ID)
+	err = l.Fenced(ctx, lease, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE tasks SET goal = ?, selection = ?, criteria = ?, base = ?,
+			branch = ?, status = ?, reason = ?, verdict = ?, budgets = ?, updated_at = ? WHERE id = ?`, cols...)
+		return err
+	})
+	if err == nil {
+		t.UpdatedAt = updated.UpdatedAt
+	}
+	return err
+}
