@@ -1,0 +1,486 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// In-memory index entry flags as `ls-files --debug` prints them (git's
+// cache.h): the entries whose index record does not describe the file on
+// disk the usual way.
+const (
+	flagIntentToAdd  = 1 << 29 // `git add -N`: write-tree would skip it
+	flagSkipWorktree = 1 << 30 // sparse checkout: not in the working tree on purpose
+)
+
+// indexEntry is one line of `ls-files --stage --debug`.
+type indexEntry struct {
+	mode  string
+	oid   string
+	stage int
+	path  string
+	// The stat data git recorded, truncated to 32 bits as in the index.
+	ctimeS, ctimeNS, mtimeS, mtimeNS uint32
+	ino, size, flags                 uint32
+}
+
+// SnapshotWorktree writes the working tree as it is now (tracked files
+// with their current content, deletions applied, untracked files that are
+// not ignored, executable bits and symbolic links kept) into the object
+// database and returns the id of its tree. The user's index, HEAD and files
+// are left untouched: the work happens on a copy of the index.
+//
+// Only files whose stat data differ from the index (or that git would call
+// racily clean) are read, so a large, mostly unchanged tree costs a listing
+// and an lstat per file. Files are read by bcode, confined to the working
+// tree and never through a symbolic link, and handed to
+// `hash-object --no-filters`, so no clean filter, fsmonitor or attribute
+// conversion is involved. Submodules keep the commit their index entry
+// records; sparse-checkout (skip-worktree) entries keep their index blob.
+func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
+	tmp, err := os.MkdirTemp("", "bcode-index-")
+	if err != nil {
+		return "", fmt.Errorf("snapshot of the working tree: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	indexFile := filepath.Join(tmp, "index")
+	indexMtime, err := copyIndex(filepath.Join(r.GitDir, "index"), indexFile)
+	if err != nil {
+		return "", fmt.Errorf("snapshot of the working tree: copying the index: %w", err)
+	}
+	env := []string{"GIT_INDEX_FILE=" + indexFile}
+
+	// Untracked files are listed while tracked ones are compared.
+	type listing struct {
+		out []byte
+		err error
+	}
+	untracked := make(chan listing, 1)
+	go func() {
+		out, err := r.plumbing(ctx, invocation{env: env, args: []string{"ls-files", "-z", "--others", "--exclude-standard"}})
+		untracked <- listing{out, err}
+	}()
+
+	out, err := r.plumbing(ctx, invocation{env: env, args: []string{"ls-files", "-z", "--stage", "--debug"}})
+	if err != nil {
+		<-untracked
+		return "", fmt.Errorf("snapshot of the working tree: listing the index: %w", err)
+	}
+	entries, err := parseIndexDebug(out)
+	if err != nil {
+		<-untracked
+		return "", fmt.Errorf("snapshot of the working tree: %w", err)
+	}
+	fileMode, symlinks, err := r.coreFlags(ctx)
+	if err != nil {
+		<-untracked
+		return "", err
+	}
+
+	root, err := os.OpenRoot(r.Dir)
+	if err != nil {
+		<-untracked
+		return "", fmt.Errorf("snapshot of the working tree: %w", err)
+	}
+	defer root.Close()
+	w := &worktreeReader{root: root, tmp: tmp, dirs: map[string]bool{}, fileMode: fileMode, symlinks: symlinks}
+
+	var removals []string
+	var changed []candidate
+	tracked := map[string]bool{}
+	// Group the stages of each path: an unmerged path (stages 1-3) always
+	// takes the working tree's file at stage 0, which replaces them all.
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && entries[j].path == entries[i].path {
+			j++
+		}
+		group := entries[i:j]
+		i = j
+		e := group[0]
+		tracked[e.path] = true
+		unmerged := len(group) > 1 || e.stage != 0
+		if !unmerged && (e.mode == "160000" || e.flags&flagSkipWorktree != 0) {
+			continue
+		}
+		fi, err := w.lstat(e.path)
+		if err != nil {
+			<-untracked
+			return "", fmt.Errorf("snapshot of the working tree: %w", err)
+		}
+		if fi == nil { // gone, or not a file git could track
+			removals = append(removals, e.path)
+			continue
+		}
+		if !unmerged && e.flags&flagIntentToAdd == 0 && w.mode(fi, e.mode) == e.mode && statMatches(e, fi) && !racy(e, indexMtime) {
+			continue
+		}
+		changed = append(changed, candidate{path: e.path, indexMode: e.mode, tracked: true})
+	}
+
+	u := <-untracked
+	if u.err != nil {
+		return "", fmt.Errorf("snapshot of the working tree: listing untracked files: %w", u.err)
+	}
+	for _, p := range strings.Split(string(u.out), "\x00") {
+		// A trailing slash is a nested repository git will not descend
+		// into; it is not part of this tree.
+		if p == "" || strings.HasSuffix(p, "/") || tracked[p] {
+			continue
+		}
+		changed = append(changed, candidate{path: p})
+	}
+
+	hashed, gone, err := r.hashWorktreeFiles(ctx, w, changed)
+	if err != nil {
+		return "", fmt.Errorf("snapshot of the working tree: %w", err)
+	}
+	removals = append(removals, gone...)
+	var info bytes.Buffer
+	for _, p := range removals {
+		fmt.Fprintf(&info, "0 %s\t%s\x00", r.nullID(), p)
+	}
+	for _, h := range hashed {
+		fmt.Fprintf(&info, "%s %s\t%s\x00", h.mode, h.id, h.path)
+	}
+	if info.Len() > 0 {
+		if _, err := r.plumbing(ctx, invocation{env: env, stdin: &info, args: []string{"update-index", "-z", "--index-info"}}); err != nil {
+			return "", fmt.Errorf("snapshot of the working tree: %w", err)
+		}
+	}
+	tree, err := r.plumbing(ctx, invocation{env: env, args: []string{"write-tree"}})
+	if err != nil {
+		return "", fmt.Errorf("snapshot of the working tree: %w", err)
+	}
+	return strings.TrimSpace(string(tree)), nil
+}
+
+// copyIndex copies the index to dst and returns the index's modification
+// time (the reference for racily clean entries). A repository without an
+// index (no commit, nothing added) gets an empty one.
+func copyIndex(src, dst string) (mtime [2]uint32, err error) {
+	in, err := os.Open(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return mtime, nil
+	}
+	if err != nil {
+		return mtime, err
+	}
+	defer in.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(in.Fd()), &st); err != nil {
+		return mtime, err
+	}
+	mtime = [2]uint32{uint32(st.Mtim.Sec), uint32(st.Mtim.Nsec)}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return mtime, err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return mtime, err
+	}
+	return mtime, out.Close()
+}
+
+// coreFlags reads core.fileMode and core.symlinks (both default true): on a
+// checkout where they are off, the index, not the file system, holds the
+// executable bit and which files are links.
+func (r *Repo) coreFlags(ctx context.Context) (fileMode, symlinks bool, err error) {
+	fileMode, symlinks = true, true
+	out, err := r.plumbing(ctx, invocation{args: []string{"config", "--null", "--type=bool", "--get-regexp", `^core\.(filemode|symlinks)$`}})
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			return true, true, nil
+		}
+		return false, false, fmt.Errorf("reading core.fileMode: %w", err)
+	}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		k, v, _ := strings.Cut(rec, "\n")
+		switch k {
+		case "core.filemode":
+			fileMode = v == "true"
+		case "core.symlinks":
+			symlinks = v == "true"
+		}
+	}
+	return fileMode, symlinks, nil
+}
+
+// statMatches compares what lstat says now with what the index recorded.
+func statMatches(e indexEntry, fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	return uint32(st.Mtim.Sec) == e.mtimeS && uint32(st.Mtim.Nsec) == e.mtimeNS &&
+		uint32(st.Ctim.Sec) == e.ctimeS && uint32(st.Ctim.Nsec) == e.ctimeNS &&
+		uint32(st.Ino) == e.ino && uint32(st.Size) == e.size
+}
+
+// racy reports an entry whose file may have changed after git recorded it
+// within the same timestamp: its recorded mtime is not older than the index.
+func racy(e indexEntry, index [2]uint32) bool {
+	if e.mtimeS != index[0] {
+		return e.mtimeS > index[0]
+	}
+	return e.mtimeNS >= index[1]
+}
+
+// parseIndexDebug reads `ls-files -z --stage --debug`: each entry is
+// "<mode> <oid> <stage>\t<path>\0" followed by five "  name: value" lines.
+func parseIndexDebug(out []byte) ([]indexEntry, error) {
+	var entries []indexEntry
+	for len(out) > 0 {
+		nul := bytes.IndexByte(out, 0)
+		if nul < 0 {
+			return nil, fmt.Errorf("ls-files: entry without terminator: %.80q", out)
+		}
+		head := string(out[:nul])
+		out = out[nul+1:]
+		meta, path, ok := strings.Cut(head, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("ls-files: malformed entry %q", head)
+		}
+		stage, err := strconv.Atoi(f[2])
+		if err != nil {
+			return nil, fmt.Errorf("ls-files: malformed stage in %q", head)
+		}
+		e := indexEntry{mode: f[0], oid: f[1], stage: stage, path: path}
+		fields := map[string]string{}
+		for range 5 {
+			nl := bytes.IndexByte(out, '\n')
+			if nl < 0 {
+				return nil, fmt.Errorf("ls-files: truncated stat data for %q", path)
+			}
+			line := string(out[:nl])
+			out = out[nl+1:]
+			for _, kv := range strings.Split(strings.TrimSpace(line), "\t") {
+				k, v, ok := strings.Cut(kv, ": ")
+				if !ok {
+					return nil, fmt.Errorf("ls-files: malformed stat line %q for %q", line, path)
+				}
+				fields[k] = v
+			}
+		}
+		var perr error
+		num := func(k string, base int) uint32 {
+			v, err := strconv.ParseUint(fields[k], base, 32)
+			if err != nil && perr == nil {
+				perr = fmt.Errorf("ls-files: bad %s %q for %q", k, fields[k], path)
+			}
+			return uint32(v)
+		}
+		pair := func(k string) (uint32, uint32) {
+			s, ns, _ := strings.Cut(fields[k], ":")
+			a, err1 := strconv.ParseUint(s, 10, 32)
+			b, err2 := strconv.ParseUint(ns, 10, 32)
+			if (err1 != nil || err2 != nil) && perr == nil {
+				perr = fmt.Errorf("ls-files: bad %s %q for %q", k, fields[k], path)
+			}
+			return uint32(a), uint32(b)
+		}
+		e.ctimeS, e.ctimeNS = pair("ctime")
+		e.mtimeS, e.mtimeNS = pair("mtime")
+		e.ino = num("ino", 10)
+		e.size = num("size", 10)
+		e.flags = num("flags", 16)
+		if perr != nil {
+			return nil, perr
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// candidate is a working-tree file whose content must be hashed.
+type candidate struct {
+	path      string
+	indexMode string // the index entry's mode; "" for an untracked file
+	tracked   bool
+}
+
+// hashedFile is a candidate's new index entry.
+type hashedFile struct {
+	path, mode, id string
+}
+
+// worktreeReader reads working-tree files without following a symbolic
+// link anywhere: a path below a linked directory is gone from the tree (as
+// git sees it), and a link is recorded as its target text.
+type worktreeReader struct {
+	root               *os.Root
+	tmp                string
+	dirs               map[string]bool // directory path -> is a real directory
+	fileMode, symlinks bool
+	links              int
+}
+
+// mode is the index mode of a file on disk, given the mode its index entry
+// had ("" for a new file). With core.fileMode or core.symlinks off, the
+// index, not the file system, knows the executable bit and which files are
+// links.
+func (w *worktreeReader) mode(fi fs.FileInfo, indexMode string) string {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return "120000"
+	}
+	if !w.symlinks && indexMode == "120000" {
+		return "120000" // a link checked out as a plain file
+	}
+	if !w.fileMode {
+		if indexMode == "100755" || indexMode == "100644" {
+			return indexMode
+		}
+		return "100644"
+	}
+	if fi.Mode()&0o100 != 0 {
+		return "100755"
+	}
+	return "100644"
+}
+
+// lstat describes path, or returns nil when the path does not name a
+// regular file or link reachable without passing through a link.
+func (w *worktreeReader) lstat(path string) (fs.FileInfo, error) {
+	if !w.realParents(path) {
+		return nil, nil
+	}
+	fi, err := w.root.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 && !fi.Mode().IsRegular() {
+		return nil, nil // a directory, fifo or socket: nothing git tracks
+	}
+	return fi, nil
+}
+
+// open returns an open file holding the content to hash for path (the
+// file itself, or for a link a file of ours holding its target) and the
+// mode to record, or a nil file when the path is gone.
+func (w *worktreeReader) open(c candidate) (*os.File, string, error) {
+	fi, err := w.lstat(c.path)
+	if err != nil || fi == nil {
+		return nil, "", err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := w.root.Readlink(c.path)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", c.path, err)
+		}
+		w.links++
+		name := filepath.Join(w.tmp, "link-"+strconv.Itoa(w.links))
+		if err := os.WriteFile(name, []byte(target), 0o600); err != nil {
+			return nil, "", err
+		}
+		f, err := os.Open(name)
+		return f, "120000", err
+	}
+	f, err := w.root.Open(c.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", nil
+		}
+		return nil, "", fmt.Errorf("%s: %w", c.path, err)
+	}
+	// The path may have been swapped since lstat; what was opened is what
+	// counts (os.Root kept it inside the tree), and it must be a regular
+	// file.
+	now, err := f.Stat()
+	if err != nil || !now.Mode().IsRegular() {
+		f.Close()
+		return nil, "", fmt.Errorf("%s changed while the working tree was snapshotted; try again", c.path)
+	}
+	return f, w.mode(now, c.indexMode), nil
+}
+
+// realParents reports whether every directory above path is a real
+// directory (not a link), caching answers per directory.
+func (w *worktreeReader) realParents(path string) bool {
+	dir := filepath.Dir(path)
+	if dir == "." {
+		return true
+	}
+	if ok, seen := w.dirs[dir]; seen {
+		return ok
+	}
+	ok := w.realParents(dir)
+	if ok {
+		fi, err := w.root.Lstat(dir)
+		ok = err == nil && fi.IsDir()
+	}
+	w.dirs[dir] = ok
+	return ok
+}
+
+// fdBatch bounds how many open files one hash-object process receives.
+const fdBatch = 200
+
+// hashWorktreeFiles writes each candidate's content as a blob. git reads
+// the very files bcode opened and checked: they are inherited descriptors
+// named /dev/fd/N, so nothing can swap a path for a link between bcode's
+// checks and git's read. Candidates that vanished come back in gone
+// (tracked ones must then be removed from the index).
+func (r *Repo) hashWorktreeFiles(ctx context.Context, w *worktreeReader, cs []candidate) (hashed []hashedFile, gone []string, err error) {
+	for start := 0; start < len(cs); start += fdBatch {
+		var files []*os.File
+		var batch []hashedFile
+		closeAll := func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}
+		var paths strings.Builder
+		for _, c := range cs[start:min(start+fdBatch, len(cs))] {
+			f, mode, err := w.open(c)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			if f == nil {
+				if c.tracked {
+					gone = append(gone, c.path)
+				}
+				continue
+			}
+			fmt.Fprintf(&paths, "/dev/fd/%d\n", 3+len(files))
+			files = append(files, f)
+			batch = append(batch, hashedFile{path: c.path, mode: mode})
+		}
+		if len(files) == 0 {
+			continue
+		}
+		out, err := r.plumbing(ctx, invocation{
+			args:  []string{"hash-object", "-w", "--no-filters", "--stdin-paths"},
+			stdin: strings.NewReader(paths.String()),
+			extra: files,
+		})
+		closeAll()
+		if err != nil {
+			return nil, nil, fmt.Errorf("hashing changed files: %w", err)
+		}
+		ids := strings.Fields(string(out))
+		if len(ids) != len(batch) {
+			return nil, nil, fmt.Errorf("hashing changed files: git returned %d ids for %d files", len(ids), len(batch))
+		}
+		for i := range batch {
+			batch[i].id = ids[i]
+		}
+		hashed = append(hashed, batch...)
+	}
+	return hashed, gone, nil
+}
