@@ -78,7 +78,6 @@ var hardening = []string{
 	"-c", "credential.helper=",
 	"-c", "protocol.allow=never",
 	"-c", "protocol.file.allow=never",
-	"-c", "diff.external=",
 	"-c", "color.ui=false",
 	"-c", "commit.gpgSign=false",
 	"-c", "tag.gpgSign=false",
@@ -283,7 +282,9 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 // names are only known by asking; a filter with an empty clean, smudge and
 // process command is no filter at all, a textconv of "cat" shows the blob
 // as it is, and a merge driver of "false" reports a conflict instead of
-// running anything.
+// running anything. An external diff (diff.external or a driver's command)
+// becomes "false": porcelain `git diff` then fails loudly unless the caller
+// passes --no-ext-diff, rather than print a diff the repository chose.
 func driverOverrides(ctx context.Context, dir string) ([]string, error) {
 	out, err := run(ctx, invocation{dir: dir, args: []string{"config", "--null", "--get-regexp", `^(filter|diff|merge)\.`}})
 	if err != nil {
@@ -307,9 +308,15 @@ func driverOverrides(ctx context.Context, dir string) ([]string, error) {
 		if !ok {
 			continue
 		}
+		if key == "diff.external" {
+			// An empty value would not unset it (git would try to run ""),
+			// so a configured external diff becomes one that fails.
+			add("diff.external=false")
+			continue
+		}
 		dot := strings.LastIndexByte(rest, '.')
 		if dot <= 0 {
-			continue // a section-level key such as diff.external, set by hardening
+			continue // another section-level key (diff.renames...): runs nothing
 		}
 		name := rest[:dot]
 		if strings.ContainsAny(name, "=\n") {

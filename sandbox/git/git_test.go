@@ -203,6 +203,12 @@ func TestGitCarriesStderr(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "one" {
 		t.Fatalf("log = %q, %v", out, err)
 	}
+	// Porcelain diff still works with diff.external emptied.
+	f.write("x", "2")
+	out, err = r.Git(context.Background(), "diff")
+	if err != nil || !strings.Contains(string(out), "+2") {
+		t.Errorf("diff = %q, %v", out, err)
+	}
 	_, err = r.Git(context.Background(), "cat-file", "-p", "nosuchobject")
 	var ge *Error
 	if !errors.As(err, &ge) || ge.ExitCode == 0 || !strings.Contains(err.Error(), "nosuchobject") {
