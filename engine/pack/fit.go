@@ -1,0 +1,220 @@
+package pack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// item is one piece of a section: its preferred text and a shorter form to
+// fall back to (a signature instead of a body), or none.
+type item struct {
+	label string // for the cut list: what this is
+	full  string
+	short string
+	files []string
+}
+
+// candidate is a section before fitting.
+type candidate struct {
+	title  string
+	reason string
+	items  []item
+	// share caps the section at this fraction of the budget, so one large
+	// section cannot crowd out the rest; the last section takes what is
+	// left. 0 means no cap.
+	share float64
+	note  string // shown even when no item fits (e.g. why a section is empty)
+}
+
+// fit plans the sections against the budget and then checks the whole
+// rendering with the real counter, trimming from the end until it fits.
+func (b *builder) fit(ctx context.Context) (*Pack, error) {
+	budget := b.in.Budget
+	plan := budget
+	// Plan with the estimate, count the whole with the real counter, and
+	// re-plan scaled by how far apart they were; keep the fullest plan
+	// that fits. With the estimate itself one pass suffices.
+	var p *Pack
+	bestTotal := -1
+	for pass := 0; pass < 4; pass++ {
+		cand := b.plan(plan)
+		total, err := b.count(ctx, Render(cand))
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case total <= budget && total > bestTotal:
+			p, bestTotal = cand, total
+		case p == nil:
+			p = cand // over budget: trimmed below unless a later pass fits
+		}
+		if _, est := b.in.Counter.(Estimate); est || total <= budget && total*100 >= budget*93 {
+			break
+		}
+		next := int(int64(plan) * int64(budget) * 97 / 100 / int64(max(total, 1)))
+		if next == plan {
+			break
+		}
+		plan = next
+	}
+	// Trim until the counter agrees the whole fits.
+	for {
+		total, err := b.count(ctx, Render(p))
+		if err != nil {
+			return nil, err
+		}
+		p.Total = total
+		if total <= budget || !dropLast(p) {
+			break
+		}
+	}
+	if p.Total > budget {
+		return nil, fmt.Errorf("budget %d tokens is too small for even the pack's header (%d tokens)", budget, p.Total)
+	}
+	for i := range p.Sections {
+		n, err := b.count(ctx, renderSection(&p.Sections[i]))
+		if err != nil {
+			return nil, err
+		}
+		p.Sections[i].Tokens = n
+	}
+	return p, nil
+}
+
+func (b *builder) count(ctx context.Context, text string) (int, error) {
+	n, err := b.in.Counter.Count(ctx, text)
+	if err != nil {
+		// The tokenizer went away mid-build: fall back, say so.
+		b.in.Counter = Estimate{}
+		b.notes = append(b.notes, "tokenizer failed mid-build ("+shortErr(err)+"): switched to the estimate")
+		return EstimateTokens(text), nil
+	}
+	return n, nil
+}
+
+// dropLast removes the last entry of the last non-empty section and
+// records it as cut. It reports false when nothing is left to drop.
+func dropLast(p *Pack) bool {
+	for i := len(p.Sections) - 1; i >= 0; i-- {
+		s := &p.Sections[i]
+		if len(s.parts) == 0 {
+			p.Sections = append(p.Sections[:i], p.Sections[i+1:]...)
+			continue
+		}
+		s.parts = s.parts[:len(s.parts)-1]
+		s.Text = strings.Join(s.parts, "")
+		if len(s.parts) == 0 {
+			p.Sections = append(p.Sections[:i], p.Sections[i+1:]...)
+		}
+		p.Cut = append(p.Cut, fmt.Sprintf("%s: last entry dropped to fit the counted total", s.Title))
+		return true
+	}
+	return false
+}
+
+// plan fills sections in order with the estimate, at most budget tokens.
+func (b *builder) plan(budget int) *Pack {
+	p := &Pack{Goal: b.in.Goal, Selection: b.sel, Budget: b.in.Budget, Counter: b.in.Counter.Name()}
+	notes := append([]string(nil), b.notes...)
+	if b.src.redacted > 0 {
+		notes = append(notes, fmt.Sprintf("%d secret(s) redacted", b.src.redacted))
+	}
+	p.Notes = notes
+	used := EstimateTokens(Render(p)) + 40 // header, notes, and the cut list's heading
+	for ci, c := range b.cands {
+		remaining := budget - used
+		allowed := remaining
+		if c.share > 0 && ci < len(b.cands)-1 {
+			allowed = min(allowed, int(c.share*float64(budget)))
+		}
+		s := Section{Title: c.title, Reason: c.reason}
+		files := map[string]bool{}
+		var text strings.Builder
+		if c.note != "" {
+			text.WriteString("_" + c.note + "_\n")
+			s.parts = append(s.parts, "_"+c.note+"_\n")
+		}
+		base := EstimateTokens(renderSection(&Section{Title: c.title, Reason: c.reason, Text: text.String()}))
+		if base > allowed {
+			if len(c.items) > 0 || c.note != "" {
+				p.Cut = append(p.Cut, fmt.Sprintf("%s: whole section (no room left in the budget)", c.title))
+			}
+			continue
+		}
+		cost := base
+		shortened, dropped := 0, 0
+		for _, it := range c.items {
+			full := it.full + "\n"
+			if n := EstimateTokens(full); cost+n <= allowed {
+				text.WriteString(full)
+				s.parts = append(s.parts, full)
+				cost += n
+			} else if it.short != "" && cost+EstimateTokens(it.short+"\n") <= allowed {
+				text.WriteString(it.short + "\n")
+				s.parts = append(s.parts, it.short+"\n")
+				cost += EstimateTokens(it.short + "\n")
+				shortened++
+			} else {
+				dropped++
+				continue
+			}
+			for _, f := range it.files {
+				files[f] = true
+			}
+		}
+		if shortened > 0 {
+			p.Cut = append(p.Cut, fmt.Sprintf("%s: %d shown as signatures only (bodies over budget)", c.title, shortened))
+		}
+		if dropped > 0 {
+			p.Cut = append(p.Cut, fmt.Sprintf("%s: %d of %d entries cut (over budget)", c.title, dropped, len(c.items)))
+		}
+		if text.Len() == 0 {
+			continue
+		}
+		s.Text = text.String()
+		s.Files = sortedSet(files)
+		s.Tokens = cost
+		used += cost
+		p.Sections = append(p.Sections, s)
+	}
+	return p
+}
+
+// Render is the pack as markdown: what the agent reads and the LSP preview
+// shows.
+func Render(p *Pack) string {
+	var b strings.Builder
+	b.WriteString("# Context pack\n\n")
+	if p.Goal != "" {
+		b.WriteString("Goal: " + oneLineText(p.Goal) + "\n")
+	}
+	if p.Selection != nil {
+		fmt.Fprintf(&b, "Selection: %s:%d-%d\n", p.Selection.File, p.Selection.StartLine, p.Selection.EndLine)
+	}
+	fmt.Fprintf(&b, "Budget: %d tokens (%s)\n", p.Budget, p.Counter)
+	for _, n := range p.Notes {
+		b.WriteString("Note: " + n + "\n")
+	}
+	for i := range p.Sections {
+		b.WriteString("\n")
+		b.WriteString(renderSection(&p.Sections[i]))
+	}
+	if len(p.Cut) > 0 {
+		b.WriteString("\n## Cut to fit the budget\n")
+		for _, c := range p.Cut {
+			b.WriteString("- " + c + "\n")
+		}
+	}
+	return b.String()
+}
+
+func renderSection(s *Section) string {
+	return "## " + s.Title + "\n_" + s.Reason + "_\n\n" + s.Text
+}
+
+// JSON is the pack as indented JSON.
+func JSON(p *Pack) ([]byte, error) { return json.MarshalIndent(p, "", "  ") }
+
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,222 @@
+// Package pack builds context packs: the smallest context that still holds
+// what a change needs. A pack is ordered sections (the selection and its
+// enclosing declaration, callers and callees, types and implementations,
+// the tests that reach the selection, a resumed task's history, the
+// repository's rules, and a repo map ranked by personalised PageRank), each
+// with the reason it is there and its token count, fitted to a budget it
+// never exceeds. The same inputs give the same bytes; every repository read
+// goes through sandbox.Confined; secrets are redacted before anything is
+// counted.
+package pack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// DefaultBudget is the token budget when Input.Budget is zero.
+const DefaultBudget = 8000
+
+// MinBudget is the smallest budget a pack can be built for: below it not
+// even the header and a selection fit.
+const MinBudget = 200
+
+// Selection is a range of lines in one repository file.
+type Selection struct {
+	File      string `json:"file"` // repository-relative, slash-separated
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+}
+
+// Redactor removes secrets from text, returning the text and how many it
+// removed; *secrets.Scanner is one.
+type Redactor interface {
+	Redact(text string) (string, int)
+}
+
+// Input is what a pack is built from.
+type Input struct {
+	Repo      string     // the worktree (a directory)
+	Goal      string     // what the change is for, in words
+	Selection *Selection // optional
+	TaskID    string     // optional: a task whose history to include
+	Budget    int        // tokens; 0 means DefaultBudget
+
+	// Graph is a warm Go index (bcode-ls keeps one); nil indexes Repo now,
+	// reusing Store when given.
+	Graph *codegraph.Graph
+	Store codegraph.Store
+	// Tasks reads a task's history; nil leaves that section out with a note.
+	Tasks TaskHistory
+	// Counter counts tokens; nil uses the calibrated estimate.
+	Counter Counter
+	// Redactor removes secrets; required (Build refuses to run without
+	// one, so no caller can forget it).
+	Redactor Redactor
+	// LanguageServers are the commands tried, in order, for Python:
+	// nil means DefaultPythonServers.
+	LanguageServers [][]string
+}
+
+// Section is one part of a pack.
+type Section struct {
+	Title  string   `json:"title"`
+	Reason string   `json:"reason"`
+	Tokens int      `json:"tokens"`
+	Files  []string `json:"files"`
+	Text   string   `json:"text"`
+
+	parts []string // the entries Text is made of, for trimming
+}
+
+// Pack is a built context pack.
+type Pack struct {
+	Goal      string     `json:"goal,omitempty"`
+	Selection *Selection `json:"selection,omitempty"`
+	Sections  []Section  `json:"sections"`
+	Total     int        `json:"total"` // tokens of Render(p), counted by Counter
+	Budget    int        `json:"budget"`
+	Counter   string     `json:"counter"`
+	Cut       []string   `json:"cut,omitempty"`   // what was cut, and why
+	Notes     []string   `json:"notes,omitempty"` // how it was built
+	// Index statistics and build time are kept out of the JSON so the
+	// same inputs give byte-identical output.
+	IndexStats *codegraph.Stats `json:"-"`
+	BuildTime  time.Duration    `json:"-"`
+}
+
+// Files returns every file any section shows, sorted and unique.
+func (p *Pack) Files() []string {
+	set := map[string]bool{}
+	for _, s := range p.Sections {
+		for _, f := range s.Files {
+			set[f] = true
+		}
+	}
+	return sortedSet(set)
+}
+
+// Errors a caller can tell apart.
+var (
+	ErrBadSelection = errors.New("bad selection")
+	ErrNotDir       = errors.New("not a directory")
+)
+
+// Build builds the pack for in.
+func Build(ctx context.Context, in Input) (*Pack, error) {
+	start := time.Now()
+	if in.Redactor == nil {
+		return nil, errors.New("pack: no secret redactor given")
+	}
+	if in.Budget == 0 {
+		in.Budget = DefaultBudget
+	}
+	if in.Budget < MinBudget {
+		return nil, fmt.Errorf("budget %d is below the minimum of %d tokens", in.Budget, MinBudget)
+	}
+	if in.Counter == nil {
+		in.Counter = Estimate{}
+	}
+	abs, err := filepath.Abs(in.Repo)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w", in.Repo, ErrNotDir)
+	}
+	conf, err := sandbox.OpenConfined(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
+
+	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor)}
+	if in.Selection != nil {
+		sel, err := b.src.checkSelection(*in.Selection)
+		if err != nil {
+			return nil, err
+		}
+		b.sel = &sel
+	}
+	if err := b.collect(ctx); err != nil {
+		return nil, err
+	}
+	p, err := b.fit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.BuildTime = time.Since(start)
+	return p, nil
+}
+
+// builder holds one Build's state.
+type builder struct {
+	in    Input
+	conf  *sandbox.Confined
+	src   *sources
+	sel   *Selection
+	cands []candidate
+	notes []string
+	stats *codegraph.Stats
+}
+
+// collect gathers every candidate section, most important first.
+func (b *builder) collect(ctx context.Context) error {
+	lang := "go"
+	if b.sel != nil && !strings.HasSuffix(b.sel.File, ".go") {
+		lang = "other"
+		if strings.HasSuffix(b.sel.File, ".py") {
+			lang = "python"
+		}
+	}
+	var g *codegraph.Graph
+	if lang == "go" {
+		g = b.in.Graph
+		if g == nil {
+			graph, st, err := codegraph.Index(ctx, b.conf.Dir(), b.in.Store)
+			switch {
+			case errors.Is(err, codegraph.ErrNoGoModule):
+				b.notes = append(b.notes, "no go.mod: Go index skipped, sections from text search")
+				lang = "other"
+			case err != nil:
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				b.notes = append(b.notes, "Go index failed ("+shortErr(err)+"): sections from text search")
+				lang = "other"
+			default:
+				g, b.stats = graph, &st
+				if len(st.Errors) > 0 {
+					b.notes = append(b.notes, fmt.Sprintf("Go index: %d package errors (first: %s)", len(st.Errors), st.Errors[0]))
+				}
+				if len(st.Refused) > 0 {
+					b.notes = append(b.notes, fmt.Sprintf("not read (symbolic links): %s", strings.Join(st.Refused, ", ")))
+				}
+			}
+		}
+	}
+	if b.sel != nil {
+		b.cands = append(b.cands, b.selectionSection(g))
+	}
+	b.cands = append(b.cands, b.rulesSection())
+	if b.in.TaskID != "" {
+		b.cands = append(b.cands, b.historySection(ctx))
+	}
+	switch {
+	case lang == "go" && g != nil:
+		b.cands = append(b.cands, b.goSections(g)...)
+	case lang == "python":
+		b.cands = append(b.cands, b.pythonSections(ctx)...)
+	default:
+		b.cands = append(b.cands, b.textSearchSections("")...)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package pack
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// maxFileBytes bounds one file read: a pack never needs more of a file.
+const maxFileBytes = 4 << 20
+
+// sources reads repository files through the confined root, once each,
+// and redacts what it hands out.
+type sources struct {
+	conf     *sandbox.Confined
+	redactor Redactor
+	files    map[string][]string // lines, unredacted; nil entry: unreadable
+	errs     map[string]error
+	redacted int
+}
+
+func newSources(conf *sandbox.Confined, r Redactor) *sources {
+	return &sources{conf: conf, redactor: r, files: map[string][]string{}, errs: map[string]error{}}
+}
+
+func (s *sources) lines(file string) ([]string, error) {
+	if l, ok := s.files[file]; ok {
+		return l, s.errs[file]
+	}
+	data, err := s.conf.ReadFile(file, maxFileBytes)
+	if err != nil {
+		s.files[file], s.errs[file] = nil, err
+		return nil, err
+	}
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	l := strings.Split(text, "\n")
+	if len(l) > 0 && l[len(l)-1] == "" {
+		l = l[:len(l)-1]
+	}
+	s.files[file] = l
+	return l, nil
+}
+
+// snippet returns lines [from, to] of file (1-based, clamped), redacted.
+func (s *sources) snippet(file string, from, to int) (string, error) {
+	l, err := s.lines(file)
+	if err != nil {
+		return "", err
+	}
+	from, to = max(from, 1), min(to, len(l))
+	if from > to {
+		return "", nil
+	}
+	return s.redact(strings.Join(l[from-1:to], "\n")), nil
+}
+
+func (s *sources) redact(text string) string {
+	out, n := s.redactor.Redact(text)
+	s.redacted += n
+	return out
+}
+
+// checkSelection validates a selection against the file it names, as a
+// user would want to hear about it.
+func (s *sources) checkSelection(sel Selection) (Selection, error) {
+	f := strings.TrimPrefix(path.Clean(strings.ReplaceAll(sel.File, "\\", "/")), "./")
+	if sel.File == "" || path.IsAbs(f) || f == ".." || strings.HasPrefix(f, "../") {
+		return sel, fmt.Errorf("%w: %q is not a path inside the repository", ErrBadSelection, sel.File)
+	}
+	sel.File = f
+	if sel.StartLine < 1 || sel.EndLine < sel.StartLine {
+		return sel, fmt.Errorf("%w: lines %d-%d: want 1 <= start <= end", ErrBadSelection, sel.StartLine, sel.EndLine)
+	}
+	l, err := s.lines(f)
+	if err != nil {
+		return sel, fmt.Errorf("%w: %s cannot be read inside the repository: %v", ErrBadSelection, f, err)
+	}
+	if sel.EndLine > len(l) {
+		return sel, fmt.Errorf("%w: lines %d-%d out of range: %s has %d lines", ErrBadSelection, sel.StartLine, sel.EndLine, f, len(l))
+	}
+	return sel, nil
+}
+
+// lang is the code-fence language of a file.
+func lang(file string) string {
+	switch path.Ext(file) {
+	case ".go":
+		return "go"
+	case ".py":
+		return "python"
+	case ".md":
+		return "markdown"
+	}
+	return ""
+}
+
+func fence(file, text string) string {
+	// A fence longer than any backtick run inside, so code cannot close it.
+	ticks := "```"
+	for strings.Contains(text, ticks) {
+		ticks += "`"
+	}
+	return ticks + lang(file) + "\n" + text + "\n" + ticks + "\n"
+}
+
+func sortedSet(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
