@@ -164,6 +164,11 @@ func (a *Adapter) parseNoDir(ctx context.Context, mode string, files []source) (
 	if py != "" {
 		return runHelper(ctx, r, py, "", mode, files)
 	}
+	a.probing.Lock()
+	defer a.probing.Unlock()
+	if r, py = a.parserRunner(); py != "" { // chosen while we waited
+		return runHelper(ctx, r, py, "", mode, files)
+	}
 	var why []string
 	for _, c := range a.parserCandidates() {
 		infos, exe, err := runHelperExe(ctx, r, c, "", mode, files)

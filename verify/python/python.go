@@ -37,7 +37,8 @@ type Adapter struct {
 	Parser sandbox.Runner
 
 	mu        sync.Mutex
-	pytestFor map[string]probe // by snapshot with a .venv; "" for the rest
+	probing   sync.Mutex       // held while an interpreter is being chosen
+	pytestFor map[string]probe // by runner, and by snapshot for those with a .venv
 	parser    sandbox.Runner
 	parserPy  string
 }
@@ -88,17 +89,21 @@ const probeTimeout = time.Minute
 // snapshots without one (they share PATH and /usr/bin).
 func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string) (string, error) {
 	var candidates []string
-	cacheKey := ""
+	cacheKey := r.Name() + "\x00" // answers differ between a host and a container
 	if a.Python != "" {
 		candidates = []string{a.Python}
 	} else {
 		venv := filepath.Join(dir, ".venv", "bin", "python")
 		if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
 			candidates = append(candidates, venv)
-			cacheKey = dir
+			cacheKey += dir
 		}
 		candidates = append(candidates, "python3", "/usr/bin/python3")
 	}
+	// One probe at a time: concurrent runs on fresh snapshots would all
+	// start the same slow interpreters only to learn the same answer.
+	a.probing.Lock()
+	defer a.probing.Unlock()
 	a.mu.Lock()
 	if p, ok := a.pytestFor[cacheKey]; ok {
 		a.mu.Unlock()

@@ -300,8 +300,7 @@ func TestInterpreterChoice(t *testing.T) {
 	t.Parallel()
 	needPytest(t)
 	dir := t.TempDir()
-	a := New("")
-	py, err := a.interpreter(ctx(t), runner, dir)
+	py, err := shared.interpreter(ctx(t), runner, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +316,7 @@ func TestInterpreterChoice(t *testing.T) {
 	if err := os.Symlink(py, filepath.Join(venv, "python")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.interpreter(ctx(t), runner, dir)
+	got, err := New("").interpreter(ctx(t), runner, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
