@@ -287,6 +287,12 @@ func runGremlins(ctx context.Context, c evidenceCase, bin string, workers, coeff
 	}
 	for _, f := range res.Files {
 		for _, m := range f.Mutations {
+			// --diff lists every mutant of a touched file and marks those
+			// off the changed lines SKIPPED: they were neither produced
+			// for the diff nor judged, so they do not count.
+			if m.Status == "SKIPPED" {
+				continue
+			}
 			run.count++
 			op := gremlinsOps[m.Type]
 			if op == "" {
