@@ -61,6 +61,9 @@ type Input struct {
 	// Redactor removes secrets; required (Build refuses to run without
 	// one, so no caller can forget it).
 	Redactor Redactor
+	// Notes are the caller's own notes to carry in the pack (e.g. which
+	// tokenizer it picked and why); they count against the budget.
+	Notes []string
 	// LanguageServers are the commands tried, in order, for Python:
 	// nil means DefaultPythonServers.
 	LanguageServers [][]string
@@ -138,7 +141,7 @@ func Build(ctx context.Context, in Input) (*Pack, error) {
 	}
 	defer conf.Close()
 
-	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor)}
+	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor), notes: append([]string(nil), in.Notes...)}
 	if in.Selection != nil {
 		sel, err := b.src.checkSelection(*in.Selection)
 		if err != nil {
@@ -153,6 +156,7 @@ func Build(ctx context.Context, in Input) (*Pack, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.IndexStats = b.stats
 	p.BuildTime = time.Since(start)
 	return p, nil
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/pack"
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify/secrets"
+)
+
+func init() {
+	register(command{
+		name:    "pack",
+		summary: "build the context pack for a goal, a selection or a task, within a token budget",
+		run:     cmdPack,
+	})
+}
+
+// tokenizerProbe is how long `bcode pack` waits for llama-server's
+// /tokenize before counting with the estimate instead.
+const tokenizerProbe = 300 * time.Millisecond
+
+func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode pack", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var st stateFlags
+	st.register(fs)
+	goal := fs.String("goal", "", "what the change is for, in words")
+	selection := fs.String("selection", "", "FILE:L1-L2 (or FILE:L): the code the change is about")
+	task := fs.String("task", "", "a task ID whose history to include")
+	budget := fs.Int("budget", pack.DefaultBudget, "token budget the pack never exceeds")
+	asJSON := fs.Bool("json", false, "print the pack as JSON instead of markdown")
+	tokenizer := fs.String("tokenizer", "", "llama-server endpoint for /tokenize (default: [model] endpoint of .bcode/config.toml)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bcode pack [--goal TEXT] [--selection FILE:L1-L2] [--task ID] [--budget N] [--json] [--repo DIR] [--state DIR]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "bcode pack: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	if *goal == "" && *selection == "" && *task == "" {
+		return fail("nothing to pack for: give --goal, --selection or --task")
+	}
+	if *budget < pack.MinBudget {
+		return fail("--budget %d is too small: at least %d tokens", *budget, pack.MinBudget)
+	}
+	repo, err := repoRoot(st.repo)
+	if err != nil {
+		return fail("%v", err)
+	}
+	in := pack.Input{Repo: repo, Goal: *goal, TaskID: *task, Budget: *budget}
+	if *selection != "" {
+		sel, err := parseSelection(repo, *selection)
+		if err != nil {
+			return fail("%v", err)
+		}
+		in.Selection = sel
+	}
+
+	led, lerr := st.openLedger(ctx, ledger.WithMigrations("codegraph", codegraph.Migrations))
+	switch {
+	case lerr == nil:
+		defer led.Close()
+		in.Store = codegraph.SQLStore{DB: led}
+		in.Tasks = led
+	case *task != "":
+		return fail("--task needs the ledger: %v", lerr)
+	default:
+		fmt.Fprintf(stderr, "bcode pack: ledger unavailable (%v): indexing in memory only\n", lerr)
+	}
+
+	scanner, err := secrets.NewScanner()
+	if err != nil {
+		return fail("secret scanner: %v", err)
+	}
+	in.Redactor = scanner
+	endpoint := *tokenizer
+	if endpoint == "" {
+		endpoint = modelEndpoint(repo)
+	}
+	counter, note := pack.NewCounter(ctx, endpoint, tokenizerProbe)
+	in.Counter = counter
+	in.Notes = []string{note}
+
+	p, err := pack.Build(ctx, in)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *asJSON {
+		js, err := pack.JSON(p)
+		if err != nil {
+			return fail("%v", err)
+		}
+		stdout.Write(append(js, '\n'))
+	} else {
+		io.WriteString(stdout, pack.Render(p))
+	}
+	summary := fmt.Sprintf("pack: %d of %d tokens, %d sections, %d files, built in %s", p.Total, p.Budget, len(p.Sections), len(p.Files()), p.BuildTime.Round(time.Millisecond))
+	if s := p.IndexStats; s != nil {
+		summary += fmt.Sprintf("; index: %d packages, %d reused, %d re-indexed", s.Units, s.Reused, len(s.Reindexed))
+	}
+	fmt.Fprintln(stderr, summary)
+	return 0
+}
+
+// repoRoot checks that dir is the top of a git checkout.
+func repoRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory (pass --repo)", abs)
+	}
+	if _, err := os.Lstat(filepath.Join(abs, ".git")); err != nil {
+		return "", fmt.Errorf("%s is not a git repository (no .git): run bcode pack at the top of a checkout or pass --repo", abs)
+	}
+	return abs, nil
+}
+
+// parseSelection reads FILE:L1-L2 or FILE:L. FILE may be absolute (inside
+// the repository) or relative to it.
+func parseSelection(repo, s string) (*pack.Selection, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 {
+		return nil, fmt.Errorf("--selection %q: want FILE:L1-L2, e.g. internal/x.go:10-24", s)
+	}
+	file, lines := s[:i], s[i+1:]
+	l1s, l2s, ranged := strings.Cut(lines, "-")
+	l1, err1 := strconv.Atoi(l1s)
+	l2 := l1
+	var err2 error
+	if ranged {
+		l2, err2 = strconv.Atoi(l2s)
+	}
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("--selection %q: lines %q are not L1-L2 with whole numbers", s, lines)
+	}
+	if l1 < 1 || l2 < l1 {
+		return nil, fmt.Errorf("--selection %q: want 1 <= L1 <= L2", s)
+	}
+	if filepath.IsAbs(file) {
+		rel, err := filepath.Rel(repo, file)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("--selection: %s is outside the repository %s", file, repo)
+		}
+		file = rel
+	}
+	file = filepath.ToSlash(filepath.Clean(file))
+	if file == ".." || strings.HasPrefix(file, "../") {
+		return nil, fmt.Errorf("--selection: %s is outside the repository %s", file, repo)
+	}
+	return &pack.Selection{File: file, StartLine: l1, EndLine: l2}, nil
+}
+
+// modelEndpoint is the repository's configured llama-server, or the
+// default one. The config is read through the confined root.
+func modelEndpoint(repo string) string {
+	cfg := config.Default()
+	if data, err := sandbox.ReadFile(repo, config.Path, 1<<20); err == nil {
+		if c, err := config.Parse(data); err == nil && c.Model.Endpoint != "" {
+			cfg = c
+		}
+	}
+	return cfg.Model.Endpoint
+}
