@@ -15,10 +15,10 @@ func packRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod":       "module example.com/calc\n\ngo 1.22\n",
-		"AGENTS.md":    "Keep functions small.\n",
-		"num/num.go":   "package num\n\n// Double doubles.\nfunc Double(x int) int {\n\treturn 2 * x\n}\n",
-		"calc/calc.go": "package calc\n\nimport \"example.com/calc/num\"\n\n// Quad quadruples.\nfunc Quad(x int) int {\n\treturn num.Double(num.Double(x))\n}\n",
+		"go.mod":            "module example.com/calc\n\ngo 1.22\n",
+		"AGENTS.md":         "Keep functions small.\n",
+		"num/num.go":        "package num\n\n// Double doubles.\nfunc Double(x int) int {\n\treturn 2 * x\n}\n",
+		"calc/calc.go":      "package calc\n\nimport \"example.com/calc/num\"\n\n// Quad quadruples.\nfunc Quad(x int) int {\n\treturn num.Double(num.Double(x))\n}\n",
 		"calc/calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestQuad(t *testing.T) {\n\tif Quad(1) != 4 {\n\t\tt.Fatal(Quad(1))\n\t}\n}\n",
 	}
 	for name, body := range files {
