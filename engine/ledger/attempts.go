@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/bcode-dev/bcode/engine"
 )
@@ -147,5 +148,7 @@ func (l *Ledger) InterruptOrphans(ctx context.Context, lease engine.Lease, taskI
 	if err != nil {
 		return nil, err
 	}
+	// RETURNING rows come in no promised order.
+	slices.SortFunc(out, func(a, b engine.Attempt) int { return a.Number - b.Number })
 	return out, nil
 }

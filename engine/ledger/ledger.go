@@ -271,8 +271,10 @@ func (l *Ledger) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return err
 	}
+	// Also on a panic in fn: the one writer connection must not stay
+	// inside a transaction. After Commit this is a no-op.
+	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {

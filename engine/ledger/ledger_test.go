@@ -382,3 +382,49 @@ func TestPathWithURICharacters(t *testing.T) {
 		t.Fatalf("the ledger is not where asked: %v", err)
 	}
 }
+
+func TestWriteRollsBackOnErrorAndPanic(t *testing.T) {
+	ctx := context.Background()
+	l := openTemp(t)
+	insert := func(tx *sql.Tx, v int) error {
+		_, err := tx.Exec(`INSERT INTO schema_migrations ("set", version, applied_at) VALUES ('probe', ?, 'x')`, v)
+		return err
+	}
+	boom := errors.New("boom")
+	if err := l.Write(ctx, func(tx *sql.Tx) error {
+		if err := insert(tx, 1); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("Write returned %v, want fn's error", err)
+	}
+	func() {
+		defer func() { recover() }()
+		l.Write(ctx, func(tx *sql.Tx) error {
+			insert(tx, 2)
+			panic("fn panics mid-transaction")
+		})
+	}()
+	// The single writer connection is free again, and neither row stayed.
+	if err := l.Write(ctx, func(tx *sql.Tx) error { return insert(tx, 3) }); err != nil {
+		t.Fatalf("Write after a failed and a panicking one: %v", err)
+	}
+	var versions []int
+	l.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.Query(`SELECT version FROM schema_migrations WHERE "set" = 'probe' ORDER BY version`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var v int
+			rows.Scan(&v)
+			versions = append(versions, v)
+		}
+		return rows.Err()
+	})
+	if fmt.Sprint(versions) != "[3]" {
+		t.Errorf("rows after rollback: %v, want [3]", versions)
+	}
+}
