@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 	_ "modernc.org/sqlite"
@@ -306,5 +307,36 @@ func TestNoGoModule(t *testing.T) {
 	_, _, err := Index(context.Background(), t.TempDir(), nil)
 	if err == nil {
 		t.Fatal("want an error for a directory without go.mod")
+	}
+}
+
+func TestWatchReportsChangedDirectories(t *testing.T) {
+	repo := writeFixture(t, fixture)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan []string, 4)
+	done := make(chan error, 1)
+	go func() { done <- Watch(ctx, repo, func(dirs []string) { got <- dirs }) }()
+	// Give the watcher time to register its directories.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := os.WriteFile(filepath.Join(repo, "mem", "extra.go"), []byte("package mem\n\nfunc Extra() {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case dirs := <-got:
+			if !slices.Equal(dirs, []string{"mem"}) {
+				t.Fatalf("onChange(%v), want [mem]", dirs)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Watch returned %v after cancel", err)
+			}
+			return
+		case <-time.After(500 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("no change reported within 5s")
+			}
+		}
 	}
 }
