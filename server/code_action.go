@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/bcode-dev/bcode/server/command"
+	"github.com/bcode-dev/bcode/server/lsp"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+// CodeAction offers, each through a typed command: on a selection, "Create
+// task from selection"; on a surviving-mutant diagnostic, "Show mutant
+// diff" and "Add a test for this boundary"; anywhere, "Preview context
+// pack", "Resume task" (when a task can be resumed) and "Run evidence now".
+func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp.CodeAction, error) {
+	abs, rel, err := s.fileOf(p.URI)
+	if err != nil {
+		return nil, err
+	}
+	var out []lsp.CodeAction
+	add := func(kind string, diags []lsp.Diagnostic, c lsp.Command) {
+		if !kindWanted(kind, p.Only) {
+			return
+		}
+		c2 := c
+		out = append(out, lsp.CodeAction{Title: c.Title, Kind: kind, Diagnostics: diags, Command: &c2})
+	}
+
+	if !p.Range.Empty() {
+		text, _ := s.text(abs)
+		r := p.Range
+		goal := fmt.Sprintf("Change %s lines %d-%d", rel, r.Start.Line+1, endLine(r))
+		if first := firstLine(text, r); first != "" {
+			goal += ": " + first
+		}
+		add(lsp.KindRefactor, nil, command.New(command.TitleCreateTask, command.TaskCreate,
+			command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r}))
+	}
+
+	for _, m := range s.survivorsAt(p) {
+		d := m.diag
+		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant, command.MutantDiff, command.MutantArgs{ID: m.mutant.ID}))
+		r := d.Range
+		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleAddTest, command.TaskCreate, command.TaskCreateArgs{
+			Goal:     testGoal(m.mutant),
+			URI:      p.URI,
+			Range:    &r,
+			MutantID: m.mutant.ID,
+			Criteria: []string{fmt.Sprintf("bcode evidence reports mutant %s as killed", m.mutant.ID)},
+		}))
+	}
+
+	r := p.Range
+	add(lsp.KindSource, nil, command.New(command.TitlePreviewPack, command.PackPreview, command.PackArgs{URI: p.URI, Range: &r}))
+	if id := s.resumable(ctx); id != "" {
+		add(lsp.KindSource, nil, command.New(command.TitleResumeTask+" "+id, command.TaskResume, command.TaskIDArgs{ID: id}))
+	}
+	add(lsp.KindSource, nil, command.New(command.TitleRunEvidence, command.EvidenceRun, command.EvidenceRunArgs{}))
+	return out, nil
+}
+
+// testGoal is the goal of a task that must kill a surviving mutant: it names
+// the mutant so the agent (and the user reading the task list) know which.
+func testGoal(m mutate.Mutant) string {
+	return fmt.Sprintf("Add a test that fails when %s:%d reads `%s` instead of `%s` (surviving %s mutant %s)",
+		m.File, m.Line, oneLine(m.Mutated), oneLine(m.Original), m.Operator, m.ID)
+}
+
+type survivorAt struct {
+	mutant mutate.Mutant
+	diag   lsp.Diagnostic
+}
+
+// survivorsAt are the surviving mutants whose diagnostics the client sent
+// with the request (by their data), or, for clients that send none, whose
+// current diagnostic touches the range.
+func (s *Server) survivorsAt(p *lsp.CodeActionParams) []survivorAt {
+	s.ev.mu.Lock()
+	rep := s.ev.last
+	s.ev.mu.Unlock()
+	byID := map[string]mutate.Mutant{}
+	for _, m := range rep.Mutants {
+		if m.Verdict == mutate.Survived {
+			byID[m.ID] = m
+		}
+	}
+	var out []survivorAt
+	seen := map[string]bool{}
+	for _, d := range p.Diagnostics {
+		if d.Source != Source || len(d.Data) == 0 {
+			continue
+		}
+		var id string
+		if json.Unmarshal(d.Data, &id) != nil {
+			continue
+		}
+		if m, ok := byID[id]; ok && !seen[id] {
+			seen[id] = true
+			out = append(out, survivorAt{m, d})
+		}
+	}
+	if len(p.Diagnostics) > 0 {
+		return out
+	}
+	root, err := s.workspace()
+	if err != nil {
+		return nil
+	}
+	for _, d := range s.diagnosticsOf(root, &rep)[p.URI] {
+		var id string
+		if json.Unmarshal(d.Data, &id) != nil || seen[id] {
+			continue
+		}
+		if m, ok := byID[id]; ok && touches(d.Range, p.Range) {
+			seen[id] = true
+			out = append(out, survivorAt{m, d})
+		}
+	}
+	return out
+}
+
+// touches reports whether a and b overlap or meet.
+func touches(a, b lsp.Range) bool {
+	return !before(a.End, b.Start) && !before(b.End, a.Start)
+}
+
+func before(p, q lsp.Position) bool {
+	return p.Line < q.Line || (p.Line == q.Line && p.Character < q.Character)
+}
+
+// kindWanted applies the client's "only" filter (prefix match, as LSP says).
+func kindWanted(kind string, only []string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	for _, o := range only {
+		if kind == o || strings.HasPrefix(kind, o+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// endLine is the last 1-based line a range covers (a range ending at the
+// start of a line does not cover that line).
+func endLine(r lsp.Range) uint32 {
+	if r.End.Character == 0 && r.End.Line > r.Start.Line {
+		return r.End.Line
+	}
+	return r.End.Line + 1
+}
+
+func firstLine(text string, r lsp.Range) string {
+	from, to := offsetOf(text, r.Start), offsetOf(text, r.End)
+	if from >= to {
+		return ""
+	}
+	sel := strings.TrimSpace(text[from:to])
+	if i := strings.IndexByte(sel, '\n'); i >= 0 {
+		sel = sel[:i]
+	}
+	sel = oneLine(sel)
+	if len(sel) > 60 {
+		sel = sel[:60] + "…"
+	}
+	return sel
+}

@@ -1,0 +1,140 @@
+// Package command is bcode-ls's one command contract, in the style of
+// gopls's command package: every workspace/executeCommand command is a
+// method of Interface with typed arguments and a typed result, Dispatch
+// decodes a call into the right method, and the New* functions build the
+// lsp.Command a code action carries, so the title, name and argument shape
+// of a command are written down once.
+package command
+
+import (
+	"context"
+
+	"github.com/bcode-dev/bcode/server/lsp"
+)
+
+// Command names, as clients send them in workspace/executeCommand.
+const (
+	TaskCreate  = "bcode.task.create"
+	TaskRun     = "bcode.task.run"
+	TaskResume  = "bcode.task.resume"
+	TaskCancel  = "bcode.task.cancel"
+	TaskAccept  = "bcode.task.accept"
+	TaskReject  = "bcode.task.reject"
+	PackPreview = "bcode.pack.preview"
+	EvidenceRun = "bcode.evidence.run"
+	MutantDiff  = "bcode.mutant.diff"
+)
+
+// Interface is every command the server executes. Each takes one argument
+// object (the first element of the command's arguments array).
+type Interface interface {
+	// TaskCreate records a task and replies at once with its ID; with Run
+	// set it also starts it (progress and bcode/taskChanged report on it).
+	TaskCreate(ctx context.Context, a TaskCreateArgs) (TaskResult, error)
+	// TaskRun starts a queued task and replies at once.
+	TaskRun(ctx context.Context, a TaskIDArgs) (TaskResult, error)
+	// TaskResume continues a blocked, failed, cancelled or interrupted
+	// task (ID empty: the most recent such task of the workspace).
+	TaskResume(ctx context.Context, a TaskIDArgs) (TaskResult, error)
+	TaskCancel(ctx context.Context, a TaskIDArgs) (TaskResult, error)
+	// TaskAccept lands a verified task on the user's branch: only on this
+	// explicit command, never automatically.
+	TaskAccept(ctx context.Context, a TaskAcceptArgs) (TaskResult, error)
+	TaskReject(ctx context.Context, a TaskIDArgs) (TaskResult, error)
+	// PackPreview builds the context pack for a place and opens it through
+	// window/showDocument on a bcode-pack: URI; the text is in the result
+	// too, for clients without showDocument or textDocumentContent.
+	PackPreview(ctx context.Context, a PackArgs) (DocumentResult, error)
+	// EvidenceRun starts an evidence run now (cancelling one under way) and
+	// replies at once; diagnostics and $/progress follow.
+	EvidenceRun(ctx context.Context, a EvidenceRunArgs) (EvidenceRunResult, error)
+	// MutantDiff shows a mutant as a unified diff on a bcode-mutant: URI.
+	MutantDiff(ctx context.Context, a MutantArgs) (DocumentResult, error)
+}
+
+// TaskCreateArgs describe a new task.
+type TaskCreateArgs struct {
+	Goal string `json:"goal"`
+	// URI and Range, when set, are the selection the task starts from.
+	URI      string     `json:"uri,omitempty"`
+	Range    *lsp.Range `json:"range,omitempty"`
+	Criteria []string   `json:"criteria,omitempty"`
+	// MutantID names the surviving mutant the task must kill, when the task
+	// comes from "Add a test for this boundary".
+	MutantID string `json:"mutantId,omitempty"`
+	// Run starts the task right after creating it.
+	Run bool `json:"run,omitempty"`
+}
+
+// TaskIDArgs name a task.
+type TaskIDArgs struct {
+	ID string `json:"id"`
+}
+
+// TaskAcceptArgs name the task to land.
+type TaskAcceptArgs struct {
+	ID string `json:"id"`
+	// Force lands a task whose last verdict is not verified; it is recorded.
+	Force bool `json:"force,omitempty"`
+}
+
+// TaskResult is a task's state after a command.
+type TaskResult struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
+// PackArgs say where to build a context pack for.
+type PackArgs struct {
+	URI    string     `json:"uri,omitempty"`
+	Range  *lsp.Range `json:"range,omitempty"`
+	Goal   string     `json:"goal,omitempty"`
+	TaskID string     `json:"taskId,omitempty"`
+	Budget int        `json:"budget,omitempty"`
+}
+
+// DocumentResult is a virtual document the server made.
+type DocumentResult struct {
+	URI string `json:"uri"`
+	// Shown reports whether the client showed it (window/showDocument).
+	Shown bool   `json:"shown"`
+	Text  string `json:"text"`
+}
+
+// EvidenceRunArgs tune an evidence run.
+type EvidenceRunArgs struct {
+	// Base is the revision to compare with (default: the merge-base with
+	// the upstream or main branch).
+	Base string `json:"base,omitempty"`
+}
+
+// EvidenceRunResult says the run started.
+type EvidenceRunResult struct {
+	Run   int    `json:"run"`   // increases with every run of this server
+	Token string `json:"token"` // the $/progress token it reports on
+}
+
+// MutantArgs name a mutant of the last evidence report.
+type MutantArgs struct {
+	ID string `json:"id"`
+}
+
+// Titles of the code actions.
+const (
+	TitleCreateTask  = "bcode: Create task from selection"
+	TitleShowMutant  = "bcode: Show mutant diff"
+	TitleAddTest     = "bcode: Add a test for this boundary"
+	TitlePreviewPack = "bcode: Preview context pack"
+	TitleResumeTask  = "bcode: Resume task"
+	TitleRunEvidence = "bcode: Run evidence now"
+)
+
+// Names lists every command, for the server's executeCommandProvider.
+func Names() []string {
+	names := make([]string, 0, len(table))
+	for _, e := range table {
+		names = append(names, e.name)
+	}
+	return names
+}

@@ -1,0 +1,257 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bcode-dev/bcode/server/lsp"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+// Source is the diagnostics' source field.
+const Source = "bcode"
+
+// publishedSet remembers the hash of what each document last received, so a
+// document is republished only when its diagnostics really change.
+type publishedSet struct {
+	mu   sync.Mutex
+	hash map[string]string // URI -> hash of its diagnostics
+}
+
+// reported are the verdicts shown in the editor.
+func reported(v mutate.Verdict) (lsp.Severity, bool) {
+	switch v {
+	case mutate.Survived:
+		return lsp.SeverityWarning, true
+	case mutate.NotCovered, mutate.Timeout:
+		return lsp.SeverityInformation, true
+	}
+	return 0, false
+}
+
+// republish recomputes every document's diagnostics from the last report
+// and the current texts, and publishes those whose hash changed.
+func (s *Server) republish(ctx context.Context) {
+	root, err := s.workspace()
+	if err != nil {
+		return
+	}
+	s.ev.mu.Lock()
+	rep := s.ev.last
+	s.ev.mu.Unlock()
+	diags := s.diagnosticsOf(root, &rep)
+
+	s.ev.pub.mu.Lock()
+	defer s.ev.pub.mu.Unlock()
+	uris := map[string]bool{}
+	for u := range diags {
+		uris[u] = true
+	}
+	for u := range s.ev.pub.hash {
+		uris[u] = true
+	}
+	sorted := make([]string, 0, len(uris))
+	for u := range uris {
+		sorted = append(sorted, u)
+	}
+	sort.Strings(sorted)
+	for _, u := range sorted {
+		ds := diags[u]
+		h := hashOf(ds)
+		if s.ev.pub.hash[u] == h {
+			continue
+		}
+		if ds == nil {
+			ds = []lsp.Diagnostic{}
+		}
+		if err := s.client.PublishDiagnostics(ctx, u, ds); err != nil {
+			s.log.Warn("publishing diagnostics", "uri", u, "err", err)
+			continue
+		}
+		if len(ds) == 0 {
+			delete(s.ev.pub.hash, u)
+		} else {
+			s.ev.pub.hash[u] = h
+		}
+	}
+}
+
+func hashOf(ds []lsp.Diagnostic) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(ds)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// diagnosticsOf turns a report into diagnostics by document URI, placed on
+// the current text of each file: a mutant whose line was edited away is
+// dropped, one whose line only moved follows it.
+func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]lsp.Diagnostic {
+	out := map[string][]lsp.Diagnostic{}
+	tests := testLocator{root: root, found: map[string]lsp.Location{}}
+	for _, m := range rep.Mutants {
+		sev, ok := reported(m.Verdict)
+		if !ok {
+			continue
+		}
+		abs := filepath.Join(root, filepath.FromSlash(m.File))
+		src := rep.sources[m.File]
+		cur, err := s.text(abs)
+		if err != nil {
+			continue // the file is gone: so is its mutant
+		}
+		if src == "" {
+			src = cur
+		}
+		shift, ok := follow(src, cur, m.Line, m.EndLine)
+		if !ok {
+			continue
+		}
+		start, ok1 := bytePos(cur, m.Line+shift, m.Col)
+		end, ok2 := bytePos(cur, m.EndLine+shift, m.EndCol)
+		if !ok1 || !ok2 {
+			continue
+		}
+		uri := lsp.FileURI(abs)
+		d := lsp.Diagnostic{
+			Range:    lsp.Range{Start: start, End: end},
+			Severity: sev,
+			Code:     m.Operator,
+			Source:   Source,
+			Message:  diagnosticMessage(m),
+		}
+		d.Data, _ = json.Marshal(m.ID)
+		for _, t := range m.Tests {
+			loc := tests.locate(filepath.Dir(abs), t)
+			if loc.URI == "" {
+				loc = lsp.Location{URI: uri, Range: d.Range}
+			}
+			d.RelatedInformation = append(d.RelatedInformation, lsp.RelatedInformation{Location: loc, Message: "ran " + t})
+		}
+		out[uri] = append(out[uri], d)
+	}
+	for _, ds := range out {
+		sort.Slice(ds, func(i, j int) bool {
+			a, b := ds[i].Range.Start, ds[j].Range.Start
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			if a.Character != b.Character {
+				return a.Character < b.Character
+			}
+			return ds[i].Message < ds[j].Message
+		})
+	}
+	return out
+}
+
+// follow finds where lines [line, endLine] (1-based) of src are in cur: the
+// shift to add, or false when they are no longer there.
+func follow(src, cur string, line, endLine int) (int, bool) {
+	same := func(shift int) bool {
+		for l := line; l <= endLine; l++ {
+			a, ok1 := lineAt(src, l-1)
+			b, ok2 := lineAt(cur, l-1+shift)
+			if !ok1 || !ok2 || a != b {
+				return false
+			}
+		}
+		return true
+	}
+	if same(0) {
+		return 0, true
+	}
+	// The lines moved (an edit above them): take the nearest exact match.
+	for d := 1; d <= 200; d++ {
+		if same(d) {
+			return d, true
+		}
+		if line-d >= 1 && same(-d) {
+			return -d, true
+		}
+	}
+	return 0, false
+}
+
+// diagnosticMessage names the mutated text, so the user sees the wrong
+// version no test noticed.
+func diagnosticMessage(m mutate.Mutant) string {
+	orig, mut := oneLine(m.Original), oneLine(m.Mutated)
+	switch m.Verdict {
+	case mutate.Survived:
+		msg := fmt.Sprintf("Mutant survived: `%s` → `%s` (%s) and no test failed", orig, mut, m.Operator)
+		if len(m.Tests) > 0 {
+			msg += fmt.Sprintf("; %d test(s) ran", len(m.Tests))
+		}
+		return msg
+	case mutate.NotCovered:
+		return fmt.Sprintf("Mutant not covered: `%s` → `%s` (%s); no test reaches this line", orig, mut, m.Operator)
+	case mutate.Timeout:
+		return fmt.Sprintf("Mutant timed out: `%s` → `%s` (%s); the tests hung, which proves nothing", orig, mut, m.Operator)
+	}
+	return fmt.Sprintf("Mutant %s: `%s` → `%s` (%s)", m.Verdict, orig, mut, m.Operator)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// testLocator finds where a test function is declared, for a diagnostic's
+// related information.
+type testLocator struct {
+	root  string
+	found map[string]lsp.Location
+}
+
+var testFuncRE = regexp.MustCompile(`(?m)^func (Test|Example|Fuzz|Benchmark)\w*\(`)
+
+// locate looks for func Name( in the _test.go files of dir. name may carry
+// a package prefix or a subtest ("pkg.TestX/case").
+func (t *testLocator) locate(dir, name string) lsp.Location {
+	if i := strings.LastIndexAny(name, ".:"); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		name = name[:i]
+	}
+	key := dir + "\x00" + name
+	if loc, ok := t.found[key]; ok {
+		return loc
+	}
+	var loc lsp.Location
+	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		text := string(b)
+		for _, ix := range testFuncRE.FindAllStringIndex(text, -1) {
+			decl := text[ix[0]+len("func ") : ix[1]-1]
+			if decl != name {
+				continue
+			}
+			line := strings.Count(text[:ix[0]], "\n")
+			l, _ := lineAt(text, line)
+			loc = lsp.Location{URI: lsp.FileURI(f), Range: lsp.Range{
+				Start: lsp.Position{Line: uint32(line), Character: uint32(len("func "))},
+				End:   lsp.Position{Line: uint32(line), Character: uint32(utf16Len(l[:len("func ")+len(name)]))},
+			}}
+			break
+		}
+		if loc.URI != "" {
+			break
+		}
+	}
+	t.found[key] = loc
+	return loc
+}

@@ -1,0 +1,332 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/server/command"
+	"github.com/bcode-dev/bcode/server/lsp"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+// The methods here implement command.Interface: each validates its typed
+// arguments, delegates to the engine and, for long work, replies at once
+// and reports through $/progress and bcode/taskChanged.
+
+var _ command.Interface = (*Server)(nil)
+
+// TaskCreate records a task (and with Run, starts it).
+func (s *Server) TaskCreate(ctx context.Context, a command.TaskCreateArgs) (command.TaskResult, error) {
+	root, err := s.workspace()
+	if err != nil {
+		return command.TaskResult{}, err
+	}
+	if strings.TrimSpace(a.Goal) == "" {
+		return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "%s: the goal is empty: say what the task should achieve", command.TaskCreate)
+	}
+	req := TaskRequest{Goal: a.Goal, Criteria: a.Criteria}
+	if a.MutantID != "" {
+		if _, ok := s.mutant(a.MutantID); !ok {
+			return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no mutant %q in the last evidence report: run evidence again (bcode.evidence.run)", a.MutantID)
+		}
+	}
+	if a.URI != "" {
+		sel, err := s.selection(a.URI, a.Range)
+		if err != nil {
+			return command.TaskResult{}, err
+		}
+		req.Selection = sel
+	} else if a.Range != nil {
+		return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "%s: a range needs the uri of its document", command.TaskCreate)
+	}
+	if err := s.tasks.Available(); err != nil {
+		return command.TaskResult{}, taskError(err)
+	}
+	t, err := s.tasks.Create(ctx, root, req)
+	if err != nil {
+		return command.TaskResult{}, taskError(err)
+	}
+	s.notifyTask(ctx, t, "task.created")
+	if a.Run {
+		s.startTask(t.ID, false)
+		return command.TaskResult{ID: t.ID, Status: string(engine.TaskRunning), Message: "created and started"}, nil
+	}
+	return command.TaskResult{ID: t.ID, Status: string(t.Status), Message: "created"}, nil
+}
+
+// selection reads the selected lines of a document into a task selection.
+func (s *Server) selection(uri string, r *lsp.Range) (*engine.Selection, error) {
+	abs, rel, err := s.fileOf(uri)
+	if err != nil {
+		return nil, err
+	}
+	text, err := s.text(abs)
+	if err != nil {
+		return nil, lsp.Errorf(lsp.CodeInvalidParams, "cannot read %s: %v", rel, err)
+	}
+	lines := strings.Count(text, "\n") + 1
+	sel := &engine.Selection{File: rel, StartLine: 1, EndLine: lines}
+	if r != nil {
+		if before(r.End, r.Start) {
+			return nil, lsp.Errorf(lsp.CodeInvalidParams, "the range ends before it starts")
+		}
+		if int(r.Start.Line) >= lines {
+			return nil, lsp.Errorf(lsp.CodeInvalidParams, "the range starts at line %d but %s has %d lines", r.Start.Line+1, rel, lines)
+		}
+		sel.StartLine, sel.EndLine = int(r.Start.Line)+1, int(endLine(*r))
+		if sel.EndLine > lines {
+			sel.EndLine = lines
+		}
+	}
+	from := lineStart(text, sel.StartLine-1)
+	to := lineStart(text, sel.EndLine)
+	if to < 0 {
+		to = len(text)
+	}
+	sel.Text = text[from:to]
+	sum := sha256.Sum256([]byte(sel.Text))
+	sel.SHA256 = hex.EncodeToString(sum[:])
+	return sel, nil
+}
+
+// TaskRun starts a task in the background and replies at once.
+func (s *Server) TaskRun(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
+	t, err := s.task(ctx, a.ID)
+	if err != nil {
+		return command.TaskResult{}, err
+	}
+	if err := s.tasks.Available(); err != nil {
+		return command.TaskResult{}, taskError(err)
+	}
+	s.startTask(t.ID, false)
+	return command.TaskResult{ID: t.ID, Status: string(engine.TaskRunning), Message: "started"}, nil
+}
+
+// TaskResume continues a stopped task (ID "": the most recent one).
+func (s *Server) TaskResume(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
+	id := a.ID
+	if id == "" {
+		id = s.resumable(ctx)
+		if id == "" {
+			return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no task of this workspace is blocked, failed or cancelled, so there is nothing to resume")
+		}
+	}
+	t, err := s.task(ctx, id)
+	if err != nil {
+		return command.TaskResult{}, err
+	}
+	if err := s.tasks.Available(); err != nil {
+		return command.TaskResult{}, taskError(err)
+	}
+	s.startTask(t.ID, true)
+	return command.TaskResult{ID: t.ID, Status: string(engine.TaskRunning), Message: "resumed"}, nil
+}
+
+// TaskCancel stops a running task.
+func (s *Server) TaskCancel(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
+	return s.finishTask(ctx, a.ID, "task.cancelled", s.tasks.Cancel)
+}
+
+// TaskAccept lands a verified task on the user's branch.
+func (s *Server) TaskAccept(ctx context.Context, a command.TaskAcceptArgs) (command.TaskResult, error) {
+	return s.finishTask(ctx, a.ID, "task.accepted", func(ctx context.Context, id string) error {
+		return s.tasks.Accept(ctx, id, a.Force)
+	})
+}
+
+// TaskReject throws a task's work away (the record stays).
+func (s *Server) TaskReject(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
+	return s.finishTask(ctx, a.ID, "task.rejected", s.tasks.Reject)
+}
+
+func (s *Server) finishTask(ctx context.Context, id, kind string, op func(context.Context, string) error) (command.TaskResult, error) {
+	if _, err := s.task(ctx, id); err != nil {
+		return command.TaskResult{}, err
+	}
+	if err := s.tasks.Available(); err != nil {
+		return command.TaskResult{}, taskError(err)
+	}
+	if err := op(ctx, id); err != nil {
+		return command.TaskResult{}, taskError(err)
+	}
+	t, err := s.tasks.Get(ctx, id)
+	if err != nil {
+		return command.TaskResult{}, taskError(err)
+	}
+	s.notifyTask(ctx, t, kind)
+	return command.TaskResult{ID: t.ID, Status: string(t.Status)}, nil
+}
+
+// task looks a task up, with errors a client can act on.
+func (s *Server) task(ctx context.Context, id string) (*engine.Task, error) {
+	if id == "" {
+		return nil, lsp.Errorf(lsp.CodeInvalidParams, "no task ID given")
+	}
+	t, err := s.tasks.Get(ctx, id)
+	if err != nil {
+		return nil, taskError(err)
+	}
+	return t, nil
+}
+
+// taskError gives engine errors their LSP codes.
+func taskError(err error) error {
+	var le *lsp.Error
+	switch {
+	case errors.As(err, &le):
+		return err
+	case errors.Is(err, engine.ErrNotFound):
+		return lsp.Errorf(lsp.CodeInvalidParams, "%v: list the workspace's tasks with bcode/tasks", err)
+	case errors.Is(err, ErrNoTaskEngine):
+		return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
+	}
+	return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
+}
+
+// startTask runs (or resumes) a task in the background, reporting through
+// $/progress and bcode/taskChanged.
+func (s *Server) startTask(id string, resume bool) {
+	s.goBackground("task "+id, func(bg context.Context) {
+		ctx, cancel := context.WithCancel(bg)
+		defer cancel()
+		p := s.beginProgress(ctx, "bcode task "+id, func() {
+			// Cancelling the progress cancels the task the way `bcode
+			// task cancel` does, so the ledger records it.
+			_ = s.tasks.Cancel(context.Background(), id)
+			cancel()
+		})
+		msg := "finished"
+		defer func() { p.end(msg) }()
+		if t, err := s.tasks.Get(ctx, id); err == nil {
+			s.notifyTask(ctx, t, "task.started")
+		}
+		var err error
+		if resume {
+			err = s.tasks.Resume(ctx, id, p)
+		} else {
+			err = s.tasks.Run(ctx, id, p)
+		}
+		if err != nil {
+			msg = "stopped: " + err.Error()
+			s.log.Warn("task stopped", "task", id, "err", err)
+		}
+		if t, err := s.tasks.Get(context.Background(), id); err == nil {
+			msg = fmt.Sprintf("%s %s", t.Status, t.Verdict)
+			s.notifyTask(context.Background(), t, "task.stopped")
+		}
+	})
+}
+
+// resumable is the most recent task of the workspace that can be resumed.
+func (s *Server) resumable(ctx context.Context) string {
+	root, err := s.workspace()
+	if err != nil {
+		return ""
+	}
+	ts, err := s.tasks.List(ctx, root)
+	if err != nil {
+		return ""
+	}
+	for _, t := range ts {
+		switch t.Status {
+		case engine.TaskBlocked, engine.TaskFailed, engine.TaskCancelled:
+			return t.ID
+		}
+	}
+	return ""
+}
+
+// mutant finds a mutant of the last report by ID.
+func (s *Server) mutant(id string) (mutate.Mutant, bool) {
+	s.ev.mu.Lock()
+	defer s.ev.mu.Unlock()
+	for _, m := range s.ev.last.Mutants {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return mutate.Mutant{}, false
+}
+
+// MutantDiff shows a mutant as a diff of its file.
+func (s *Server) MutantDiff(ctx context.Context, a command.MutantArgs) (command.DocumentResult, error) {
+	if a.ID == "" {
+		return command.DocumentResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no mutant ID given")
+	}
+	m, ok := s.mutant(a.ID)
+	if !ok {
+		return command.DocumentResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no mutant %q in the last evidence report: run evidence again (bcode.evidence.run)", a.ID)
+	}
+	s.ev.mu.Lock()
+	src := s.ev.last.sources[m.File]
+	s.ev.mu.Unlock()
+	diff, err := mutantDiff(m, src)
+	if err != nil {
+		return command.DocumentResult{}, lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
+	}
+	uri := mutantScheme + ":/" + m.ID + ".diff"
+	s.content.put(uri, diff)
+	return s.show(ctx, uri, diff), nil
+}
+
+// show opens a virtual document in the client when it can.
+func (s *Server) show(ctx context.Context, uri, text string) command.DocumentResult {
+	s.mu.Lock()
+	can := s.caps.showDocument
+	s.mu.Unlock()
+	res := command.DocumentResult{URI: uri, Text: text}
+	if can {
+		shown, err := s.client.ShowDocument(ctx, uri, true)
+		if err != nil {
+			s.log.Info("client did not show a document", "uri", uri, "err", err)
+		}
+		res.Shown = shown
+	}
+	return res
+}
+
+// mutantDiff is a unified diff from the file to its mutant.
+func mutantDiff(m mutate.Mutant, src string) (string, error) {
+	start := lineStart(src, m.Line-1)
+	end := lineStart(src, m.EndLine-1)
+	if src == "" || start < 0 || end < 0 {
+		return "", fmt.Errorf("the source of %s is not in the evidence report", m.File)
+	}
+	from, to := start+m.Col-1, end+m.EndCol-1
+	if from > len(src) || to > len(src) || from > to || src[from:to] != m.Original {
+		return "", fmt.Errorf("mutant %s does not match the source of %s any more: run evidence again", m.ID, m.File)
+	}
+	mutated := src[:from] + m.Mutated + src[to:]
+	oldLines := strings.SplitAfter(src, "\n")
+	newLines := strings.SplitAfter(mutated, "\n")
+	first := m.Line - 1
+	lastOld := m.EndLine - 1
+	lastNew := lastOld + strings.Count(m.Mutated, "\n") - strings.Count(m.Original, "\n")
+	ctxFrom := max(first-3, 0)
+	ctxToOld := min(lastOld+3, len(oldLines)-1)
+	ctxToNew := min(lastNew+3, len(newLines)-1)
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s (mutant %s: %s, %s)\n", m.File, m.File, m.ID, m.Operator, m.Verdict)
+	fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", ctxFrom+1, ctxToOld-ctxFrom+1, ctxFrom+1, ctxToNew-ctxFrom+1)
+	line := func(prefix, l string) {
+		b.WriteString(prefix + strings.TrimSuffix(l, "\n") + "\n")
+	}
+	for i := ctxFrom; i < first; i++ {
+		line(" ", oldLines[i])
+	}
+	for i := first; i <= lastOld; i++ {
+		line("-", oldLines[i])
+	}
+	for i := first; i <= lastNew; i++ {
+		line("+", newLines[i])
+	}
+	for i := lastOld + 1; i <= ctxToOld; i++ {
+		line(" ", oldLines[i])
+	}
+	return b.String(), nil
+}

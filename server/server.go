@@ -1,0 +1,201 @@
+// Package server is bcode-ls: the language server that puts bcode's
+// evidence, context packs and tasks in the editor.
+//
+// Each LSP feature has one thin file that delegates to the engine:
+// initialize.go, text_sync.go, diagnostics.go, evidence.go (runs
+// verify/mutate on the branch's change), code_action.go, execute_command.go
+// (the typed command contract of server/command), custom_methods.go
+// (bcode/*), text_document_content.go (bcode-pack: and bcode-mutant:
+// documents), progress.go and watch.go. The protocol itself lives behind
+// server/lsp, the one package that imports the LSP libraries.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/server/command"
+	"github.com/bcode-dev/bcode/server/lsp"
+)
+
+// Version is reported in initialize's serverInfo.
+const Version = "0.1.0"
+
+// Options configure a server.
+type Options struct {
+	// Runner runs builds and tests; nil means the host runner.
+	Runner sandbox.Runner
+	// Debounce is how long after the last save or disk change an evidence
+	// run starts; 0 means 400ms.
+	Debounce time.Duration
+	// Workers run mutants in parallel; 0 means the number of CPUs.
+	Workers int
+	// CacheDir holds mutate's baseline coverage cache ("" is its default).
+	CacheDir string
+	// NoWatch turns off watching the workspace on disk (files, git HEAD and
+	// index); saves in the editor still trigger runs.
+	NoWatch bool
+	// NoEvidenceOnSave turns off runs on save and on disk changes; runs
+	// then start only from bcode.evidence.run (bcode ci uses this).
+	NoEvidenceOnSave bool
+	// Tasks is the task engine; nil uses the ledger in the state dir.
+	Tasks TaskEngine
+	// Log receives the server's own log (stderr in bcode-ls).
+	Log *slog.Logger
+}
+
+// Serve runs bcode-ls over one connection until the client exits or the
+// stream ends.
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
+	return lsp.Serve(ctx, rwc, func(c lsp.Client) lsp.Handler { return New(c, opts) }, opts.Log)
+}
+
+// Server is one connection's server state.
+type Server struct {
+	opts   Options
+	client lsp.Client
+	log    *slog.Logger
+	runner sandbox.Runner
+	tasks  TaskEngine
+
+	// bg is the lifetime of background work (evidence runs, tasks,
+	// watchers); it ends at shutdown.
+	bg     context.Context
+	stopBG context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	root string // absolute workspace directory; "" before initialize
+	caps clientCaps
+	docs map[string]*document // open documents by URI
+
+	ev       evidenceState
+	progress progressTable
+	content  contentStore
+}
+
+type clientCaps struct {
+	workDoneProgress, showDocument, textDocumentContent bool
+}
+
+// New makes a server that talks to client.
+func New(client lsp.Client, opts Options) *Server {
+	if opts.Debounce <= 0 {
+		opts.Debounce = 400 * time.Millisecond
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{opts: opts, client: client, log: opts.Log, runner: opts.Runner, tasks: opts.Tasks, docs: map[string]*document{}}
+	if s.runner == nil {
+		s.runner = host.New()
+	}
+	if s.tasks == nil {
+		s.tasks = &ledgerTasks{}
+	}
+	s.bg, s.stopBG = context.WithCancel(context.Background())
+	s.ev.init()
+	s.progress.init()
+	s.content.init()
+	return s
+}
+
+// Root is the workspace directory, or an error a client can act on.
+func (s *Server) workspace() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.root == "" {
+		return "", lsp.Errorf(lsp.CodeNotInitialized, "bcode-ls has no workspace: initialize with a rootUri or workspaceFolders naming a git checkout")
+	}
+	return s.root, nil
+}
+
+// fileOf resolves a file: URI to its workspace-relative slash path, or an
+// InvalidParams error when it is malformed or outside the workspace.
+func (s *Server) fileOf(uri string) (abs, rel string, err error) {
+	root, err := s.workspace()
+	if err != nil {
+		return "", "", err
+	}
+	if uri == "" {
+		return "", "", lsp.Errorf(lsp.CodeInvalidParams, "no document URI given")
+	}
+	p, err := lsp.URIPath(uri)
+	if err != nil {
+		return "", "", err
+	}
+	p = filepath.Clean(p)
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	r, err := filepath.Rel(root, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+		return "", "", lsp.Errorf(lsp.CodeInvalidParams, "%s is outside the workspace %s: bcode-ls only works on files of the workspace it was started for", p, root)
+	}
+	return p, filepath.ToSlash(r), nil
+}
+
+// text is the current text of a workspace file: the editor's copy when it
+// is open, else the disk's.
+func (s *Server) text(abs string) (string, error) {
+	uri := lsp.FileURI(abs)
+	s.mu.Lock()
+	d := s.docs[uri]
+	s.mu.Unlock()
+	if d != nil {
+		return d.text(), nil
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// go runs f in the background, tied to the server's lifetime, recovering a
+// panic so one bad run never takes the server down.
+func (s *Server) goBackground(name string, f func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic in background work", "work", name, "panic", fmt.Sprint(p))
+				_ = s.client.ShowMessage(context.Background(), lsp.MessageError, fmt.Sprintf("bcode-ls: %s failed with an internal error: %v", name, p))
+			}
+		}()
+		f(s.bg)
+	}()
+}
+
+// Shutdown stops background work and waits for it.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopBG()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		s.log.Warn("shutdown: background work did not stop within 10s")
+	}
+	return nil
+}
+
+// Exit is the client's last word.
+func (s *Server) Exit(context.Context) { s.stopBG() }
+
+// ExecuteCommand dispatches through the command contract.
+func (s *Server) ExecuteCommand(ctx context.Context, name string, args []json.RawMessage) (any, error) {
+	return command.Dispatch(ctx, s, name, args)
+}

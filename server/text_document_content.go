@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/pack"
+	"github.com/bcode-dev/bcode/server/command"
+	"github.com/bcode-dev/bcode/server/lsp"
+	"github.com/bcode-dev/bcode/verify/secrets"
+)
+
+// URI schemes of the virtual documents bcode-ls serves.
+const (
+	packScheme   = "bcode-pack"
+	mutantScheme = "bcode-mutant"
+)
+
+// contentStore keeps the virtual documents made for the client, the most
+// recent ones only.
+type contentStore struct {
+	mu    sync.Mutex
+	n     int
+	order []string
+	docs  map[string]string
+
+	packMu  sync.Mutex // one pack build at a time: the index store is not shared-safe
+	store   codegraph.MemoryStore
+	scanner *secrets.Scanner
+}
+
+const keepDocuments = 64
+
+func (c *contentStore) init() { c.docs = map[string]string{} }
+
+func (c *contentStore) put(uri, text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.docs[uri]; !ok {
+		c.order = append(c.order, uri)
+	}
+	c.docs[uri] = text
+	for len(c.order) > keepDocuments {
+		delete(c.docs, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+func (c *contentStore) get(uri string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.docs[uri]
+	return t, ok
+}
+
+func (c *contentStore) next() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return c.n
+}
+
+// TextDocumentContent serves workspace/textDocumentContent (LSP 3.18) for
+// bcode-pack: and bcode-mutant: URIs.
+func (s *Server) TextDocumentContent(ctx context.Context, uri string) (string, error) {
+	scheme, _, ok := strings.Cut(uri, ":")
+	if !ok || (scheme != packScheme && scheme != mutantScheme) {
+		return "", lsp.Errorf(lsp.CodeInvalidParams, "bcode-ls serves only %s: and %s: documents, not %q", packScheme, mutantScheme, uri)
+	}
+	text, ok := s.content.get(uri)
+	if !ok {
+		return "", lsp.Errorf(lsp.CodeInvalidParams, "no document %s: it was never made or is too old; run the command again", uri)
+	}
+	return text, nil
+}
+
+// PackPreview builds a context pack and opens it as a bcode-pack: document.
+func (s *Server) PackPreview(ctx context.Context, a command.PackArgs) (command.DocumentResult, error) {
+	p, err := s.buildPack(ctx, a)
+	if err != nil {
+		return command.DocumentResult{}, err
+	}
+	name := "workspace"
+	if p.Selection != nil {
+		name = fmt.Sprintf("%s-L%d-L%d", path.Base(p.Selection.File), p.Selection.StartLine, p.Selection.EndLine)
+	}
+	uri := fmt.Sprintf("%s:/%d/%s.md", packScheme, s.content.next(), name)
+	text := pack.Render(p)
+	s.content.put(uri, text)
+	return s.show(ctx, uri, text), nil
+}
+
+// buildPack builds the pack for a place, reusing the server's index store
+// so only changed packages are re-indexed.
+func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*pack.Pack, error) {
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	if a.Budget != 0 && a.Budget < pack.MinBudget {
+		return nil, lsp.Errorf(lsp.CodeInvalidParams, "budget %d is below the minimum of %d tokens", a.Budget, pack.MinBudget)
+	}
+	in := pack.Input{Repo: root, Goal: a.Goal, TaskID: a.TaskID, Budget: a.Budget, Tasks: taskHistory{s.tasks}}
+	if a.URI != "" {
+		sel, err := s.selection(a.URI, a.Range)
+		if err != nil {
+			return nil, err
+		}
+		in.Selection = &pack.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+		if in.Goal == "" {
+			in.Goal = fmt.Sprintf("Work on %s lines %d-%d", sel.File, sel.StartLine, sel.EndLine)
+		}
+	}
+	if a.TaskID != "" {
+		t, err := s.task(ctx, a.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if in.Goal == "" {
+			in.Goal = t.Goal
+		}
+	}
+	s.content.packMu.Lock()
+	defer s.content.packMu.Unlock()
+	if s.content.scanner == nil {
+		sc, err := secrets.NewScanner()
+		if err != nil {
+			return nil, lsp.Errorf(lsp.CodeRequestFailed, "loading the secret rules that redact the pack: %v", err)
+		}
+		s.content.scanner = sc
+	}
+	in.Redactor = s.content.scanner
+	in.Store = &s.content.store
+	p, err := pack.Build(ctx, in)
+	if err != nil {
+		return nil, lsp.Errorf(lsp.CodeRequestFailed, "building the context pack: %v", err)
+	}
+	return p, nil
+}
+
+// taskHistory gives the pack builder the task engine's reads.
+type taskHistory struct{ t TaskEngine }
+
+func (h taskHistory) Task(ctx context.Context, id string) (*engine.Task, error) {
+	return h.t.Get(ctx, id)
+}
+
+func (h taskHistory) Events(ctx context.Context, id string, after int64, limit int) ([]engine.Event, error) {
+	return h.t.Events(ctx, id, after, limit)
+}
+
+func (h taskHistory) Attempts(ctx context.Context, id string) ([]engine.Attempt, error) {
+	return h.t.Attempts(ctx, id)
+}
