@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // BootID identifies this boot of this machine (Linux's
@@ -95,6 +94,5 @@ func processAlive(pid int) bool {
 			return false // /proc works and has no such pid
 		}
 	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return signalZeroAlive(pid)
 }
