@@ -1,0 +1,16 @@
+package host_test
+
+import (
+	"testing"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/sandbox/runnertest"
+)
+
+// TestConformance runs the backend conformance suite against the host
+// runner: the same behaviours the Docker runner must show.
+func TestConformance(t *testing.T) {
+	runnertest.Run(t, func(t *testing.T) sandbox.Runner { return host.New() },
+		runnertest.Options{Dir: func(t *testing.T) string { return t.TempDir() }})
+}
