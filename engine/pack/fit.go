@@ -116,13 +116,32 @@ func dropLast(p *Pack) bool {
 
 // plan fills sections in order with the estimate, at most budget tokens.
 func (b *builder) plan(budget int) *Pack {
-	p := &Pack{Goal: b.in.Goal, Selection: b.sel, Budget: b.in.Budget, Counter: b.in.Counter.Name()}
-	notes := append([]string(nil), b.notes...)
-	if b.src.redacted > 0 {
-		notes = append(notes, fmt.Sprintf("%d secret(s) redacted", b.src.redacted))
+	goal, secrets := b.src.redact(b.in.Goal)
+	p := &Pack{Goal: goal, Selection: b.sel, Budget: b.in.Budget, Counter: b.in.Counter.Name()}
+	p.Notes = append([]string(nil), b.notes...)
+	// Header, notes, the redaction note and the cut list's heading.
+	used := EstimateTokens(Render(p)) + 40
+	defer func() {
+		if secrets > 0 {
+			p.Notes = append(p.Notes, fmt.Sprintf("%d secret(s) redacted", secrets))
+		}
+	}()
+	// place redacts text and reports its cost, or false when even the
+	// unredacted text does not fit in room (only what may be placed is
+	// scanned; redaction rarely grows text, and if it does the item is
+	// simply not placed).
+	place := func(text string, room int) (string, int, bool) {
+		if EstimateTokens(text) > room {
+			return "", 0, false
+		}
+		red, n := b.src.redact(text)
+		cost := EstimateTokens(red)
+		if cost > room {
+			return "", 0, false
+		}
+		secrets += n
+		return red, cost, true
 	}
-	p.Notes = notes
-	used := EstimateTokens(Render(p)) + 40 // header, notes, and the cut list's heading
 	for ci, c := range b.cands {
 		remaining := budget - used
 		allowed := remaining
@@ -146,15 +165,14 @@ func (b *builder) plan(budget int) *Pack {
 		cost := base
 		shortened, dropped := 0, 0
 		for _, it := range c.items {
-			full := it.full + "\n"
-			if n := EstimateTokens(full); cost+n <= allowed {
-				text.WriteString(full)
-				s.parts = append(s.parts, full)
+			if red, n, ok := place(it.full+"\n", allowed-cost); ok {
+				text.WriteString(red)
+				s.parts = append(s.parts, red)
 				cost += n
-			} else if it.short != "" && cost+EstimateTokens(it.short+"\n") <= allowed {
-				text.WriteString(it.short + "\n")
-				s.parts = append(s.parts, it.short+"\n")
-				cost += EstimateTokens(it.short + "\n")
+			} else if red, n, ok := place(it.short+"\n", allowed-cost); ok && it.short != "" {
+				text.WriteString(red)
+				s.parts = append(s.parts, red)
+				cost += n
 				shortened++
 			} else {
 				dropped++

@@ -260,7 +260,7 @@ func (b *builder) goSections(g *codegraph.Graph) []candidate {
 // symbolItem renders a symbol: its source (body) when body is set, with
 // its signature as the fallback.
 func (b *builder) symbolItem(s *codegraph.Symbol, rel string, body bool) item {
-	sig := fmt.Sprintf("- `%s` — %s:%d (%s)", b.src.redact(s.Signature), s.File, s.Line, rel)
+	sig := fmt.Sprintf("- `%s` — %s:%d (%s)", s.Signature, s.File, s.Line, rel)
 	it := item{label: s.ID, short: sig, full: sig, files: []string{s.File}}
 	if body {
 		if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
@@ -306,7 +306,7 @@ func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map
 				lines = append(lines, fmt.Sprintf("  … %d more", len(f.syms)-6))
 				break
 			}
-			lines = append(lines, fmt.Sprintf("  %d: %s", s.Line, b.src.redact(s.Signature)))
+			lines = append(lines, fmt.Sprintf("  %d: %s", s.Line, s.Signature))
 		}
 		full := f.file + ":"
 		short := f.file

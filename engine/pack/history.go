@@ -70,9 +70,9 @@ func (b *builder) historySection(ctx context.Context) candidate {
 		c.note = "task " + b.in.TaskID + " not readable: " + shortErr(err)
 		return c
 	}
-	head := fmt.Sprintf("Task %s (%s): %s", t.ID, t.Status, b.src.redact(oneLineText(t.Goal)))
+	head := fmt.Sprintf("Task %s (%s): %s", t.ID, t.Status, oneLineText(t.Goal))
 	if t.Reason != "" {
-		head += "\nReason: " + b.src.redact(oneLineText(t.Reason))
+		head += "\nReason: " + oneLineText(t.Reason)
 	}
 	if t.Verdict != "" {
 		head += "\nLast verdict: " + t.Verdict
@@ -90,7 +90,7 @@ func (b *builder) historySection(ctx context.Context) candidate {
 		}
 		full := line
 		if a.Note != "" {
-			full += "\n  strategy note: " + b.src.redact(a.Note)
+			full += "\n  strategy note: " + a.Note
 		}
 		c.items = append(c.items, item{label: fmt.Sprintf("attempt %d", a.Number), full: full, short: line})
 	}
@@ -115,7 +115,7 @@ func (b *builder) historySection(ctx context.Context) candidate {
 			data = data[:600] + "…"
 		}
 		line := fmt.Sprintf("- event %d %s (attempt %d)", e.Seq, e.Kind, e.Attempt)
-		c.items = append(c.items, item{label: fmt.Sprintf("event %d", e.Seq), full: line + ": " + b.src.redact(data), short: line})
+		c.items = append(c.items, item{label: fmt.Sprintf("event %d", e.Seq), full: line + ": " + data, short: line})
 	}
 	return c
 }

@@ -13,17 +13,17 @@ import (
 const maxFileBytes = 4 << 20
 
 // sources reads repository files through the confined root, once each,
-// and redacts what it hands out.
+// and redacts on request.
 type sources struct {
 	conf     *sandbox.Confined
 	redactor Redactor
 	files    map[string][]string // lines, unredacted; nil entry: unreadable
 	errs     map[string]error
-	redacted int
+	redacted map[string]redaction
 }
 
 func newSources(conf *sandbox.Confined, r Redactor) *sources {
-	return &sources{conf: conf, redactor: r, files: map[string][]string{}, errs: map[string]error{}}
+	return &sources{conf: conf, redactor: r, files: map[string][]string{}, errs: map[string]error{}, redacted: map[string]redaction{}}
 }
 
 func (s *sources) lines(file string) ([]string, error) {
@@ -44,7 +44,8 @@ func (s *sources) lines(file string) ([]string, error) {
 	return l, nil
 }
 
-// snippet returns lines [from, to] of file (1-based, clamped), redacted.
+// snippet returns lines [from, to] of file (1-based, clamped). The pack's
+// planner redacts what it places.
 func (s *sources) snippet(file string, from, to int) (string, error) {
 	l, err := s.lines(file)
 	if err != nil {
@@ -54,13 +55,25 @@ func (s *sources) snippet(file string, from, to int) (string, error) {
 	if from > to {
 		return "", nil
 	}
-	return s.redact(strings.Join(l[from-1:to], "\n")), nil
+	return strings.Join(l[from-1:to], "\n"), nil
 }
 
-func (s *sources) redact(text string) string {
+// redaction is one text's redacted form and how many secrets it held.
+type redaction struct {
+	text string
+	n    int
+}
+
+// redact returns text with its secrets removed. Results are cached: the
+// planner redacts only what it places, and may place the same text in
+// several passes; scanning is most of a warm pack's time otherwise.
+func (s *sources) redact(text string) (string, int) {
+	if r, ok := s.redacted[text]; ok {
+		return r.text, r.n
+	}
 	out, n := s.redactor.Redact(text)
-	s.redacted += n
-	return out
+	s.redacted[text] = redaction{out, n}
+	return out, n
 }
 
 // checkSelection validates a selection against the file it names, as a
