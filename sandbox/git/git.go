@@ -34,8 +34,12 @@ type Repo struct {
 	// objectFormat is "sha1" or "sha256"; it sets the length of the null id.
 	objectFormat string
 	// drivers neutralizes the filter, diff and merge drivers the repository
-	// configured when it was opened (see driverOverrides).
+	// configured when it was opened (see readConfig).
 	drivers []string
+	// fileMode and symlinks are core.fileMode and core.symlinks: where they
+	// are off, the index, not the file system, knows the executable bit
+	// and which files are links.
+	fileMode, symlinks bool
 }
 
 // Error is a git command that failed. Its message carries git's own
@@ -151,7 +155,7 @@ type invocation struct {
 	args  []string
 	stdin io.Reader
 	env   []string // added to environ
-	// drivers are extra "-c" pairs (see driverOverrides).
+	// drivers are extra "-c" pairs (see readConfig).
 	drivers []string
 	// stdout, when set, receives the output instead of the returned buffer.
 	stdout io.Writer
@@ -270,48 +274,65 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if r.Dir == "" {
 		return nil, fmt.Errorf("%s is inside a git directory, not a working tree (run bcode inside a checkout or pass --repo)", abs)
 	}
-	if r.drivers, err = driverOverrides(ctx, r.Dir); err != nil {
+	cfg, err := readConfig(ctx, r.Dir)
+	if err != nil {
 		return nil, err
 	}
+	r.drivers, r.fileMode, r.symlinks = cfg.drivers, cfg.fileMode, cfg.symlinks
 	return r, nil
 }
 
-// driverOverrides reads the repository's configuration for filter, diff
-// and merge drivers and returns "-c" settings that empty each of them.
+// repoConfig is what bcode needs from the repository's own configuration.
+type repoConfig struct {
+	drivers            []string // "-c" settings that neutralize its drivers
+	fileMode, symlinks bool
+}
+
+// readConfig reads, in one git process, the repository's filter, diff and
+// merge drivers and core.fileMode and core.symlinks.
+//
 // A driver is named by .gitattributes and defined in .git/config, so its
-// names are only known by asking; a filter with an empty clean, smudge and
-// process command is no filter at all, a textconv of "cat" shows the blob
-// as it is, and a merge driver of "false" reports a conflict instead of
-// running anything. An external diff (diff.external or a driver's command)
-// becomes "false": porcelain `git diff` then fails loudly unless the caller
-// passes --no-ext-diff, rather than print a diff the repository chose.
-func driverOverrides(ctx context.Context, dir string) ([]string, error) {
-	out, err := run(ctx, invocation{dir: dir, args: []string{"config", "--null", "--get-regexp", `^(filter|diff|merge)\.`}})
+// names are only known by asking. The "-c" settings returned empty each of
+// them: a filter with an empty clean, smudge and process command is no
+// filter at all, a textconv of "cat" shows the blob as it is, and a merge
+// driver of "false" reports a conflict instead of running anything. An
+// external diff (diff.external or a driver's command) becomes "false":
+// porcelain `git diff` then fails loudly unless the caller passes
+// --no-ext-diff, rather than print a diff the repository chose.
+func readConfig(ctx context.Context, dir string) (repoConfig, error) {
+	cfg := repoConfig{fileMode: true, symlinks: true}
+	out, err := run(ctx, invocation{dir: dir, args: []string{"config", "--null", "--get-regexp", `^(filter|diff|merge)\.|^core\.(filemode|symlinks)$`}})
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 { // no such keys
-			return nil, nil
+			return cfg, nil
 		}
-		return nil, fmt.Errorf("reading the repository's git configuration: %w", err)
+		return cfg, fmt.Errorf("reading the repository's git configuration: %w", err)
 	}
 	seen := map[string]bool{}
-	var args []string
 	add := func(kv string) {
 		if !seen[kv] {
 			seen[kv] = true
-			args = append(args, "-c", kv)
+			cfg.drivers = append(cfg.drivers, "-c", kv)
 		}
 	}
 	for _, rec := range strings.Split(string(out), "\x00") {
-		key, _, _ := strings.Cut(rec, "\n")
-		section, rest, ok := strings.Cut(key, ".")
-		if !ok {
+		key, value, hasValue := strings.Cut(rec, "\n")
+		switch key {
+		case "core.filemode":
+			cfg.fileMode = !hasValue || configBool(value)
 			continue
-		}
-		if key == "diff.external" {
+		case "core.symlinks":
+			cfg.symlinks = !hasValue || configBool(value)
+			continue
+		case "diff.external":
 			// An empty value would not unset it (git would try to run ""),
 			// so a configured external diff becomes one that fails.
 			add("diff.external=false")
+			continue
+		}
+		section, rest, ok := strings.Cut(key, ".")
+		if !ok {
 			continue
 		}
 		dot := strings.LastIndexByte(rest, '.')
@@ -322,7 +343,7 @@ func driverOverrides(ctx context.Context, dir string) ([]string, error) {
 		if strings.ContainsAny(name, "=\n") {
 			// "-c" cannot spell such a key; refuse rather than run
 			// with a driver left armed.
-			return nil, fmt.Errorf("the repository's git configuration defines a %s driver with an unusable name %q; remove it from .git/config", section, name)
+			return cfg, fmt.Errorf("the repository's git configuration defines a %s driver with an unusable name %q; remove it from .git/config", section, name)
 		}
 		switch section {
 		case "filter":
@@ -337,7 +358,17 @@ func driverOverrides(ctx context.Context, dir string) ([]string, error) {
 			add("merge." + name + ".driver=false")
 		}
 	}
-	return args, nil
+	return cfg, nil
+}
+
+// configBool reads a git boolean the way git does: false, no, off, 0 and
+// the empty string are false; anything else is true.
+func configBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0", "":
+		return false
+	}
+	return true
 }
 
 // Git runs a hardened git command in the working tree and returns its
@@ -349,11 +380,11 @@ func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 
 // GitInput is Git with stdin.
 func (r *Repo) GitInput(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	drivers, err := driverOverrides(ctx, r.Dir)
+	cfg, err := readConfig(ctx, r.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return run(ctx, invocation{dir: r.Dir, args: args, stdin: stdin, drivers: append(drivers, r.drivers...)})
+	return run(ctx, invocation{dir: r.Dir, args: args, stdin: stdin, drivers: append(cfg.drivers, r.drivers...)})
 }
 
 // plumbing runs one of this package's own commands, none of which reads

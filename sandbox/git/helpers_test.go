@@ -12,11 +12,11 @@ import (
 // fixture is a scratch repository driven by plain git, the way a user's
 // own git would touch it.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
@@ -40,7 +40,7 @@ func (f *fixture) git(args ...string) string {
 }
 
 func (f *fixture) gitErr(args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgSign=false"}, args...)...)
+	cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgSign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
 	cmd.Dir = f.dir
 	var env []string
 	for _, kv := range os.Environ() {

@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -80,48 +82,55 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 		<-untracked
 		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}
-	fileMode, symlinks, err := r.coreFlags(ctx)
-	if err != nil {
-		<-untracked
-		return "", err
-	}
-
 	root, err := os.OpenRoot(r.Dir)
 	if err != nil {
 		<-untracked
 		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}
 	defer root.Close()
-	w := &worktreeReader{root: root, tmp: tmp, dirs: map[string]bool{}, fileMode: fileMode, symlinks: symlinks}
+	w := &worktreeReader{root: root, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
 
 	var removals []string
 	var changed []candidate
 	tracked := map[string]bool{}
 	// Group the stages of each path: an unmerged path (stages 1-3) always
 	// takes the working tree's file at stage 0, which replaces them all.
+	type pathState struct {
+		e        indexEntry
+		unmerged bool
+		fi       fs.FileInfo
+		err      error
+	}
+	var check []pathState
 	for i := 0; i < len(entries); {
 		j := i + 1
 		for j < len(entries) && entries[j].path == entries[i].path {
 			j++
 		}
-		group := entries[i:j]
+		e := entries[i]
+		unmerged := j-i > 1 || e.stage != 0
 		i = j
-		e := group[0]
 		tracked[e.path] = true
-		unmerged := len(group) > 1 || e.stage != 0
 		if !unmerged && (e.mode == "160000" || e.flags&flagSkipWorktree != 0) {
 			continue
 		}
-		fi, err := w.lstat(e.path)
-		if err != nil {
+		w.realParents(e.path) // fills the directory cache the workers read
+		check = append(check, pathState{e: e, unmerged: unmerged})
+	}
+	// One lstat per tracked file is most of a snapshot's cost; spread it
+	// over the CPUs.
+	parallel(len(check), func(i int) { check[i].fi, check[i].err = w.lstat(check[i].e.path) })
+	for _, c := range check {
+		e := c.e
+		if c.err != nil {
 			<-untracked
-			return "", fmt.Errorf("snapshot of the working tree: %w", err)
+			return "", fmt.Errorf("snapshot of the working tree: %w", c.err)
 		}
-		if fi == nil { // gone, or not a file git could track
+		if c.fi == nil { // gone, or not a file git could track
 			removals = append(removals, e.path)
 			continue
 		}
-		if !unmerged && e.flags&flagIntentToAdd == 0 && w.mode(fi, e.mode) == e.mode && statMatches(e, fi) && !racy(e, indexMtime) {
+		if !c.unmerged && e.flags&flagIntentToAdd == 0 && w.mode(c.fi, e.mode) == e.mode && statMatches(e, c.fi) && !racy(e, indexMtime) {
 			continue
 		}
 		changed = append(changed, candidate{path: e.path, indexMode: e.mode, tracked: true})
@@ -192,31 +201,6 @@ func copyIndex(src, dst string) (mtime [2]uint32, err error) {
 	return mtime, out.Close()
 }
 
-// coreFlags reads core.fileMode and core.symlinks (both default true): on a
-// checkout where they are off, the index, not the file system, holds the
-// executable bit and which files are links.
-func (r *Repo) coreFlags(ctx context.Context) (fileMode, symlinks bool, err error) {
-	fileMode, symlinks = true, true
-	out, err := r.plumbing(ctx, invocation{args: []string{"config", "--null", "--type=bool", "--get-regexp", `^core\.(filemode|symlinks)$`}})
-	if err != nil {
-		var ge *Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 {
-			return true, true, nil
-		}
-		return false, false, fmt.Errorf("reading core.fileMode: %w", err)
-	}
-	for _, rec := range strings.Split(string(out), "\x00") {
-		k, v, _ := strings.Cut(rec, "\n")
-		switch k {
-		case "core.filemode":
-			fileMode = v == "true"
-		case "core.symlinks":
-			symlinks = v == "true"
-		}
-	}
-	return fileMode, symlinks, nil
-}
-
 // statMatches compares what lstat says now with what the index recorded.
 func statMatches(e indexEntry, fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
@@ -258,44 +242,43 @@ func parseIndexDebug(out []byte) ([]indexEntry, error) {
 			return nil, fmt.Errorf("ls-files: malformed stage in %q", head)
 		}
 		e := indexEntry{mode: f[0], oid: f[1], stage: stage, path: path}
-		fields := map[string]string{}
-		for range 5 {
+		var stat [5]string
+		for k := range stat {
 			nl := bytes.IndexByte(out, '\n')
 			if nl < 0 {
 				return nil, fmt.Errorf("ls-files: truncated stat data for %q", path)
 			}
-			line := string(out[:nl])
+			stat[k] = string(out[:nl])
 			out = out[nl+1:]
-			for _, kv := range strings.Split(strings.TrimSpace(line), "\t") {
-				k, v, ok := strings.Cut(kv, ": ")
-				if !ok {
-					return nil, fmt.Errorf("ls-files: malformed stat line %q for %q", line, path)
-				}
-				fields[k] = v
-			}
 		}
+		// "  ctime: S:N", "  mtime: S:N", "  dev: D\tino: I",
+		// "  uid: U\tgid: G", "  size: Z\tflags: F" (flags in hex).
 		var perr error
-		num := func(k string, base int) uint32 {
-			v, err := strconv.ParseUint(fields[k], base, 32)
+		field := func(line, name string) string {
+			_, v, ok := strings.Cut(line, name+": ")
+			if !ok {
+				perr = fmt.Errorf("ls-files: no %s in %q for %q", name, line, path)
+				return ""
+			}
+			v, _, _ = strings.Cut(v, "\t")
+			return v
+		}
+		num := func(v string, base int) uint32 {
+			n, err := strconv.ParseUint(v, base, 32)
 			if err != nil && perr == nil {
-				perr = fmt.Errorf("ls-files: bad %s %q for %q", k, fields[k], path)
+				perr = fmt.Errorf("ls-files: bad number %q for %q", v, path)
 			}
-			return uint32(v)
+			return uint32(n)
 		}
-		pair := func(k string) (uint32, uint32) {
-			s, ns, _ := strings.Cut(fields[k], ":")
-			a, err1 := strconv.ParseUint(s, 10, 32)
-			b, err2 := strconv.ParseUint(ns, 10, 32)
-			if (err1 != nil || err2 != nil) && perr == nil {
-				perr = fmt.Errorf("ls-files: bad %s %q for %q", k, fields[k], path)
-			}
-			return uint32(a), uint32(b)
+		pair := func(v string) (uint32, uint32) {
+			a, b, _ := strings.Cut(v, ":")
+			return num(a, 10), num(b, 10)
 		}
-		e.ctimeS, e.ctimeNS = pair("ctime")
-		e.mtimeS, e.mtimeNS = pair("mtime")
-		e.ino = num("ino", 10)
-		e.size = num("size", 10)
-		e.flags = num("flags", 16)
+		e.ctimeS, e.ctimeNS = pair(field(stat[0], "ctime"))
+		e.mtimeS, e.mtimeNS = pair(field(stat[1], "mtime"))
+		e.ino = num(field(stat[2], "ino"), 10)
+		e.size = num(field(stat[4], "size"), 10)
+		e.flags = num(field(stat[4], "flags"), 16)
 		if perr != nil {
 			return nil, perr
 		}
@@ -321,6 +304,7 @@ type hashedFile struct {
 // git sees it), and a link is recorded as its target text.
 type worktreeReader struct {
 	root               *os.Root
+	top                string // the root's path, for the fast scan
 	tmp                string
 	dirs               map[string]bool // directory path -> is a real directory
 	fileMode, symlinks bool
@@ -352,11 +336,17 @@ func (w *worktreeReader) mode(fi fs.FileInfo, indexMode string) string {
 
 // lstat describes path, or returns nil when the path does not name a
 // regular file or link reachable without passing through a link.
+//
+// This is the scan that decides what to hash, run on every tracked file, so
+// it uses plain lstat on the joined path (an os.Root lookup per file costs
+// several system calls): the parents were just checked to be real
+// directories, and a parent swapped for a link afterwards could at worst
+// make a file look changed. What is read is opened through os.Root (open).
 func (w *worktreeReader) lstat(path string) (fs.FileInfo, error) {
 	if !w.realParents(path) {
 		return nil, nil
 	}
-	fi, err := w.root.Lstat(path)
+	fi, err := os.Lstat(filepath.Join(w.top, path))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, nil
@@ -409,7 +399,9 @@ func (w *worktreeReader) open(c candidate) (*os.File, string, error) {
 }
 
 // realParents reports whether every directory above path is a real
-// directory (not a link), caching answers per directory.
+// directory (not a link), caching answers per directory. It is not safe for
+// concurrent use; lstat (which calls it) is, once realParents has seen
+// every path.
 func (w *worktreeReader) realParents(path string) bool {
 	dir := filepath.Dir(path)
 	if dir == "." {
@@ -420,11 +412,34 @@ func (w *worktreeReader) realParents(path string) bool {
 	}
 	ok := w.realParents(dir)
 	if ok {
-		fi, err := w.root.Lstat(dir)
+		fi, err := os.Lstat(filepath.Join(w.top, dir))
 		ok = err == nil && fi.IsDir()
 	}
 	w.dirs[dir] = ok
 	return ok
+}
+
+// parallel calls fn(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/256+1)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for start := 0; start < n; start += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				fn(i)
+			}
+		}(start, min(start+chunk, n))
+	}
+	wg.Wait()
 }
 
 // fdBatch bounds how many open files one hash-object process receives.

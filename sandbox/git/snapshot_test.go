@@ -224,11 +224,11 @@ func TestSnapshotKeepsSubmodulesAndRespectsFileModeOff(t *testing.T) {
 
 func TestParseIndexDebugRejectsGarbage(t *testing.T) {
 	for _, in := range []string{
-		"100644 abc 0\tpath",                    // no terminator
-		"100644 abc\tpath\x00",                  // missing stage
-		"100644 abc 0\tpath\x00  ctime: 1:2\n",  // truncated stat block
-		"100644 abc x\tpath\x00",                // bad stage
-		"100644 abc 0\tp\x00a\nb\nc\nd\ne\n",    // stat lines without names
+		"100644 abc 0\tpath",                   // no terminator
+		"100644 abc\tpath\x00",                 // missing stage
+		"100644 abc 0\tpath\x00  ctime: 1:2\n", // truncated stat block
+		"100644 abc x\tpath\x00",               // bad stage
+		"100644 abc 0\tp\x00a\nb\nc\nd\ne\n",   // stat lines without names
 		"100644 abc 0\tp\x00  ctime: x:1\n  mtime: 1:1\n  dev: 1\tino: 1\n  uid: 0\tgid: 0\n  size: 1\tflags: 0\n",
 	} {
 		if _, err := parseIndexDebug([]byte(in)); err == nil {
