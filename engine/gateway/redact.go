@@ -1,0 +1,159 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bcode-dev/bcode/verify/secrets"
+)
+
+// HostPath is a host directory the model must not learn, and the word it
+// sees instead. Placeholders are written as shell variables ($WORKTREE,
+// $HOME) that the agent's terminal defines, so a command the model writes
+// with one still works inside the container.
+type HostPath struct {
+	Path        string
+	Placeholder string
+}
+
+// Redactor cleans text before it leaves the host: secrets gitleaks' rules
+// find, the task's canaries, secret values from the host's environment,
+// host paths, and invisible Unicode (tag characters, bidi controls,
+// zero-width characters).
+//
+// Scanning runs at about 1–2 MB/s, so each distinct text is redacted once
+// and the result cached by its SHA-256: a conversation resent on every
+// turn costs only its new messages.
+type Redactor struct {
+	scanner *secrets.Scanner
+	paths   []HostPath
+
+	mu    sync.Mutex
+	cache map[[32]byte]redacted
+	// Scanned counts the bytes actually scanned (cache misses), for tests
+	// and for the cost of a session.
+	scanned int64
+}
+
+type redacted struct {
+	text    string
+	changes int
+}
+
+// maxCache bounds the cache; past it the cache starts over (a session
+// rarely holds more distinct messages than this).
+const maxCache = 8192
+
+// NewRedactor builds a redactor that also removes each of known (canaries,
+// secret values from the environment; values shorter than
+// secrets.MinExtraLen are ignored) and replaces each host path.
+func NewRedactor(known []string, paths []HostPath) (*Redactor, error) {
+	s, err := secrets.NewScanner(known...)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: building the secret scanner: %w", err)
+	}
+	var ps []HostPath
+	for _, p := range paths {
+		clean := filepath.Clean(p.Path)
+		if p.Path == "" || clean == "/" || clean == "." {
+			continue
+		}
+		ps = append(ps, HostPath{Path: clean, Placeholder: p.Placeholder})
+		// The same directory reached through a symbolic link (/tmp on
+		// macOS, a linked home) is the same secret.
+		if real, err := filepath.EvalSymlinks(clean); err == nil && real != clean {
+			ps = append(ps, HostPath{Path: real, Placeholder: p.Placeholder})
+		}
+	}
+	// Longest first, so /home/u/repo wins over /home/u.
+	sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].Path) > len(ps[j].Path) })
+	return &Redactor{scanner: s, paths: ps, cache: map[[32]byte]redacted{}}, nil
+}
+
+// Redact returns text cleaned, and how many things were removed.
+func (r *Redactor) Redact(text string) (string, int) {
+	if text == "" {
+		return "", 0
+	}
+	key := sha256.Sum256([]byte(text))
+	r.mu.Lock()
+	if c, ok := r.cache[key]; ok {
+		r.mu.Unlock()
+		return c.text, c.changes
+	}
+	r.mu.Unlock()
+
+	out, n := r.scanner.Redact(text)
+	for _, p := range r.paths {
+		if k := strings.Count(out, p.Path); k > 0 {
+			out = strings.ReplaceAll(out, p.Path, p.Placeholder)
+			n += k
+		}
+	}
+
+	r.mu.Lock()
+	if len(r.cache) >= maxCache {
+		r.cache = map[[32]byte]redacted{}
+	}
+	r.cache[key] = redacted{out, n}
+	r.scanned += int64(len(text))
+	r.mu.Unlock()
+	return out, n
+}
+
+// Scanned reports how many bytes were scanned (cache hits cost nothing).
+func (r *Redactor) Scanned() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.scanned
+}
+
+// secretNameParts mark an environment variable whose value is a secret.
+var secretNameParts = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "DSN"}
+
+// SecretsFromEnv returns the values of environ's variables ("K=v") whose
+// names say they hold a secret (…_TOKEN, …_API_KEY, PASSWORD…), for
+// NewRedactor. Values shorter than secrets.MinExtraLen are left out: they
+// would redact ordinary words.
+func SecretsFromEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || len(v) < secrets.MinExtraLen {
+			continue
+		}
+		up := strings.ToUpper(k)
+		for _, part := range secretNameParts {
+			if strings.Contains(up, part) {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// DefaultHostPaths are the host paths every session hides: the worktree
+// and the user's checkout (as $WORKTREE), the home directory ($HOME), the
+// state directory, and the temporary directory.
+func DefaultHostPaths(worktree, repo string) []HostPath {
+	var ps []HostPath
+	if worktree != "" {
+		ps = append(ps, HostPath{worktree, "$WORKTREE"})
+	}
+	if repo != "" {
+		ps = append(ps, HostPath{repo, "$WORKTREE"})
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		ps = append(ps, HostPath{home, "$HOME"})
+	}
+	if dir := os.TempDir(); dir != "" && dir != "/tmp" {
+		ps = append(ps, HostPath{dir, "$TMPDIR"})
+	}
+	return ps
+}
