@@ -80,6 +80,7 @@ type Server struct {
 	docs map[string]*document // open documents by URI
 
 	ev       evidenceState
+	repub    chan struct{} // asks the republish worker to run
 	progress progressTable
 	content  contentStore
 }
@@ -107,7 +108,30 @@ func New(client lsp.Client, opts Options) *Server {
 	s.ev.init()
 	s.progress.init()
 	s.content.init()
+	s.repub = make(chan struct{}, 1)
+	s.goBackground("republishing diagnostics", s.republishWorker)
 	return s
+}
+
+// requestRepublish asks for diagnostics to be re-placed on the current
+// texts. It never blocks: text-sync handlers call it on the connection's
+// read loop, which must never wait on a write to the client.
+func (s *Server) requestRepublish() {
+	select {
+	case s.repub <- struct{}{}:
+	default: // one is already pending and will see this change too
+	}
+}
+
+func (s *Server) republishWorker(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.repub:
+			s.republish(ctx)
+		}
+	}
 }
 
 // Root is the workspace directory, or an error a client can act on.

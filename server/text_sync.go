@@ -27,7 +27,7 @@ func (s *Server) DidOpen(ctx context.Context, item lsp.TextDocumentItem) {
 	s.mu.Lock()
 	s.docs[item.URI] = &document{version: item.Version, body: item.Text}
 	s.mu.Unlock()
-	s.republish(ctx)
+	s.requestRepublish()
 }
 
 // DidChange applies the edits; diagnostics whose line went away are
@@ -46,7 +46,7 @@ func (s *Server) DidChange(ctx context.Context, uri string, version int32, chang
 	}
 	d.version = version
 	d.mu.Unlock()
-	s.republish(ctx)
+	s.requestRepublish()
 }
 
 // DidSave schedules an evidence run (debounced: a burst of saves makes one
@@ -67,7 +67,7 @@ func (s *Server) DidClose(ctx context.Context, uri string) {
 	s.mu.Lock()
 	delete(s.docs, uri)
 	s.mu.Unlock()
-	s.republish(ctx)
+	s.requestRepublish()
 }
 
 // DidChangeWatchedFiles is the client's own file watcher: treated like a

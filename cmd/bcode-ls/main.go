@@ -1,0 +1,144 @@
+// Command bcode-ls is bcode's language server: evidence diagnostics, code
+// actions, tasks and context packs in any LSP editor.
+//
+//	bcode-ls --stdio               serve one client on stdin/stdout (editors, bcode ci)
+//	bcode-ls --listen 127.0.0.1:0  serve clients over TCP (debugging; loopback only
+//	                               unless --allow-remote)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/bcode-dev/bcode/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// stdio joins stdin and stdout into the one stream LSP runs over.
+type stdio struct {
+	io.Reader
+	io.Writer
+	closers []io.Closer
+}
+
+func (s stdio) Close() error {
+	var first error
+	for _, c := range s.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode-ls", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	useStdio := fs.Bool("stdio", false, "serve one client over stdin and stdout")
+	listen := fs.String("listen", "", "serve clients over TCP at ADDR (for debugging)")
+	allowRemote := fs.Bool("allow-remote", false, "let --listen use an address that is not loopback (anyone who reaches it can run tests in your workspace)")
+	debounce := fs.Duration("debounce", 400*time.Millisecond, "quiet time after a save before evidence runs")
+	workers := fs.Int("workers", 0, "parallel mutant runs (default: the number of CPUs)")
+	noWatch := fs.Bool("no-watch", false, "do not watch the workspace on disk (saves still trigger runs)")
+	noAuto := fs.Bool("no-evidence-on-save", false, "run evidence only when asked (bcode.evidence.run)")
+	verbose := fs.Bool("v", false, "log debug detail to stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bcode-ls --stdio | --listen ADDR [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bcode-ls: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *useStdio == (*listen != "") {
+		fmt.Fprintln(stderr, "bcode-ls: pass exactly one of --stdio or --listen ADDR")
+		fs.Usage()
+		return 2
+	}
+	if *workers < 0 {
+		fmt.Fprintf(stderr, "bcode-ls: --workers must be positive, got %d\n", *workers)
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	// stdout carries the protocol: the log goes to stderr only.
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	opts := server.Options{Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, Log: log}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *useStdio {
+		if err := server.Serve(ctx, stdio{Reader: stdin, Writer: stdout, closers: []io.Closer{stdin, stdout}}, opts); err != nil {
+			log.Error("connection ended", "err", err)
+			return 1
+		}
+		return 0
+	}
+	return serveTCP(ctx, *listen, *allowRemote, opts, log, stderr)
+}
+
+func serveTCP(ctx context.Context, addr string, allowRemote bool, opts server.Options, log *slog.Logger, stderr io.Writer) int {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-ls: --listen %q: %v (use HOST:PORT, e.g. 127.0.0.1:4389)\n", addr, err)
+		return 2
+	}
+	if !allowRemote && !loopback(host) {
+		fmt.Fprintf(stderr, "bcode-ls: --listen %s is not a loopback address; a client there could run code in your workspace. Use 127.0.0.1 or pass --allow-remote\n", addr)
+		return 2
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-ls: %v\n", err)
+		return 1
+	}
+	defer ln.Close()
+	fmt.Fprintf(stderr, "bcode-ls: listening on %s\n", ln.Addr())
+	go func() { <-ctx.Done(); ln.Close() }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			fmt.Fprintf(stderr, "bcode-ls: %v\n", err)
+			return 1
+		}
+		go func() {
+			defer c.Close()
+			log.Info("client connected", "addr", c.RemoteAddr())
+			if err := server.Serve(ctx, c, opts); err != nil {
+				log.Warn("connection ended", "addr", c.RemoteAddr(), "err", err)
+			}
+		}()
+	}
+}
+
+// loopback reports whether host names only this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
