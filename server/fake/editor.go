@@ -170,7 +170,9 @@ func (e *Editor) Initialize(ctx context.Context, cfg Config) (json.RawMessage, e
 }
 
 // URI is the file: URI of a repository-relative path.
-func (e *Editor) URI(rel string) string { return lsp.FileURI(filepath.Join(e.Dir, filepath.FromSlash(rel))) }
+func (e *Editor) URI(rel string) string {
+	return lsp.FileURI(filepath.Join(e.Dir, filepath.FromSlash(rel)))
+}
 
 // Open opens a file from disk in the editor.
 func (e *Editor) Open(ctx context.Context, rel string) error {
