@@ -1,0 +1,76 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+)
+
+// offlinePhrase is how the go command says it wanted the network.
+const offlinePhrase = "module lookup disabled by GOPROXY=off"
+
+var (
+	moduleAtVersion = regexp.MustCompile(`([A-Za-z0-9][A-Za-z0-9._~/-]*)@(v[0-9][^\s:]*|latest|upgrade|patch)`)
+	providingPkg    = regexp.MustCompile(`providing package (\S+)`)
+)
+
+// ExplainOffline rewrites each line in which the go command reports it
+// could not look a module up because the sandbox runs offline, so the
+// message says which dependency was missing, why, and what to do. Other
+// lines are returned unchanged; out is not modified.
+func ExplainOffline(out []byte) []byte {
+	if !bytes.Contains(out, []byte(offlinePhrase)) {
+		return out
+	}
+	lines := strings.SplitAfter(string(out), "\n")
+	var b strings.Builder
+	for _, line := range lines {
+		body := strings.TrimRight(line, "\n")
+		if !strings.Contains(body, offlinePhrase) {
+			b.WriteString(line)
+			continue
+		}
+		what := "a module"
+		if m := moduleAtVersion.FindStringSubmatch(body); m != nil {
+			what = "module " + m[1] + "@" + m[2]
+		} else if m := providingPkg.FindStringSubmatch(body); m != nil {
+			what = "the module providing package " + m[1]
+		}
+		fmt.Fprintf(&b, "bcode sandbox: %s was not prefetched: the sandbox has no network (GOPROXY=off) and only sees the host's module cache, read-only. "+
+			"Add the dependency to go.mod and run 'go mod download' on the host with your proxy settings (bcode does this before each attempt). [go: %s]",
+			what, strings.TrimSpace(body))
+		if strings.HasSuffix(line, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// PrefetchGo downloads every module the Go module in dir needs into the
+// host's module cache, with the user's own environment (GOPROXY, GOPRIVATE,
+// GONOSUMDB, netrc credentials all apply): this runs on the host, before
+// the container, which will see the cache read-only and offline. A
+// directory without go.mod needs nothing.
+func PrefetchGo(ctx context.Context, dir string) error {
+	if _, err := os.Stat(dir + "/go.mod"); err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "mod", "download")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("prefetching Go modules in %s (go mod download): %w: %s", dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}

@@ -1,0 +1,522 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// Defaults for Config's limits (config.Default().Sandbox agrees on memory,
+// CPUs and pids).
+const (
+	DefaultMemoryBytes = 4 << 30
+	DefaultNanoCPUs    = 2e9
+	DefaultPidsLimit   = 512
+	DefaultTmpBytes    = 1 << 30
+	DefaultHomeBytes   = 1 << 30
+)
+
+// Config describes the container every command of a Runner runs in.
+type Config struct {
+	// Image is the sandbox image; empty means DefaultImage.
+	Image string
+	// Worktree is the attempt's worktree, an absolute host path. It is the
+	// only writable host directory, mounted at the same path, and the
+	// default working directory.
+	Worktree string
+	// Go describes the host's Go toolchain; zero means ask HostGoEnv.
+	Go GoEnv
+	// Toolchains are the read-only mounts; nil means HostToolchains(Go).
+	Toolchains []Mount
+	// User is "uid:gid" inside the container. Empty means the host user
+	// bcode runs as, unless that is root: then SandboxUID:SandboxGID, and
+	// the worktree is opened to that user with GrantWrite.
+	User string
+	// Limits; zero means the Default… constants.
+	MemoryBytes int64
+	NanoCPUs    int64
+	PidsLimit   int64
+	TmpBytes    int64 // tmpfs at /tmp
+	HomeBytes   int64 // tmpfs at Home, which holds GOCACHE by default
+	// GoCacheDir, when set, is a host directory mounted read-write as
+	// GOCACHE so builds are reused across commands. Leave it empty for
+	// verification: a cache that tested code could write is a cache that
+	// code could poison for the next run.
+	GoCacheDir string
+	// Env is added to the sandbox's own base environment ("KEY=value").
+	Env []string
+	// Labels are added to every container, so Engine.Reap can find the
+	// containers of one attempt.
+	Labels map[string]string
+}
+
+// Runner runs each command in a fresh container (see docs/sandbox.md for
+// why one container per command rather than exec into a long-lived one).
+// It implements sandbox.Runner.
+type Runner struct {
+	e        *Engine
+	ownE     bool
+	cfg      Config
+	user     string
+	uid      int
+	grant    bool // re-open the worktree to uid before each command (see GrantWrite)
+	env      []string
+	mounts   []mount.Mount
+	tmpfs    map[string]string
+	scratch  string // host directory holding the empty file and directory masks point at
+	closeMu  sync.Once
+	closeErr error
+}
+
+var _ sandbox.Runner = (*Runner)(nil)
+
+// New connects to the engine and returns a Runner for cfg; Close releases
+// both.
+func New(ctx context.Context, cfg Config) (*Runner, error) {
+	e, err := Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := e.NewRunner(ctx, cfg)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	r.ownE = true
+	return r, nil
+}
+
+// NewRunner checks cfg and the image and prepares the mounts.
+func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
+	if cfg.Worktree == "" || !filepath.IsAbs(cfg.Worktree) {
+		return nil, fmt.Errorf("docker runner: the worktree must be an absolute path, got %q", cfg.Worktree)
+	}
+	cfg.Worktree = filepath.Clean(cfg.Worktree)
+	if fi, err := os.Stat(cfg.Worktree); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("docker runner: worktree %s is not a directory: %v", cfg.Worktree, err)
+	}
+	if cfg.Image == "" {
+		cfg.Image = DefaultImage
+	}
+	if _, err := e.Image(ctx, cfg.Image); err != nil {
+		return nil, err
+	}
+	if cfg.Go == (GoEnv{}) {
+		g, err := HostGoEnv(ctx)
+		if err != nil {
+			// Go is one toolchain among others: a Python-only sandbox runs
+			// without it, and a go command inside then reports itself missing.
+			g = GoEnv{}
+		}
+		cfg.Go = g
+	}
+	if cfg.Toolchains == nil {
+		cfg.Toolchains = HostToolchains(cfg.Go)
+	}
+	def := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&cfg.MemoryBytes, DefaultMemoryBytes)
+	def(&cfg.NanoCPUs, DefaultNanoCPUs)
+	def(&cfg.PidsLimit, DefaultPidsLimit)
+	def(&cfg.TmpBytes, DefaultTmpBytes)
+	def(&cfg.HomeBytes, DefaultHomeBytes)
+
+	r := &Runner{e: e, cfg: cfg}
+	uid, gid, err := r.chooseUser()
+	if err != nil {
+		return nil, err
+	}
+	r.user = strconv.Itoa(uid) + ":" + strconv.Itoa(gid)
+	r.uid = uid
+	r.grant = cfg.User == "" && os.Geteuid() == 0
+
+	gocache := Home + "/.cache/go-build"
+	r.env = mergeEnv(baseEnv(cfg.Go, gocache), cfg.Env)
+	r.tmpfs = map[string]string{
+		// go test runs the test binaries it builds from $TMPDIR, so /tmp
+		// must allow exec; Docker mounts tmpfs noexec unless told.
+		"/tmp": fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=1777", cfg.TmpBytes),
+		Home:   fmt.Sprintf("rw,nosuid,nodev,size=%d,uid=%d,gid=%d,mode=0700", cfg.HomeBytes, uid, gid),
+	}
+	r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.Worktree, Target: cfg.Worktree,
+		BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	if cfg.GoCacheDir != "" {
+		if err := os.MkdirAll(cfg.GoCacheDir, 0o700); err != nil {
+			return nil, fmt.Errorf("docker runner: GOCACHE dir: %w", err)
+		}
+		if os.Geteuid() == 0 && cfg.User == "" {
+			if err := GrantWrite(cfg.GoCacheDir, uid); err != nil {
+				return nil, err
+			}
+		}
+		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.GoCacheDir, Target: gocache})
+	}
+	for _, m := range cfg.Toolchains {
+		if m.Source == "" || !filepath.IsAbs(m.Source) {
+			return nil, fmt.Errorf("docker runner: toolchain mount %q is not an absolute path", m.Source)
+		}
+		if err := refuseSensitive(m.Source); err != nil {
+			return nil, err
+		}
+		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.target(), ReadOnly: true,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	}
+	scratch, err := os.MkdirTemp("", "bcode-sandbox-masks-")
+	if err != nil {
+		return nil, fmt.Errorf("docker runner: %w", err)
+	}
+	r.scratch = scratch
+	if err := os.WriteFile(filepath.Join(scratch, "empty"), nil, 0o444); err != nil {
+		os.RemoveAll(scratch)
+		return nil, fmt.Errorf("docker runner: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(scratch, "emptydir"), 0o555); err != nil {
+		os.RemoveAll(scratch)
+		return nil, fmt.Errorf("docker runner: %w", err)
+	}
+	// The scratch directory itself is private (0700), which the container
+	// never needs to traverse: the engine binds the two entries by path.
+	return r, nil
+}
+
+// chooseUser picks the container's uid and gid (see Config.User).
+func (r *Runner) chooseUser() (int, int, error) {
+	if r.cfg.User != "" {
+		u, g, ok := strings.Cut(r.cfg.User, ":")
+		uid, err1 := strconv.Atoi(u)
+		gid, err2 := strconv.Atoi(g)
+		if !ok || err1 != nil || err2 != nil || uid < 0 || gid < 0 {
+			return 0, 0, fmt.Errorf("docker runner: user %q is not numeric uid:gid", r.cfg.User)
+		}
+		if uid == 0 {
+			return 0, 0, errors.New("docker runner: refusing to run the sandbox as root (uid 0)")
+		}
+		return uid, gid, nil
+	}
+	if uid := os.Geteuid(); uid != 0 {
+		return uid, os.Getegid(), nil
+	}
+	if err := GrantWrite(r.cfg.Worktree, SandboxUID); err != nil {
+		return 0, 0, err
+	}
+	return SandboxUID, SandboxGID, nil
+}
+
+// refuseSensitive rejects toolchain mounts that would hand the container
+// the user's home, ssh keys or the Docker socket, whatever the caller asks.
+func refuseSensitive(p string) error {
+	p = filepath.Clean(p)
+	home, _ := os.UserHomeDir()
+	bad := []string{"/", "/etc", "/root", "/home", "/var/run", "/run", "/var/lib/docker", "/proc", "/sys", "/dev"}
+	if home != "" {
+		bad = append(bad, filepath.Clean(home))
+	}
+	for _, b := range bad {
+		if p == b {
+			return fmt.Errorf("docker runner: refusing to mount %s into the sandbox", p)
+		}
+	}
+	for _, s := range []string{"/.ssh", "/docker.sock", "/.docker", "/.gnupg", "/.aws", "/.kube", "/.config"} {
+		if strings.Contains(p+"/", s+"/") || strings.HasSuffix(p, s) {
+			return fmt.Errorf("docker runner: refusing to mount %s into the sandbox", p)
+		}
+	}
+	return nil
+}
+
+// Name implements sandbox.Runner.
+func (r *Runner) Name() string { return "docker" }
+
+// User is the "uid:gid" commands run as.
+func (r *Runner) User() string { return r.user }
+
+// Env returns the environment a command would get (for tests and doctor).
+func (r *Runner) Env(extra []string) []string { return mergeEnv(r.env, extra) }
+
+// Close removes the runner's scratch files and, for a Runner made by New,
+// the engine connection. Containers are removed by Run itself.
+func (r *Runner) Close() error {
+	r.closeMu.Do(func() {
+		r.closeErr = os.RemoveAll(r.scratch)
+		if r.ownE {
+			if err := r.e.Close(); r.closeErr == nil {
+				r.closeErr = err
+			}
+		}
+	})
+	return r.closeErr
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// maskMounts hides the git directory and secret-looking files behind empty
+// read-only mounts. It is computed per command: the worktree changes.
+func (r *Runner) maskMounts() ([]mount.Mount, error) {
+	masks, err := scanMasks(r.cfg.Worktree)
+	if err != nil {
+		return nil, fmt.Errorf("docker runner: scanning the worktree for secrets: %w", err)
+	}
+	out := make([]mount.Mount, 0, len(masks))
+	for _, m := range masks {
+		src := filepath.Join(r.scratch, "empty")
+		if m.dir {
+			src = filepath.Join(r.scratch, "emptydir")
+		}
+		out = append(out, mount.Mount{Type: mount.TypeBind, Source: src, ReadOnly: true,
+			Target: filepath.Join(r.cfg.Worktree, filepath.FromSlash(m.rel))})
+	}
+	return out, nil
+}
+
+// Run implements sandbox.Runner: create, attach, start, wait, remove. The
+// container's init is PID 1 of its own pid namespace, so killing the
+// container on timeout or cancellation ends every process the command
+// started, however it daemonised.
+func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, error) {
+	if len(c.Args) == 0 || c.Args[0] == "" {
+		return sandbox.Result{}, errors.New("docker runner: empty command")
+	}
+	dir := c.Dir
+	if dir == "" {
+		dir = r.cfg.Worktree
+	}
+	if !filepath.IsAbs(dir) || !within(filepath.Clean(dir), r.cfg.Worktree) {
+		return sandbox.Result{}, fmt.Errorf("docker runner: working directory %q is not inside the sandbox's worktree %s", c.Dir, r.cfg.Worktree)
+	}
+	start := time.Now()
+	parent := ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	limit := c.OutputLimit
+	if limit <= 0 {
+		limit = sandbox.DefaultOutputLimit
+	}
+	if r.grant {
+		if err := GrantWrite(r.cfg.Worktree, r.uid); err != nil {
+			return sandbox.Result{}, err
+		}
+	}
+	masks, err := r.maskMounts()
+	if err != nil {
+		return sandbox.Result{}, err
+	}
+	labels := map[string]string{labelSandbox: "1"}
+	for k, v := range r.cfg.Labels {
+		labels[k] = v
+	}
+	init := true
+	pids := r.cfg.PidsLimit
+	cc := &container.Config{
+		Image:           r.cfg.Image,
+		Cmd:             c.Args,
+		Env:             mergeEnv(r.env, c.Env),
+		WorkingDir:      filepath.Clean(dir),
+		User:            r.user,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		AttachStdin:     c.Stdin != nil,
+		OpenStdin:       c.Stdin != nil,
+		StdinOnce:       c.Stdin != nil,
+		NetworkDisabled: true,
+		Labels:          labels,
+	}
+	hc := &container.HostConfig{
+		NetworkMode:    "none",
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges:true"},
+		ReadonlyRootfs: true,
+		Init:           &init,
+		IpcMode:        container.IPCModePrivate,
+		Tmpfs:          r.tmpfs,
+		Mounts:         append(append([]mount.Mount(nil), r.mounts...), masks...),
+		// Output reaches us through attach; logging it too would let a
+		// runaway command fill the engine's disk.
+		LogConfig: container.LogConfig{Type: "none"},
+		Resources: container.Resources{
+			Memory:     r.cfg.MemoryBytes,
+			MemorySwap: r.cfg.MemoryBytes, // no swap on top
+			NanoCPUs:   r.cfg.NanoCPUs,
+			PidsLimit:  &pids,
+		},
+	}
+	// Cleanup must happen even when ctx is what ended the command.
+	bg := context.WithoutCancel(ctx)
+	created, err := r.e.cli.ContainerCreate(ctx, cc, hc, nil, nil, "")
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
+	}
+	id := created.ID
+	defer func() {
+		rctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		defer cancel()
+		_ = r.e.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	}()
+
+	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: c.Stdin != nil, Stdout: true, Stderr: true})
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("docker runner: attaching: %w", r.e.wrap(ctx, err))
+	}
+	defer hij.Close()
+	waitCtx, stopWait := context.WithCancel(bg)
+	defer stopWait()
+	waitC, waitErrC := r.e.cli.ContainerWait(waitCtx, id, container.WaitConditionNextExit)
+
+	stdout := &capped{limit: limit, tee: c.Stdout}
+	stderr := &capped{limit: limit, tee: c.Stderr}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(stdout, stderr, hij.Reader)
+		copied <- err
+	}()
+
+	if err := r.e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		if ctx.Err() != nil {
+			return r.ended(parent, ctx, start, stdout, stderr, -1)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "executable file not found") || strings.Contains(msg, "no such file or directory") {
+			return sandbox.Result{}, fmt.Errorf("%s: %w", c.Args[0], sandbox.ErrNotFound)
+		}
+		return sandbox.Result{}, fmt.Errorf("docker runner: starting the container: %w", r.e.wrap(ctx, err))
+	}
+	if c.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(hij.Conn, c.Stdin)
+			_ = hij.CloseWrite()
+		}()
+	}
+
+	exit := int64(-1)
+	var waitErr error
+	killed := false
+	select {
+	case w := <-waitC:
+		exit = w.StatusCode
+		if w.Error != nil && w.Error.Message != "" {
+			waitErr = errors.New(w.Error.Message)
+		}
+	case waitErr = <-waitErrC:
+	case <-ctx.Done():
+		killed = true
+		kctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		if err := r.e.cli.ContainerKill(kctx, id, "KILL"); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+			waitErr = fmt.Errorf("docker runner: killing the container: %w", err)
+		}
+		select {
+		case w := <-waitC:
+			exit = w.StatusCode
+		case <-waitErrC:
+		case <-kctx.Done():
+		}
+		cancel()
+	}
+	// The attach stream ends when the container's stdio closes; bound the
+	// wait in case the engine keeps it open.
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
+	}
+	if killed {
+		if waitErr != nil {
+			return sandbox.Result{}, waitErr
+		}
+		return r.ended(parent, ctx, start, stdout, stderr, int(exit))
+	}
+	if waitErr != nil {
+		return sandbox.Result{}, fmt.Errorf("docker runner: waiting for the container: %w", r.e.wrap(ctx, waitErr))
+	}
+	res := r.result(start, stdout, stderr, int(exit))
+	if exit == 127 && isInitNotFound(res.Stderr) {
+		return res, fmt.Errorf("%s: %w", c.Args[0], sandbox.ErrNotFound)
+	}
+	if exit == 137 {
+		if in, err := r.e.cli.ContainerInspect(bg, id); err == nil && in.State != nil && in.State.OOMKilled {
+			res.Stderr = append(res.Stderr, fmt.Sprintf("\nbcode sandbox: the command was killed for using more than the sandbox's %d MiB of memory\n", r.cfg.MemoryBytes>>20)...)
+		}
+	}
+	return res, nil
+}
+
+// ended reports a command that the timeout or the caller's ctx ended.
+func (r *Runner) ended(parent, ctx context.Context, start time.Time, stdout, stderr *capped, exit int) (sandbox.Result, error) {
+	res := r.result(start, stdout, stderr, exit)
+	if parent.Err() == nil { // our own timeout, not the caller's cancellation
+		res.TimedOut = true
+		return res, nil
+	}
+	return res, parent.Err()
+}
+
+func (r *Runner) result(start time.Time, stdout, stderr *capped, exit int) sandbox.Result {
+	stdout.mu.Lock()
+	defer stdout.mu.Unlock()
+	stderr.mu.Lock()
+	defer stderr.mu.Unlock()
+	return sandbox.Result{
+		ExitCode:  exit,
+		Stdout:    ExplainOffline(bytes.Clone(stdout.buf.Bytes())),
+		Stderr:    ExplainOffline(bytes.Clone(stderr.buf.Bytes())),
+		Truncated: stdout.cut || stderr.cut,
+		Duration:  time.Since(start),
+	}
+}
+
+// isInitNotFound recognises the container init (tini, Docker's
+// docker-init) failing to exec the command because it does not exist.
+func isInitNotFound(stderr []byte) bool {
+	s := string(stderr)
+	return strings.Contains(s, "[FATAL tini") && strings.Contains(s, "No such file or directory")
+}
+
+// capped keeps the first limit bytes written and counts the rest as cut.
+type capped struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	limit int64
+	cut   bool
+	tee   io.Writer
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tee != nil {
+		_, _ = c.tee.Write(p)
+	}
+	room := c.limit - int64(c.buf.Len())
+	if room <= 0 {
+		c.cut = c.cut || len(p) > 0
+		return len(p), nil
+	}
+	if int64(len(p)) > room {
+		c.buf.Write(p[:room])
+		c.cut = true
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}

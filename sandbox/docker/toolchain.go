@@ -1,0 +1,145 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Mount is a host directory (or file) shown read-only in the container at
+// the same path.
+type Mount struct {
+	Source string
+	Target string // empty: same as Source
+}
+
+func (m Mount) target() string {
+	if m.Target == "" {
+		return m.Source
+	}
+	return m.Target
+}
+
+// GoEnv is what the host's go command says about itself.
+type GoEnv struct {
+	GOROOT     string
+	GOMODCACHE string
+	GOVERSION  string
+}
+
+// HostGoEnv asks the host's go (first on PATH) for its GOROOT and module
+// cache, with the caller's own environment: these are the user's settings.
+func HostGoEnv(ctx context.Context) (GoEnv, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "-json", "GOROOT", "GOMODCACHE", "GOVERSION").Output()
+	if err != nil {
+		return GoEnv{}, fmt.Errorf("go env: %w (install Go from https://go.dev/dl and put it on PATH)", err)
+	}
+	var g GoEnv
+	if err := json.Unmarshal(out, &g); err != nil {
+		return GoEnv{}, fmt.Errorf("go env: %w", err)
+	}
+	return g, nil
+}
+
+// HostToolchains lists the read-only mounts that give the container the
+// host's toolchains: /usr (the system's shell, coreutils, git, python3 and
+// its site packages, and a GOROOT below /usr), the top-level directories a
+// non-merged-/usr host keeps outside it, a GOROOT elsewhere, and the Go
+// module cache. None of them is the home directory itself: a module cache
+// below $HOME is mounted alone.
+func HostToolchains(g GoEnv) []Mount {
+	ms := []Mount{{Source: "/usr"}}
+	for _, d := range usrDirs {
+		if _, ok := hostUsrLink(d); ok {
+			continue // the image has the same link into /usr
+		}
+		if fi, err := os.Stat("/" + d); err == nil && fi.IsDir() {
+			ms = append(ms, Mount{Source: "/" + d})
+		}
+	}
+	covered := func(p string) bool {
+		for _, m := range ms {
+			if p == m.target() || strings.HasPrefix(p, m.target()+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range []string{g.GOROOT, g.GOMODCACHE} {
+		if p == "" {
+			continue
+		}
+		p = filepath.Clean(p)
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || covered(p) {
+			continue
+		}
+		ms = append(ms, Mount{Source: p})
+	}
+	return ms
+}
+
+// containerPath is the PATH inside the container: the Go toolchain first
+// (when goroot is known), then the usual system directories.
+func containerPath(goroot string) string {
+	p := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if goroot != "" {
+		p = goroot + "/bin:" + p
+	}
+	return p
+}
+
+// baseEnv is the whole environment a command starts from: nothing of the
+// caller's, only what the sandbox sets. Go runs offline against the
+// read-only module cache; a missing module fails fast (see ExplainOffline).
+func baseEnv(g GoEnv, gocache string) []string {
+	env := []string{
+		"PATH=" + containerPath(g.GOROOT),
+		"HOME=" + Home,
+		"USER=sandbox",
+		"LOGNAME=sandbox",
+		"LANG=C.UTF-8",
+		"TMPDIR=/tmp",
+		"GOPATH=" + Home + "/go",
+		"GOCACHE=" + gocache,
+		"GOPROXY=off",
+		"GOFLAGS=-mod=mod",
+		"GOTOOLCHAIN=local",
+		// Every module in the cache was verified against the checksum
+		// database when the host downloaded it; inside, there is nothing
+		// to ask and nothing new to verify.
+		"GOSUMDB=off",
+		"GOTELEMETRY=off",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_TERMINAL_PROMPT=0",
+		"PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONUNBUFFERED=1",
+		"PIP_NO_INDEX=1",
+	}
+	if g.GOROOT != "" {
+		env = append(env, "GOROOT="+g.GOROOT)
+	}
+	if g.GOMODCACHE != "" {
+		env = append(env, "GOMODCACHE="+g.GOMODCACHE)
+	}
+	return env
+}
+
+// mergeEnv applies extra over base; later entries win, order is kept.
+func mergeEnv(base, extra []string) []string {
+	idx := map[string]int{}
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range append(append([]string(nil), base...), extra...) {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := idx[k]; ok {
+			out[i] = kv
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
