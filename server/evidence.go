@@ -183,6 +183,11 @@ func (s *Server) runEvidence(ctx context.Context, cancel context.CancelFunc, run
 	s.ev.mu.Unlock()
 	if latest {
 		s.republish(context.Background())
+	}
+	// End the progress before anyone waiting on the run is released, so a
+	// client sees diagnostics, then the end, then its answer.
+	p.end(endMsg)
+	if latest {
 		s.ev.mu.Lock()
 		s.ev.settleLocked()
 		s.ev.mu.Unlock()

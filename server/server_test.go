@@ -179,9 +179,10 @@ func TestEvidenceInTheEditor(t *testing.T) {
 	if survivor.Message == "" {
 		t.Fatalf("no conditional_boundary survivor among %d warnings", len(warnings(ds)))
 	}
-	// The range after the emoji: "\tif /* 🛒 */ n " is 1+3+3+2+4+2 = 15 units.
-	if survivor.Range.Start.Character != 15 {
-		t.Errorf("boundary mutant starts at character %d, want 15 (UTF-16 units)", survivor.Range.Start.Character)
+	// The mutant covers "n > 10", after "\tif /* 🛒 */ ": 1+3+3+2+4 = 13
+	// UTF-16 units (the emoji is two), where byte columns would say 15.
+	if survivor.Range.Start.Character != 13 {
+		t.Errorf("boundary mutant starts at character %d, want 13 (UTF-16 units)", survivor.Range.Start.Character)
 	}
 
 	t.Run("progress begins and ends", func(t *testing.T) {
@@ -196,7 +197,9 @@ func TestEvidenceInTheEditor(t *testing.T) {
 	})
 
 	t.Run("code actions", func(t *testing.T) {
-		as, err := e.CodeActions(ctx, file, survivor.Range, []lsp.Diagnostic{survivor})
+		// The cursor on the diagnostic, as an editor's lightbulb asks.
+		cursor := lsp.Range{Start: survivor.Range.Start, End: survivor.Range.Start}
+		as, err := e.CodeActions(ctx, file, cursor, []lsp.Diagnostic{survivor})
 		if err != nil {
 			t.Fatal(err)
 		}
