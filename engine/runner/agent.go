@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/pack"
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// Agent is the seam the coding agent plugs into ([sandbox] brings the real
+// one: bcode-agent in a container, talking to the model gateway). The
+// runner owns everything around it: lease, worktree, checkpoints, check,
+// budgets. An agent only edits files in the worktree it is given.
+type Agent interface {
+	// StartAttempt begins one attempt at the task.
+	StartAttempt(ctx context.Context, in AttemptInput) (Session, error)
+}
+
+// AttemptInput is what an attempt starts from.
+type AttemptInput struct {
+	Task     engine.Task
+	Attempt  engine.Attempt
+	Worktree string     // the directory the agent may edit (the task branch is checked out)
+	Pack     *pack.Pack // the context pack; nil when no context builder is configured
+	// History are the task's earlier attempts with their verdicts and
+	// strategy notes, oldest first.
+	History []engine.Attempt
+	// Lease is the runner's lease: model calls recorded in the ledger
+	// (ledger.RecordModelCall) are fenced by it.
+	Lease engine.Lease
+}
+
+// Session is one attempt's conversation with the agent.
+type Session interface {
+	// Turn runs one agent turn: the agent reads, thinks and edits files in
+	// the worktree. It must return soon after ctx ends; the runner then
+	// commits whatever the turn changed so far.
+	Turn(ctx context.Context) (TurnResult, error)
+	Close() error
+}
+
+// TurnResult is what one turn did.
+type TurnResult struct {
+	Summary    string // one line for the event log and the commit subject
+	TokensUsed int    // model tokens this turn spent (prompt + completion)
+	Done       bool   // the agent thinks the change is complete: check it
+	Stuck      bool   // the agent cannot go on: park the task as blocked
+	Note       string // the agent's strategy note for a later attempt
+}
+
+// ContextBuilder builds the context pack an attempt starts with.
+type ContextBuilder interface {
+	Build(ctx context.Context, t engine.Task, worktree string) (*pack.Pack, error)
+}
+
+// PackBuilder builds packs with engine/pack.
+type PackBuilder struct {
+	Redactor pack.Redactor // required: no pack leaves without redaction
+	Counter  pack.Counter  // nil: the calibrated estimate
+	History  pack.TaskHistory
+	Budget   int // tokens; 0: pack.DefaultBudget
+}
+
+// Build implements ContextBuilder.
+func (b PackBuilder) Build(ctx context.Context, t engine.Task, worktree string) (*pack.Pack, error) {
+	in := pack.Input{Repo: worktree, Goal: t.Goal, TaskID: t.ID, Budget: b.Budget,
+		Tasks: b.History, Counter: b.Counter, Redactor: b.Redactor}
+	if t.Selection != nil {
+		in.Selection = &pack.Selection{File: t.Selection.File, StartLine: t.Selection.StartLine, EndLine: t.Selection.EndLine}
+	}
+	for _, c := range t.Criteria {
+		in.Notes = append(in.Notes, "acceptance criterion: "+c)
+	}
+	p, err := pack.Build(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("building the context pack: %w", err)
+	}
+	return p, nil
+}
+
+// Checker judges an attempt's commits against the task's base.
+type Checker interface {
+	Check(ctx context.Context, in CheckInput) (*verify.Report, error)
+}
+
+// CheckInput names what to check.
+type CheckInput struct {
+	Worktree string
+	Base     string
+	TaskID   string
+	Attempt  int64 // the attempt's ledger id
+}
+
+// GateChecker is the product checker: `bcode check` (engine/check) on the
+// worktree's HEAD against the base, recorded in the ledger.
+type GateChecker struct {
+	Runner   sandbox.Runner
+	Recorder check.Recorder
+	Progress verify.Progress
+}
+
+// Check implements Checker.
+func (g GateChecker) Check(ctx context.Context, in CheckInput) (*verify.Report, error) {
+	return check.Run(ctx, check.Options{Repo: in.Worktree, Base: in.Base, Head: "HEAD", Runner: g.Runner,
+		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt})
+}

@@ -1,0 +1,588 @@
+// Package runner drives a task: it claims the task's lease (recovering
+// from a dead runner), keeps it alive with heartbeats, works in a worktree of
+// the task branch under the state dir, and runs attempts: build context, let
+// the agent take turns, commit a checkpoint after every turn that changed
+// files, check the result against the base with the gate, and record the
+// verdict. Budgets park the task as blocked; a cancel request, SIGINT or
+// SIGTERM end the current step cleanly; a takeover by another runner stops
+// this one before it writes anything more.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
+	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// Runner runs tasks. Engine, Agent and Checker are required.
+type Runner struct {
+	Engine  *task.Engine
+	Agent   Agent
+	Checker Checker
+	// Context builds each attempt's context pack; nil: attempts start
+	// without one.
+	Context ContextBuilder
+	// Holder is who this runner is; zero: this process.
+	Holder ledger.Holder
+	// OnEvent is called after each event this runner appended is on disk.
+	OnEvent func(engine.Event)
+	// CleanupTimeout bounds the clean stop after a cancel or a signal;
+	// zero: 30s.
+	CleanupTimeout time.Duration
+}
+
+// Result is how a run ended.
+type Result struct {
+	Task     engine.Task    `json:"task"`
+	Fence    int64          `json:"fence"`
+	Worktree string         `json:"worktree"`
+	Recovery *task.Recovery `json:"recovery,omitempty"`
+}
+
+// Errors Run returns that callers tell apart.
+var (
+	// ErrNotRunnable: the task's status does not allow a run.
+	ErrNotRunnable = errors.New("task is not runnable")
+	// ErrStopped: a signal (the parent context) stopped the run; the task
+	// was left blocked with a task.interrupted event and can be resumed.
+	ErrStopped = errors.New("run stopped")
+)
+
+// stop causes, for the work context.
+var (
+	errCancelRequested = errors.New("cancel requested")
+	errLeaseLost       = errors.New("lease lost")
+)
+
+// run is one Run's state.
+type run struct {
+	r        *Runner
+	lease    engine.Lease
+	leaseMu  sync.Mutex
+	t        *engine.Task
+	wt       *git.Repo
+	phase    string
+	attempt  *engine.Attempt
+	turn     int
+	recorded int // the last turn whose event is written
+	startSeq int64
+	cancelBy string
+}
+
+// Run claims the task and works on it until it is verified, parked as
+// blocked (or failed), cancelled, stopped by ctx (SIGINT/SIGTERM), or taken
+// over. A queued task and one left running by a dead runner can be run;
+// anything else is ErrNotRunnable (resume it first).
+func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
+	if r.Engine == nil || r.Agent == nil || r.Checker == nil {
+		return nil, errors.New("runner: Engine, Agent and Checker are required")
+	}
+	t, err := r.Engine.Ledger.Task(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != engine.TaskQueued && t.Status != engine.TaskRunning {
+		return nil, fmt.Errorf("%w: task %s is %s (resume it with bcode task resume %s)", ErrNotRunnable, taskID, t.Status, taskID)
+	}
+	holder := r.Holder
+	if holder.Owner == "" {
+		holder = ledger.LocalHolder("")
+	}
+	// Cancel requests count from here: an older one was for a run that
+	// has ended.
+	before, err := r.Engine.Ledger.Events(ctx, taskID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	var startSeq int64
+	if n := len(before); n > 0 {
+		startSeq = before[n-1].Seq
+	}
+	lease, rec, err := r.Engine.Claim(ctx, taskID, holder)
+	if err != nil {
+		return nil, err
+	}
+	s := &run{r: r, lease: lease, phase: "starting", startSeq: startSeq}
+	if err := s.announceRecovery(ctx); err != nil {
+		return nil, err
+	}
+	res, err := s.work(ctx)
+	if res != nil {
+		res.Recovery = rec
+	}
+	return res, err
+}
+
+func (s *run) announceRecovery(ctx context.Context) error {
+	if s.r.OnEvent == nil {
+		return nil
+	}
+	evs, err := s.r.Engine.Ledger.Events(ctx, s.lease.TaskID, 0, 0)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if ev.Fence == s.lease.Fence {
+			s.r.OnEvent(ev)
+		}
+	}
+	return nil
+}
+
+func (s *run) curLease() engine.Lease {
+	s.leaseMu.Lock()
+	defer s.leaseMu.Unlock()
+	return s.lease
+}
+
+// emit appends an event under the lease and reports it once durable.
+func (s *run) emit(ctx context.Context, kind string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	ev := &engine.Event{TaskID: s.lease.TaskID, Kind: kind, Data: raw}
+	if s.attempt != nil {
+		ev.Attempt = s.attempt.ID
+	}
+	lease := s.curLease()
+	if _, err := s.r.Engine.Ledger.Append(ctx, &lease, ev); err != nil {
+		return err
+	}
+	if s.r.OnEvent != nil {
+		s.r.OnEvent(*ev)
+	}
+	return nil
+}
+
+func (s *run) setTask(ctx context.Context, status engine.TaskStatus, reason string) error {
+	s.t.Status, s.t.Reason = status, reason
+	return s.r.Engine.Ledger.UpdateTask(ctx, s.curLease(), s.t)
+}
+
+func (s *run) work(parent context.Context) (*Result, error) {
+	led := s.r.Engine.Ledger
+	ctx, stop := context.WithCancelCause(parent)
+	defer stop(nil)
+	var err error
+	if s.t, err = led.Task(ctx, s.lease.TaskID); err != nil {
+		led.Release(context.WithoutCancel(parent), s.lease)
+		return nil, err
+	}
+	hbDone := make(chan struct{})
+	go s.heartbeat(ctx, stop, hbDone)
+	defer func() { stop(nil); <-hbDone }()
+
+	res := &Result{Fence: s.lease.Fence}
+	err = s.attempts(ctx, res)
+	if cause := context.Cause(ctx); err != nil && ctx.Err() != nil {
+		return s.stopped(parent, ctx, cause, res)
+	}
+	if errors.Is(err, engine.ErrFenced) {
+		return res, fmt.Errorf("task %s was taken over by another runner; this one stopped: %w", s.lease.TaskID, err)
+	}
+	if err != nil {
+		// An error the runner cannot handle: record it, park the task
+		// as failed, release the lease.
+		cctx := context.WithoutCancel(parent)
+		s.finishAttempt(cctx, engine.AttemptInterrupted, "", err.Error())
+		if s.setTask(cctx, engine.TaskFailed, err.Error()) == nil {
+			s.emit(cctx, task.EventFailed, map[string]any{"reason": err.Error(), "phase": s.phase})
+		}
+		s.release(cctx)
+		res.Task = *s.t
+		return res, err
+	}
+	crashpoint.Hit("task.before-release")
+	s.release(context.WithoutCancel(parent))
+	res.Task = *s.t
+	return res, nil
+}
+
+func (s *run) release(ctx context.Context) {
+	s.r.Engine.Ledger.Release(ctx, s.curLease())
+}
+
+// heartbeat renews the lease every TTL/3 and, on the same beat, looks for
+// a cancel request: so a cancel stops the run within one heartbeat. A
+// fenced-out heartbeat stops the run at once; one that fails otherwise is
+// retried until the lease would have expired.
+func (s *run) heartbeat(ctx context.Context, stop context.CancelCauseFunc, done chan<- struct{}) {
+	defer close(done)
+	ttl := s.r.Engine.TTL
+	if ttl <= 0 {
+		ttl = task.DefaultTTL
+	}
+	every := ttl / 3
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	led := s.r.Engine.Ledger
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		cur := s.curLease()
+		l, err := led.Heartbeat(ctx, cur, ttl)
+		switch {
+		case errors.Is(err, engine.ErrFenced):
+			stop(fmt.Errorf("%w: %w", errLeaseLost, err))
+			return
+		case err != nil:
+			if time.Now().After(cur.Expires) {
+				stop(fmt.Errorf("%w: heartbeats failed until the lease expired: %w", errLeaseLost, err))
+				return
+			}
+		default:
+			s.leaseMu.Lock()
+			s.lease = l
+			s.leaseMu.Unlock()
+		}
+		evs, err := led.Events(ctx, cur.TaskID, s.startSeq, 0)
+		if err != nil {
+			continue
+		}
+		for _, ev := range evs {
+			if ev.Kind == task.EventCancelRequested {
+				var d struct {
+					By string `json:"by"`
+				}
+				json.Unmarshal(ev.Data, &d)
+				s.cancelBy = d.By
+				stop(errCancelRequested)
+				return
+			}
+		}
+	}
+}
+
+// attempts is the attempt loop.
+func (s *run) attempts(ctx context.Context, res *Result) error {
+	led := s.r.Engine.Ledger
+	if err := s.setTask(ctx, engine.TaskRunning, ""); err != nil {
+		return err
+	}
+	wtPath := s.r.Engine.WorktreePath(s.t.ID, s.lease.Fence)
+	if err := s.emit(ctx, task.EventStarted, map[string]any{"owner": s.lease.Owner, "pid": s.lease.PID, "fence": s.lease.Fence, "worktree": wtPath}); err != nil {
+		return err
+	}
+	s.phase = "preparing the worktree"
+	wt, err := s.r.Engine.PrepareWorktree(ctx, s.t, s.curLease())
+	if err != nil {
+		return err
+	}
+	s.wt, res.Worktree = wt, wt.Dir
+	for {
+		spent, err := s.spent(ctx)
+		if err != nil {
+			return err
+		}
+		if spent != "" {
+			return s.park(ctx, engine.TaskBlocked, spent)
+		}
+		history, err := led.Attempts(ctx, s.t.ID)
+		if err != nil {
+			return err
+		}
+		s.phase = "starting an attempt"
+		if s.attempt, err = led.StartAttempt(ctx, s.curLease(), s.t.ID); err != nil {
+			return err
+		}
+		s.turn, s.recorded = 0, 0
+		if err := s.emit(ctx, task.EventAttemptStarted, map[string]any{"number": s.attempt.Number}); err != nil {
+			return err
+		}
+		crashpoint.Hit("attempt.started")
+		outcome, err := s.oneAttempt(ctx, history)
+		if err != nil {
+			return err
+		}
+		switch outcome.status {
+		case engine.TaskVerified:
+			s.t.Verdict = outcome.verdict
+			if err := s.setTask(ctx, engine.TaskVerified, ""); err != nil {
+				return err
+			}
+			return s.emit(ctx, task.EventVerified, map[string]any{"head": outcome.head})
+		case engine.TaskBlocked:
+			s.t.Verdict = outcome.verdict
+			return s.park(ctx, engine.TaskBlocked, outcome.reason)
+		}
+		s.t.Verdict = outcome.verdict // not verified: next attempt
+	}
+}
+
+func (s *run) park(ctx context.Context, status engine.TaskStatus, reason string) error {
+	if err := s.setTask(ctx, status, reason); err != nil {
+		return err
+	}
+	return s.emit(ctx, task.EventBlocked, map[string]any{"reason": reason})
+}
+
+func (s *run) spent(ctx context.Context) (string, error) {
+	led := s.r.Engine.Ledger
+	atts, err := led.Attempts(ctx, s.t.ID)
+	if err != nil {
+		return "", err
+	}
+	evs, err := led.Events(ctx, s.t.ID, 0, 0)
+	if err != nil {
+		return "", err
+	}
+	return task.UsageOf(atts, evs, time.Now()).Spent(s.t.Budgets), nil
+}
+
+type outcome struct {
+	status  engine.TaskStatus // verified, blocked, or "" (try again)
+	verdict string
+	reason  string
+	head    string
+}
+
+func (s *run) oneAttempt(ctx context.Context, history []engine.Attempt) (outcome, error) {
+	in := AttemptInput{Task: *s.t, Attempt: *s.attempt, Worktree: s.wt.Dir, History: history, Lease: s.curLease()}
+	if s.r.Context != nil {
+		s.phase = "building context"
+		p, err := s.r.Context.Build(ctx, *s.t, s.wt.Dir)
+		if err != nil {
+			return outcome{}, err
+		}
+		in.Pack = p
+		if err := s.emit(ctx, task.EventContextBuilt, map[string]any{"tokens": p.Total, "budget": p.Budget, "sections": len(p.Sections), "files": len(p.Files())}); err != nil {
+			return outcome{}, err
+		}
+	}
+	s.phase = "agent turns"
+	sess, err := s.r.Agent.StartAttempt(ctx, in)
+	if err != nil {
+		return outcome{}, fmt.Errorf("starting the agent: %w", err)
+	}
+	defer sess.Close()
+	var note string
+	for {
+		spent, err := s.spent(ctx)
+		if err != nil {
+			return outcome{}, err
+		}
+		if spent != "" {
+			if err := s.finishAttempt(ctx, engine.AttemptFinished, "", spent); err != nil {
+				return outcome{}, err
+			}
+			return outcome{status: engine.TaskBlocked, verdict: s.t.Verdict, reason: spent}, nil
+		}
+		s.turn++
+		tr, err := sess.Turn(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return outcome{}, err
+			}
+			reason := fmt.Sprintf("the agent failed in turn %d: %v", s.turn, err)
+			if ferr := s.checkpoint(ctx, TurnResult{Summary: "agent error"}, false); ferr != nil {
+				return outcome{}, ferr
+			}
+			if ferr := s.finishAttempt(ctx, engine.AttemptFinished, "error", reason); ferr != nil {
+				return outcome{}, ferr
+			}
+			return outcome{status: engine.TaskBlocked, verdict: s.t.Verdict, reason: reason}, nil
+		}
+		if tr.Note != "" {
+			note = tr.Note
+		}
+		if err := s.checkpoint(ctx, tr, false); err != nil {
+			return outcome{}, err
+		}
+		if tr.Stuck {
+			reason := "the agent is stuck"
+			if tr.Note != "" {
+				reason += ": " + tr.Note
+			}
+			if err := s.finishAttempt(ctx, engine.AttemptFinished, "stuck", note); err != nil {
+				return outcome{}, err
+			}
+			return outcome{status: engine.TaskBlocked, verdict: s.t.Verdict, reason: reason}, nil
+		}
+		if tr.Done {
+			break
+		}
+	}
+	return s.check(ctx, note)
+}
+
+// checkpoint commits what the turn changed, if anything, and records the
+// turn with its commit in one event. The commit's trailers name the task,
+// attempt, turn and fence, so if this process dies between the commit and
+// the event, the next holder finds the commit on the branch and adopts it
+// instead of doing the turn again.
+func (s *run) checkpoint(ctx context.Context, tr TurnResult, interrupted bool) error {
+	subject := fmt.Sprintf("bcode: task %s attempt %d turn %d", s.t.ID, s.attempt.Number, s.turn)
+	if sum := oneLine(tr.Summary); sum != "" {
+		subject += ": " + sum
+	}
+	// A commit that has begun finishes even when ctx ends: stopping
+	// between staging and moving the branch would only leave work for
+	// the next holder's recovery.
+	cctx := context.WithoutCancel(ctx)
+	commit, parent, err := task.Commit(cctx, s.wt, s.t.Branch, subject,
+		task.Trailers{Task: s.t.ID, Attempt: s.attempt.Number, Turn: s.turn, Fence: s.lease.Fence})
+	if err != nil {
+		return err
+	}
+	if commit != "" {
+		crashpoint.Hit("checkpoint.before-event")
+	}
+	d := task.TurnData{Turn: s.turn, Summary: tr.Summary, Tokens: tr.TokensUsed, Changed: commit != "", Done: tr.Done, Stuck: tr.Stuck}
+	data := struct {
+		task.TurnData
+		Commit      string `json:"commit,omitempty"`
+		Parent      string `json:"parent,omitempty"`
+		Interrupted bool   `json:"interrupted,omitempty"`
+	}{d, commit, parent, interrupted}
+	if commit == "" {
+		data.Parent = ""
+	}
+	if err := s.emit(cctx, task.EventTurn, data); err != nil {
+		return err
+	}
+	s.recorded = s.turn
+	if commit != "" {
+		crashpoint.Hit("checkpoint.after-event")
+	}
+	return nil
+}
+
+func (s *run) check(ctx context.Context, note string) (outcome, error) {
+	s.phase = "check"
+	out, err := s.wt.Git(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return outcome{}, err
+	}
+	head := strings.TrimSpace(string(out))
+	if err := s.emit(ctx, task.EventCheckStarted, map[string]any{"head": head}); err != nil {
+		return outcome{}, err
+	}
+	rep, err := s.r.Checker.Check(ctx, CheckInput{Worktree: s.wt.Dir, Base: s.t.Base, TaskID: s.t.ID, Attempt: s.attempt.ID})
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcome{}, err
+		}
+		return outcome{}, fmt.Errorf("checking attempt %d: %w", s.attempt.Number, err)
+	}
+	crashpoint.Hit("check.before-verdict")
+	reasons := make([]verify.Reason, 0, len(rep.Reasons))
+	reasons = append(reasons, rep.Reasons...)
+	if err := s.emit(ctx, task.EventCheckFinished, map[string]any{"head": head, "verdict": rep.Verdict, "reasons": reasons}); err != nil {
+		return outcome{}, err
+	}
+	verdict := string(rep.Verdict)
+	if note == "" {
+		note = reasonText(reasons)
+	}
+	crashpoint.Hit("attempt.before-finish")
+	if err := s.finishAttempt(ctx, engine.AttemptFinished, verdict, note); err != nil {
+		return outcome{}, err
+	}
+	o := outcome{verdict: verdict, head: head}
+	switch rep.Verdict {
+	case verify.Verified:
+		o.status = engine.TaskVerified
+	case verify.Error:
+		// The gate could not decide (environment, configuration): the
+		// agent cannot fix that, the user can.
+		o.status, o.reason = engine.TaskBlocked, "the check could not decide: "+reasonText(reasons)
+	}
+	return o, nil
+}
+
+func (s *run) finishAttempt(ctx context.Context, status engine.AttemptStatus, verdict, note string) error {
+	if s.attempt == nil || s.attempt.Status != engine.AttemptRunning {
+		return nil
+	}
+	s.attempt.Status, s.attempt.Verdict, s.attempt.Note = status, verdict, note
+	if err := s.r.Engine.Ledger.FinishAttempt(ctx, s.curLease(), s.attempt); err != nil {
+		return err
+	}
+	return s.emit(ctx, task.EventAttemptFinished, map[string]any{"number": s.attempt.Number, "status": status, "verdict": verdict, "note": note})
+}
+
+// stopped ends a run whose work context ended: a takeover writes nothing
+// more; a cancel request or a signal commits what the current step changed,
+// closes the attempt as interrupted, records why and releases the lease.
+func (s *run) stopped(parent, ctx context.Context, cause error, res *Result) (*Result, error) {
+	if errors.Is(cause, errLeaseLost) {
+		return res, fmt.Errorf("task %s: %w; this runner stopped without writing", s.lease.TaskID, cause)
+	}
+	timeout := s.r.CleanupTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(parent), timeout)
+	defer cancel()
+	phase := s.phase
+	var errs []error
+	if s.wt != nil && s.attempt != nil && s.attempt.Status == engine.AttemptRunning {
+		if s.recorded == s.turn {
+			s.turn++ // the current turn is recorded: what changed since is the next one's
+		}
+		errs = append(errs, s.checkpoint(cctx, TurnResult{Summary: "interrupted: " + cause.Error()}, true))
+		errs = append(errs, s.finishAttempt(cctx, engine.AttemptInterrupted, "", "interrupted in "+phase+": "+cause.Error()))
+	}
+	var head string
+	if s.wt != nil {
+		if out, err := s.wt.Git(cctx, "rev-parse", "--verify", "HEAD"); err == nil {
+			head = strings.TrimSpace(string(out))
+		}
+	}
+	var runErr error
+	if errors.Is(cause, errCancelRequested) {
+		by := s.cancelBy
+		if by == "" {
+			by = "the user"
+		}
+		errs = append(errs, s.setTask(cctx, engine.TaskCancelled, "cancelled by "+by))
+		errs = append(errs, s.emit(cctx, task.EventCancelled, map[string]any{"by": by, "phase": phase, "head": head}))
+	} else {
+		reason := fmt.Sprintf("interrupted (%v) in %s: resume with bcode task resume %s", cause, phase, s.t.ID)
+		errs = append(errs, s.setTask(cctx, engine.TaskBlocked, reason))
+		errs = append(errs, s.emit(cctx, task.EventInterrupted, map[string]any{"signal": cause.Error(), "phase": phase, "head": head, "pid": os.Getpid()}))
+		runErr = fmt.Errorf("%w: %v", ErrStopped, cause)
+	}
+	s.release(cctx)
+	res.Task = *s.t
+	if err := errors.Join(errs...); err != nil {
+		return res, errors.Join(runErr, fmt.Errorf("stopping cleanly: %w", err))
+	}
+	return res, runErr
+}
+
+func reasonText(rs []verify.Reason) string {
+	var parts []string
+	for _, r := range rs {
+		if r.Message != "" {
+			parts = append(parts, r.Message)
+		} else {
+			parts = append(parts, r.Code)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 72 {
+		s = s[:72]
+	}
+	return s
+}

@@ -1,0 +1,348 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/sandbox/git"
+)
+
+// ErrRunning: a live runner holds the task, and the command needs it idle.
+var ErrRunning = errors.New("task is running")
+
+// withLease runs fn holding the task's lease (taken over, with recovery,
+// from a dead runner), and releases it after. A live runner's lease makes
+// it fail with an error wrapping ErrRunning and engine.ErrLeaseHeld.
+func (e *Engine) withLease(ctx context.Context, id string, fn func(lease engine.Lease, t *engine.Task) error) error {
+	lease, _, err := e.Claim(ctx, id, e.holder())
+	if errors.Is(err, engine.ErrLeaseHeld) {
+		return fmt.Errorf("%w: %w (cancel it first: bcode task cancel %s)", ErrRunning, err, id)
+	}
+	if err != nil {
+		return err
+	}
+	defer e.Ledger.Release(context.WithoutCancel(ctx), lease)
+	t, err := e.Ledger.Task(ctx, id)
+	if err != nil {
+		return err
+	}
+	return fn(lease, t)
+}
+
+func (e *Engine) appendData(ctx context.Context, lease *engine.Lease, id, kind string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	_, err = e.Ledger.Append(ctx, lease, &engine.Event{TaskID: id, Kind: kind, Data: raw})
+	return err
+}
+
+// Cancel stops the task. With no live runner it is marked cancelled at
+// once; otherwise a task.cancel_requested event asks the runner, which
+// notices within one heartbeat, ends its step, commits what changed and
+// marks the task cancelled. Cancel returns when the task is cancelled, or
+// with ctx's error. A runner that never answers loses its lease after the
+// TTL, and Cancel then takes it over and cancels itself.
+func (e *Engine) Cancel(ctx context.Context, id, by string) error {
+	requested := false
+	for {
+		t, err := e.Ledger.Task(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case t.Status == engine.TaskCancelled:
+			return nil
+		case Final(t.Status):
+			return fmt.Errorf("task %s is %s: there is nothing to cancel", id, t.Status)
+		}
+		err = e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
+			if t.Status == engine.TaskCancelled || Final(t.Status) {
+				return nil
+			}
+			t.Status, t.Reason = engine.TaskCancelled, "cancelled by "+by
+			if err := e.Ledger.UpdateTask(ctx, lease, t); err != nil {
+				return err
+			}
+			return e.appendData(ctx, &lease, id, EventCancelled, map[string]any{"by": by, "phase": "idle"})
+		})
+		if !errors.Is(err, ErrRunning) {
+			return err
+		}
+		if !requested {
+			if err := e.appendData(ctx, nil, id, EventCancelRequested, map[string]any{"by": by}); err != nil {
+				return err
+			}
+			requested = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("task %s: the runner has not stopped yet: %w", id, ctx.Err())
+		case <-time.After(e.poll()):
+		}
+	}
+}
+
+// Resume makes a task that stopped short (blocked, cancelled, failed, or
+// left running by a dead runner) runnable again, raising its budgets by
+// more, and returns it; the caller then runs it (engine/runner). When a
+// budget would still be spent, it says which and changes nothing.
+func (e *Engine) Resume(ctx context.Context, id string, more engine.Budgets) (*engine.Task, error) {
+	var out *engine.Task
+	err := e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
+		switch t.Status {
+		case engine.TaskVerified:
+			return fmt.Errorf("task %s is verified: accept it (bcode task accept %s) or reject it", id, id)
+		case engine.TaskAccepted, engine.TaskRejected:
+			return fmt.Errorf("task %s is %s: it cannot be resumed", id, t.Status)
+		}
+		b := t.Budgets
+		b.MaxAttempts += more.MaxAttempts
+		b.MaxTurns += more.MaxTurns
+		b.MaxTokens += more.MaxTokens
+		b.WallClock += more.WallClock
+		attempts, err := e.Ledger.Attempts(ctx, id)
+		if err != nil {
+			return err
+		}
+		events, err := e.Ledger.Events(ctx, id, 0, 0)
+		if err != nil {
+			return err
+		}
+		if spent := UsageOf(attempts, events, time.Now()).Spent(b); spent != "" {
+			return fmt.Errorf("task %s: %s; raise it to resume (--attempts, --turns, --tokens or --wall)", id, spent)
+		}
+		was := t.Status
+		t.Budgets, t.Status, t.Reason = b, engine.TaskQueued, ""
+		if err := e.Ledger.UpdateTask(ctx, lease, t); err != nil {
+			return err
+		}
+		out = t
+		return e.appendData(ctx, &lease, id, EventResumed, map[string]any{"was": was, "budgets": b})
+	})
+	return out, err
+}
+
+// AcceptOptions are the user's choices when accepting.
+type AcceptOptions struct {
+	// Force lands a task that is not verified (or whose branch moved
+	// since it was); the task.accepted event records it.
+	Force bool
+	By    string
+}
+
+// Accepted says what Accept did.
+type Accepted struct {
+	Method  string   `json:"method"` // "fast-forward" or "cherry-pick"
+	Branch  string   `json:"branch"` // the user's branch
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+	Commits []string `json:"commits"`
+	Forced  bool     `json:"forced"`
+}
+
+// Accept lands the task's commits on the user's current branch, by
+// fast-forward when the branch has not moved since the base, else by
+// cherry-pick; it never pushes. Only a verified task whose branch is still
+// the verified commit is accepted, unless opts.Force. A working tree with
+// uncommitted changes to tracked files (or untracked files the task would
+// overwrite) is refused and nothing changes; so is a conflict, after which
+// the checkout is as it was.
+func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Accepted, error) {
+	var out *Accepted
+	err := e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
+		if Final(t.Status) {
+			return fmt.Errorf("task %s is already %s", id, t.Status)
+		}
+		user, err := git.Open(ctx, t.Repo)
+		if err != nil {
+			return err
+		}
+		events, err := e.Ledger.Events(ctx, id, 0, 0)
+		if err != nil {
+			return err
+		}
+		commits, err := branchCommits(ctx, user, t)
+		if err != nil {
+			return err
+		}
+		if len(commits) == 0 {
+			return fmt.Errorf("task %s has no commits to accept", id)
+		}
+		head := commits[len(commits)-1]
+		verified := t.Status == engine.TaskVerified && verifiedHead(events) == head
+		if !verified && !opts.Force {
+			why := fmt.Sprintf("its status is %s", t.Status)
+			if t.Verdict != "" {
+				why += fmt.Sprintf(", last verdict %s", t.Verdict)
+			}
+			if t.Status == engine.TaskVerified {
+				why = "its branch moved after the verified check"
+			}
+			return fmt.Errorf("task %s is not verified (%s): only a verified task is accepted; --force lands it anyway and records that", id, why)
+		}
+		cur, err := user.Git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+		if err != nil {
+			return errors.New("your checkout is on a detached HEAD: check out the branch to land the task on")
+		}
+		branch := strings.TrimSpace(string(cur))
+		if branch == t.Branch {
+			return fmt.Errorf("your checkout is on the task branch %s itself: check out the branch to land it on", t.Branch)
+		}
+		if err := checkClean(ctx, user, t, head); err != nil {
+			return err
+		}
+		fromOut, err := user.Git(ctx, "rev-parse", "--verify", "HEAD")
+		if err != nil {
+			return err
+		}
+		from := strings.TrimSpace(string(fromOut))
+		res := &Accepted{Branch: branch, From: from, Commits: commits, Forced: !verified}
+		if _, err := user.Git(ctx, "merge-base", "--is-ancestor", head, "HEAD"); err == nil {
+			res.Method, res.To = "already landed", from // an accept that died before recording it
+		} else if _, err := user.Git(ctx, "merge-base", "--is-ancestor", "HEAD", head); err == nil {
+			res.Method = "fast-forward"
+			if _, err := user.Git(ctx, "merge", "--ff-only", "--no-edit", "refs/heads/"+t.Branch); err != nil {
+				return fmt.Errorf("fast-forwarding %s: %w", branch, err)
+			}
+		} else {
+			res.Method = "cherry-pick"
+			args := append(append([]string(nil), identity...), "cherry-pick", "--allow-empty", "--keep-redundant-commits", t.Base+".."+"refs/heads/"+t.Branch)
+			if _, err := user.Git(ctx, args...); err != nil {
+				user.Git(context.WithoutCancel(ctx), "cherry-pick", "--abort")
+				return fmt.Errorf("the task's commits do not apply to %s (%v); nothing changed: rebase the task or land it by hand from %s", branch, err, t.Branch)
+			}
+		}
+		if res.To == "" {
+			toOut, err := user.Git(ctx, "rev-parse", "--verify", "HEAD")
+			if err != nil {
+				return err
+			}
+			res.To = strings.TrimSpace(string(toOut))
+		}
+		if err := e.appendData(ctx, &lease, id, EventAccepted, map[string]any{
+			"force": !verified, "by": opts.By, "method": res.Method, "branch": branch,
+			"from": res.From, "to": res.To, "commits": commits, "verdict": t.Verdict}); err != nil {
+			return err
+		}
+		t.Status = engine.TaskAccepted
+		if !verified {
+			t.Reason = "accepted with --force by " + opts.By + " (not verified)"
+		}
+		if err := e.Ledger.UpdateTask(ctx, lease, t); err != nil {
+			return err
+		}
+		out = res
+		_, err = e.removeWorktrees(ctx, user, id)
+		return err
+	})
+	return out, err
+}
+
+// checkClean refuses a checkout with staged or unstaged changes to tracked
+// files, or with untracked files at paths the task's commits write.
+func checkClean(ctx context.Context, user *git.Repo, t *engine.Task, head string) error {
+	out, err := user.Git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return err
+	}
+	var dirty, untracked []string
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i < len(recs); i++ {
+		r := recs[i]
+		if len(r) < 4 {
+			continue
+		}
+		code, p := r[:2], r[3:]
+		if code[0] == 'R' || code[0] == 'C' {
+			i++ // the source path follows
+		}
+		if code == "??" {
+			untracked = append(untracked, p)
+		} else {
+			dirty = append(dirty, p)
+		}
+	}
+	if len(dirty) > 0 {
+		return fmt.Errorf("your working tree has uncommitted changes (%s): commit or stash them, then accept again; nothing was changed", strings.Join(first(dirty, 5), ", "))
+	}
+	if len(untracked) > 0 {
+		files, err := changedFiles(ctx, user, t.Base, head)
+		if err != nil {
+			return err
+		}
+		touched := map[string]bool{}
+		for _, f := range files {
+			touched[f] = true
+		}
+		var clash []string
+		for _, u := range untracked {
+			if touched[u] {
+				clash = append(clash, u)
+			}
+		}
+		if len(clash) > 0 {
+			return fmt.Errorf("untracked files in your working tree would be overwritten by the task (%s): move them away, then accept again; nothing was changed", strings.Join(first(clash, 5), ", "))
+		}
+	}
+	return nil
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
+}
+
+// Rejected says what Reject removed.
+type Rejected struct {
+	Worktrees []string `json:"worktrees"`
+	Branch    string   `json:"branch,omitempty"`
+	Head      string   `json:"head,omitempty"` // the deleted branch's last commit
+}
+
+// Reject throws the task's work away: its worktrees and its branch are
+// removed, the ledger record stays (status rejected, with the deleted
+// branch's last commit in the task.rejected event).
+func (e *Engine) Reject(ctx context.Context, id, by string) (*Rejected, error) {
+	var out *Rejected
+	err := e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
+		switch t.Status {
+		case engine.TaskAccepted:
+			return fmt.Errorf("task %s is accepted: its commits are on your branch (revert them with git)", id)
+		case engine.TaskRejected:
+			return fmt.Errorf("task %s is already rejected", id)
+		}
+		user, err := git.Open(ctx, t.Repo)
+		if err != nil {
+			return err
+		}
+		res := &Rejected{}
+		if res.Worktrees, err = e.removeWorktrees(ctx, user, id); err != nil {
+			return err
+		}
+		if h, err := user.Git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.Branch); err == nil {
+			res.Head, res.Branch = strings.TrimSpace(string(h)), t.Branch
+			if _, err := user.Git(ctx, "branch", "-D", "--", t.Branch); err != nil {
+				return fmt.Errorf("deleting %s: %w", t.Branch, err)
+			}
+		}
+		if res.Worktrees == nil {
+			res.Worktrees = []string{}
+		}
+		if err := e.appendData(ctx, &lease, id, EventRejected, map[string]any{"by": by, "worktrees": res.Worktrees, "branch": res.Branch, "head": res.Head}); err != nil {
+			return err
+		}
+		t.Status, t.Reason = engine.TaskRejected, "rejected by "+by
+		out = res
+		return e.Ledger.UpdateTask(ctx, lease, t)
+	})
+	return out, err
+}
