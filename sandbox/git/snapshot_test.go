@@ -222,6 +222,30 @@ func TestSnapshotKeepsSubmodulesAndRespectsFileModeOff(t *testing.T) {
 	}
 }
 
+// A split index keeps most entries in .git/sharedindex.*; the snapshot's
+// copy of the index must still find them.
+func TestSnapshotSplitIndex(t *testing.T) {
+	f := newFixture(t)
+	f.git("config", "core.splitIndex", "true")
+	f.write("a.txt", "a\n")
+	f.write("b.txt", "b\n")
+	f.commit("base")
+	f.write("c.txt", "c\n")
+	f.git("add", "c.txt")
+	f.write("a.txt", "changed\n")
+	if shared, _ := filepath.Glob(filepath.Join(f.dir, ".git", "sharedindex.*")); len(shared) == 0 {
+		t.Fatal("fixture: no shared index was written")
+	}
+	tree, err := f.open().SnapshotWorktree(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a.txt": "100644 changed\n", "b.txt": "100644 b\n", "c.txt": "100644 c\n"}
+	if got := f.treeListing(tree); !reflect.DeepEqual(got, want) {
+		t.Errorf("snapshot = %q, want %q", got, want)
+	}
+}
+
 func TestParseIndexDebugRejectsGarbage(t *testing.T) {
 	for _, in := range []string{
 		"100644 abc 0\tpath",                   // no terminator
