@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -101,21 +102,42 @@ var (
 // emptyHome is the HOME every git process gets: an empty, read-only
 // directory, so no ~/.gitconfig, ~/.config/git/attributes or
 // ~/.config/git/ignore of the user (or of anyone) changes what git does.
-// One per process; it is empty, so leaving it behind costs nothing.
+// It is one fixed directory per user, reused across runs so none is left
+// behind per process, and trusted only if it is a real directory of ours
+// that nobody else can write to and that is empty; otherwise a fresh one
+// is made.
 func emptyHome() (string, error) {
 	homeOnce.Do(func() {
-		d, err := os.MkdirTemp("", "bcode-git-home-")
-		if err != nil {
-			homeErr = fmt.Errorf("creating an empty HOME for git: %w", err)
+		uid := os.Getuid()
+		fixed := filepath.Join(os.TempDir(), fmt.Sprintf("bcode-git-home-%d", uid))
+		_ = os.Mkdir(fixed, 0o555)
+		if trustedEmptyDir(fixed, uid) {
+			homeDir = fixed
 			return
 		}
-		if err := os.Chmod(d, 0o555); err != nil {
+		d, err := os.MkdirTemp("", "bcode-git-home-")
+		if err == nil {
+			err = os.Chmod(d, 0o555)
+		}
+		if err != nil {
 			homeErr = fmt.Errorf("creating an empty HOME for git: %w", err)
 			return
 		}
 		homeDir = d
 	})
 	return homeDir, homeErr
+}
+
+func trustedEmptyDir(dir string, uid int) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o222 != 0 {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) == 0
 }
 
 // environ is the whole environment of a git process: the caller's PATH and
