@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine/gateway/llamaserver"
+)
+
+func init() {
+	register(command{
+		name:    "model",
+		summary: "serve a local model: `bcode model serve --model FILE.gguf` starts and supervises llama-server",
+		run:     cmdModel,
+	})
+}
+
+func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "serve" {
+		fmt.Fprintln(stderr, "usage: bcode model serve --model FILE.gguf [flags] [-- extra llama-server args]")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return 0
+		}
+		return 2
+	}
+	return cmdModelServe(ctx, args[1:], stdout, stderr)
+}
+
+func cmdModelServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode model serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o llamaserver.Options
+	fs.StringVar(&o.Model, "model", "", "the GGUF model file to serve (required; nothing is downloaded)")
+	fs.StringVar(&o.Binary, "llama-server", "llama-server", "llama.cpp's llama-server binary (path or name on PATH)")
+	fs.StringVar(&o.Host, "host", "127.0.0.1", "address to listen on")
+	fs.IntVar(&o.Port, "port", 8080, "port to listen on (bcode's [model] endpoint defaults to 8080)")
+	fs.IntVar(&o.Context, "ctx", 32768, fmt.Sprintf("context window in tokens (-c; at least %d)", llamaserver.MinContext))
+	fs.IntVar(&o.GPULayers, "ngl", 99, "layers offloaded to the GPU (-ngl)")
+	fs.IntVar(&o.CPUMoE, "n-cpu-moe", 99, "layers whose MoE experts stay in system RAM (--n-cpu-moe)")
+	fs.DurationVar(&o.LoadTimeout, "load-timeout", 10*time.Minute, "how long to wait for the model to load")
+	quiet := fs.Bool("quiet", false, "do not show llama-server's own log")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bcode model serve --model FILE.gguf [flags] [-- extra llama-server args]")
+		fmt.Fprintln(stderr, "\nStarts llama-server with flags for an 8 GB GPU and 64 GB of RAM (every layer on the GPU, MoE experts in RAM,\nflash attention, q8_0 KV cache, --jinja for native tool calls), waits until the model is loaded, and restarts\nit if it dies. Ctrl-C stops it.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	o.ExtraArgs = fs.Args()
+	if !*quiet {
+		o.Log = stderr
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "bcode model serve:", err)
+		return 1
+	}
+	s, err := llamaserver.New(o)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "starting llama-server %s\n", strings.Join(llamaserver.Args(o), " "))
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	ready := make(chan error, 1)
+	go func() { ready <- s.WaitReady(ctx) }()
+	select {
+	case err := <-done:
+		return fail(err)
+	case err := <-ready:
+		if err != nil {
+			<-done
+			return 0
+		}
+	}
+	n, err := s.CountTokens(ctx, "func Sum(xs []int) int { return 0 }")
+	if err != nil {
+		fmt.Fprintf(stdout, "ready at %s (the tokenizer did not answer: %v)\n", llamaserver.URL(o), err)
+	} else {
+		fmt.Fprintf(stdout, "ready at %s; tokenizer ok (a one-line Go function is %d tokens). Ctrl-C stops the server.\n", llamaserver.URL(o), n)
+	}
+	if err := <-done; err != nil && ctx.Err() == nil {
+		return fail(err)
+	}
+	return 0
+}
