@@ -41,6 +41,9 @@ type AgentSpec struct {
 	Session SessionSpec
 	// Worktree is the attempt's worktree as the sandbox sees it.
 	Worktree string
+	// StepTurns holds the agent between turns until Session.NextTurn (see
+	// Session.StepTurns).
+	StepTurns bool
 }
 
 // NewAgentProcess is the constructor the runner uses.
@@ -48,35 +51,68 @@ func NewAgentProcess(g *Gateway, runner sandbox.Runner, command ...string) *Agen
 	return &AgentProcess{Gateway: g, Runner: runner, Command: command}
 }
 
+// Running is an agent process serving a session.
+type Running struct {
+	// Session is the gateway side; with AgentSpec.StepTurns the caller
+	// drives it with NextTurn.
+	Session *Session
+	cancel  context.CancelFunc
+	done    chan struct{}
+	out     Outcome
+	err     error
+}
+
+// Wait blocks until the agent has exited and returns how the session ended.
+func (r *Running) Wait() (Outcome, error) {
+	<-r.done
+	return r.out, r.err
+}
+
+// Stop ends the session: the agent's pending call fails, it finishes, and
+// the process is killed if it does not exit. Wait returns afterwards.
+func (r *Running) Stop() { r.cancel() }
+
 // Run opens a session (refusing a model whose context is too small before
 // anything starts), starts the agent, serves it until it exits, and
 // returns how the session ended. The agent process is gone when Run
 // returns, whatever happened.
 func (a *AgentProcess) Run(ctx context.Context, spec AgentSpec) (Outcome, error) {
+	r, err := a.Start(ctx, spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return r.Wait()
+}
+
+// Start opens the session and starts the agent; Wait collects it.
+func (a *AgentProcess) Start(ctx context.Context, spec AgentSpec) (*Running, error) {
 	if len(a.Command) == 0 {
-		return Outcome{}, errors.New("gateway: no bcode-agent command")
+		return nil, errors.New("gateway: no bcode-agent command")
 	}
 	sess, err := a.Gateway.Open(ctx, spec.Session)
 	if err != nil {
-		return Outcome{}, err
+		return nil, err
+	}
+	if spec.StepTurns {
+		sess.StepTurns()
 	}
 	timeout := a.Timeout
 	if timeout == 0 {
 		timeout = spec.Session.Budgets.WallClock
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var cancelT context.CancelFunc = func() {}
 	if timeout > 0 {
-		runCtx, cancel = context.WithTimeout(runCtx, timeout)
-		defer cancel()
+		runCtx, cancelT = context.WithTimeout(runCtx, timeout)
 	}
-
 	// stdin is an OS pipe: the runner passes the file to the process and
 	// does not wait on a copy, so the process's exit never depends on us
 	// closing our end first.
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return Outcome{}, fmt.Errorf("gateway: stdin pipe: %w", err)
+		cancelT()
+		cancel()
+		return nil, fmt.Errorf("gateway: stdin pipe: %w", err)
 	}
 	outR, outW := io.Pipe()
 	args := append(append([]string(nil), a.Command...), "--worktree", spec.Worktree)
@@ -84,7 +120,7 @@ func (a *AgentProcess) Run(ctx context.Context, spec AgentSpec) (Outcome, error)
 		res sandbox.Result
 		err error
 	}
-	done := make(chan ran, 1)
+	exited := make(chan ran, 1)
 	go func() {
 		res, err := a.Runner.Run(runCtx, sandbox.Command{
 			Dir:         spec.Worktree,
@@ -96,36 +132,44 @@ func (a *AgentProcess) Run(ctx context.Context, spec AgentSpec) (Outcome, error)
 			OutputLimit: 64 << 10, // the stream is teed to us; keep little
 		})
 		outW.Close()
-		done <- ran{res, err}
+		exited <- ran{res, err}
 	}()
-	var once sync.Once
-	closeIn := func() { once.Do(func() { inW.Close() }) }
-	defer closeIn()
-
-	out, serveErr := sess.Serve(runCtx, outR, inW)
-	closeIn()
-	// Serve ends at the agent's EOF (it exited) or on a protocol failure;
-	// in the second case the agent may still run: cancel and wait.
-	if serveErr != nil {
-		cancel()
-	}
-	_, _ = io.Copy(io.Discard, outR)
-	r := <-done
-	inR.Close()
-	switch {
-	case serveErr != nil:
-		return out, fmt.Errorf("gateway: session with bcode-agent: %w", serveErr)
-	case r.err != nil && ctx.Err() == nil && runCtx.Err() != nil:
-		out.Reason = "timeout"
-		return out, nil
-	case r.err != nil:
-		return out, fmt.Errorf("gateway: running bcode-agent: %w", r.err)
-	case r.res.TimedOut:
-		out.Reason = "timeout"
-	case out.Reason == "agent_exited" && r.res.ExitCode != 0:
-		out.Summary = fmt.Sprintf("bcode-agent exited with status %d: %s", r.res.ExitCode, lastLine(r.res.Stderr))
-	}
-	return out, nil
+	r := &Running{Session: sess, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		defer cancelT()
+		var once sync.Once
+		closeIn := func() { once.Do(func() { inW.Close() }) }
+		out, serveErr := sess.Serve(runCtx, outR, inW)
+		closeIn()
+		// Serve ends at the agent's EOF (it exited) or on a protocol
+		// failure; in the second case the agent may still run.
+		if serveErr != nil {
+			cancel()
+		}
+		_, _ = io.Copy(io.Discard, outR)
+		res := <-exited
+		inR.Close()
+		r.out = out
+		switch {
+		case serveErr != nil && ctx.Err() == nil && runCtx.Err() == nil:
+			r.err = fmt.Errorf("gateway: session with bcode-agent: %w", serveErr)
+		case res.err != nil && ctx.Err() == nil && runCtx.Err() != nil:
+			if r.out.Reason == "agent_exited" || r.out.Reason == "" {
+				r.out.Reason = "timeout"
+			}
+		case res.err != nil && ctx.Err() == nil:
+			r.err = fmt.Errorf("gateway: running bcode-agent: %w", res.err)
+		case res.err != nil:
+			r.err = res.err
+		case res.res.TimedOut:
+			r.out.Reason = "timeout"
+		case r.out.Reason == "agent_exited" && res.res.ExitCode != 0:
+			r.out.Summary = fmt.Sprintf("bcode-agent exited with status %d: %s", res.res.ExitCode, lastLine(res.res.Stderr))
+		}
+	}()
+	return r, nil
 }
 
 func lastLine(b []byte) string {

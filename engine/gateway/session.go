@@ -142,6 +142,71 @@ type Session struct {
 	stuck       bool
 	out         Outcome
 	finished    bool
+
+	// Turn stepping (see StepTurns).
+	step        bool
+	permits     chan struct{}
+	reports     chan TurnReport
+	ended       chan struct{}
+	turnOpen    bool
+	turnTokens  int
+	turnSummary []string
+	turnFinish  bool
+}
+
+// TurnReport is one finished agent turn, for a caller stepping turns.
+type TurnReport struct {
+	Turn int
+	// Summary is one line naming the calls the turn made.
+	Summary string
+	// Tokens is what the turn's model calls spent (prompt + completion).
+	Tokens int
+	// Finish: the turn ran a valid finish call; the agent thinks the task
+	// is complete.
+	Finish bool
+	// Stuck: the host stopped the agent for repeating itself; Note says
+	// what to do differently.
+	Stuck bool
+	Note  string
+}
+
+// StepTurns makes the agent wait before each turn until NextTurn lets it
+// run, so the caller can act between turns (the task runner commits a
+// checkpoint) while the agent is not touching the worktree. Call it before
+// Serve.
+func (s *Session) StepTurns() {
+	s.step = true
+	s.permits = make(chan struct{}, 1)
+	s.reports = make(chan TurnReport, 1)
+}
+
+// ErrSessionEnded: NextTurn was called after the agent finished or exited.
+var ErrSessionEnded = errors.New("the agent session has ended")
+
+// NextTurn lets the agent take one turn and waits until it ends. When the
+// agent ends the session instead (it finished, gave up, or exited), it
+// returns ErrSessionEnded and Serve's Outcome says how.
+func (s *Session) NextTurn(ctx context.Context) (TurnReport, error) {
+	if !s.step {
+		return TurnReport{}, errors.New("gateway: NextTurn without StepTurns")
+	}
+	select {
+	case s.permits <- struct{}{}:
+	default: // a permit is already waiting
+	}
+	select {
+	case r := <-s.reports:
+		return r, nil
+	case <-s.ended:
+		select {
+		case r := <-s.reports:
+			return r, nil
+		default:
+		}
+		return TurnReport{}, ErrSessionEnded
+	case <-ctx.Done():
+		return TurnReport{}, ctx.Err()
+	}
 }
 
 type pendingCall struct {
@@ -182,7 +247,7 @@ func (g *Gateway) Open(ctx context.Context, spec SessionSpec) (*Session, error) 
 			return nil, err
 		}
 	}
-	s := &Session{g: g, spec: spec, info: info, backend: backend, pending: map[string]pendingCall{}}
+	s := &Session{g: g, spec: spec, info: info, backend: backend, pending: map[string]pendingCall{}, ended: make(chan struct{})}
 	if spec.Resume != nil {
 		s.turns, s.tokens = spec.Resume.Turns, spec.Resume.Tokens
 	}
@@ -197,6 +262,7 @@ func (s *Session) Info() ModelInfo { return s.info }
 func (s *Session) Serve(ctx context.Context, r io.Reader, w io.Writer) (Outcome, error) {
 	conn := wire.NewConn(r, w)
 	err := conn.Serve(ctx, s.handle)
+	close(s.ended)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.out
@@ -320,7 +386,18 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 		return nil, wire.Errorf(wire.CodeInvalidRequest, "model.chat: %d tool calls of the last turn have no observation yet", len(s.pending))
 	}
 	native := s.info.NativeTools
+	wait := s.step && !s.turnOpen
 	s.mu.Unlock()
+	if wait {
+		select {
+		case <-s.permits:
+		case <-ctx.Done():
+			return nil, wire.Errorf(wire.CodeModelUnavailable, "the session is closing")
+		}
+		s.mu.Lock()
+		s.turnOpen, s.turnTokens, s.turnSummary, s.turnFinish = true, 0, nil, false
+		s.mu.Unlock()
+	}
 
 	msgs := s.outbound(p.Messages, native)
 	var tools []openai.Tool
@@ -365,7 +442,14 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 	s.tokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 	s.out.ModelCalls++
 	turn := s.turns
+	s.turnTokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 	s.turnPrint = []string{msg.Content}
+	for _, c := range msg.ToolCalls {
+		s.turnSummary = append(s.turnSummary, strings.TrimSpace(c.Name+" "+clipLine(string(c.Arguments), 80)))
+	}
+	if len(msg.ToolCalls) == 0 {
+		s.turnSummary = append(s.turnSummary, "said: "+clipLine(msg.Content, 80))
+	}
 	for _, c := range msg.ToolCalls {
 		if c.Error == "" {
 			s.pending[c.ID] = pendingCall{name: c.Name, args: string(c.Arguments)}
@@ -550,6 +634,9 @@ func (s *Session) observe(ctx context.Context, params json.RawMessage) (any, *wi
 	s.mu.Lock()
 	s.out.Redactions += n
 	s.turnPrint = append(s.turnPrint, "=>", out)
+	if pc.name == "finish" && !p.IsError && !strings.HasPrefix(pc.args, "invalid: ") {
+		s.turnFinish = true
+	}
 	done := len(s.pending) == 0
 	s.mu.Unlock()
 	if done {
@@ -592,7 +679,17 @@ func (s *Session) endTurn(ctx context.Context) {
 		s.out.Note = fmt.Sprintf("The previous attempt was stopped: it repeated the same action (%s) with the same result %d times in a row. Do not repeat it. Change strategy: re-read the code and the last error, form a new hypothesis, and try a different edit or command.", what, s.repeats)
 	}
 	note, turn := s.out.Note, s.turns
+	var report *TurnReport
+	if s.step && s.turnOpen {
+		s.turnOpen = false
+		report = &TurnReport{Turn: turn, Summary: strings.Join(s.turnSummary, "; "), Tokens: s.turnTokens, Finish: s.turnFinish, Stuck: s.stuck, Note: note}
+	}
 	s.mu.Unlock()
+	defer func() {
+		if report != nil {
+			s.reports <- *report
+		}
+	}()
 	if becameStuck {
 		data, _ := json.Marshal(map[string]any{"turn": turn, "repeats": limit, "action": what, "note": note})
 		_, _ = s.g.Ledger.Append(ctx, &s.spec.Lease, &engine.Event{TaskID: s.spec.Lease.TaskID, Attempt: s.spec.Attempt, Kind: EventStuck, Data: data})
@@ -636,4 +733,13 @@ func (s *Session) finish(ctx context.Context, params json.RawMessage) (any, *wir
 		return nil, wire.Errorf(wire.CodeInternal, "recording the finish: %v", err)
 	}
 	return struct{}{}, nil
+}
+
+// clipLine is s on one line, at most n bytes.
+func clipLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

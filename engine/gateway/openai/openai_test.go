@@ -2,8 +2,8 @@ package openai_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
