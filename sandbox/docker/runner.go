@@ -78,7 +78,8 @@ type Runner struct {
 	env      []string
 	mounts   []mount.Mount
 	tmpfs    map[string]string
-	scratch  string // host directory holding the empty file and directory masks point at
+	scratch  string         // host directory holding the empty file and directory masks point at
+	removing sync.WaitGroup // containers still being removed
 	closeMu  sync.Once
 	closeErr error
 }
@@ -251,10 +252,12 @@ func (r *Runner) User() string { return r.user }
 // Env returns the environment a command would get (for tests and doctor).
 func (r *Runner) Env(extra []string) []string { return mergeEnv(r.env, extra) }
 
-// Close removes the runner's scratch files and, for a Runner made by New,
-// the engine connection. Containers are removed by Run itself.
+// Close waits until the containers of finished commands are removed, then
+// removes the runner's scratch files and, for a Runner made by New, closes
+// the engine connection.
 func (r *Runner) Close() error {
 	r.closeMu.Do(func() {
+		r.removing.Wait()
 		r.closeErr = os.RemoveAll(r.scratch)
 		if r.ownE {
 			if err := r.e.Close(); r.closeErr == nil {
@@ -320,48 +323,9 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 			return sandbox.Result{}, err
 		}
 	}
-	masks, err := r.maskMounts()
+	cc, hc, err := r.spec(c.Args, c.Env, dir, c.Stdin != nil)
 	if err != nil {
 		return sandbox.Result{}, err
-	}
-	labels := map[string]string{labelSandbox: "1"}
-	for k, v := range r.cfg.Labels {
-		labels[k] = v
-	}
-	init := true
-	pids := r.cfg.PidsLimit
-	cc := &container.Config{
-		Image:           r.cfg.Image,
-		Cmd:             c.Args,
-		Env:             mergeEnv(r.env, c.Env),
-		WorkingDir:      filepath.Clean(dir),
-		User:            r.user,
-		AttachStdout:    true,
-		AttachStderr:    true,
-		AttachStdin:     c.Stdin != nil,
-		OpenStdin:       c.Stdin != nil,
-		StdinOnce:       c.Stdin != nil,
-		NetworkDisabled: true,
-		Labels:          labels,
-	}
-	hc := &container.HostConfig{
-		NetworkMode:    "none",
-		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges:true"},
-		ReadonlyRootfs: true,
-		Init:           &init,
-		IpcMode:        container.IPCModePrivate,
-		Tmpfs:          r.tmpfs,
-		Mounts:         append(append([]mount.Mount(nil), r.mounts...), masks...),
-		// Output reaches us through attach; logging it too would let a
-		// runaway command fill the engine's disk.
-		LogConfig: container.LogConfig{Type: "none"},
-		Resources: container.Resources{
-			Memory:     r.cfg.MemoryBytes,
-			MemorySwap: r.cfg.MemoryBytes, // no swap on top
-			NanoCPUs:   r.cfg.NanoCPUs,
-			PidsLimit:  &pids,
-		},
 	}
 	// Cleanup must happen even when ctx is what ended the command.
 	bg := context.WithoutCancel(ctx)
@@ -370,10 +334,17 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
 	}
 	id := created.ID
+	// Removing takes the engine ~200 ms; the result does not wait for it.
+	// Close waits for every removal, and Engine.Reap finds any a killed
+	// process left behind.
 	defer func() {
-		rctx, cancel := context.WithTimeout(bg, 30*time.Second)
-		defer cancel()
-		_ = r.e.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		r.removing.Add(1)
+		go func() {
+			defer r.removing.Done()
+			rctx, cancel := context.WithTimeout(bg, time.Minute)
+			defer cancel()
+			_ = r.e.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		}()
 	}()
 
 	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: c.Stdin != nil, Stdout: true, Stderr: true})
@@ -459,6 +430,55 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		}
 	}
 	return res, nil
+}
+
+// spec is the container for one command: every restriction of the
+// sandbox in one place.
+func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Config, *container.HostConfig, error) {
+	masks, err := r.maskMounts()
+	if err != nil {
+		return nil, nil, err
+	}
+	labels := map[string]string{labelSandbox: "1"}
+	for k, v := range r.cfg.Labels {
+		labels[k] = v
+	}
+	init := true
+	pids := r.cfg.PidsLimit
+	cc := &container.Config{
+		Image:           r.cfg.Image,
+		Cmd:             args,
+		Env:             mergeEnv(r.env, env),
+		WorkingDir:      filepath.Clean(dir),
+		User:            r.user,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		AttachStdin:     stdin,
+		OpenStdin:       stdin,
+		StdinOnce:       stdin,
+		NetworkDisabled: true,
+		Labels:          labels,
+	}
+	hc := &container.HostConfig{
+		NetworkMode:    "none",
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges:true"},
+		ReadonlyRootfs: true,
+		Init:           &init,
+		IpcMode:        container.IPCModePrivate,
+		Tmpfs:          r.tmpfs,
+		Mounts:         append(append([]mount.Mount(nil), r.mounts...), masks...),
+		// Output reaches us through attach; logging it too would let a
+		// runaway command fill the engine's disk.
+		LogConfig: container.LogConfig{Type: "none"},
+		Resources: container.Resources{
+			Memory:     r.cfg.MemoryBytes,
+			MemorySwap: r.cfg.MemoryBytes, // no swap on top
+			NanoCPUs:   r.cfg.NanoCPUs,
+			PidsLimit:  &pids,
+		},
+	}
+	return cc, hc, nil
 }
 
 // ended reports a command that the timeout or the caller's ctx ended.
