@@ -6,7 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/gateway"
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
@@ -359,5 +361,28 @@ func TestSecretsFromEnv(t *testing.T) {
 	got := gateway.SecretsFromEnv([]string{"GITHUB_TOKEN=ghp_abcdefgh", "AWS_SECRET_ACCESS_KEY=abcdefghijkl", "HOME=/home/u/long/path", "DB_PASSWORD=short", "X_API_KEY=0123456789"})
 	if len(got) != 3 {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestFromConfig(t *testing.T) {
+	f := newFixture(t)
+	m := config.Default().Model
+	g, err := gateway.FromConfig(m, f.led, func(string) string { return "" })
+	if err != nil || g.Frontier != nil || g.MinContext != 16384 {
+		t.Fatalf("default: %+v %v", g, err)
+	}
+	m.FrontierEndpoint, m.FrontierModel, m.FrontierKeyEnv = "https://api.anthropic.com", "claude", "ANTHROPIC_API_KEY"
+	if _, err := gateway.FromConfig(m, f.led, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "frontier_key_env") {
+		t.Errorf("missing key: %v", err)
+	}
+	g, err = gateway.FromConfig(m, f.led, func(k string) string { return "key-" + k })
+	if err != nil || g.Frontier == nil || len(g.Secrets) != 1 || g.Secrets[0] != "key-ANTHROPIC_API_KEY" {
+		t.Fatalf("frontier: %+v %v", g, err)
+	}
+	if _, ok := g.Frontier.Backend.(*gateway.AnthropicBackend); !ok {
+		t.Errorf("backend %T", g.Frontier.Backend)
+	}
+	if err := g.Frontier.Policy.Allow(gateway.EscalationRequest{Trigger: gateway.TriggerRepeatedFailure, FailedAttempts: 5, Approval: &gateway.Approval{TaskID: "x", By: "u", At: time.Now()}}, "x"); err == nil {
+		t.Error("config-built policy escalates on failure without a knob for it")
 	}
 }

@@ -46,6 +46,9 @@ type Gateway struct {
 	StuckRepeats int
 	// Frontier, when set, is the cloud endpoint escalation may use.
 	Frontier *Frontier
+	// Secrets are values every session must redact whatever else it
+	// knows (the frontier key); callers building a Redactor add them.
+	Secrets []string
 	// OnDelta, when set, receives streamed model text (progress).
 	OnDelta func(taskID, text string)
 }

@@ -61,7 +61,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 	if environ == nil {
 		environ = os.Environ()
 	}
-	known := gateway.SecretsFromEnv(environ)
+	known := append(gateway.SecretsFromEnv(environ), a.Gateway.Secrets...)
 	if a.Canaries != nil {
 		known = append(known, a.Canaries(in.Task.ID)...)
 	}

@@ -76,16 +76,13 @@ func (c *Conn) Write(m *Message) error {
 // Reply sends a response to id: result when rerr is nil, else the error.
 func (c *Conn) Reply(id *ID, result any, rerr *Error) error {
 	m := &Message{ID: id}
-	if id == nil {
-		m.ID = nil
-	}
 	if rerr != nil {
-		m.Error = rerr
 		if id == nil {
 			// A response to an unreadable request has a null id; encode it
 			// explicitly since omitempty would drop it.
 			return c.writeNullID(rerr)
 		}
+		m.Error = rerr
 		return c.Write(m)
 	}
 	raw, err := json.Marshal(result)
