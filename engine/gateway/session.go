@@ -504,6 +504,11 @@ func (s *Session) outbound(in []wire.ChatMessage, native bool) []openai.Message 
 				for _, c := range m.ToolCalls {
 					tc := openai.ToolCall{ID: c.ID, Type: "function"}
 					tc.Function.Name = c.Name
+					if tc.Function.Name == "" {
+						// A text call too broken to name its tool; the
+						// template still needs a name to pair the result.
+						tc.Function.Name = "invalid_call"
+					}
 					tc.Function.Arguments = red(string(c.Arguments))
 					if tc.Function.Arguments == "" {
 						tc.Function.Arguments = "{}"
