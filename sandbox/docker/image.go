@@ -78,7 +78,6 @@ func RootFS(w io.Writer, uid, gid int) error {
 		func() error { return dir("tmp", 0o1777, 0) },
 		func() error { return dir("home", 0o755, 0) },
 		func() error { return dir("home/sandbox", 0o700, SandboxUID) },
-		func() error { return dir("root", 0o700, 0) },
 		func() error { return dir("usr", 0o755, 0) },
 		func() error { return dir("opt", 0o755, 0) },
 		func() error { return dir("proc", 0o555, 0) },

@@ -14,28 +14,47 @@ import (
 const offlinePhrase = "module lookup disabled by GOPROXY=off"
 
 var (
+	downloading     = regexp.MustCompile(`(?m)^go: downloading (\S+) (v\S+)$`)
+	cacheReadOnly   = regexp.MustCompile(`/cache/download/([^:\s]+):? .*read-only file system`)
 	moduleAtVersion = regexp.MustCompile(`([A-Za-z0-9][A-Za-z0-9._~/-]*)@(v[0-9][^\s:]*|latest|upgrade|patch)`)
-	providingPkg    = regexp.MustCompile(`providing package (\S+)`)
+	providingPkg    = regexp.MustCompile(`providing package ([^\s:]+)`)
 )
 
 // ExplainOffline rewrites each line in which the go command reports it
-// could not look a module up because the sandbox runs offline, so the
-// message says which dependency was missing, why, and what to do. Other
-// lines are returned unchanged; out is not modified.
+// could not get a module because the sandbox runs offline, so the message
+// says which dependency was missing, why, and what to do. Go reports it in
+// one of two ways: "module lookup disabled by GOPROXY=off", or — when it
+// first tries to lock the download in the read-only module cache — a
+// "read-only file system" error below the cache's download directory,
+// after a "go: downloading M V" line. Other lines are returned unchanged;
+// out is not modified.
 func ExplainOffline(out []byte) []byte {
-	if !bytes.Contains(out, []byte(offlinePhrase)) {
+	ro := bytes.Contains(out, []byte("read-only file system")) && bytes.Contains(out, []byte("/cache/download/"))
+	if !bytes.Contains(out, []byte(offlinePhrase)) && !ro {
 		return out
+	}
+	var fetched []string
+	for _, m := range downloading.FindAllStringSubmatch(string(out), -1) {
+		fetched = append(fetched, m[1]+"@"+m[2])
 	}
 	lines := strings.SplitAfter(string(out), "\n")
 	var b strings.Builder
 	for _, line := range lines {
 		body := strings.TrimRight(line, "\n")
-		if !strings.Contains(body, offlinePhrase) {
+		roLine := cacheReadOnly.FindStringSubmatch(body)
+		if !strings.Contains(body, offlinePhrase) && roLine == nil {
 			b.WriteString(line)
 			continue
 		}
 		what := "a module"
-		if m := moduleAtVersion.FindStringSubmatch(body); m != nil {
+		if roLine != nil {
+			if len(fetched) > 0 {
+				what = "module " + strings.Join(fetched, ", ")
+			} else {
+				mod, _, _ := strings.Cut(roLine[1], "/@v/")
+				what = "module " + mod
+			}
+		} else if m := moduleAtVersion.FindStringSubmatch(body); m != nil {
 			what = "module " + m[1] + "@" + m[2]
 		} else if m := providingPkg.FindStringSubmatch(body); m != nil {
 			what = "the module providing package " + m[1]

@@ -1,0 +1,98 @@
+package docker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+func TestExplainOffline(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+	}{
+		{"go: example.com/missing@v1.2.3: module lookup disabled by GOPROXY=off\n", "module example.com/missing@v1.2.3 was not prefetched"},
+		{"main.go:3:8: cannot find module providing package example.com/pkg/sub: module lookup disabled by GOPROXY=off", "the module providing package example.com/pkg/sub was not prefetched"},
+		{"go: finding module: module lookup disabled by GOPROXY=off\n", "a module was not prefetched"},
+		{"go: downloading example.com/np v1.0.0\nmain.go:3:8: mkdir /root/go/pkg/mod/cache/download/example.com: read-only file system\n", "module example.com/np@v1.0.0 was not prefetched"},
+		{"x.go:1:1: open /m/cache/download/golang.org/x/y/@v/v0.1.0.lock: read-only file system\n", "module golang.org/x/y was not prefetched"},
+	} {
+		got := string(ExplainOffline([]byte(c.in)))
+		if !strings.Contains(got, c.want) || !strings.Contains(got, "GOPROXY=off") || !strings.Contains(got, "go mod download") {
+			t.Errorf("ExplainOffline(%q) = %q, want it to say %q, why and what to do", c.in, got, c.want)
+		}
+		if strings.Count(got, "\n") != strings.Count(c.in, "\n") {
+			t.Errorf("ExplainOffline(%q) changed the line count: %q", c.in, got)
+		}
+	}
+	plain := []byte("ok  \texample.com/x\t0.01s\n")
+	if got := ExplainOffline(plain); string(got) != string(plain) {
+		t.Errorf("output without the phrase changed: %q", got)
+	}
+	// The first line is kept as it was.
+	in := "line one\ngo: a/b@v1.0.0: module lookup disabled by GOPROXY=off\n"
+	if got := string(ExplainOffline([]byte(in))); !strings.HasPrefix(got, "line one\nbcode sandbox: module a/b@v1.0.0") {
+		t.Errorf("got %q", got)
+	}
+}
+
+// TestGoOffline runs the real go command inside the sandbox: a module
+// whose dependency was prefetched on the host resolves offline, and one whose
+// dependency was not fails with a message that names it and says why.
+func TestGoOffline(t *testing.T) {
+	requireDocker(t)
+	g, err := HostGoEnv(context.Background())
+	if err != nil {
+		t.Skip("needs go on PATH (https://go.dev/dl):", err)
+	}
+	wt := t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(wt, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good/go.mod", "module example.com/good\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n")
+	write("good/id.go", "package good\n\nimport \"github.com/google/uuid\"\n\nfunc New() string { return uuid.NewString() }\n")
+	write("good/id_test.go", "package good\n\nimport \"testing\"\n\nfunc TestNew(t *testing.T) {\n\tif len(New()) != 36 {\n\t\tt.Fatal(New())\n\t}\n}\n")
+	write("bad/go.mod", "module example.com/bad\n\ngo 1.22\n\nrequire example.com/notprefetched v1.0.0\n")
+	write("bad/main.go", "package main\n\nimport _ \"example.com/notprefetched\"\n\nfunc main() {}\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// On the host, with the user's proxy settings: the dependency lands in
+	// the module cache the container sees read-only.
+	if err := PrefetchGo(ctx, filepath.Join(wt, "good")); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRunner(t, wt, func(c *Config) { c.Go = g })
+
+	// go list resolves every module and reads every source file of the
+	// package and its tests without compiling the standard library, which
+	// with the sandbox's cold, private GOCACHE takes minutes on a loaded
+	// two-core machine (docs/sandbox.md).
+	res, err := r.Run(ctx, sandbox.Command{Dir: filepath.Join(wt, "good"), Args: []string{"go", "list", "-deps", "-test", "./..."}, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "github.com/google/uuid\n") {
+		t.Fatalf("go list of the prefetched module: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
+	res, err = r.Run(ctx, sandbox.Command{Dir: filepath.Join(wt, "bad"), Args: []string{"go", "build", "./..."}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stderr)
+	if res.ExitCode == 0 || !strings.Contains(out, "module example.com/notprefetched@v1.0.0 was not prefetched") || !strings.Contains(out, "no network") {
+		t.Fatalf("go build with a missing dependency: exit %d, stderr %q", res.ExitCode, out)
+	}
+}
