@@ -1,0 +1,271 @@
+package editorstest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/ledger"
+)
+
+// requireAll makes a missing tool a failure instead of a skip (CI sets it).
+func requireAll() bool { return os.Getenv("BCODE_REQUIRE_ALL") == "1" }
+
+// need skips (or, with BCODE_REQUIRE_ALL=1, fails) when a tool is missing.
+func need(t *testing.T, ok bool, what, how string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if requireAll() {
+		t.Fatalf("%s is missing and BCODE_REQUIRE_ALL=1: %s", what, how)
+	}
+	t.Skipf("%s is missing: %s", what, how)
+}
+
+// repoRoot is the module root (two levels above this package).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot find the source of this test")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var (
+	buildOnce sync.Once
+	builtLS   string
+	buildErr  error
+	buildDir  string
+)
+
+// bcodeLS builds cmd/bcode-ls from this tree once per test binary.
+func bcodeLS(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bcode-ls-editors-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildDir = dir
+		out := filepath.Join(dir, "bcode-ls")
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/bcode-ls")
+		cmd.Dir = repoRoot(t)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildFailure{err: err, out: string(b)}
+			return
+		}
+		builtLS = out
+	})
+	if buildErr != nil {
+		t.Fatalf("building bcode-ls: %v", buildErr)
+	}
+	return builtLS
+}
+
+type buildFailure struct {
+	err error
+	out string
+}
+
+func (b *buildFailure) Error() string { return b.err.Error() + "\n" + b.out }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// Fixture is a git checkout with an uncommitted change whose boundary is
+// not pinned by any test (so the `<=` → `<` mutant survives), and a state
+// dir whose ledger holds tasks of that checkout, one of them verified with
+// a real branch to diff and accept.
+type Fixture struct {
+	Repo  string // the checkout
+	State string // BCODE_STATE for bcode-ls
+	Base  string // the commit the change and the tasks start from
+
+	Verified, Failed, Running string // task IDs
+}
+
+const (
+	goMod = "module example.com/quota\n\ngo 1.22\n"
+
+	baseSource = `package quota
+
+// Allowed reports whether n requests fit in a quota of limit.
+func Allowed(n, limit int) bool {
+	return false
+}
+`
+	// The change under evidence: the comparison's boundary is never tested.
+	changedSource = `package quota
+
+// Allowed reports whether n requests fit in a quota of limit.
+func Allowed(n, limit int) bool {
+	if n <= limit {
+		return true
+	}
+	return false
+}
+`
+	changedTest = `package quota
+
+import "testing"
+
+func TestAllowed(t *testing.T) {
+	if !Allowed(1, 10) {
+		t.Fatal("1 of 10 must be allowed")
+	}
+	if Allowed(50, 10) {
+		t.Fatal("50 of 10 must be refused")
+	}
+}
+`
+	// What the verified task's branch adds: the boundary pinned.
+	boundaryTest = `package quota
+
+import "testing"
+
+func TestAllowedAtTheLimit(t *testing.T) {
+	if !Allowed(10, 10) {
+		t.Fatal("10 of 10 must be allowed")
+	}
+	if Allowed(11, 10) {
+		t.Fatal("11 of 10 must be refused")
+	}
+}
+`
+)
+
+// NewFixture builds the fixture in t.TempDir().
+func NewFixture(t *testing.T) *Fixture {
+	t.Helper()
+	return newFixtureAt(t, t.TempDir())
+}
+
+// newFixtureAt builds the fixture in dir (quota/ and state/).
+func newFixtureAt(t *testing.T, dir string) *Fixture {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		need(t, false, "git", "apt-get install git")
+	}
+	f := &Fixture{Repo: filepath.Join(dir, "quota"), State: filepath.Join(dir, "state")}
+	if err := os.MkdirAll(f.Repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(rel, text string) {
+		p := filepath.Join(f.Repo, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=bcode test", "-c", "user.email=test@bcode.invalid", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = f.Repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_DATE=2025-01-02T10:00:00Z", "GIT_COMMITTER_DATE=2025-01-02T10:00:00Z")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	write("go.mod", goMod)
+	write("quota/quota.go", baseSource)
+	git("add", "-A")
+	git("commit", "-q", "-m", "quota: a stub")
+	f.Base = git("rev-parse", "HEAD")
+
+	ctx := context.Background()
+	if err := os.MkdirAll(f.State, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	led, err := ledger.Open(ctx, filepath.Join(f.State, "ledger.db"))
+	if err != nil {
+		t.Fatalf("opening the fixture ledger: %v", err)
+	}
+	defer led.Close()
+	repo := f.Repo
+	if real, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = real // bcode-ls lists the tasks of the resolved workspace path
+	}
+	at := time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
+	task := func(goal string, status engine.TaskStatus, verdict, reason string, events ...string) string {
+		tk := &engine.Task{Repo: repo, Goal: goal, Base: f.Base, Status: status, Verdict: verdict, Reason: reason, CreatedAt: at}
+		if err := led.CreateTask(ctx, tk); err != nil {
+			t.Fatalf("seeding task %q: %v", goal, err)
+		}
+		for i, kind := range events {
+			at = at.Add(time.Minute)
+			if _, err := led.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: kind, At: at.Add(time.Duration(i) * time.Second)}); err != nil {
+				t.Fatalf("seeding event %s: %v", kind, err)
+			}
+		}
+		return tk.ID
+	}
+	f.Verified = task("Add a test for the boundary of Allowed at the limit", engine.TaskVerified, "verified", "",
+		"attempt.started", "check.finished")
+	f.Failed = task("Make Allowed count bursts", engine.TaskFailed, "unverified", "the new test passes on the base commit too, so it proves nothing",
+		"attempt.started", "check.finished", "attempt.finished")
+	f.Running = task("Document quota semantics", engine.TaskRunning, "", "", "attempt.started")
+
+	// The verified task's branch: the base plus the change plus the test
+	// that pins the boundary.
+	git("checkout", "-q", "-b", "bcode/"+f.Verified)
+	write("quota/quota.go", changedSource)
+	write("quota/quota_test.go", changedTest)
+	write("quota/boundary_test.go", boundaryTest)
+	git("add", "-A")
+	git("commit", "-q", "-m", "quota: pin the boundary of Allowed")
+	git("checkout", "-q", "main")
+
+	// The user's own change, not committed: evidence runs on it.
+	write("quota/quota.go", changedSource)
+	write("quota/quota_test.go", changedTest)
+	return f
+}
+
+// Env is the environment bcode-ls and the client tests run with.
+func (f *Fixture) Env(ls string) []string {
+	return append(os.Environ(),
+		"BCODE_STATE="+f.State,
+		"BCODE_LS="+ls,
+		"BCODE_FIXTURE_REPO="+f.Repo,
+		"BCODE_FIXTURE_BASE="+f.Base,
+		"BCODE_FIXTURE_VERIFIED="+f.Verified,
+		"BCODE_FIXTURE_FAILED="+f.Failed,
+		"BCODE_FIXTURE_RUNNING="+f.Running,
+	)
+}
+
+// TestFixtureForDocs writes a fixture to $BCODE_EDITORS_FIXTURE_OUT and
+// prints its environment, for taking the screenshots in docs/editors.md by
+// hand. It does nothing otherwise.
+func TestFixtureForDocs(t *testing.T) {
+	out := os.Getenv("BCODE_EDITORS_FIXTURE_OUT")
+	if out == "" {
+		t.Skip("set BCODE_EDITORS_FIXTURE_OUT=DIR to write a fixture for screenshots")
+	}
+	f := newFixtureAt(t, out)
+	ls := bcodeLS(t)
+	if err := exec.Command("cp", ls, filepath.Join(out, "bcode-ls")).Run(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("BCODE_STATE=%s/state BCODE_FIXTURE_REPO=%s/quota verified=%s failed=%s running=%s", out, out, f.Verified, f.Failed, f.Running)
+}

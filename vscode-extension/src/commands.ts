@@ -1,0 +1,161 @@
+// The extension's own commands: the Tasks view's actions, creating a task
+// from the selection, the context-pack preview and running evidence. The
+// server's commands (bcode.task.*, bcode.pack.preview, bcode.evidence.run)
+// are registered by vscode-languageclient for the code actions; these wrap
+// them with the editor's context, confirmations and views.
+import * as vscode from 'vscode';
+import { BcodeApi } from './api';
+import { checkoutState } from './git';
+import { EvidenceStatus } from './statusBar';
+import { acceptPlan } from './tasksModel';
+import { Node, TasksTree } from './tasksTree';
+import { eventsUri, gitUri } from './virtualDocs';
+import { LspRange, TaskSummary } from './protocol';
+
+export interface Deps {
+  api: () => BcodeApi | undefined;
+  tree: TasksTree;
+  status: EvidenceStatus;
+  /** why the server is not running, when it is not */
+  problem: () => string | undefined;
+}
+
+/** Most diffs opened at once when a task is opened; the rest are in the tree. */
+export const maxDiffsOnOpen = 8;
+
+function taskOf(arg: unknown, tree: TasksTree): TaskSummary | undefined {
+  if (typeof arg === 'string') return tree.task(arg);
+  const n = arg as Node | undefined;
+  if (n && typeof n === 'object' && 'task' in n) return n.task;
+  return undefined;
+}
+
+function toRange(s: vscode.Selection | vscode.Range): LspRange {
+  return { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } };
+}
+
+export function registerCommands(d: Deps): vscode.Disposable[] {
+  const need = (): BcodeApi => {
+    const api = d.api();
+    if (!api) throw new Error(d.problem() ?? 'bcode-ls is not running: see the bcode output channel');
+    return api;
+  };
+  const run = (name: string, f: (...args: any[]) => Promise<unknown>) =>
+    vscode.commands.registerCommand(name, async (...args: any[]) => {
+      try {
+        return await f(...args);
+      } catch (e) {
+        void vscode.window.showErrorMessage(`bcode: ${(e as Error).message}`);
+        return undefined;
+      }
+    });
+  const pick = (arg: unknown): TaskSummary => {
+    const t = taskOf(arg, d.tree);
+    if (!t) throw new Error('no task selected: use the buttons of a task in the Tasks view');
+    return t;
+  };
+
+  const openFileDiff = async (n: Extract<Node, { kind: 'file' }>) => {
+    const t = n.detail.task;
+    const left = gitUri(t.repo, t.base, n.file.path);
+    const right = gitUri(t.repo, t.branch, n.file.path);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${n.file.path} (${t.base.slice(0, 7)} ↔ ${t.branch})`, { preview: false, preserveFocus: true });
+  };
+
+  return [
+    run('bcode.tasks.refresh', async () => d.tree.refresh()),
+
+    run('bcode.tasks.accept', async (arg) => {
+      const s = pick(arg);
+      const det = await d.tree.detail(s.id);
+      if (det.task.status !== 'verified') {
+        throw new Error(`task ${s.id} is ${det.task.status}, not verified: only a verified task can be accepted`);
+      }
+      const state = await checkoutState(det.task.repo, det.task.base, det.task.branch);
+      const plan = acceptPlan(det.task, state);
+      if (plan.blocked) {
+        await vscode.window.showErrorMessage(plan.message, { modal: true, detail: plan.detail });
+        return;
+      }
+      const choice = await vscode.window.showWarningMessage(plan.message, { modal: true, detail: plan.detail }, 'Accept');
+      if (choice !== 'Accept') return;
+      const r = await need().acceptTask(s.id);
+      d.tree.refresh();
+      void vscode.window.showInformationMessage(`bcode: task ${r.id} is ${r.status}${r.message ? ': ' + r.message : ''}`);
+    }),
+
+    run('bcode.tasks.reject', async (arg) => {
+      const s = pick(arg);
+      const choice = await vscode.window.showWarningMessage(`Reject task ${s.id}?`,
+        { modal: true, detail: `Its work on ${s.branch} is thrown away; your branch is not touched and the task's record stays in the ledger.` }, 'Reject');
+      if (choice !== 'Reject') return;
+      const r = await need().rejectTask(s.id);
+      d.tree.refresh();
+      void vscode.window.showInformationMessage(`bcode: task ${r.id} is ${r.status}`);
+    }),
+
+    run('bcode.tasks.resume', async (arg) => {
+      const r = await need().resumeTask(pick(arg).id);
+      void vscode.window.showInformationMessage(`bcode: task ${r.id} ${r.message ?? r.status}`);
+    }),
+
+    run('bcode.tasks.cancel', async (arg) => {
+      const r = await need().cancelTask(pick(arg).id);
+      d.tree.refresh();
+      void vscode.window.showInformationMessage(`bcode: task ${r.id} is ${r.status}`);
+    }),
+
+    run('bcode.tasks.open', async (arg) => {
+      const s = pick(arg);
+      const det = await d.tree.detail(s.id);
+      const files = (await d.tree.getChildren({ kind: 'files', task: s })).filter((n): n is Extract<Node, { kind: 'file' }> => n.kind === 'file');
+      for (const f of files.slice(0, maxDiffsOnOpen)) await openFileDiff(f);
+      if (files.length > maxDiffsOnOpen) {
+        void vscode.window.showInformationMessage(`bcode: task ${s.id} changed ${files.length} files; the first ${maxDiffsOnOpen} are open, the rest are under Changes in the Tasks view`);
+      }
+      const doc = await vscode.workspace.openTextDocument(eventsUri(det.task.id));
+      await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+    }),
+
+    run('bcode.tasks.openFile', async (n: Extract<Node, { kind: 'file' }>) => openFileDiff(n)),
+
+    run('bcode.tasks.showEvents', async (arg) => {
+      const doc = await vscode.workspace.openTextDocument(eventsUri(pick(arg).id));
+      await vscode.window.showTextDocument(doc, { preview: true });
+    }),
+
+    run('bcode.createTask', async () => {
+      const ed = vscode.window.activeTextEditor;
+      if (!ed || ed.selection.isEmpty) throw new Error('select the code the task is about first');
+      const first = ed.document.lineAt(ed.selection.start.line).text.trim();
+      const goal = await vscode.window.showInputBox({
+        title: 'bcode: new task from the selection',
+        prompt: 'What should the task achieve? (It runs in its own worktree; you accept or reject the verified result.)',
+        value: `Change ${vscode.workspace.asRelativePath(ed.document.uri)} lines ${ed.selection.start.line + 1}-${ed.selection.end.line + 1}: ${first}`,
+      });
+      if (!goal) return;
+      const r = await need().createTask({ goal, uri: ed.document.uri.toString(), range: toRange(ed.selection), run: true });
+      d.tree.refresh();
+      void vscode.window.showInformationMessage(`bcode: task ${r.id} ${r.message ?? r.status}`);
+    }),
+
+    run('bcode.previewPack', async () => {
+      const ed = vscode.window.activeTextEditor;
+      const args = ed ? { uri: ed.document.uri.toString(), range: toRange(ed.selection) } : {};
+      const r = await need().previewPack(args);
+      if (r.shown) return;
+      // The server could not show it (or the client lacks showDocument):
+      // open the bcode-pack: URI ourselves; its content comes from the
+      // server, read-only.
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
+      await vscode.window.showTextDocument(doc, { preview: true });
+    }),
+
+    run('bcode.runEvidence', async () => {
+      const api = need();
+      await api.runEvidence();
+      d.status.show({ run: 0, state: 'running', mutants: [] });
+      d.status.show(await api.evidence(true));
+    }),
+  ];
+}

@@ -1,0 +1,115 @@
+// The shapes of bcode-ls's own methods and commands (docs/lsp.md). They
+// mirror server/custom_methods.go, server/evidence.go and
+// server/command/interface.go; keep them in step with those files.
+
+export const Method = {
+  tasks: 'bcode/tasks',
+  task: 'bcode/task',
+  contextPack: 'bcode/contextPack',
+  evidence: 'bcode/evidence',
+  documentContent: 'bcode/documentContent',
+  taskChanged: 'bcode/taskChanged',
+} as const;
+
+/** workspace/executeCommand commands served by bcode-ls. */
+export const ServerCommand = {
+  taskCreate: 'bcode.task.create',
+  taskRun: 'bcode.task.run',
+  taskResume: 'bcode.task.resume',
+  taskCancel: 'bcode.task.cancel',
+  taskAccept: 'bcode.task.accept',
+  taskReject: 'bcode.task.reject',
+  packPreview: 'bcode.pack.preview',
+  evidenceRun: 'bcode.evidence.run',
+  mutantDiff: 'bcode.mutant.diff',
+} as const;
+
+export type TaskStatus =
+  | 'queued' | 'running' | 'verified' | 'blocked'
+  | 'cancelled' | 'accepted' | 'rejected' | 'failed';
+
+export interface EventSummary { seq: number; kind: string; at: string }
+
+export interface TaskSummary {
+  id: string;
+  goal: string;
+  status: TaskStatus | string;
+  verdict?: string;
+  reason?: string;
+  branch: string;
+  updatedAt: string;
+  lastEvent?: EventSummary;
+}
+
+export interface TasksResult { tasks: TaskSummary[] }
+
+export interface Task {
+  id: string;
+  repo: string;
+  goal: string;
+  base: string;
+  branch: string;
+  status: string;
+  reason?: string;
+  verdict?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TaskEvent {
+  seq: number;
+  task_id: string;
+  attempt?: number;
+  kind: string;
+  data?: unknown;
+  at: string;
+}
+
+export interface TaskDetail {
+  task: Task;
+  attempts: Array<{ number: number; status: string; verdict?: string; note?: string }>;
+  events: TaskEvent[];
+  verification?: { verdict: string; base: string; head: string };
+}
+
+export interface TaskChanged {
+  id: string;
+  status: string;
+  verdict?: string;
+  reason?: string;
+  event: string;
+  seq?: number;
+}
+
+export interface Mutant {
+  id: string;
+  file: string;
+  line: number;
+  operator: string;
+  original: string;
+  mutated: string;
+  verdict: string;
+}
+
+export interface EvidenceReport {
+  run: number;
+  state: 'none' | 'running' | 'done' | 'failed' | 'cancelled' | string;
+  reason?: string;
+  base?: string;
+  head?: string;
+  error?: string;
+  mutants: Mutant[];
+  notes?: string[];
+}
+
+export interface TaskResult { id: string; status: string; message?: string }
+export interface DocumentResult { uri: string; shown: boolean; text: string }
+export interface EvidenceRunResult { run: number; token: string }
+
+export interface LspRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+
+export interface PackArgs { uri?: string; range?: LspRange; goal?: string; taskId?: string; budget?: number }
+export interface TaskCreateArgs { goal: string; uri?: string; range?: LspRange; criteria?: string[]; run?: boolean }

@@ -1,0 +1,136 @@
+// Pure logic of the Tasks view: what a task row says, which actions it
+// offers, how a bcode/taskChanged notification updates it, and what the
+// Accept confirmation tells the user. No vscode import, so node --test can
+// check it directly.
+import { TaskChanged, TaskSummary } from './protocol';
+
+/** The actions a task row can offer; each is one inline button. */
+export interface TaskActions { accept: boolean; reject: boolean; resume: boolean; cancel: boolean }
+
+const final = new Set(['accepted', 'rejected']);
+
+/**
+ * actionsFor mirrors engine/task's rules: only a verified task can be
+ * accepted; blocked, failed, cancelled and interrupted tasks resume; queued
+ * and running ones cancel; anything not final can be rejected.
+ */
+export function actionsFor(status: string): TaskActions {
+  return {
+    accept: status === 'verified',
+    reject: !final.has(status),
+    resume: status === 'blocked' || status === 'failed' || status === 'cancelled',
+    cancel: status === 'running' || status === 'queued',
+  };
+}
+
+/**
+ * contextValue is what package.json's `when` clauses match on
+ * (`viewItem =~ /\+accept\b/`): the status and one +flag per action.
+ */
+export function contextValue(status: string): string {
+  const a = actionsFor(status);
+  const flags = (Object.keys(a) as Array<keyof TaskActions>).filter((k) => a[k]).map((k) => '+' + k);
+  return ['bcodeTask', 'status=' + status, ...flags].join(' ');
+}
+
+/** The codicon and theme colour for a status. */
+export function statusIcon(status: string): { id: string; color?: string } {
+  switch (status) {
+    case 'verified': return { id: 'pass', color: 'testing.iconPassed' };
+    case 'running': return { id: 'sync~spin' };
+    case 'queued': return { id: 'clock' };
+    case 'blocked': return { id: 'debug-pause', color: 'list.warningForeground' };
+    case 'failed': return { id: 'error', color: 'testing.iconFailed' };
+    case 'cancelled': return { id: 'circle-slash' };
+    case 'accepted': return { id: 'check-all', color: 'testing.iconPassed' };
+    case 'rejected': return { id: 'trash' };
+  }
+  return { id: 'question' };
+}
+
+/** ago is a short relative time ("3m ago") from an ISO time to now. */
+export function ago(iso: string | undefined, now: Date = new Date()): string {
+  if (!iso) return '';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '';
+  const s = Math.max(0, Math.round((now.getTime() - t) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+export interface TaskRow {
+  label: string;
+  description: string;
+  tooltip: string;
+  contextValue: string;
+  icon: { id: string; color?: string };
+}
+
+/** describe is what the Tasks view shows for one task: status, verdict and last event. */
+export function describe(t: TaskSummary, now: Date = new Date()): TaskRow {
+  const label = t.goal.length > 80 ? t.goal.slice(0, 79) + '…' : t.goal;
+  const parts = [t.status];
+  if (t.verdict && t.verdict !== t.status) parts.push(t.verdict);
+  if (t.lastEvent) {
+    const when = ago(t.lastEvent.at, now);
+    parts.push(when ? `${t.lastEvent.kind} ${when}` : t.lastEvent.kind);
+  }
+  const tip = [
+    `**${t.goal}**`,
+    '',
+    `task \`${t.id}\` on branch \`${t.branch}\``,
+    `status: ${t.status}` + (t.verdict ? `, verdict: ${t.verdict}` : ''),
+  ];
+  if (t.reason) tip.push('', `reason: ${t.reason}`);
+  if (t.lastEvent) tip.push('', `last event: ${t.lastEvent.kind} (#${t.lastEvent.seq}) at ${t.lastEvent.at}`);
+  return { label, description: parts.join(' · '), tooltip: tip.join('\n'), contextValue: contextValue(t.status), icon: statusIcon(t.status) };
+}
+
+/**
+ * applyChanged folds a bcode/taskChanged notification into the list. It
+ * returns false when the task is not in the list (a new task: the caller
+ * fetches bcode/tasks again).
+ */
+export function applyChanged(tasks: TaskSummary[], c: TaskChanged, now: Date = new Date()): boolean {
+  const t = tasks.find((x) => x.id === c.id);
+  if (!t) return false;
+  t.status = c.status;
+  t.verdict = c.verdict;
+  t.reason = c.reason;
+  if (c.event) t.lastEvent = { seq: c.seq ?? t.lastEvent?.seq ?? 0, kind: c.event, at: now.toISOString() };
+  t.updatedAt = now.toISOString();
+  return true;
+}
+
+/** What git says about the user's checkout, for the Accept confirmation. */
+export interface CheckoutState {
+  branch: string | undefined; // undefined: detached HEAD
+  head: string;
+  dirty: boolean; // uncommitted changes to tracked files
+  commits: number; // commits on the task branch since its base
+}
+
+/**
+ * acceptPlan is the confirmation the user reads before Accept: what will
+ * happen to their current branch. It follows engine/task's Accept: a
+ * fast-forward when the branch has not moved since the task's base, else a
+ * cherry-pick; never a push; refused on a dirty tree.
+ */
+export function acceptPlan(t: { id: string; branch: string; base: string }, s: CheckoutState): { message: string; detail: string; blocked: boolean } {
+  const commits = `${s.commits} commit${s.commits === 1 ? '' : 's'}`;
+  const short = (id: string) => id.slice(0, 7);
+  const where = s.branch ? `your current branch ${s.branch}` : `your detached HEAD (${short(s.head)})`;
+  let how: string;
+  if (s.head === t.base) {
+    how = `${where} will be fast-forwarded to ${t.branch} (${commits}); it is still at the task's base ${short(t.base)}.`;
+  } else {
+    how = `the ${commits} of ${t.branch} will be cherry-picked onto ${where}, which has moved since the task's base ${short(t.base)}. A conflict stops the accept and leaves your checkout as it was.`;
+  }
+  const detail = [how, 'Nothing is pushed. The task is recorded as accepted.'];
+  if (s.dirty) {
+    detail.unshift('Your working tree has uncommitted changes to tracked files: bcode will refuse to accept until you commit or stash them.');
+  }
+  return { message: `Accept task ${t.id}?`, detail: detail.join('\n\n'), blocked: s.dirty };
+}

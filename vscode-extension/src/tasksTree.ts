@@ -1,0 +1,149 @@
+// The Tasks view: every task of the workspace with its status, verdict and
+// last event, live through bcode/taskChanged; under each task its changed
+// files (each opens VS Code's diff editor) and its events.
+import * as vscode from 'vscode';
+import { BcodeApi } from './api';
+import { ChangedFile, changedFiles } from './git';
+import { TaskChanged, TaskDetail, TaskSummary } from './protocol';
+import { applyChanged, describe } from './tasksModel';
+
+export type Node =
+  | { kind: 'task'; task: TaskSummary }
+  | { kind: 'files'; task: TaskSummary }
+  | { kind: 'file'; task: TaskSummary; detail: TaskDetail; file: ChangedFile }
+  | { kind: 'events'; task: TaskSummary }
+  | { kind: 'event'; task: TaskSummary; seq: number; label: string; description: string }
+  | { kind: 'message'; text: string; tooltip?: string };
+
+const fileStatus: Record<string, string> = { A: 'added', M: 'modified', D: 'deleted', T: 'type changed' };
+
+export class TasksTree implements vscode.TreeDataProvider<Node> {
+  private readonly changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private tasks: TaskSummary[] = [];
+  private details = new Map<string, TaskDetail>();
+  private problem: string | undefined;
+
+  constructor(private api: BcodeApi | undefined, private readonly now: () => Date = () => new Date()) {}
+
+  /** setApi connects the view to a (re)started server. */
+  setApi(api: BcodeApi | undefined, problem?: string): void {
+    this.api = api;
+    this.problem = problem;
+    this.refresh();
+  }
+
+  refresh(): void {
+    this.details.clear();
+    this.changed.fire(undefined);
+  }
+
+  /** taskChanged applies a bcode/taskChanged notification. */
+  taskChanged(c: TaskChanged): void {
+    this.details.delete(c.id);
+    if (!applyChanged(this.tasks, c, this.now())) {
+      this.refresh(); // a task this view has not seen: list again
+      return;
+    }
+    this.changed.fire(undefined);
+  }
+
+  task(id: string): TaskSummary | undefined { return this.tasks.find((t) => t.id === id); }
+
+  async detail(id: string): Promise<TaskDetail> {
+    const cached = this.details.get(id);
+    if (cached) return cached;
+    if (!this.api) throw new Error(this.problem ?? 'bcode-ls is not running');
+    const d = await this.api.task(id);
+    this.details.set(id, d);
+    return d;
+  }
+
+  getTreeItem(n: Node): vscode.TreeItem {
+    switch (n.kind) {
+      case 'task': {
+        const row = describe(n.task, this.now());
+        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = 'task:' + n.task.id;
+        item.description = row.description;
+        item.tooltip = new vscode.MarkdownString(row.tooltip);
+        item.contextValue = row.contextValue;
+        item.iconPath = new vscode.ThemeIcon(row.icon.id, row.icon.color ? new vscode.ThemeColor(row.icon.color) : undefined);
+        item.command = { command: 'bcode.tasks.open', title: 'Open task', arguments: [n] };
+        return item;
+      }
+      case 'files': {
+        const item = new vscode.TreeItem('Changes', vscode.TreeItemCollapsibleState.Expanded);
+        item.id = 'files:' + n.task.id;
+        item.iconPath = new vscode.ThemeIcon('git-compare');
+        return item;
+      }
+      case 'file': {
+        const item = new vscode.TreeItem(n.file.path.split('/').pop() ?? n.file.path, vscode.TreeItemCollapsibleState.None);
+        item.id = `file:${n.task.id}:${n.file.path}`;
+        item.description = `${n.file.path.includes('/') ? n.file.path.slice(0, n.file.path.lastIndexOf('/')) + ' · ' : ''}${fileStatus[n.file.status] ?? n.file.status}`;
+        item.resourceUri = vscode.Uri.file(n.file.path);
+        item.contextValue = 'bcodeTaskFile';
+        item.command = { command: 'bcode.tasks.openFile', title: 'Open diff', arguments: [n] };
+        return item;
+      }
+      case 'events': {
+        const item = new vscode.TreeItem('Events', vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = 'events:' + n.task.id;
+        item.iconPath = new vscode.ThemeIcon('history');
+        item.command = { command: 'bcode.tasks.showEvents', title: 'Show events', arguments: [n] };
+        return item;
+      }
+      case 'event': {
+        const item = new vscode.TreeItem(n.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `event:${n.task.id}:${n.seq}`;
+        item.description = n.description;
+        return item;
+      }
+      case 'message': {
+        const item = new vscode.TreeItem(n.text, vscode.TreeItemCollapsibleState.None);
+        item.tooltip = n.tooltip ?? n.text;
+        item.iconPath = new vscode.ThemeIcon('info');
+        return item;
+      }
+    }
+  }
+
+  async getChildren(n?: Node): Promise<Node[]> {
+    if (!n) {
+      if (!this.api) return [{ kind: 'message', text: this.problem ?? 'bcode-ls is starting…' }];
+      try {
+        this.tasks = (await this.api.tasks()).tasks;
+      } catch (e) {
+        return [{ kind: 'message', text: `bcode/tasks failed: ${(e as Error).message}` }];
+      }
+      return this.tasks.map((task) => ({ kind: 'task', task }));
+    }
+    switch (n.kind) {
+      case 'task':
+        return [{ kind: 'files', task: n.task }, { kind: 'events', task: n.task }];
+      case 'files': {
+        try {
+          const d = await this.detail(n.task.id);
+          const files = await changedFiles(d.task.repo, d.task.base, d.task.branch);
+          if (files.length === 0) return [{ kind: 'message', text: 'no changes yet' }];
+          return files.map((file) => ({ kind: 'file', task: n.task, detail: d, file }));
+        } catch (e) {
+          return [{ kind: 'message', text: (e as Error).message }];
+        }
+      }
+      case 'events': {
+        try {
+          const d = await this.detail(n.task.id);
+          return d.events.slice().reverse().map((e) => ({
+            kind: 'event', task: n.task, seq: e.seq, label: e.kind,
+            description: `#${e.seq} ${e.at.replace('T', ' ').replace(/\.\d+Z$|Z$/, '')}${e.attempt ? ` · attempt ${e.attempt}` : ''}`,
+          }));
+        } catch (e) {
+          return [{ kind: 'message', text: (e as Error).message }];
+        }
+      }
+    }
+    return [];
+  }
+}

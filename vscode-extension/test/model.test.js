@@ -1,0 +1,131 @@
+// The extension's own logic, with no editor and no server: what a task row
+// says and offers, which inline actions package.json shows for it, the
+// Accept confirmation, the status-bar text, finding bcode-ls, and the
+// virtual-document fallback.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { actionsFor, contextValue, describe, applyChanged, acceptPlan, ago } = require('../out/src/tasksModel');
+const { summarize } = require('../out/src/evidenceStatus');
+const { resolveServer } = require('../out/src/serverPath');
+const { contentWithFallback } = require('../out/src/content');
+
+const manifest = require('../package.json');
+const statuses = ['queued', 'running', 'verified', 'blocked', 'cancelled', 'accepted', 'rejected', 'failed'];
+
+// shownInline evaluates the `when` clause of the command's inline menu entry
+// the way VS Code does for the forms the manifest uses.
+function shownInline(command, viewItem) {
+  const entry = manifest.contributes.menus['view/item/context'].find((m) => m.command === command && m.group.startsWith('inline'));
+  assert.ok(entry, `no inline menu entry for ${command}`);
+  const m = /^view == bcode\.tasks && viewItem =~ \/(.*)\/$/.exec(entry.when);
+  assert.ok(m, `unexpected when clause ${entry.when}`);
+  return new RegExp(m[1]).test(viewItem);
+}
+
+test('inline Accept is shown only for verified tasks; the others follow the engine rules', () => {
+  for (const s of statuses) {
+    const cv = contextValue(s);
+    const a = actionsFor(s);
+    assert.equal(shownInline('bcode.tasks.accept', cv), s === 'verified', `accept for ${s} (${cv})`);
+    assert.equal(shownInline('bcode.tasks.reject', cv), a.reject, `reject for ${s}`);
+    assert.equal(shownInline('bcode.tasks.resume', cv), a.resume, `resume for ${s}`);
+    assert.equal(shownInline('bcode.tasks.cancel', cv), a.cancel, `cancel for ${s}`);
+  }
+  assert.deepEqual(actionsFor('failed'), { accept: false, reject: true, resume: true, cancel: false });
+  assert.deepEqual(actionsFor('running'), { accept: false, reject: true, resume: false, cancel: true });
+  assert.deepEqual(actionsFor('accepted'), { accept: false, reject: false, resume: false, cancel: false });
+});
+
+test('every contributed command has a title, and tree-only commands stay out of the palette', () => {
+  const ids = new Set(manifest.contributes.commands.map((c) => c.command));
+  for (const menu of Object.values(manifest.contributes.menus)) {
+    for (const m of menu) assert.ok(ids.has(m.command), `menu names unknown command ${m.command}`);
+  }
+  const hidden = manifest.contributes.menus.commandPalette.filter((m) => m.when === 'false').map((m) => m.command);
+  assert.ok(hidden.includes('bcode.tasks.accept'));
+  assert.ok(!hidden.includes('bcode.createTask'));
+  assert.equal(manifest.contributes.views.bcode[0].id, 'bcode.tasks');
+  assert.equal(manifest.contributes.viewsContainers.activitybar[0].id, 'bcode');
+});
+
+test('a task row shows status, verdict and last event', () => {
+  const now = new Date('2025-01-02T10:10:00Z');
+  const row = describe({ id: 'abc', goal: 'Pin the boundary', status: 'failed', verdict: 'unverified', reason: 'passes on base', branch: 'bcode/abc', updatedAt: '', lastEvent: { seq: 7, kind: 'check.finished', at: '2025-01-02T10:07:00Z' } }, now);
+  assert.equal(row.label, 'Pin the boundary');
+  assert.equal(row.description, 'failed · unverified · check.finished 3m ago');
+  assert.match(row.tooltip, /reason: passes on base/);
+  assert.equal(row.contextValue, 'bcodeTask status=failed +reject +resume');
+  assert.equal(row.icon.id, 'error');
+  const v = describe({ id: 'v', goal: 'x'.repeat(100), status: 'verified', verdict: 'verified', branch: 'bcode/v', updatedAt: '' }, now);
+  assert.equal(v.description, 'verified', 'a verdict equal to the status is not repeated');
+  assert.equal(v.label.length, 80);
+  assert.equal(ago('2025-01-01T10:10:00Z', now), '1d ago');
+  assert.equal(ago('garbage', now), '');
+});
+
+test('bcode/taskChanged updates a known task and reports an unknown one', () => {
+  const tasks = [{ id: 'a', goal: 'g', status: 'running', branch: 'bcode/a', updatedAt: '' }];
+  const now = new Date('2025-01-02T10:00:00Z');
+  assert.equal(applyChanged(tasks, { id: 'a', status: 'verified', verdict: 'verified', event: 'task.stopped', seq: 12 }, now), true);
+  assert.equal(tasks[0].status, 'verified');
+  assert.deepEqual(tasks[0].lastEvent, { seq: 12, kind: 'task.stopped', at: now.toISOString() });
+  assert.equal(applyChanged(tasks, { id: 'zzz', status: 'queued', event: 'task.created' }, now), false);
+});
+
+test('the Accept confirmation says what happens to the current branch', () => {
+  const t = { id: 'abc', branch: 'bcode/abc', base: '1111111aaaa' };
+  const ff = acceptPlan(t, { branch: 'main', head: '1111111aaaa', dirty: false, commits: 1 });
+  assert.equal(ff.message, 'Accept task abc?');
+  assert.match(ff.detail, /your current branch main will be fast-forwarded to bcode\/abc \(1 commit\)/);
+  assert.match(ff.detail, /Nothing is pushed/);
+  assert.equal(ff.blocked, false);
+  const cp = acceptPlan(t, { branch: 'feature', head: '2222222', dirty: false, commits: 3 });
+  assert.match(cp.detail, /the 3 commits of bcode\/abc will be cherry-picked onto your current branch feature, which has moved since the task's base 1111111/);
+  const dirty = acceptPlan(t, { branch: undefined, head: '2222222bbbb', dirty: true, commits: 2 });
+  assert.equal(dirty.blocked, true);
+  assert.match(dirty.detail, /uncommitted changes/);
+  assert.match(dirty.detail, /detached HEAD \(2222222\)/);
+});
+
+test('the status bar counts surviving mutants', () => {
+  const m = (verdict) => ({ id: verdict, file: 'a.go', line: 1, operator: 'boundary', original: '<=', mutated: '<', verdict });
+  assert.equal(summarize({ run: 1, state: 'done', mutants: [m('survived'), m('killed'), m('survived')] }).text, '$(bug) 2 mutants survive');
+  assert.equal(summarize({ run: 1, state: 'done', mutants: [m('survived')] }).text, '$(bug) 1 mutant survives');
+  assert.equal(summarize({ run: 1, state: 'done', mutants: [m('survived')] }).warning, true);
+  assert.equal(summarize({ run: 1, state: 'done', mutants: [m('killed'), m('killed')] }).text, '$(pass) all 2 mutants killed');
+  assert.equal(summarize({ run: 1, state: 'done', mutants: [m('killed'), m('not_covered')] }).text, '$(info) 1 mutant not covered');
+  assert.equal(summarize({ run: 1, state: 'done', mutants: [] }).text, '$(pass) bcode: no mutants');
+  assert.match(summarize({ run: 2, state: 'failed', error: 'baseline failed', mutants: [] }).tooltip, /baseline failed/);
+  assert.match(summarize(undefined).tooltip, /Click to run evidence/);
+  assert.match(summarize({ run: 3, state: 'running', mutants: [] }).text, /running/);
+});
+
+test('bcode-ls is found on PATH or through the setting, and a miss says how to fix it', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bcode-path-'));
+  const exe = path.join(dir, 'bcode-ls');
+  fs.writeFileSync(exe, '#!/bin/sh\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(dir, 'not-exec'), '', { mode: 0o644 });
+  assert.deepEqual(resolveServer(undefined, `/nonexistent${path.delimiter}${dir}`), { ok: true, path: exe });
+  assert.deepEqual(resolveServer(exe, ''), { ok: true, path: exe });
+  assert.deepEqual(resolveServer('./bcode-ls', '', dir), { ok: true, path: exe });
+  const miss = resolveServer(undefined, '/nonexistent');
+  assert.equal(miss.ok, false);
+  assert.match(miss.message, /not on PATH/);
+  assert.match(miss.fix, /go install github\.com\/bcode-dev\/bcode\/cmd\/bcode-ls@latest/);
+  assert.match(miss.fix, /bcode\.serverPath/);
+  const notExec = resolveServer(path.join(dir, 'not-exec'), '');
+  assert.equal(notExec.ok, false);
+  assert.match(notExec.message, /not executable/);
+});
+
+test('virtual documents fall back to bcode/documentContent', async () => {
+  assert.equal(await contentWithFallback('bcode-pack:/1/x.md', async () => 'via lsp', async () => 'via request'), 'via lsp');
+  assert.equal(await contentWithFallback('bcode-pack:/1/x.md', async () => { throw new Error('unsupported'); }, async (u) => 'via request ' + u), 'via request bcode-pack:/1/x.md');
+  assert.equal(await contentWithFallback('bcode-pack:/1/x.md', async () => null, async () => 'via request'), 'via request');
+  await assert.rejects(contentWithFallback('bcode-pack:/9/x.md', async () => { throw new Error('no such'); }, async () => { throw new Error('too old'); }),
+    /bcode-ls has no document bcode-pack:\/9\/x\.md: too old \(workspace\/textDocumentContent: no such\)/);
+});
