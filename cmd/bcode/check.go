@@ -39,6 +39,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	head := fs.String("head", "", "head revision (default: the working tree, committed or not)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	quiet := fs.Bool("q", false, "do not print progress")
+	noEvidence := fs.Bool("no-evidence", false, "skip mutation evidence (credited tests must otherwise kill a mutant of the changed code)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bcode check [--base REV] [--head REV] [--json] [--repo DIR] [--state DIR]")
 		fmt.Fprintln(stderr, "\nExit status: 0 verified, 1 not verified (green, failed, tampered), 2 error.")
@@ -64,7 +65,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	rep, err := check.Run(ctx, check.Options{
 		Repo: st.repo, Base: *base, Head: *head,
-		Runner: host.New(), Recorder: led, Progress: progress,
+		Runner: host.New(), Recorder: led, Progress: progress, NoEvidence: *noEvidence,
 	})
 	if err != nil && rep == nil {
 		fmt.Fprintf(stderr, "bcode check: %v\n", err)

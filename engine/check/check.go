@@ -22,6 +22,7 @@ import (
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/gitchange"
 	"github.com/bcode-dev/bcode/verify/golang"
+	"github.com/bcode-dev/bcode/verify/mutate"
 	"github.com/bcode-dev/bcode/verify/python"
 	"github.com/bcode-dev/bcode/verify/secrets"
 	"github.com/bcode-dev/bcode/verify/tamper"
@@ -40,8 +41,10 @@ type Options struct {
 	Runner   sandbox.Runner
 	Recorder Recorder
 	Progress verify.Progress
-	// Evidence, when set, adds mutation evidence to the gate.
-	Evidence verify.Evidence
+	// Evidence replaces the gate's mutation evidence (default: verify/mutate
+	// with the base config's [evidence] budgets); NoEvidence turns it off.
+	Evidence   verify.Evidence
+	NoEvidence bool
 	// TaskID and Attempt tie the run to a task in the ledger.
 	TaskID  string
 	Attempt int64
@@ -85,7 +88,17 @@ func Run(ctx context.Context, o Options) (*verify.Report, error) {
 	if err != nil {
 		return fail(err), nil
 	}
-	g.Evidence = o.Evidence
+	switch {
+	case o.NoEvidence:
+	case o.Evidence != nil:
+		g.Evidence = o.Evidence
+	default:
+		g.Evidence = mutate.GateEvidence(mutate.Options{
+			Workers:        cfg.Evidence.Workers,
+			CompileTimeout: cfg.Evidence.CompileTimeout.Duration,
+			RunTimeout:     cfg.Evidence.RunTimeout.Duration,
+		})
+	}
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
 		rep.Repo = repo.Dir
