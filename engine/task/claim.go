@@ -159,11 +159,11 @@ func (e *Engine) adopt(ctx context.Context, user *git.Repo, t *engine.Task, leas
 // branchCommits lists base..branch oldest first; none when the branch does
 // not exist yet.
 func branchCommits(ctx context.Context, user *git.Repo, t *engine.Task) ([]string, error) {
-	if _, err := user.Git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.Branch); err != nil {
-		return nil, nil
-	}
 	out, err := user.Git(ctx, "rev-list", "--reverse", t.Base+"..refs/heads/"+t.Branch)
 	if err != nil {
+		if _, verr := user.Git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.Branch); verr != nil {
+			return nil, nil // no branch yet
+		}
 		return nil, fmt.Errorf("listing the commits of %s: %w", t.Branch, err)
 	}
 	return strings.Fields(string(out)), nil
@@ -250,6 +250,9 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 		head, err := wt.Git(ctx, "symbolic-ref", "--quiet", "HEAD")
 		if err != nil || strings.TrimSpace(string(head)) != "refs/heads/"+t.Branch {
 			continue // not on the task branch: nothing of the task's to keep
+		}
+		if out, err := wt.Git(ctx, "status", "--porcelain", "--untracked-files=all"); err == nil && len(out) == 0 {
+			continue // clean: nothing left uncommitted
 		}
 		crashpoint.Hit("recover.before-commit")
 		old := f

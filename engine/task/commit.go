@@ -82,7 +82,7 @@ func Commit(ctx context.Context, wt *git.Repo, branch, subject string, tr Traile
 		return "", "", fmt.Errorf("writing the worktree's tree: %w", err)
 	}
 	tree := strings.TrimSpace(string(out))
-	out, err = wt.Git(ctx, "rev-parse", "--verify", "HEAD", "HEAD^{tree}")
+	out, err = wt.Git(ctx, "rev-parse", "HEAD", "HEAD^{tree}")
 	if err != nil {
 		return "", "", fmt.Errorf("reading the worktree's HEAD: %w", err)
 	}

@@ -84,7 +84,7 @@ type Status struct {
 	// Head is the task branch's commit ("" before the first run).
 	Head string `json:"head,omitempty"`
 	// VerifiedHead is the commit the last verified check judged.
-	VerifiedHead string `json:"verified_head,omitempty"`
+	VerifiedHead string   `json:"verified_head,omitempty"`
 	Worktrees    []string `json:"worktrees,omitempty"`
 	LastSeq      int64    `json:"last_seq"`
 }

@@ -59,7 +59,8 @@ func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engi
 			return nil, err
 		}
 	}
-	return openOnBranch(ctx, mine, t.Branch)
+	// Just added or moved with the branch checked out.
+	return git.Open(ctx, mine)
 }
 
 // removeClean removes an earlier holder's worktree, but only when it holds
