@@ -1,0 +1,656 @@
+package main
+
+// The gate benchmark: (a) accuracy of `bcode check` on the labelled suite
+// (engine/check/testdata/suite), with false acceptance and false rejection;
+// (b) the gate's wall time against running the same affected tests plainly
+// on the base and on the head, one after the other in one process.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+func init() {
+	register(benchmark{
+		name:    "gate",
+		summary: "accuracy of bcode check on the labelled suite, and its wall time against plain test runs on base and head",
+		run:     runGateBench,
+	})
+}
+
+// pytestPython is Debian's interpreter, the one with pytest.
+const pytestPython = "/usr/bin/python3"
+
+func runGateBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode-bench gate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	suite := fs.String("suite", "", "directory of labelled *.txtar cases (default: engine/check/testdata/suite of the bcode module around the working directory)")
+	only := fs.String("only", "", "comma-separated case names to run (default: all)")
+	parallel := fs.Int("parallel", 2, "cases checked at once in the accuracy part")
+	timing := fs.String("timing", "go-correct-fix,py-correct-fix,go-breaks-other-package", "comma-separated suite cases for the timing part")
+	corpus := fs.String("corpus", "github.com/google/uuid v1.5.0 v1.6.0", "a real module for the timing part: \"MODULE BASE HEAD\" (empty: none)")
+	materialize := fs.String("materialize", "", "the corpus materialize script (default: ../shared/corpus/materialize beside the bcode module)")
+	skipAccuracy := fs.Bool("skip-accuracy", false, "skip the accuracy part")
+	skipTiming := fs.Bool("skip-timing", false, "skip the timing part")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *parallel < 1 {
+		fmt.Fprintln(stderr, "bcode-bench gate: -parallel must be at least 1")
+		return 2
+	}
+	root, rootErr := bcodeModuleRoot()
+	if *suite == "" {
+		if rootErr != nil {
+			fmt.Fprintf(stderr, "bcode-bench gate: %v; pass -suite\n", rootErr)
+			return 2
+		}
+		*suite = filepath.Join(root, "engine", "check", "testdata", "suite")
+	}
+	cases, err := loadGateCases(*suite)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate: %v\n", err)
+		return 2
+	}
+	havePytest := exec.Command(pytestPython, "-m", "pytest", "--version").Run() == nil
+	if !havePytest {
+		fmt.Fprintf(stderr, "bcode-bench gate: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
+	}
+	scratch, err := os.MkdirTemp("", "bcode-bench-gate-")
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate: %v\n", err)
+		return 2
+	}
+	defer os.RemoveAll(scratch)
+
+	code := 0
+	if !*skipAccuracy {
+		sel := selectCases(cases, *only, havePytest)
+		if len(sel) == 0 {
+			fmt.Fprintln(stderr, "bcode-bench gate: no case selected")
+			return 2
+		}
+		res := accuracy(ctx, sel, *parallel, filepath.Join(scratch, "accuracy"), stderr)
+		printAccuracy(stdout, res)
+		if fa, _, _ := gateTally(res); fa > 0 {
+			code = 1
+		}
+	}
+	if ctx.Err() != nil {
+		return 2
+	}
+	if !*skipTiming {
+		var subjects []timingSubject
+		for _, name := range splitList(*timing) {
+			i := slices.IndexFunc(cases, func(c gateCase) bool { return c.name == name })
+			if i < 0 {
+				fmt.Fprintf(stderr, "bcode-bench gate: no case %q for -timing\n", name)
+				return 2
+			}
+			if cases[i].python && !havePytest {
+				continue
+			}
+			c := cases[i]
+			subjects = append(subjects, timingSubject{name: c.name, python: c.python, build: func(dir string) (string, string, error) {
+				return buildGateRepo(ctx, dir, c)
+			}})
+		}
+		if f := strings.Fields(*corpus); len(f) > 0 {
+			if len(f) != 3 {
+				fmt.Fprintf(stderr, "bcode-bench gate: -corpus %q: want \"MODULE BASE HEAD\"\n", *corpus)
+				return 2
+			}
+			script := *materialize
+			if script == "" && rootErr == nil {
+				script = filepath.Join(filepath.Dir(root), "shared", "corpus", "materialize")
+			}
+			subjects = append(subjects, timingSubject{name: f[0] + " " + f[1] + "→" + f[2], build: func(dir string) (string, string, error) {
+				cmd := exec.CommandContext(ctx, script, f[0], f[1], f[2], dir)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					return "", "", fmt.Errorf("%s: %v: %s", script, err, out)
+				}
+				return "HEAD~1", "HEAD", nil
+			}})
+		}
+		rows := timings(ctx, subjects, filepath.Join(scratch, "timing"), stderr)
+		printTimings(stdout, rows)
+	}
+	return code
+}
+
+// bcodeModuleRoot finds the bcode module around the working directory.
+func bcodeModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(data, []byte("module github.com/bcode-dev/bcode\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("the working directory is not inside the bcode module")
+		}
+		dir = parent
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// gateCase is one labelled change; the format is documented in the suite's
+// README.md. engine/check's suite test reads the same files.
+type gateCase struct {
+	name     string
+	label    verify.Verdict
+	kind     string
+	worktree bool
+	python   bool
+	base     []txtar.File
+	head     []txtar.File
+}
+
+func loadGateCases(dir string) ([]gateCase, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no *.txtar cases in %s", dir)
+	}
+	sort.Strings(paths)
+	var out []gateCase
+	for _, p := range paths {
+		ar, err := txtar.ParseFile(p)
+		if err != nil {
+			return nil, err
+		}
+		c := gateCase{name: strings.TrimSuffix(filepath.Base(p), ".txtar")}
+		for _, line := range strings.Split(string(ar.Comment), "\n") {
+			key, val, _ := strings.Cut(line, ":")
+			val = strings.TrimSpace(val)
+			switch strings.TrimSpace(key) {
+			case "verdict":
+				c.label = verify.Verdict(val)
+			case "kind":
+				c.kind = val
+			case "head":
+				c.worktree = val == "worktree"
+			}
+		}
+		if c.label == "" {
+			return nil, fmt.Errorf("%s: no verdict label", p)
+		}
+		for _, f := range ar.Files {
+			side, rel, ok := strings.Cut(f.Name, "/")
+			if !ok || rel == "" || strings.Contains("/"+rel+"/", "/../") || (side != "base" && side != "head") {
+				return nil, fmt.Errorf("%s: file %q is not base/<path> or head/<path>", p, f.Name)
+			}
+			c.python = c.python || strings.HasSuffix(rel, ".py")
+			nf := txtar.File{Name: rel, Data: expandFakeSecrets(f.Data)}
+			if side == "base" {
+				c.base = append(c.base, nf)
+			} else {
+				c.head = append(c.head, nf)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func selectCases(cases []gateCase, only string, havePytest bool) []gateCase {
+	names := splitList(only)
+	var out []gateCase
+	for _, c := range cases {
+		if len(names) > 0 && !slices.Contains(names, c.name) {
+			continue
+		}
+		if c.python && !havePytest {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+var fakeSecretRE = regexp.MustCompile(`\{\{fake-secret:([a-z-]+)\}\}`)
+
+// expandFakeSecrets turns placeholders into credential-shaped values from a
+// fixed-seed generator (see the suite's README.md): the repository never
+// stores such a value.
+func expandFakeSecrets(b []byte) []byte {
+	return fakeSecretRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		kind := string(fakeSecretRE.FindSubmatch(m)[1])
+		h := fnv.New64a()
+		h.Write([]byte(kind))
+		r := rand.New(rand.NewPCG(h.Sum64(), 0x6263_6f64_65))
+		pick := func(alphabet string, n int) string {
+			var sb strings.Builder
+			for range n {
+				sb.WriteByte(alphabet[r.IntN(len(alphabet))])
+			}
+			return sb.String()
+		}
+		const alnum = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		switch kind {
+		case "github-pat":
+			return []byte("ghp_" + pick(alnum, 36))
+		case "aws-access-key-id":
+			return []byte("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16))
+		case "aws-secret-access-key":
+			return []byte(pick(alnum+"/+", 40))
+		}
+		return m
+	})
+}
+
+// buildGateRepo makes the case's repository in dir and returns the
+// revisions to check.
+func buildGateRepo(ctx context.Context, dir string, c gateCase) (base, head string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	git := func(args ...string) error {
+		cmd := exec.CommandContext(ctx, "git", append([]string{
+			"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
+			"-c", "user.name=bcode bench", "-c", "user.email=bench@bcode.invalid",
+		}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	steps := []func() error{
+		func() error { return git("init", "-q") },
+		func() error { return writeCaseFiles(dir, c.base) },
+		func() error { return git("add", "-A") },
+		func() error { return git("commit", "-q", "-m", "base") },
+		func() error { return writeCaseFiles(dir, c.head) },
+	}
+	if !c.worktree {
+		steps = append(steps, func() error { return git("add", "-A") }, func() error { return git("commit", "-q", "-m", "head") })
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return "", "", err
+		}
+	}
+	if c.worktree {
+		return "HEAD", "", nil
+	}
+	return "HEAD~1", "HEAD", nil
+}
+
+func writeCaseFiles(dir string, files []txtar.File) error {
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if string(bytes.TrimSpace(f.Data)) == "<deleted>" {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// caseResult is one case of the accuracy part.
+type caseResult struct {
+	c       gateCase
+	verdict verify.Verdict
+	detail  string // the first reason, for mismatches
+	dur     time.Duration
+}
+
+func accuracy(ctx context.Context, cases []gateCase, parallel int, scratch string, stderr io.Writer) []caseResult {
+	out := make([]caseResult, len(cases))
+	slots := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			out[i] = checkCase(ctx, c, filepath.Join(scratch, c.name))
+			fmt.Fprintf(stderr, "  %-34s %-8s (%.1fs)\n", c.name, out[i].verdict, out[i].dur.Seconds())
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func checkCase(ctx context.Context, c gateCase, dir string) caseResult {
+	r := caseResult{c: c}
+	base, head, err := buildGateRepo(ctx, dir, c)
+	if err != nil {
+		r.verdict, r.detail = verify.Error, "building the repository: "+err.Error()
+		return r
+	}
+	defer os.RemoveAll(dir)
+	start := time.Now()
+	rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New()})
+	r.dur = time.Since(start)
+	switch {
+	case rep == nil:
+		r.verdict, r.detail = verify.Error, fmt.Sprint(err)
+	default:
+		r.verdict = rep.Verdict
+		if len(rep.Reasons) > 0 {
+			r.detail = rep.Reasons[0].Message
+		}
+	}
+	return r
+}
+
+// gateTally: false acceptances (a non-verified label marked verified),
+// false rejections (a verified label not marked verified), matches.
+func gateTally(rs []caseResult) (fa, fr, right int) {
+	for _, r := range rs {
+		switch {
+		case r.c.label != verify.Verified && r.verdict == verify.Verified:
+			fa++
+		case r.c.label == verify.Verified && r.verdict != verify.Verified:
+			fr++
+		}
+		if r.c.label == r.verdict {
+			right++
+		}
+	}
+	return fa, fr, right
+}
+
+func printAccuracy(w io.Writer, rs []caseResult) {
+	fmt.Fprintln(w, "## Labelled suite")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CASE\tLANG\tKIND\tLABEL\tVERDICT\tMATCH\tTIME")
+	var total time.Duration
+	for _, r := range rs {
+		lang := "go"
+		if r.c.python {
+			lang = "python"
+		}
+		match := "yes"
+		if r.c.label != r.verdict {
+			match = "NO"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.1fs\n", r.c.name, lang, r.c.kind, r.c.label, r.verdict, match, r.dur.Seconds())
+		total += r.dur
+	}
+	tw.Flush()
+	fa, fr, right := gateTally(rs)
+	var negatives, positives int
+	for _, r := range rs {
+		if r.c.label == verify.Verified {
+			positives++
+		} else {
+			negatives++
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "cases %d (%d labelled verified, %d not); gate time summed %.1fs\n", len(rs), positives, negatives, total.Seconds())
+	fmt.Fprintf(w, "false acceptance: %d of %d not-verified cases (%s)\n", fa, negatives, pct(fa, negatives))
+	fmt.Fprintf(w, "false rejection:  %d of %d verified cases (%s)\n", fr, positives, pct(fr, positives))
+	fmt.Fprintf(w, "accuracy (verdict equals label): %d of %d (%s)\n", right, len(rs), pct(right, len(rs)))
+	for _, r := range rs {
+		if r.c.label != r.verdict {
+			fmt.Fprintf(w, "  mismatch %s: label %s, verdict %s: %s\n", r.c.name, r.c.label, r.verdict, firstLineOf(r.detail))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func pct(n, d int) string {
+	if d == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(d))
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// timingSubject is a repository to time the gate on; build makes it in a
+// directory and returns the revisions to check.
+type timingSubject struct {
+	name   string
+	python bool
+	build  func(dir string) (base, head string, err error)
+}
+
+type timingRow struct {
+	name      string
+	verdict   verify.Verdict
+	targets   []string
+	gate      time.Duration
+	plainBase time.Duration
+	plainHead time.Duration
+	plainNote string
+	err       error
+}
+
+// timings runs, for each subject in turn (never in parallel, so neither
+// side steals the other's cores): the gate, then the plain runs of the
+// affected tests on snapshots of the base and of the head.
+func timings(ctx context.Context, subjects []timingSubject, scratch string, stderr io.Writer) []timingRow {
+	var rows []timingRow
+	for i, s := range subjects {
+		row := timingRow{name: s.name}
+		dir := filepath.Join(scratch, fmt.Sprintf("repo%d", i))
+		base, head, err := s.build(dir)
+		if err != nil {
+			row.err = err
+			rows = append(rows, row)
+			continue
+		}
+		fmt.Fprintf(stderr, "timing %s: gate\n", s.name)
+		start := time.Now()
+		rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New()})
+		row.gate = time.Since(start)
+		if rep == nil {
+			row.err = err
+			rows = append(rows, row)
+			continue
+		}
+		row.verdict = rep.Verdict
+		row.targets = rep.Suite.Targeted.Targets
+		fmt.Fprintf(stderr, "timing %s: plain runs on base and head\n", s.name)
+		row.plainBase, row.plainHead, row.plainNote, row.err = plainRuns(ctx, dir, base, head, rep, filepath.Join(scratch, fmt.Sprintf("snap%d", i)))
+		rows = append(rows, row)
+		os.RemoveAll(dir)
+	}
+	return rows
+}
+
+// plainRuns exports the base and the head (the working tree when head is
+// empty) and runs the affected tests in each the way a person would:
+// `go test -count=1 -vet=off TARGETS` (the gate's flags, without its
+// repetitions), or pytest on the affected test files.
+func plainRuns(ctx context.Context, repo, base, head string, rep *verify.Report, scratch string) (b, h time.Duration, note string, err error) {
+	baseDir, headDir := filepath.Join(scratch, "base"), filepath.Join(scratch, "head")
+	defer os.RemoveAll(scratch)
+	if err := exportRev(ctx, repo, base, baseDir); err != nil {
+		return 0, 0, "", err
+	}
+	if head == "" {
+		if err := copyWorktree(ctx, repo, headDir); err != nil {
+			return 0, 0, "", err
+		}
+	} else if err := exportRev(ctx, repo, head, headDir); err != nil {
+		return 0, 0, "", err
+	}
+	var goTargets, pyTargets []string
+	for _, t := range rep.Suite.Targeted.Targets {
+		if strings.HasSuffix(t, ".py") {
+			pyTargets = append(pyTargets, t)
+		} else {
+			goTargets = append(goTargets, t)
+		}
+	}
+	if len(goTargets)+len(pyTargets) == 0 {
+		note = "no targets reported; ran everything"
+		if fileExists(filepath.Join(headDir, "go.mod")) {
+			goTargets = []string{"./..."}
+		} else {
+			pyTargets = []string{"."}
+		}
+	}
+	run := func(dir string) (time.Duration, error) {
+		start := time.Now()
+		if len(goTargets) > 0 {
+			cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-vet=off"}, goTargets...)...)
+			cmd.Dir = dir
+			_ = cmd.Run() // a failing test is a result, not an error, here
+		}
+		if len(pyTargets) > 0 {
+			var existing []string
+			for _, t := range pyTargets {
+				if fileExists(filepath.Join(dir, t)) {
+					existing = append(existing, t)
+				}
+			}
+			if len(existing) > 0 {
+				cmd := exec.CommandContext(ctx, pytestPython, append([]string{"-m", "pytest", "-q", "-p", "no:cacheprovider"}, existing...)...)
+				cmd.Dir = dir
+				_ = cmd.Run()
+			}
+		}
+		return time.Since(start), ctx.Err()
+	}
+	if b, err = run(baseDir); err != nil {
+		return
+	}
+	h, err = run(headDir)
+	return
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func exportRev(ctx context.Context, repo, rev, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	archive := exec.CommandContext(ctx, "git", "-C", repo, "archive", "--format=tar", rev)
+	var tarball bytes.Buffer
+	archive.Stdout = &tarball
+	if err := archive.Run(); err != nil {
+		return fmt.Errorf("git archive %s: %w", rev, err)
+	}
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
+	untar.Stdin = &tarball
+	if out, err := untar.CombinedOutput(); err != nil {
+		return fmt.Errorf("tar: %v: %s", err, out)
+	}
+	return nil
+}
+
+// copyWorktree copies the tracked and untracked (not ignored) files.
+func copyWorktree(ctx context.Context, repo, dir string) error {
+	ls := exec.CommandContext(ctx, "git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	out, err := ls.Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	for _, rel := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(repo, rel))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted in the working tree
+		}
+		if err != nil {
+			return err
+		}
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printTimings(w io.Writer, rows []timingRow) {
+	fmt.Fprintln(w, "## Gate wall time against plain test runs (same affected tests, base then head)")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SUBJECT\tVERDICT\tTARGETS\tGATE\tPLAIN BASE\tPLAIN HEAD\tPLAIN TOTAL\tRATIO")
+	for _, r := range rows {
+		if r.err != nil {
+			fmt.Fprintf(tw, "%s\terror\t\t\t\t\t\t%s\n", r.name, firstLineOf(r.err.Error()))
+			continue
+		}
+		plain := r.plainBase + r.plainHead
+		ratio := "n/a"
+		if plain > 0 {
+			ratio = fmt.Sprintf("%.1f×", r.gate.Seconds()/plain.Seconds())
+		}
+		targets := strings.Join(r.targets, " ")
+		if len(targets) > 40 {
+			targets = fmt.Sprintf("%d targets", len(r.targets))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%.1fs\t%.1fs\t%.1fs\t%s\n", r.name, r.verdict, targets,
+			r.gate.Seconds(), r.plainBase.Seconds(), r.plainHead.Seconds(), plain.Seconds(), ratio)
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if r.plainNote != "" {
+			fmt.Fprintf(w, "  %s: %s\n", r.name, r.plainNote)
+		}
+	}
+	fmt.Fprintln(w, "\nThe gate runs each new or modified test 3× on base and head (flake check), a control run where needed,")
+	fmt.Fprintln(w, "the targeted suite and the full suite, and lays out its own snapshots; the plain runs are one `go test -count=1 -vet=off`")
+	fmt.Fprintln(w, "(or pytest) of the same targets per side, in snapshots made beforehand and not timed.")
+}
