@@ -1,0 +1,521 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/user"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/engine/task"
+)
+
+func init() {
+	register(command{
+		name:    "task",
+		summary: "durable agent tasks: create, run, status, events, diff, cancel, resume, accept, reject",
+		run:     cmdTask,
+	})
+}
+
+const taskUsage = `usage: bcode task <subcommand> [flags]
+
+  create "<goal>" [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]...   record a task, print its ID
+  run ID                          work on it: lease, worktree, attempts, check (needs a model)
+  status [ID] [--json]            one task in detail, or every task of the repository
+  events ID [--follow] [--json]   what happened, in order
+  diff ID                         the task branch against its base
+  cancel ID                       stop it (a running runner stops within one heartbeat)
+  resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]   run it again, with more budget
+  accept ID [--force]             land a verified task on your current branch (never pushes)
+  reject ID                       remove its worktree and branch; the record stays
+
+Every subcommand takes --repo DIR and --state DIR.`
+
+var taskSubcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"create": taskCreate, "run": taskRun, "status": taskStatus, "events": taskEvents, "diff": taskDiff,
+	"cancel": taskCancel, "resume": taskResume, "accept": taskAccept, "reject": taskReject,
+}
+
+func cmdTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(stderr, taskUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	sub, ok := taskSubcommands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "bcode task: unknown subcommand %q\n\n%s\n", args[0], taskUsage)
+		return 2
+	}
+	return sub(ctx, args[1:], stdout, stderr)
+}
+
+// taskCmd is what every subcommand shares: its flags, the positional
+// arguments (flags may come after them), and the engine.
+type taskCmd struct {
+	name   string
+	fs     *flag.FlagSet
+	st     stateFlags
+	stderr io.Writer
+	args   []string
+}
+
+func newTaskCmd(name, usage string, stderr io.Writer) *taskCmd {
+	c := &taskCmd{name: name, fs: flag.NewFlagSet("bcode task "+name, flag.ContinueOnError), stderr: stderr}
+	c.fs.SetOutput(stderr)
+	c.st.register(c.fs)
+	c.fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bcode task "+usage)
+		c.fs.PrintDefaults()
+	}
+	return c
+}
+
+// parse accepts flags before and after positional arguments.
+func (c *taskCmd) parse(args []string) bool {
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			return false
+		}
+		args = c.fs.Args()
+		if len(args) == 0 {
+			return true
+		}
+		c.args = append(c.args, args[0])
+		args = args[1:]
+	}
+}
+
+func (c *taskCmd) fail(format string, a ...any) int {
+	fmt.Fprintf(c.stderr, "bcode task %s: %s\n", c.name, fmt.Sprintf(format, a...))
+	return 1
+}
+
+func (c *taskCmd) usageErr(format string, a ...any) int {
+	fmt.Fprintf(c.stderr, "bcode task %s: %s\n", c.name, fmt.Sprintf(format, a...))
+	c.fs.Usage()
+	return 2
+}
+
+// oneID checks that exactly one task ID was given.
+func (c *taskCmd) oneID() (string, bool) {
+	if len(c.args) != 1 {
+		return "", false
+	}
+	return c.args[0], true
+}
+
+func (c *taskCmd) engine(ctx context.Context) (*task.Engine, func(), error) {
+	led, err := c.st.openLedger(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return task.New(led), func() { led.Close() }, nil
+}
+
+// explain turns the engine's errors into what the user can do.
+func explain(id string, err error) string {
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return fmt.Sprintf("no task %q in this ledger (list them with bcode task status; pass --state if they live elsewhere)", id)
+	case errors.Is(err, task.ErrRunning):
+		return err.Error()
+	case errors.Is(err, engine.ErrLeaseHeld):
+		return fmt.Sprintf("%v: another runner is working on it (watch it with bcode task events %s --follow, or stop it with bcode task cancel %s)", err, id, id)
+	}
+	return err.Error()
+}
+
+func taskCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("create", `create "<goal>" [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]... [--json]`, stderr)
+	selection := c.fs.String("selection", "", "FILE:L1-L2 (or FILE:L): the code the task is about")
+	base := c.fs.String("base", "", "the commit the task starts from (default: HEAD)")
+	var criteria multiFlag
+	c.fs.Var(&criteria, "criterion", "an acceptance criterion, in words (repeatable)")
+	asJSON := c.fs.Bool("json", false, "print the task as JSON")
+	if !c.parse(args) {
+		return 2
+	}
+	if len(c.args) != 1 {
+		return c.usageErr("give the goal as one quoted argument")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	in := task.CreateInput{Repo: c.st.repo, Goal: c.args[0], Base: *base, Criteria: criteria}
+	if *selection != "" {
+		repo, err := repoRoot(c.st.repo)
+		if err != nil {
+			return c.fail("%v", err)
+		}
+		sel, err := parseSelection(repo, *selection)
+		if err != nil {
+			return c.fail("%v", err)
+		}
+		in.Selection = &task.Range{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+	}
+	t, err := e.Create(ctx, in)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	if *asJSON {
+		return printJSON(stdout, t)
+	}
+	fmt.Fprintln(stdout, t.ID)
+	return 0
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func printJSON(w io.Writer, v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintln(w, err)
+		return 1
+	}
+	w.Write(append(b, '\n'))
+	return 0
+}
+
+func taskRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("run", "run ID", stderr)
+	if !c.parse(args) {
+		return 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return c.usageErr("give one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	res, err := runner.RunTask(ctx, e, id, runner.Options{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
+	return c.finish(id, res, err)
+}
+
+// finish prints how a run ended; a run that stopped on a signal exits 130.
+func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
+	if res != nil {
+		fmt.Fprintf(c.stderr, "task %s: %s", id, res.Task.Status)
+		if res.Task.Reason != "" {
+			fmt.Fprintf(c.stderr, " (%s)", res.Task.Reason)
+		}
+		fmt.Fprintln(c.stderr)
+		if res.Task.Status == engine.TaskVerified {
+			fmt.Fprintf(c.stderr, "review it with bcode task diff %s; land it with bcode task accept %s\n", id, id)
+		}
+	}
+	if errors.Is(err, runner.ErrStopped) {
+		return 130
+	}
+	if err != nil {
+		return c.fail("%s", explain(id, err))
+	}
+	return 0
+}
+
+func taskResume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("resume", "resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]", stderr)
+	var more engine.Budgets
+	c.fs.IntVar(&more.MaxAttempts, "attempts", 0, "allow this many more attempts")
+	c.fs.IntVar(&more.MaxTurns, "turns", 0, "allow this many more agent turns")
+	c.fs.IntVar(&more.MaxTokens, "tokens", 0, "allow this many more model tokens")
+	c.fs.DurationVar(&more.WallClock, "wall", 0, "allow this much more wall-clock time")
+	if !c.parse(args) {
+		return 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return c.usageErr("give one task ID")
+	}
+	if more.MaxAttempts < 0 || more.MaxTurns < 0 || more.MaxTokens < 0 || more.WallClock < 0 {
+		return c.usageErr("budgets only grow: give positive amounts")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	res, err := runner.ResumeTask(ctx, e, id, more, runner.Options{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
+	return c.finish(id, res, err)
+}
+
+func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("status", "status [ID] [--json]", stderr)
+	asJSON := c.fs.Bool("json", false, "print JSON")
+	if !c.parse(args) {
+		return 2
+	}
+	if len(c.args) > 1 {
+		return c.usageErr("give at most one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	if len(c.args) == 0 {
+		tasks, err := e.List(ctx, c.st.repo)
+		if err != nil {
+			return c.fail("%v", err)
+		}
+		if *asJSON {
+			if tasks == nil {
+				tasks = []engine.Task{}
+			}
+			return printJSON(stdout, tasks)
+		}
+		if len(tasks) == 0 {
+			fmt.Fprintln(stdout, `no tasks in this repository (create one with bcode task create "<goal>")`)
+			return 0
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tVERDICT\tUPDATED\tGOAL")
+		for _, t := range tasks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, dash(t.Verdict), t.UpdatedAt.Local().Format("2006-01-02 15:04"), oneLineGoal(t.Goal))
+		}
+		tw.Flush()
+		return 0
+	}
+	id := c.args[0]
+	st, err := e.Status(ctx, id)
+	if err != nil {
+		return c.fail("%s", explain(id, err))
+	}
+	if *asJSON {
+		return printJSON(stdout, st)
+	}
+	t := st.Task
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "task\t%s\n", t.ID)
+	fmt.Fprintf(tw, "goal\t%s\n", oneLineGoal(t.Goal))
+	fmt.Fprintf(tw, "status\t%s\n", t.Status)
+	if t.Reason != "" {
+		fmt.Fprintf(tw, "reason\t%s\n", t.Reason)
+	}
+	fmt.Fprintf(tw, "verdict\t%s\n", dash(t.Verdict))
+	fmt.Fprintf(tw, "repo\t%s\n", t.Repo)
+	fmt.Fprintf(tw, "base\t%s\n", t.Base)
+	fmt.Fprintf(tw, "branch\t%s %s\n", t.Branch, dash(st.Head))
+	if t.Selection != nil {
+		fmt.Fprintf(tw, "selection\t%s:%d-%d (sha256 %.12s)\n", t.Selection.File, t.Selection.StartLine, t.Selection.EndLine, t.Selection.SHA256)
+	}
+	for _, cr := range t.Criteria {
+		fmt.Fprintf(tw, "criterion\t%s\n", cr)
+	}
+	b, u := t.Budgets, st.Usage
+	fmt.Fprintf(tw, "budgets\tattempts %d/%d, turns %d/%d, tokens %d/%d, wall %s/%s\n", u.Attempts, b.MaxAttempts, u.Turns, b.MaxTurns,
+		u.Tokens, b.MaxTokens, u.Wall.Round(time.Second), b.WallClock)
+	if l := st.Lease; l != nil {
+		state := "live"
+		if !l.Live {
+			state = "stale"
+		}
+		fmt.Fprintf(tw, "lease\t%s (pid %d), fence %d, %s until %s\n", l.Owner, l.PID, l.Fence, state, l.Expires.Local().Format(time.TimeOnly))
+	}
+	for _, w := range st.Worktrees {
+		fmt.Fprintf(tw, "worktree\t%s\n", w)
+	}
+	for _, a := range st.Attempts {
+		line := fmt.Sprintf("#%d %s", a.Number, a.Status)
+		if a.Verdict != "" {
+			line += " " + a.Verdict
+		}
+		if a.Note != "" {
+			line += ": " + oneLineGoal(a.Note)
+		}
+		fmt.Fprintf(tw, "attempt\t%s\n", line)
+	}
+	tw.Flush()
+	return 0
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLineGoal(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+func printEvent(w io.Writer, ev engine.Event) {
+	data := string(ev.Data)
+	if len(data) > 200 {
+		data = data[:197] + "..."
+	}
+	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), ev.Kind, data)
+}
+
+func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("events", "events ID [--follow] [--json]", stderr)
+	follow := c.fs.Bool("follow", false, "keep printing events until the task settles (Ctrl-C stops)")
+	asJSON := c.fs.Bool("json", false, "print one JSON object per line")
+	if !c.parse(args) {
+		return 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return c.usageErr("give one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	enc := json.NewEncoder(stdout)
+	show := func(ev engine.Event) error {
+		if *asJSON {
+			return enc.Encode(ev)
+		}
+		printEvent(stdout, ev)
+		return nil
+	}
+	if *follow {
+		err = e.Follow(ctx, id, 0, show)
+		if errors.Is(err, context.Canceled) {
+			return 0
+		}
+	} else {
+		var evs []engine.Event
+		if evs, err = e.Events(ctx, id, 0); err == nil {
+			for _, ev := range evs {
+				show(ev)
+			}
+		}
+	}
+	if err != nil {
+		return c.fail("%s", explain(id, err))
+	}
+	return 0
+}
+
+func taskDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("diff", "diff ID", stderr)
+	if !c.parse(args) {
+		return 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return c.usageErr("give one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	d, err := e.Diff(ctx, id)
+	if err != nil {
+		return c.fail("%s", explain(id, err))
+	}
+	stdout.Write(d)
+	return 0
+}
+
+func taskCancel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("cancel", "cancel ID [--wait DUR]", stderr)
+	wait := c.fs.Duration("wait", 2*task.DefaultTTL, "how long to wait for a running runner to stop")
+	if !c.parse(args) {
+		return 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return c.usageErr("give one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	wctx, cancel := context.WithTimeout(ctx, *wait)
+	defer cancel()
+	if err := e.Cancel(wctx, id, userName()); err != nil {
+		return c.fail("%s", explain(id, err))
+	}
+	fmt.Fprintf(stdout, "task %s cancelled\n", id)
+	return 0
+}
+
+func taskAccept(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("accept", "accept ID [--force]", stderr)
+	force := c.fs.Bool("force", false, "land a task that is not verified (recorded as forced)")
+	if !c.parse(args) {
+		return 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return c.usageErr("give one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	res, err := e.Accept(ctx, id, task.AcceptOptions{Force: *force, By: userName()})
+	if err != nil {
+		return c.fail("%s", explain(id, err))
+	}
+	fmt.Fprintf(stdout, "task %s accepted: %d commit(s) landed on %s by %s (%.12s..%.12s); nothing was pushed\n",
+		id, len(res.Commits), res.Branch, res.Method, res.From, res.To)
+	if res.Forced {
+		fmt.Fprintln(stdout, "note: the task was not verified; the ledger records that it was accepted with --force")
+	}
+	return 0
+}
+
+func taskReject(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd("reject", "reject ID", stderr)
+	if !c.parse(args) {
+		return 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return c.usageErr("give one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	defer done()
+	res, err := e.Reject(ctx, id, userName())
+	if err != nil {
+		return c.fail("%s", explain(id, err))
+	}
+	fmt.Fprintf(stdout, "task %s rejected: removed %d worktree(s)", id, len(res.Worktrees))
+	if res.Branch != "" {
+		fmt.Fprintf(stdout, " and branch %s (was %.12s)", res.Branch, res.Head)
+	}
+	fmt.Fprintln(stdout, "; the ledger keeps its record")
+	return 0
+}
+
+// userName is who the ledger says cancelled, accepted or rejected.
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "the user"
+}

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/pack"
+	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/secrets"
+)
+
+// AgentBackend builds the agent for a task from the base commit's
+// configuration, once the model has answered its health probe. The sandbox
+// ([sandbox]: bcode-agent in a container, talking to the gateway)
+// registers one; until then the product has none, and says so.
+type AgentBackend func(ctx context.Context, cfg config.Config, t engine.Task) (Agent, error)
+
+var (
+	backendMu sync.Mutex
+	backend   AgentBackend
+)
+
+// RegisterAgentBackend sets the agent backend RunTask uses.
+func RegisterAgentBackend(b AgentBackend) {
+	backendMu.Lock()
+	defer backendMu.Unlock()
+	backend = b
+}
+
+// ErrNoAgentBackend: the model answers but this build has no agent.
+var ErrNoAgentBackend = errors.New("this build of bcode has no agent backend: the agent (bcode-agent in the sandbox) is not wired in yet, so tasks cannot run; create, status, accept and reject still work")
+
+// Options are what the product's callers (the CLI, the LSP server) choose.
+type Options struct {
+	OnEvent  func(engine.Event)
+	Progress verify.Progress // the gate's progress during each attempt's check
+	// Checks runs the gate's builds and tests; nil: the host runner.
+	Checks sandbox.Runner
+}
+
+// ForTask builds the product runner for a task: it reads the base commit's
+// configuration, probes the configured model (failing with how to start
+// one), builds the agent from the registered backend, and checks each
+// attempt with the gate, recorded in the ledger. Nothing is written.
+func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner, error) {
+	t, err := e.Ledger.Task(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := git.Open(ctx, t.Repo)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := task.BaseConfig(ctx, repo, t.Base)
+	if err != nil {
+		return nil, err
+	}
+	if err := ProbeModel(ctx, cfg.Model.Endpoint); err != nil {
+		return nil, err
+	}
+	backendMu.Lock()
+	b := backend
+	backendMu.Unlock()
+	if b == nil {
+		return nil, fmt.Errorf("the model at %s answers, but %w", cfg.Model.Endpoint, ErrNoAgentBackend)
+	}
+	agent, err := b(ctx, cfg, *t)
+	if err != nil {
+		return nil, fmt.Errorf("starting the agent: %w", err)
+	}
+	scanner, err := secrets.NewScanner()
+	if err != nil {
+		return nil, fmt.Errorf("secret scanner: %w", err)
+	}
+	counter, _ := pack.NewCounter(ctx, cfg.Model.Endpoint, ProbeTimeout)
+	checks := o.Checks
+	if checks == nil {
+		checks = host.New()
+	}
+	return &Runner{
+		Engine:  e,
+		Agent:   agent,
+		Checker: GateChecker{Runner: checks, Recorder: e.Ledger, Progress: o.Progress},
+		Context: PackBuilder{Redactor: scanner, Counter: counter, History: e.Ledger},
+		OnEvent: o.OnEvent,
+	}, nil
+}
+
+// RunTask runs a queued task (or one a dead runner left) the product way.
+func RunTask(ctx context.Context, e *task.Engine, id string, o Options) (*Result, error) {
+	r, err := ForTask(ctx, e, id, o)
+	if err != nil {
+		return nil, err
+	}
+	return r.Run(ctx, id)
+}
+
+// ResumeTask raises the task's budgets by more, makes it runnable again
+// (task.Engine.Resume) and runs it. The model is probed first, so a resume
+// that cannot run changes nothing.
+func ResumeTask(ctx context.Context, e *task.Engine, id string, more engine.Budgets, o Options) (*Result, error) {
+	r, err := ForTask(ctx, e, id, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.Resume(ctx, id, more); err != nil {
+		return nil, err
+	}
+	return r.Run(ctx, id)
+}
