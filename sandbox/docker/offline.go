@@ -93,3 +93,33 @@ func PrefetchGo(ctx context.Context, dir string) error {
 	}
 	return nil
 }
+
+// WarmGoCache compiles, on the host, everything the Go module in dir needs
+// to build and test — the standard library included — into the build cache
+// cache, without running any of it (go build and go test -c). That cache
+// is then a Runner's GoCacheSeed. Run it on the base commit: it is the
+// user's code, and its outputs are what the sandbox may read.
+func WarmGoCache(ctx context.Context, dir, cache string) error {
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return fmt.Errorf("warming the Go cache: %w", err)
+	}
+	out, err := os.MkdirTemp("", "bcode-warm-")
+	if err != nil {
+		return fmt.Errorf("warming the Go cache: %w", err)
+	}
+	defer os.RemoveAll(out)
+	for _, args := range [][]string{{"build", "./..."}, {"test", "-c", "-o", out, "./..."}} {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOCACHE="+cache, "GOFLAGS=-mod=mod")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("warming the Go cache (go %s in %s): %w: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(stderr.String()))
+		}
+	}
+	return nil
+}

@@ -96,3 +96,57 @@ func TestGoOffline(t *testing.T) {
 		t.Fatalf("go build with a missing dependency: exit %d, stderr %q", res.ExitCode, out)
 	}
 }
+
+// TestGoTestWithSeededCache runs a real `go test` inside the sandbox with
+// the build cache served read-through by GOCACHEPROG from a seed, here the
+// host's own GOCACHE so the test stays fast (production seeds a cache of
+// its own with WarmGoCache). The sandbox writes only to its tmpfs.
+func TestGoTestWithSeededCache(t *testing.T) {
+	requireDocker(t)
+	g, err := HostGoEnv(context.Background())
+	if err != nil || g.GOCACHE == "" {
+		t.Skip("needs go on PATH (https://go.dev/dl):", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := t.TempDir()
+	for rel, body := range map[string]string{
+		"go.mod":       "module example.com/seeded\n\ngo 1.22\n",
+		"calc.go":      "package seeded\n\nfunc Add(a, b int) int { return a + b }\n",
+		"calc_test.go": "package seeded\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(Add(2, 2))\n\t}\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(wt, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Make sure the seed has this package's dependencies (the standard
+	// library's testing closure), as WarmGoCache would on a base commit.
+	if err := WarmGoCache(ctx, wt, g.GOCACHE); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRunner(t, wt, func(c *Config) {
+		c.Go = g
+		c.GoCacheSeed = g.GOCACHE
+		c.GoCacheProg = []string{exe, "-bcode-gocacheprog"}
+	})
+	res, err := r.Run(ctx, sandbox.Command{Args: []string{"go", "test", "-count=1", "./..."}, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("go test inside the sandbox with a seeded cache: %v", res.Duration)
+	if res.ExitCode != 0 || !strings.Contains(string(res.Stdout), "ok  \texample.com/seeded") {
+		t.Fatalf("exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	// The seed is read-only to the sandbox: its writes went to the tmpfs.
+	res, err = r.Run(ctx, sandbox.Command{Args: []string{"sh", "-c", "touch " + seedTarget + "/poison"}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "Read-only file system") {
+		t.Errorf("writing the seed: exit %d, %s", res.ExitCode, res.Stderr)
+	}
+}

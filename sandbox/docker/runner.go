@@ -58,6 +58,18 @@ type Config struct {
 	// verification: a cache that tested code could write is a cache that
 	// code could poison for the next run.
 	GoCacheDir string
+	// GoCacheSeed, when set, is a host build cache (the go command's own
+	// format) that commands read through GOCACHEPROG, read-only, with
+	// their writes going to the container's private tmpfs (ServeGoCache).
+	// Seed it with WarmGoCache on the base commit: a cache of bcode's own,
+	// not the user's GOCACHE, whose entries and test logs come from every
+	// other project the user built.
+	GoCacheSeed string
+	// GoCacheProg is the host command that serves ServeGoCache when run
+	// with "-lower DIR -upper DIR" appended (`bcode sandbox gocache`). Its
+	// executable is mounted read-only; it runs inside the container, as
+	// the go command's child. Needed with GoCacheSeed.
+	GoCacheProg []string
 	// Env is added to the sandbox's own base environment ("KEY=value").
 	Env []string
 	// Labels are added to every container, so Engine.Reap can find the
@@ -170,6 +182,14 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 		}
 		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.GoCacheDir, Target: gocache})
 	}
+	if cfg.GoCacheSeed != "" {
+		ms, env, err := goCacheProgMounts(cfg)
+		if err != nil {
+			return nil, err
+		}
+		r.mounts = append(r.mounts, ms...)
+		r.env = mergeEnv(r.env, env)
+	}
 	for _, m := range cfg.Toolchains {
 		if m.Source == "" || !filepath.IsAbs(m.Source) {
 			return nil, fmt.Errorf("docker runner: toolchain mount %q is not an absolute path", m.Source)
@@ -196,6 +216,37 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 	// The scratch directory itself is private (0700), which the container
 	// never needs to traverse: the engine binds the two entries by path.
 	return r, nil
+}
+
+// Where the GOCACHEPROG pieces appear inside the container.
+const (
+	seedTarget = "/opt/bcode/gocache-seed"
+	progDir    = "/opt/bcode/gocacheprog"
+	upperDir   = Home + "/.cache/go-prog"
+)
+
+// goCacheProgMounts mounts the seed cache and the cache program read-only
+// and points GOCACHEPROG at them.
+func goCacheProgMounts(cfg Config) ([]mount.Mount, []string, error) {
+	if len(cfg.GoCacheProg) == 0 || !filepath.IsAbs(cfg.GoCacheProg[0]) {
+		return nil, nil, errors.New("docker runner: GoCacheSeed needs GoCacheProg, the absolute path of a program serving the cache (bcode sandbox gocache)")
+	}
+	if fi, err := os.Stat(cfg.GoCacheSeed); err != nil || !fi.IsDir() {
+		return nil, nil, fmt.Errorf("docker runner: the Go cache seed %s is not a directory: %v", cfg.GoCacheSeed, err)
+	}
+	for _, a := range cfg.GoCacheProg {
+		if strings.ContainsAny(a, " \t'\"") {
+			return nil, nil, fmt.Errorf("docker runner: GoCacheProg argument %q has spaces or quotes; GOCACHEPROG splits on spaces", a)
+		}
+	}
+	exe := progDir + "/" + filepath.Base(cfg.GoCacheProg[0])
+	ms := []mount.Mount{
+		{Type: mount.TypeBind, Source: cfg.GoCacheSeed, Target: seedTarget, ReadOnly: true},
+		{Type: mount.TypeBind, Source: cfg.GoCacheProg[0], Target: exe, ReadOnly: true},
+	}
+	argv := append([]string{exe}, cfg.GoCacheProg[1:]...)
+	argv = append(argv, "-lower", seedTarget, "-upper", upperDir)
+	return ms, []string{"GOCACHEPROG=" + strings.Join(argv, " ")}, nil
 }
 
 // chooseUser picks the container's uid and gid (see Config.User).

@@ -28,13 +28,14 @@ func (m Mount) target() string {
 type GoEnv struct {
 	GOROOT     string
 	GOMODCACHE string
+	GOCACHE    string
 	GOVERSION  string
 }
 
 // HostGoEnv asks the host's go (first on PATH) for its GOROOT and module
 // cache, with the caller's own environment: these are the user's settings.
 func HostGoEnv(ctx context.Context) (GoEnv, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "-json", "GOROOT", "GOMODCACHE", "GOVERSION").Output()
+	out, err := exec.CommandContext(ctx, "go", "env", "-json", "GOROOT", "GOMODCACHE", "GOCACHE", "GOVERSION").Output()
 	if err != nil {
 		return GoEnv{}, fmt.Errorf("go env: %w (install Go from https://go.dev/dl and put it on PATH)", err)
 	}
