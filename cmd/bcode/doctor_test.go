@@ -146,3 +146,10 @@ func TestSandboxUsage(t *testing.T) {
 		t.Errorf("extra argument: exit %d", code)
 	}
 }
+
+func TestSandboxGoCacheCommand(t *testing.T) {
+	var e bytes.Buffer
+	if code := run([]string{"sandbox", "gocache"}, &bytes.Buffer{}, &e); code != 2 || !strings.Contains(e.String(), "-upper is required") {
+		t.Errorf("exit %d: %s", code, e.String())
+	}
+}

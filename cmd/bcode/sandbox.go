@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/ledger"
@@ -72,6 +73,9 @@ func lastSandboxImage(ctx context.Context, led *ledger.Ledger, ref string) (rec 
 }
 
 func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "gocache" {
+		return cmdSandboxGoCache(args[1:], stderr)
+	}
 	if len(args) == 0 || args[0] != "build" {
 		fmt.Fprintln(stderr, "usage: bcode sandbox build [--image REF] [--state DIR]")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
@@ -131,5 +135,28 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stdout, "built %s\n  image id  %s\n  rootfs    v%s, %d bytes\n  engine    Docker %s (API %s)\n  recorded  %s\n",
 		img.Ref, img.ID, img.Rootfs, img.Size, v.Engine, v.Negotiated, led.Path())
+	return 0
+}
+
+// cmdSandboxGoCache is `bcode sandbox gocache -lower DIR -upper DIR`: not
+// for people, but for the go command inside a sandbox container, which
+// runs it as GOCACHEPROG over stdin and stdout (docker.ServeGoCache). The
+// bcode binary is mounted read-only into the container for this.
+func cmdSandboxGoCache(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode sandbox gocache", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	lower := fs.String("lower", "", "the read-only seed build cache")
+	upper := fs.String("upper", "", "the writable build cache (the container's tmpfs)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *upper == "" {
+		fmt.Fprintln(stderr, "bcode sandbox gocache: -upper is required")
+		return 2
+	}
+	if err := docker.ServeGoCache(*lower, *upper, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintf(stderr, "bcode sandbox gocache: %v\n", err)
+		return 1
+	}
 	return 0
 }
