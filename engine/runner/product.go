@@ -116,3 +116,15 @@ func ResumeTask(ctx context.Context, e *task.Engine, id string, more engine.Budg
 	}
 	return r.Run(ctx, id)
 }
+
+// Available is nil when tasks can run in this build (an agent backend is
+// registered), else ErrNoAgentBackend. Whether a model answers is only known
+// when a run starts (ForTask probes it).
+func Available() error {
+	backendMu.Lock()
+	defer backendMu.Unlock()
+	if backend == nil {
+		return ErrNoAgentBackend
+	}
+	return nil
+}

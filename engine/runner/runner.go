@@ -68,7 +68,13 @@ var (
 
 // run is one Run's state.
 type run struct {
-	r        *Runner
+	r *Runner
+	// id, fence, owner and pid are the lease's, fixed for the run; lease
+	// itself is renewed by the heartbeat, so it is read under leaseMu.
+	id       string
+	fence    int64
+	owner    string
+	pid      int
 	lease    engine.Lease
 	leaseMu  sync.Mutex
 	t        *engine.Task
@@ -114,7 +120,8 @@ func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &run{r: r, lease: lease, phase: "starting", startSeq: startSeq}
+	s := &run{r: r, id: lease.TaskID, fence: lease.Fence, owner: lease.Owner, pid: lease.PID,
+		lease: lease, phase: "starting", startSeq: startSeq}
 	if err := s.announceRecovery(ctx); err != nil {
 		return nil, err
 	}
@@ -129,12 +136,12 @@ func (s *run) announceRecovery(ctx context.Context) error {
 	if s.r.OnEvent == nil {
 		return nil
 	}
-	evs, err := s.r.Engine.Ledger.Events(ctx, s.lease.TaskID, 0, 0)
+	evs, err := s.r.Engine.Ledger.Events(ctx, s.id, 0, 0)
 	if err != nil {
 		return err
 	}
 	for _, ev := range evs {
-		if ev.Fence == s.lease.Fence {
+		if ev.Fence == s.fence {
 			s.r.OnEvent(ev)
 		}
 	}
@@ -153,7 +160,7 @@ func (s *run) emit(ctx context.Context, kind string, data any) error {
 	if err != nil {
 		return err
 	}
-	ev := &engine.Event{TaskID: s.lease.TaskID, Kind: kind, Data: raw}
+	ev := &engine.Event{TaskID: s.id, Kind: kind, Data: raw}
 	if s.attempt != nil {
 		ev.Attempt = s.attempt.ID
 	}
@@ -177,21 +184,21 @@ func (s *run) work(parent context.Context) (*Result, error) {
 	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
 	var err error
-	if s.t, err = led.Task(ctx, s.lease.TaskID); err != nil {
-		led.Release(context.WithoutCancel(parent), s.lease)
+	if s.t, err = led.Task(ctx, s.id); err != nil {
+		led.Release(context.WithoutCancel(parent), s.curLease())
 		return nil, err
 	}
 	hbDone := make(chan struct{})
 	go s.heartbeat(ctx, stop, hbDone)
 	defer func() { stop(nil); <-hbDone }()
 
-	res := &Result{Fence: s.lease.Fence}
+	res := &Result{Fence: s.fence}
 	err = s.attempts(ctx, res)
 	if cause := context.Cause(ctx); err != nil && ctx.Err() != nil {
 		return s.stopped(parent, ctx, cause, res)
 	}
 	if errors.Is(err, engine.ErrFenced) {
-		return res, fmt.Errorf("task %s was taken over by another runner; this one stopped: %w", s.lease.TaskID, err)
+		return res, fmt.Errorf("task %s was taken over by another runner; this one stopped: %w", s.id, err)
 	}
 	if err != nil {
 		// An error the runner cannot handle: record it, park the task
@@ -275,8 +282,8 @@ func (s *run) attempts(ctx context.Context, res *Result) error {
 	if err := s.setTask(ctx, engine.TaskRunning, ""); err != nil {
 		return err
 	}
-	wtPath := s.r.Engine.WorktreePath(s.t.ID, s.lease.Fence)
-	if err := s.emit(ctx, task.EventStarted, map[string]any{"owner": s.lease.Owner, "pid": s.lease.PID, "fence": s.lease.Fence, "worktree": wtPath}); err != nil {
+	wtPath := s.r.Engine.WorktreePath(s.t.ID, s.fence)
+	if err := s.emit(ctx, task.EventStarted, map[string]any{"owner": s.owner, "pid": s.pid, "fence": s.fence, "worktree": wtPath}); err != nil {
 		return err
 	}
 	s.phase = "preparing the worktree"
@@ -436,7 +443,7 @@ func (s *run) checkpoint(ctx context.Context, tr TurnResult, interrupted bool) e
 	// the next holder's recovery.
 	cctx := context.WithoutCancel(ctx)
 	commit, parent, err := task.Commit(cctx, s.wt, s.t.Branch, subject,
-		task.Trailers{Task: s.t.ID, Attempt: s.attempt.Number, Turn: s.turn, Fence: s.lease.Fence})
+		task.Trailers{Task: s.t.ID, Attempt: s.attempt.Number, Turn: s.turn, Fence: s.fence})
 	if err != nil {
 		return err
 	}
@@ -522,7 +529,7 @@ func (s *run) finishAttempt(ctx context.Context, status engine.AttemptStatus, ve
 // closes the attempt as interrupted, records why and releases the lease.
 func (s *run) stopped(parent, ctx context.Context, cause error, res *Result) (*Result, error) {
 	if errors.Is(cause, errLeaseLost) {
-		return res, fmt.Errorf("task %s: %w; this runner stopped without writing", s.lease.TaskID, cause)
+		return res, fmt.Errorf("task %s: %w; this runner stopped without writing", s.id, cause)
 	}
 	timeout := s.r.CleanupTimeout
 	if timeout <= 0 {
