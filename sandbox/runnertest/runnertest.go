@@ -186,7 +186,11 @@ func (s *suite) timeoutKillsTree(t *testing.T) {
 	// direct child only sleeps. A runner that killed only the child would
 	// leave the heartbeat growing.
 	script := `(while :; do echo beat >> heartbeat; sleep 0.05; done) & sleep 120`
-	const timeout = 1500 * time.Millisecond
+	// The timeout covers starting the command too (a container's create
+	// and start take a second or more on a loaded machine), so it is set
+	// from what a trivial command costs on this runner right now.
+	startup := s.run(t, r, sandbox.Command{Dir: dir, Args: sh("exit 0"), Timeout: time.Minute}).Duration
+	timeout := time.Second + 3*startup
 	start := time.Now()
 	res, err := r.Run(context.Background(), sandbox.Command{Dir: dir, Args: sh(script), Timeout: timeout})
 	took := time.Since(start)
