@@ -278,3 +278,15 @@ func TestReap(t *testing.T) {
 		t.Error("the container is still there")
 	}
 }
+
+func TestMemoryLimitReported(t *testing.T) {
+	r := newTestRunner(t, t.TempDir(), func(c *Config) { c.MemoryBytes = 64 << 20 })
+	// 512 MiB of touched memory in a 64 MiB container.
+	res, err := r.Run(context.Background(), sandbox.Command{Args: []string{"python3", "-c", "b = bytearray(512 << 20)\nprint(len(b))"}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 137 || !strings.Contains(string(res.Stderr), "more than the sandbox's 64 MiB of memory") {
+		t.Errorf("exit %d, stderr %q", res.ExitCode, res.Stderr)
+	}
+}
