@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -133,7 +132,7 @@ func trustedEmptyDir(dir string, uid int) bool {
 	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o222 != 0 {
 		return false
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+	if owner, ok := fileOwner(fi); !ok || owner != uid {
 		return false
 	}
 	entries, err := os.ReadDir(dir)

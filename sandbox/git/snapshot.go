@@ -185,11 +185,14 @@ func copyIndex(src, dst string) (mtime [2]uint32, err error) {
 		return mtime, err
 	}
 	defer in.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(in.Fd()), &st); err != nil {
+	// ModTime is built from the same stat fields git reads (st_mtim on
+	// linux), so this is portable without changing what is compared.
+	fi, err := in.Stat()
+	if err != nil {
 		return mtime, err
 	}
-	mtime = [2]uint32{uint32(st.Mtim.Sec), uint32(st.Mtim.Nsec)}
+	mt := fi.ModTime()
+	mtime = [2]uint32{uint32(mt.Unix()), uint32(mt.Nanosecond())}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return mtime, err
@@ -202,14 +205,14 @@ func copyIndex(src, dst string) (mtime [2]uint32, err error) {
 }
 
 // statMatches compares what lstat says now with what the index recorded.
+// A platform whose stat data cannot be compared (see stat_*.go) never
+// matches, so every tracked file is hashed: slower, never wrong.
 func statMatches(e indexEntry, fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	st, ok := indexStat(fi)
 	if !ok {
 		return false
 	}
-	return uint32(st.Mtim.Sec) == e.mtimeS && uint32(st.Mtim.Nsec) == e.mtimeNS &&
-		uint32(st.Ctim.Sec) == e.ctimeS && uint32(st.Ctim.Nsec) == e.ctimeNS &&
-		uint32(st.Ino) == e.ino && uint32(st.Size) == e.size
+	return st == [6]uint32{e.mtimeS, e.mtimeNS, e.ctimeS, e.ctimeNS, e.ino, e.size}
 }
 
 // racy reports an entry whose file may have changed after git recorded it
