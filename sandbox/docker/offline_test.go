@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,5 +149,31 @@ func TestGoTestWithSeededCache(t *testing.T) {
 	}
 	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "Read-only file system") {
 		t.Errorf("writing the seed: exit %d, %s", res.ExitCode, res.Stderr)
+	}
+}
+
+// TestPytestInSandbox runs the system Python's pytest inside the sandbox,
+// as the gate does for Python repositories: the host's packages are there,
+// read-only, and the run needs no network.
+func TestPytestInSandbox(t *testing.T) {
+	requireDocker(t)
+	if err := exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run(); err != nil {
+		msg := "needs pytest for the system Python (apt-get install python3-pytest)"
+		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	wt := t.TempDir()
+	if err := os.WriteFile(filepath.Join(wt, "test_calc.py"), []byte("def test_add():\n    assert 1 + 1 == 2\n\ndef test_fails():\n    assert 1 + 1 == 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRunner(t, wt, nil)
+	res, err := r.Run(context.Background(), sandbox.Command{Args: []string{"python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 1 || !strings.Contains(string(res.Stdout), "1 failed, 1 passed") {
+		t.Errorf("pytest: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
 }

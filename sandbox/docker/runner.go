@@ -380,8 +380,13 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	}
 	// Cleanup must happen even when ctx is what ended the command.
 	bg := context.WithoutCancel(ctx)
+	stdout := &capped{limit: limit, tee: c.Stdout}
+	stderr := &capped{limit: limit, tee: c.Stderr}
 	created, err := r.e.cli.ContainerCreate(ctx, cc, hc, nil, nil, "")
 	if err != nil {
+		if ctx.Err() != nil { // the timeout or the caller ended it before it started
+			return r.ended(parent, start, stdout, stderr, -1)
+		}
 		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
 	}
 	id := created.ID
@@ -400,6 +405,9 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 
 	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: c.Stdin != nil, Stdout: true, Stderr: true})
 	if err != nil {
+		if ctx.Err() != nil {
+			return r.ended(parent, start, stdout, stderr, -1)
+		}
 		return sandbox.Result{}, fmt.Errorf("docker runner: attaching: %w", r.e.wrap(ctx, err))
 	}
 	defer hij.Close()
@@ -407,8 +415,6 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	defer stopWait()
 	waitC, waitErrC := r.e.cli.ContainerWait(waitCtx, id, container.WaitConditionNextExit)
 
-	stdout := &capped{limit: limit, tee: c.Stdout}
-	stderr := &capped{limit: limit, tee: c.Stderr}
 	copied := make(chan error, 1)
 	go func() {
 		_, err := stdcopy.StdCopy(stdout, stderr, hij.Reader)
@@ -417,7 +423,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 
 	if err := r.e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		if ctx.Err() != nil {
-			return r.ended(parent, ctx, start, stdout, stderr, -1)
+			return r.ended(parent, start, stdout, stderr, -1)
 		}
 		msg := err.Error()
 		if strings.Contains(msg, "executable file not found") || strings.Contains(msg, "no such file or directory") {
@@ -466,7 +472,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		if waitErr != nil {
 			return sandbox.Result{}, waitErr
 		}
-		return r.ended(parent, ctx, start, stdout, stderr, int(exit))
+		return r.ended(parent, start, stdout, stderr, int(exit))
 	}
 	if waitErr != nil {
 		return sandbox.Result{}, fmt.Errorf("docker runner: waiting for the container: %w", r.e.wrap(ctx, waitErr))
@@ -533,7 +539,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 }
 
 // ended reports a command that the timeout or the caller's ctx ended.
-func (r *Runner) ended(parent, ctx context.Context, start time.Time, stdout, stderr *capped, exit int) (sandbox.Result, error) {
+func (r *Runner) ended(parent context.Context, start time.Time, stdout, stderr *capped, exit int) (sandbox.Result, error) {
 	res := r.result(start, stdout, stderr, exit)
 	if parent.Err() == nil { // our own timeout, not the caller's cancellation
 		res.TimedOut = true

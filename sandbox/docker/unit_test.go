@@ -290,3 +290,15 @@ func TestMemoryLimitReported(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", res.ExitCode, res.Stderr)
 	}
 }
+
+// A timeout shorter than a container's start-up is still a timeout result,
+// not an error, whichever step it cuts short.
+func TestTimeoutBeforeStart(t *testing.T) {
+	r := newTestRunner(t, t.TempDir(), nil)
+	for _, d := range []time.Duration{time.Nanosecond, 50 * time.Millisecond, 300 * time.Millisecond} {
+		res, err := r.Run(context.Background(), sandbox.Command{Args: []string{"sleep", "30"}, Timeout: d})
+		if err != nil || !res.TimedOut {
+			t.Errorf("timeout %v: TimedOut=%v err=%v", d, res.TimedOut, err)
+		}
+	}
+}
