@@ -20,10 +20,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +78,7 @@ func Run(t *testing.T, newRunner func(t *testing.T) sandbox.Runner, opts Options
 		{"Dir", s.dir},
 		{"NotFound", s.notFound},
 		{"Stdin", s.stdin},
+		{"Interactive", s.interactive},
 		{"EmptyCommand", s.emptyCommand},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -335,6 +338,68 @@ func (s *suite) stdin(t *testing.T) {
 	res = s.run(t, r, sandbox.Command{Args: []string{"cat"}, Timeout: 30 * time.Second})
 	if res.TimedOut || res.ExitCode != 0 || len(res.Stdout) != 0 {
 		t.Errorf("%s: cat without stdin: TimedOut=%v exit=%d stdout=%q", r.Name(), res.TimedOut, res.ExitCode, res.Stdout)
+	}
+}
+
+// interactive holds a conversation over stdin and stdout: each answer must
+// arrive before the next question is written, as a stdio protocol (the
+// agent's JSON-RPC) needs.
+func (s *suite) interactive(t *testing.T) {
+	r := s.newRunner(t)
+	inR, inW := io.Pipe()
+	lines := make(chan string, 16)
+	out := &lineWriter{lines: lines}
+	done := make(chan error, 1)
+	var res sandbox.Result
+	go func() {
+		var err error
+		res, err = r.Run(context.Background(), sandbox.Command{Dir: s.opts.Dir(t), Args: sh(`while read -r l; do echo "got $l"; done; echo bye`), Stdin: inR, Stdout: out, Timeout: time.Minute})
+		done <- err
+	}()
+	for i := 0; i < 3; i++ {
+		q := "question " + strconv.Itoa(i)
+		if _, err := io.WriteString(inW, q+"\n"); err != nil {
+			t.Fatalf("%s: writing %q: %v", r.Name(), q, err)
+		}
+		select {
+		case got := <-lines:
+			if got != "got "+q {
+				t.Fatalf("%s: answer %q to %q", r.Name(), got, q)
+			}
+		case <-time.After(s.opts.Slack + 5*time.Second):
+			t.Fatalf("%s: no answer to %q while stdin stays open", r.Name(), q)
+		}
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("%s: %v", r.Name(), err)
+	}
+	if !strings.HasSuffix(string(res.Stdout), "got question 2\nbye\n") || res.ExitCode != 0 {
+		t.Errorf("%s: exit %d, stdout %q", r.Name(), res.ExitCode, res.Stdout)
+	}
+}
+
+// lineWriter sends each complete line written to it.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines chan string
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		select {
+		case w.lines <- string(w.buf[:i]):
+		default: // nobody is waiting for more lines
+		}
+		w.buf = w.buf[i+1:]
 	}
 }
 
