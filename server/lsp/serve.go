@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -89,7 +90,11 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, newHandler func(Client) 
 	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(codec{}))
 	cl := &client{conn: conn, d: protocol.ClientDispatcher(conn)}
 	h := newHandler(cl)
-	ps := &protoServer{h: h, closeConn: func() { go conn.Close() }}
+	// exit ends Serve at once: conn.Close waits for the read loop, which
+	// may sit in a read of stdin that only the client's end can finish.
+	exited := make(chan struct{})
+	var once sync.Once
+	ps := &protoServer{h: h, closeConn: func() { once.Do(func() { close(exited); go conn.Close() }) }}
 	// ServerHandler ignores its fallback handler and sends unknown methods
 	// to Server.Request as opaque values, so bcode's own methods are routed
 	// here, in front of it, where their raw params are still at hand.
@@ -97,8 +102,11 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, newHandler func(Client) 
 	conn.Go(ctx, protocol.CancelHandler(route(h, std, log)))
 	select {
 	case <-conn.Done():
+	case <-exited:
+		return nil
 	case <-ctx.Done():
-		conn.Close()
+		go conn.Close()
+		return nil
 	}
 	err := conn.Err()
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)) {

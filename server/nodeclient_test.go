@@ -1,0 +1,58 @@
+package server_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcode-dev/bcode/server/fake"
+)
+
+// TestNodeClient runs server/nodeclient's test: Node's
+// vscode-languageserver-protocol drives the built bcode-ls over stdio.
+func TestNodeClient(t *testing.T) {
+	needGo(t)
+	skip := func(why string) {
+		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node is not on PATH: install Node.js 20 (apt-get install nodejs npm)")
+	}
+	if _, err := os.Stat(filepath.Join("nodeclient", "node_modules", "vscode-languageserver-protocol")); err != nil {
+		skip("run npm ci in server/nodeclient to install vscode-languageserver-protocol")
+	}
+	bin := filepath.Join(t.TempDir(), "bcode-ls")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/bcode-ls").CombinedOutput(); err != nil {
+		t.Fatalf("building bcode-ls: %v\n%s", err, out)
+	}
+	dir := fake.Repo(t, fixture(t, "boundary.txtar"))
+	p := filepath.Join(dir, "price", "price.go")
+	src, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(src), "n >= 10", "n > 10", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "bcode-ls.test.mjs")
+	cmd.Dir = "nodeclient"
+	cmd.Env = append(os.Environ(), "BCODE_LS="+bin, "BCODE_REPO="+dir, "BCODE_STATE="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "pass 1") {
+		t.Fatalf("the node test did not pass:\n%s", out)
+	}
+	t.Logf("%s", out)
+}
