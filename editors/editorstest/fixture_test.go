@@ -2,6 +2,7 @@ package editorstest
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,4 +269,41 @@ func TestFixtureForDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("BCODE_STATE=%s/state BCODE_FIXTURE_REPO=%s/quota verified=%s failed=%s running=%s", out, out, f.Verified, f.Failed, f.Running)
+}
+
+// TestHelperAppendEvent is not a test: the client tests re-run this test
+// binary with BCODE_HELPER_APPEND_TASK set to append an event to a task in
+// the fixture ledger, the way a runner in the background would, so they can
+// watch bcode-ls turn it into bcode/taskChanged.
+func TestHelperAppendEvent(t *testing.T) {
+	id := os.Getenv("BCODE_HELPER_APPEND_TASK")
+	if id == "" {
+		t.Skip("helper for the client tests; runs only with BCODE_HELPER_APPEND_TASK set")
+	}
+	kind := os.Getenv("BCODE_HELPER_APPEND_KIND")
+	state := os.Getenv("BCODE_STATE")
+	if kind == "" || state == "" {
+		t.Fatal("BCODE_HELPER_APPEND_KIND and BCODE_STATE must be set")
+	}
+	ctx := context.Background()
+	led, err := ledger.Open(ctx, filepath.Join(state, "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	if _, err := led.Append(ctx, nil, &engine.Event{TaskID: id, Kind: kind}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendEventCommand is the command line (JSON array) that runs
+// TestHelperAppendEvent; the clients add the task and kind through env.
+func appendEventCommand(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal([]string{exe, "-test.run=^TestHelperAppendEvent$", "-test.count=1"})
+	return string(b)
 }
