@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -55,7 +57,7 @@ func (r *Runner) Name() string { return "host" }
 func (r *Runner) init() {
 	r.once.Do(func() {
 		if r.Home == "" {
-			d, err := os.MkdirTemp("", "bcode-home-")
+			d, err := sharedHome()
 			if err != nil {
 				r.homeErr = err
 				return
@@ -73,6 +75,24 @@ func (r *Runner) init() {
 		env = append(env, goCacheDefaults()...)
 		r.base = append(env, r.Extra...)
 	})
+}
+
+// sharedHome is one empty HOME per user for every command bcode runs on the
+// host: tools then read none of the user's dotfiles, and no directory is
+// left behind per run. It refuses a path another user could have planted.
+func sharedHome() (string, error) {
+	d := filepath.Join(os.TempDir(), fmt.Sprintf("bcode-home-%d", os.Getuid()))
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 || !ownedByMe(fi) {
+		return "", fmt.Errorf("%s is not a private directory of this user: remove it", d)
+	}
+	return d, nil
 }
 
 // goCacheDefaults pins GOCACHE, GOMODCACHE and GOPATH to the caller's
@@ -152,6 +172,9 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	cmd.Dir = c.Dir
 	cmd.Env = env
 	cmd.Stdin = c.Stdin
+	// A Stdin reader that never ends must not keep Run waiting after the
+	// process has exited.
+	cmd.WaitDelay = 2 * time.Second
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	setProcessGroup(cmd)

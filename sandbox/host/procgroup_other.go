@@ -2,7 +2,10 @@
 
 package host
 
-import "os/exec"
+import (
+	"io/fs"
+	"os/exec"
+)
 
 func setProcessGroup(*exec.Cmd) {}
 
@@ -11,3 +14,5 @@ func killGroup(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+func ownedByMe(fs.FileInfo) bool { return true }

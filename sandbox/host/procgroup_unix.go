@@ -3,6 +3,8 @@
 package host
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -19,4 +21,9 @@ func killGroup(cmd *exec.Cmd) {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }
