@@ -1,0 +1,554 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/server/lsp"
+)
+
+func init() {
+	register(benchmark{
+		name:    "lsp",
+		summary: "bcode-ls: code-action and bcode/tasks latency, resident memory on a large repo, save-to-diagnostics time",
+		run:     benchLSP,
+	})
+}
+
+// benchLSP drives a real bcode-ls child process over stdio, as an editor
+// does, and measures what a person feels: how fast code actions and the
+// task list answer, how much memory the server holds while serving a large
+// repository, and how long a save takes to turn into diagnostics.
+func benchLSP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode-bench lsp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	repo := fs.String("repo", "", "a large Go repository to serve (default: materialize --module)")
+	module := fs.String("module", "golang.org/x/sys v0.49.0 v0.50.0", "MODULE BASE HEAD to materialize when --repo is not given")
+	materialize := fs.String("materialize", "/work/shared/corpus/materialize", "the corpus materialize script")
+	serverPath := fs.String("server", "", "the bcode-ls binary (default: next to bcode-bench, else on PATH)")
+	n := fs.Int("n", 200, "requests per latency measurement")
+	saves := fs.Int("saves", 3, "saves timed on the small repository")
+	bigEvidence := fs.Duration("big-evidence", 0, "also time an evidence run on the large repository's change, giving up after this long (0: skip)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "bcode-bench lsp: "+format+"\n", a...)
+		return 1
+	}
+	ls, err := findLS(*serverPath)
+	if err != nil {
+		return fail("%v", err)
+	}
+	work, err := os.MkdirTemp("", "bcode-bench-lsp-")
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer os.RemoveAll(work)
+	if *repo == "" {
+		parts := strings.Fields(*module)
+		if len(parts) != 3 {
+			return fail("--module wants MODULE BASE HEAD, got %q", *module)
+		}
+		*repo = filepath.Join(work, "big")
+		fmt.Fprintf(stderr, "materializing %s\n", *module)
+		if out, err := exec.CommandContext(ctx, *materialize, parts[0], parts[1], parts[2], *repo).CombinedOutput(); err != nil {
+			return fail("materialize: %v\n%s", err, out)
+		}
+	}
+	lines, files := goLines(*repo)
+	state := filepath.Join(work, "state")
+	if err := seedTasks(ctx, state, *repo, 20); err != nil {
+		return fail("seeding the ledger: %v", err)
+	}
+
+	// The large repository: latency and memory.
+	srv, err := startLS(ctx, ls, state)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer srv.stop()
+	if err := srv.initialize(ctx, *repo); err != nil {
+		return fail("initialize: %v", err)
+	}
+	file := pickFile(*repo)
+	if file == "" {
+		return fail("no Go file in %s", *repo)
+	}
+	text, err := os.ReadFile(filepath.Join(*repo, file))
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := srv.conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{
+		URI: lsp.FileURI(filepath.Join(*repo, file)), LanguageID: "go", Version: 1, Text: string(text)}}); err != nil {
+		return fail("%v", err)
+	}
+	nLines := strings.Count(string(text), "\n") + 1
+	rng := rand.New(rand.NewPCG(1, 2))
+	caLat, err := measure(*n, func() error {
+		l := uint32(rng.IntN(nLines))
+		r := lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + uint32(rng.IntN(3))}}
+		var out []lsp.CodeAction
+		return srv.conn.Call(ctx, "textDocument/codeAction", map[string]any{
+			"textDocument": map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file))}, "range": r,
+			"context": map[string]any{"diagnostics": []any{}}}, &out)
+	})
+	if err != nil {
+		return fail("code actions: %v", err)
+	}
+	taskLat, err := measure(*n, func() error {
+		var out struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		}
+		if err := srv.conn.Call(ctx, "bcode/tasks", map[string]any{}, &out); err != nil {
+			return err
+		}
+		if len(out.Tasks) != 20 {
+			return fmt.Errorf("bcode/tasks listed %d tasks, want the 20 seeded", len(out.Tasks))
+		}
+		return nil
+	})
+	if err != nil {
+		return fail("bcode/tasks: %v", err)
+	}
+	packStart := time.Now()
+	var pack struct {
+		Total int `json:"total"`
+	}
+	l := uint32(nLines / 2)
+	if err := srv.conn.Call(ctx, "bcode/contextPack", map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file)),
+		"range": lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + 5}}}, &pack); err != nil {
+		return fail("bcode/contextPack: %v", err)
+	}
+	packTime := time.Since(packStart)
+	// Code actions while the index is warm and the server idle again.
+	caWarm, err := measure(*n, func() error {
+		l := uint32(rng.IntN(nLines))
+		var out []lsp.CodeAction
+		return srv.conn.Call(ctx, "textDocument/codeAction", map[string]any{
+			"textDocument": map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file))}, "range": lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l}},
+			"context": map[string]any{"diagnostics": []any{}}}, &out)
+	})
+	if err != nil {
+		return fail("code actions: %v", err)
+	}
+	rssIdle, hwm := srv.memory()
+
+	var bigRun time.Duration
+	var bigNote string
+	if *bigEvidence > 0 {
+		bctx, cancel := context.WithTimeout(ctx, *bigEvidence)
+		start := time.Now()
+		var rep struct {
+			State   string            `json:"state"`
+			Error   string            `json:"error"`
+			Mutants []json.RawMessage `json:"mutants"`
+		}
+		err := srv.conn.Call(bctx, "workspace/executeCommand", map[string]any{"command": "bcode.evidence.run", "arguments": []any{map[string]any{"base": "HEAD~1"}}}, nil)
+		if err == nil {
+			err = srv.conn.Call(bctx, "bcode/evidence", map[string]any{"wait": true}, &rep)
+		}
+		cancel()
+		bigRun = time.Since(start)
+		switch {
+		case err != nil:
+			bigNote = "did not finish: " + err.Error()
+		case rep.State != "done":
+			bigNote = rep.State + ": " + rep.Error
+		default:
+			bigNote = fmt.Sprintf("%d mutants", len(rep.Mutants))
+		}
+		_, hwm = srv.memory()
+	}
+
+	// Save to diagnostics on a small repository with a surviving mutant.
+	small := filepath.Join(work, "small")
+	if err := smallRepo(small); err != nil {
+		return fail("small repository: %v", err)
+	}
+	saveTimes, err := timeSaves(ctx, ls, state, small, *saves)
+	if err != nil {
+		return fail("save to diagnostics: %v", err)
+	}
+
+	fmt.Fprintf(stdout, "bcode-ls on %s: %d lines of Go in %d files (serving %s, %d lines)\n\n", *repo, lines, files, file, nLines)
+	fmt.Fprintln(stdout, "| measurement | p50 | p99 | n |")
+	fmt.Fprintln(stdout, "|---|---|---|---|")
+	row := func(name string, ds []time.Duration) {
+		fmt.Fprintf(stdout, "| %s | %s | %s | %d |\n", name, percentile(ds, 50), percentile(ds, 99), len(ds))
+	}
+	row("textDocument/codeAction (cold index)", caLat)
+	row("textDocument/codeAction (after a pack)", caWarm)
+	row("bcode/tasks (20 tasks)", taskLat)
+	row("save → diagnostics (small repo, warm cache)", saveTimes)
+	fmt.Fprintf(stdout, "\n| memory of bcode-ls | MiB |\n|---|---|\n| RSS serving the large repo (idle, after the requests and a pack) | %.1f |\n| peak RSS (VmHWM) | %.1f |\n", rssIdle, hwm)
+	fmt.Fprintf(stdout, "\nbcode/contextPack on the large repo (first, indexing it): %s, %d tokens\n", packTime.Round(time.Millisecond), pack.Total)
+	if *bigEvidence > 0 {
+		fmt.Fprintf(stdout, "evidence on the large repo's change (HEAD~1..HEAD): %s (%s)\n", bigRun.Round(time.Second), bigNote)
+	}
+	return 0
+}
+
+func findLS(flagPath string) (string, error) {
+	if flagPath != "" {
+		return flagPath, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "bcode-ls")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("bcode-ls"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("bcode-ls not found next to bcode-bench or on PATH: build it with `go build -o bin/ ./cmd/bcode-ls ./cmd/bcode-bench` or pass --server")
+}
+
+func measure(n int, f func() error) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(start))
+	}
+	return out, nil
+}
+
+func percentile(ds []time.Duration, p int) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	d := s[i]
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+func goLines(dir string) (lines, files int) {
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			b, err := os.ReadFile(p)
+			if err == nil {
+				files++
+				lines += strings.Count(string(b), "\n")
+			}
+		}
+		return nil
+	})
+	return lines, files
+}
+
+// pickFile is a changed non-test Go file of HEAD, else the largest one.
+func pickFile(dir string) string {
+	out, _ := exec.Command("git", "-C", dir, "diff", "--name-only", "HEAD~1", "HEAD", "--", "*.go").Output()
+	for _, f := range strings.Fields(string(out)) {
+		if !strings.HasSuffix(f, "_test.go") {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				return f
+			}
+		}
+	}
+	best, size := "", int64(0)
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			if fi, err := d.Info(); err == nil && fi.Size() > size && fi.Size() < 200<<10 {
+				best, size = p, fi.Size()
+			}
+		}
+		return nil
+	})
+	if best == "" {
+		return ""
+	}
+	rel, _ := filepath.Rel(dir, best)
+	return filepath.ToSlash(rel)
+}
+
+func seedTasks(ctx context.Context, state, repo string, n int) error {
+	led, err := ledger.Open(ctx, filepath.Join(state, "ledger.db"))
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	abs, _ := filepath.EvalSymlinks(repo)
+	if abs == "" {
+		abs = repo
+	}
+	for i := 0; i < n; i++ {
+		t := &engine.Task{ID: ledger.NewTaskID(), Repo: abs, Goal: fmt.Sprintf("benchmark task %d", i), Base: "HEAD", Status: engine.TaskQueued}
+		t.Branch = "bcode/" + t.ID
+		if err := led.CreateTask(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lsChild is a bcode-ls child process and the client end of its stdio.
+type lsChild struct {
+	cmd  *exec.Cmd
+	conn *lsp.ClientConn
+
+	mu      sync.Mutex
+	changed chan struct{}
+	diags   map[string][]lsp.Diagnostic
+}
+
+type childRWC struct {
+	io.Reader
+	io.WriteCloser
+}
+
+func startLS(ctx context.Context, path, state string, extra ...string) (*lsChild, error) {
+	cmd := exec.Command(path, append([]string{"--stdio"}, extra...)...)
+	cmd.Env = append(os.Environ(), "BCODE_STATE="+state)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %v", path, err)
+	}
+	c := &lsChild{cmd: cmd, changed: make(chan struct{}), diags: map[string][]lsp.Diagnostic{}}
+	c.conn = lsp.NewClientConn(ctx, childRWC{Reader: out, WriteCloser: in}, c)
+	return c, nil
+}
+
+func (c *lsChild) initialize(ctx context.Context, root string) error {
+	if err := c.conn.Call(ctx, "initialize", map[string]any{"processId": os.Getpid(), "rootUri": lsp.FileURI(root),
+		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": true}}}, nil); err != nil {
+		return err
+	}
+	return c.conn.Notify(ctx, "initialized", map[string]any{})
+}
+
+// memory reads the child's resident set and its peak, in MiB.
+func (c *lsChild) memory() (rss, hwm float64) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			hwm = kb / 1024
+		}
+	}
+	return rss, hwm
+}
+
+func (c *lsChild) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.conn.Call(ctx, "shutdown", nil, nil)
+	_ = c.conn.Notify(ctx, "exit", nil)
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
+	c.conn.Close()
+}
+
+func (c *lsChild) Notification(method string, params json.RawMessage) {
+	if method != "textDocument/publishDiagnostics" {
+		return
+	}
+	var p struct {
+		URI         string           `json:"uri"`
+		Diagnostics []lsp.Diagnostic `json:"diagnostics"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	c.mu.Lock()
+	c.diags[p.URI] = p.Diagnostics
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *lsChild) Request(method string, params json.RawMessage) (any, error) {
+	if method == "window/workDoneProgress/create" {
+		return nil, nil
+	}
+	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "the benchmark client does not handle %s", method)
+}
+
+// awaitDiags waits until uri's diagnostics satisfy cond.
+func (c *lsChild) awaitDiags(ctx context.Context, uri string, cond func([]lsp.Diagnostic) bool) error {
+	for {
+		c.mu.Lock()
+		ok := cond(c.diags[uri])
+		ch := c.changed
+		c.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+const smallGo = `package price
+
+// Discount returns the discount in percent for a basket of n items.
+func Discount(n int) int {
+	if n >= 10 {
+		return 5
+	}
+	return 0
+}
+`
+
+const smallTest = `package price
+
+import "testing"
+
+func TestDiscount(t *testing.T) {
+	if Discount(20) != 5 {
+		t.Fatal("20 items get 5%")
+	}
+	if Discount(1) != 0 {
+		t.Fatal("1 item gets nothing")
+	}
+}
+`
+
+func smallRepo(dir string) error {
+	files := map[string]string{"go.mod": "module example.com/shop\n\ngo 1.22\n", "price/price.go": smallGo, "price/price_test.go": smallTest}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@localhost", "commit", "-qm", "base"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return nil
+}
+
+// timeSaves alternates the file between a change with a surviving mutant
+// and no change, timing each save until the diagnostics show it. The first
+// run fills the baseline cache and is not counted.
+func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Duration, error) {
+	srv, err := startLS(ctx, ls, state, "--no-watch", "--debounce", "50ms")
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	if err := srv.initialize(ctx, dir); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(dir, "price", "price.go")
+	uri := lsp.FileURI(p)
+	if err := srv.conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{URI: uri, LanguageID: "go", Version: 1, Text: smallGo}}); err != nil {
+		return nil, err
+	}
+	changed := strings.Replace(smallGo, "n >= 10", "n > 10", 1)
+	hasWarning := func(ds []lsp.Diagnostic) bool {
+		for _, d := range ds {
+			if d.Severity == lsp.SeverityWarning {
+				return true
+			}
+		}
+		return false
+	}
+	var out []time.Duration
+	version := int32(1)
+	for i := 0; i <= 2*n; i++ {
+		text, want := changed, true
+		if i%2 == 1 {
+			text, want = smallGo, false
+		}
+		version++
+		if err := srv.conn.Notify(ctx, "textDocument/didChange", map[string]any{
+			"textDocument": map[string]any{"uri": uri, "version": version}, "contentChanges": []map[string]any{{"text": text}}}); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := srv.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}}); err != nil {
+			return nil, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		err := srv.awaitDiags(wctx, uri, func(ds []lsp.Diagnostic) bool { return hasWarning(ds) == want })
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("save %d: %v", i, err)
+		}
+		if i > 0 && want {
+			out = append(out, time.Since(start))
+		}
+		// Let the run finish before the next save, so each save is timed
+		// alone (a newer save would cancel it).
+		var rep json.RawMessage
+		if err := srv.conn.Call(ctx, "bcode/evidence", map[string]any{"wait": true}, &rep); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
