@@ -272,15 +272,20 @@ func goLines(dir string) (lines, files int) {
 	return lines, files
 }
 
-// pickFile is a changed non-test Go file of HEAD, else the largest one.
+// pickFile is the largest changed non-test Go file of HEAD when it is a
+// real file (over 8 KiB), else the largest Go file under 200 KiB.
 func pickFile(dir string) string {
 	out, _ := exec.Command("git", "-C", dir, "diff", "--name-only", "HEAD~1", "HEAD", "--", "*.go").Output()
+	changed, csize := "", int64(0)
 	for _, f := range strings.Fields(string(out)) {
 		if !strings.HasSuffix(f, "_test.go") {
-			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-				return f
+			if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.Size() > csize && fi.Size() < 200<<10 {
+				changed, csize = f, fi.Size()
 			}
 		}
+	}
+	if csize > 8<<10 {
+		return changed // the largest changed file, if it is not a stub
 	}
 	best, size := "", int64(0)
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
