@@ -44,15 +44,15 @@ func (s *Server) TaskCreate(ctx context.Context, a command.TaskCreateArgs) (comm
 	} else if a.Range != nil {
 		return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "%s: a range needs the uri of its document", command.TaskCreate)
 	}
-	if err := s.tasks.Available(); err != nil {
-		return command.TaskResult{}, taskError(err)
-	}
 	t, err := s.tasks.Create(ctx, root, req)
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
 	s.notifyTask(ctx, t, "task.created")
 	if a.Run {
+		if err := s.tasks.CanRun(); err != nil {
+			return command.TaskResult{ID: t.ID, Status: string(t.Status), Message: "created, not started: " + err.Error()}, nil
+		}
 		s.startTask(t.ID, false)
 		return command.TaskResult{ID: t.ID, Status: string(engine.TaskRunning), Message: "created and started"}, nil
 	}
@@ -100,7 +100,7 @@ func (s *Server) TaskRun(ctx context.Context, a command.TaskIDArgs) (command.Tas
 	if err != nil {
 		return command.TaskResult{}, err
 	}
-	if err := s.tasks.Available(); err != nil {
+	if err := s.tasks.CanRun(); err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
 	s.startTask(t.ID, false)
@@ -120,7 +120,7 @@ func (s *Server) TaskResume(ctx context.Context, a command.TaskIDArgs) (command.
 	if err != nil {
 		return command.TaskResult{}, err
 	}
-	if err := s.tasks.Available(); err != nil {
+	if err := s.tasks.CanRun(); err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
 	s.startTask(t.ID, true)
@@ -147,9 +147,6 @@ func (s *Server) TaskReject(ctx context.Context, a command.TaskIDArgs) (command.
 func (s *Server) finishTask(ctx context.Context, id, kind string, op func(context.Context, string) error) (command.TaskResult, error) {
 	if _, err := s.task(ctx, id); err != nil {
 		return command.TaskResult{}, err
-	}
-	if err := s.tasks.Available(); err != nil {
-		return command.TaskResult{}, taskError(err)
 	}
 	if err := op(ctx, id); err != nil {
 		return command.TaskResult{}, taskError(err)
@@ -182,8 +179,6 @@ func taskError(err error) error {
 		return err
 	case errors.Is(err, engine.ErrNotFound):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v: list the workspace's tasks with bcode/tasks", err)
-	case errors.Is(err, ErrNoTaskEngine):
-		return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
 	}
 	return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
 }

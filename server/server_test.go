@@ -276,17 +276,14 @@ func TestEvidenceInTheEditor(t *testing.T) {
 		as, _ := e.CodeActions(ctx, file, survivor.Range, []lsp.Diagnostic{survivor})
 		add := find(as, command.TitleAddTest)
 		var res command.TaskResult
-		err := e.Execute(ctx, *add.Command, &res)
-		var le *lsp.Error
-		if errors.As(err, &le) {
-			// Until the task engine is wired in the command must say so.
-			if le.Code != lsp.CodeRequestFailed || !strings.Contains(le.Message, "engine/task") {
-				t.Fatalf("error %v does not say the task engine is missing", err)
-			}
-			return
-		}
-		if err != nil {
+		if err := e.Execute(ctx, *add.Command, &res); err != nil {
 			t.Fatal(err)
+		}
+		if res.Status != "queued" {
+			t.Errorf("new task status %q, want queued", res.Status)
+		}
+		if n := e.Notifications(server.MethodTaskChanged); len(n) == 0 {
+			t.Errorf("no bcode/taskChanged after creating a task")
 		}
 		var detail server.TaskDetail
 		if err := e.Conn.Call(ctx, server.MethodTask, map[string]any{"id": res.ID}, &detail); err != nil {
@@ -548,17 +545,25 @@ func TestTasksAndPacks(t *testing.T) {
 		t.Errorf("bcode/task = %+v", detail)
 	}
 
-	// Lifecycle commands on it: a clear error while engine/task is absent.
-	for _, c := range []string{command.TaskRun, command.TaskCancel, command.TaskReject} {
-		err := e.Execute(ctx, command.New("", c, command.TaskIDArgs{ID: task.ID}), nil)
-		var le *lsp.Error
-		if errors.As(err, &le) && le.Code == lsp.CodeRequestFailed && strings.Contains(le.Message, "engine/task") {
-			continue
-		}
-		if err == nil {
-			continue // the task engine is wired in: the command ran
-		}
-		t.Errorf("%s: %v", c, err)
+	// Run: this build has no agent backend yet, and says so at once.
+	err = e.Execute(ctx, command.New("", command.TaskRun, command.TaskIDArgs{ID: task.ID}), nil)
+	var le *lsp.Error
+	if err != nil && (!errors.As(err, &le) || le.Code != lsp.CodeRequestFailed || !strings.Contains(le.Message, "agent")) {
+		t.Errorf("task run: %v, want a request error naming the missing agent", err)
+	}
+	// Cancel and reject go through engine/task and land in the ledger.
+	var res command.TaskResult
+	if err := e.Execute(ctx, command.New("", command.TaskCancel, command.TaskIDArgs{ID: task.ID}), &res); err != nil || res.Status != "cancelled" {
+		t.Errorf("cancel: %+v %v", res, err)
+	}
+	if err := e.Execute(ctx, command.New("", command.TaskReject, command.TaskIDArgs{ID: task.ID}), &res); err != nil || res.Status != "rejected" {
+		t.Errorf("reject: %+v %v", res, err)
+	}
+	if err := e.Execute(ctx, command.New("", command.TaskAccept, command.TaskAcceptArgs{ID: task.ID}), nil); !errors.As(err, &le) || le.Code != lsp.CodeRequestFailed {
+		t.Errorf("accepting a rejected task: %v, want a request error", err)
+	}
+	if got := e.Notifications(server.MethodTaskChanged); len(got) < 2 {
+		t.Errorf("bcode/taskChanged sent %d times for cancel and reject", len(got))
 	}
 
 	// Pack preview: shown on a bcode-pack: URI, served by both content routes.

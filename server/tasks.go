@@ -2,13 +2,14 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -17,9 +18,10 @@ import (
 // reject) belongs to the task engine, which must do exactly what `bcode
 // task ...` does.
 type TaskEngine interface {
-	// Available is nil when the lifecycle operations work, else an error
-	// saying what is missing and how to get it.
-	Available() error
+	// CanRun is nil when Run and Resume can work in this build, else an
+	// error saying what is missing and how to get it; checked before a run
+	// is started in the background, so the request itself fails clearly.
+	CanRun() error
 	List(ctx context.Context, repo string) ([]engine.Task, error)
 	Get(ctx context.Context, id string) (*engine.Task, error)
 	Attempts(ctx context.Context, id string) ([]engine.Attempt, error)
@@ -44,13 +46,9 @@ type TaskRequest struct {
 	Base      string // "" = the default base
 }
 
-// ErrNoTaskEngine is what the task lifecycle commands answer while this
-// build has no task engine wired in: a clear error, never a pretend result.
-var ErrNoTaskEngine = errors.New("the task engine (engine/task: create, run, resume, cancel, accept, reject) is not part of this bcode-ls build yet; " +
-	"tasks recorded by `bcode task` are still listed by bcode/tasks and bcode/task. Rebuild bcode-ls from a tree that has engine/task to run tasks from the editor")
-
-// ledgerTasks reads tasks from the ledger in the state dir. The lifecycle
-// operations answer ErrNoTaskEngine.
+// ledgerTasks is the task engine over the ledger in the state dir: reads
+// straight from the ledger (never creating it), the lifecycle through
+// engine/task and engine/runner, exactly as `bcode task ...` does.
 type ledgerTasks struct {
 	Path string // "" = ledger.DefaultPath()
 
@@ -95,8 +93,6 @@ func (t *ledgerTasks) exists() bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
-
-func (t *ledgerTasks) Available() error { return ErrNoTaskEngine }
 
 func (t *ledgerTasks) List(ctx context.Context, repo string) ([]engine.Task, error) {
 	if !t.exists() {
@@ -153,14 +149,74 @@ func (t *ledgerTasks) Verifications(ctx context.Context, repo string, limit int)
 	return l.Verifications(ctx, repo, limit)
 }
 
-func (t *ledgerTasks) Create(context.Context, string, TaskRequest) (*engine.Task, error) {
-	return nil, ErrNoTaskEngine
+// by names who did a lifecycle operation, in the ledger's events.
+const by = "bcode-ls"
+
+func (t *ledgerTasks) engine(ctx context.Context) (*task.Engine, error) {
+	l, err := t.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return task.New(l), nil
 }
-func (t *ledgerTasks) Run(context.Context, string, verify.Progress) error    { return ErrNoTaskEngine }
-func (t *ledgerTasks) Resume(context.Context, string, verify.Progress) error { return ErrNoTaskEngine }
-func (t *ledgerTasks) Cancel(context.Context, string) error                  { return ErrNoTaskEngine }
-func (t *ledgerTasks) Accept(context.Context, string, bool) error            { return ErrNoTaskEngine }
-func (t *ledgerTasks) Reject(context.Context, string) error                  { return ErrNoTaskEngine }
+
+func (t *ledgerTasks) CanRun() error { return runner.Available() }
+
+func (t *ledgerTasks) Create(ctx context.Context, repo string, req TaskRequest) (*engine.Task, error) {
+	e, err := t.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := task.CreateInput{Repo: repo, Goal: req.Goal, Base: req.Base, Criteria: req.Criteria}
+	if req.Selection != nil {
+		in.Selection = &task.Range{File: req.Selection.File, StartLine: req.Selection.StartLine, EndLine: req.Selection.EndLine}
+	}
+	return e.Create(ctx, in)
+}
+
+func (t *ledgerTasks) Run(ctx context.Context, id string, p verify.Progress) error {
+	e, err := t.engine(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = runner.RunTask(ctx, e, id, runner.Options{Progress: p})
+	return err
+}
+
+func (t *ledgerTasks) Resume(ctx context.Context, id string, p verify.Progress) error {
+	e, err := t.engine(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = runner.ResumeTask(ctx, e, id, engine.Budgets{}, runner.Options{Progress: p})
+	return err
+}
+
+func (t *ledgerTasks) Cancel(ctx context.Context, id string) error {
+	e, err := t.engine(ctx)
+	if err != nil {
+		return err
+	}
+	return e.Cancel(ctx, id, by)
+}
+
+func (t *ledgerTasks) Accept(ctx context.Context, id string, force bool) error {
+	e, err := t.engine(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = e.Accept(ctx, id, task.AcceptOptions{Force: force, By: by})
+	return err
+}
+
+func (t *ledgerTasks) Reject(ctx context.Context, id string) error {
+	e, err := t.engine(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = e.Reject(ctx, id, by)
+	return err
+}
 
 // Close closes the ledger if it was opened.
 func (t *ledgerTasks) Close() error {
