@@ -297,8 +297,14 @@ func mutantDiff(m mutate.Mutant, src string) (string, error) {
 		return "", fmt.Errorf("mutant %s does not match the source of %s any more: run evidence again", m.ID, m.File)
 	}
 	mutated := src[:from] + m.Mutated + src[to:]
-	oldLines := strings.SplitAfter(src, "\n")
-	newLines := strings.SplitAfter(mutated, "\n")
+	lines := func(s string) []string {
+		l := strings.SplitAfter(s, "\n")
+		if len(l) > 0 && l[len(l)-1] == "" {
+			l = l[:len(l)-1] // the text ends with a newline, not an empty line
+		}
+		return l
+	}
+	oldLines, newLines := lines(src), lines(mutated)
 	first := m.Line - 1
 	lastOld := m.EndLine - 1
 	lastNew := lastOld + strings.Count(m.Mutated, "\n") - strings.Count(m.Original, "\n")
