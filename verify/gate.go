@@ -184,7 +184,7 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	t0 = time.Now()
 	var control []Test
 	for _, t := range tests {
-		if summarize(baseRes[t.ID()]).Outcome == Fail {
+		if summarize(baseRes[t.ID()]).Outcome == Fail && existedOnBase(t, change) {
 			control = append(control, t)
 		}
 	}
@@ -506,6 +506,26 @@ func summarize(runs []TestResult) TestResult {
 		out.Detail = fmt.Sprintf("%d runs disagreed: %s", len(runs), firstLine(out.Detail))
 	}
 	return out
+}
+
+// existedOnBase reports whether t may have existed on the base, so that a
+// control run of its base version means something. A test in a file the
+// change adds, or whose name its base file never mentions, is new: running
+// it on the untouched base would only find it missing (a new package does
+// not even build there), which says nothing about the base being broken.
+func existedOnBase(t Test, change *Change) bool {
+	f, ok := change.File(t.File)
+	if !ok || f.Status == Added || f.Base == nil {
+		return false
+	}
+	name := t.Name
+	if i := strings.Index(name, "/"); i >= 0 { // Go subtest: its top-level test
+		name = name[:i]
+	}
+	if i := strings.LastIndex(name, "::"); i >= 0 { // pytest method: the method name
+		name = name[i+2:]
+	}
+	return strings.Contains(string(f.Base), name)
 }
 
 func (g *Gate) progress() Progress {

@@ -182,3 +182,27 @@ func TestGateVerdicts(t *testing.T) {
 		})
 	}
 }
+
+func TestExistedOnBase(t *testing.T) {
+	change := &Change{Files: []FileChange{
+		{Path: "new/x_test.go", Status: Added, Head: []byte("func TestNew(t *testing.T) {}")},
+		{Path: "old/y_test.go", Status: Modified, Base: []byte("func TestOld(t *testing.T) {}"), Head: []byte("func TestOld(t *testing.T) {}\nfunc TestAdded(t *testing.T) {}")},
+		{Path: "tests/test_z.py", Status: Modified, Base: []byte("class TestC:\n    def test_m(self): pass\n"), Head: []byte("")},
+	}}
+	cases := []struct {
+		test Test
+		want bool
+	}{
+		{Test{File: "new/x_test.go", Name: "TestNew"}, false},       // a file the change adds
+		{Test{File: "old/y_test.go", Name: "TestAdded"}, false},     // the base file never names it
+		{Test{File: "old/y_test.go", Name: "TestOld"}, true},        // a modified test
+		{Test{File: "old/y_test.go", Name: "TestOld/case_1"}, true}, // its subtest
+		{Test{File: "tests/test_z.py", Name: "TestC::test_m"}, true},
+		{Test{File: "missing.go", Name: "TestGone"}, false},
+	}
+	for _, c := range cases {
+		if got := existedOnBase(c.test, change); got != c.want {
+			t.Errorf("existedOnBase(%s %s) = %v, want %v", c.test.File, c.test.Name, got, c.want)
+		}
+	}
+}

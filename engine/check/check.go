@@ -56,15 +56,30 @@ type Options struct {
 // error is non-nil only when nothing could be reported at all.
 func Run(ctx context.Context, o Options) (*verify.Report, error) {
 	start := time.Now()
+	rep, err := run(ctx, o)
+	if rep == nil {
+		return nil, err
+	}
+	rep.DurationMS = time.Since(start).Milliseconds()
+	// Every run is recorded, including those that ended in an error before
+	// any test ran: "why did check say error yesterday" is a fair question.
+	if o.Recorder != nil && ctx.Err() == nil {
+		if rerr := record(ctx, o, rep); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return rep, err
+}
+
+func run(ctx context.Context, o Options) (*verify.Report, error) {
 	fail := func(err error) *verify.Report {
 		return &verify.Report{
 			Verdict: verify.Error,
 			Reasons: []verify.Reason{{Code: verify.ReasonEnvironment, Message: err.Error()}},
-			Base:    o.Base, Head: o.Head,
+			Repo:    o.Repo, Base: o.Base, Head: o.Head,
 			Tests: []verify.TestReport{}, Tamper: []verify.Finding{},
-			Suite:      verify.SuiteReport{Targeted: verify.SuiteResult{Outcome: verify.NotRun}, Full: verify.SuiteResult{Outcome: verify.NotRun}},
-			Timings:    map[string]int64{},
-			DurationMS: time.Since(start).Milliseconds(),
+			Suite:   verify.SuiteReport{Targeted: verify.SuiteResult{Outcome: verify.NotRun}, Full: verify.SuiteResult{Outcome: verify.NotRun}},
+			Timings: map[string]int64{},
 		}
 	}
 	repo, err := git.Open(ctx, o.Repo)
@@ -73,7 +88,9 @@ func Run(ctx context.Context, o Options) (*verify.Report, error) {
 	}
 	change, err := gitchange.Load(ctx, repo, o.Base, o.Head)
 	if err != nil {
-		return fail(err), nil
+		rep := fail(err)
+		rep.Repo = repo.Dir
+		return rep, nil
 	}
 	defer change.Workspace.Close()
 
@@ -102,17 +119,8 @@ func Run(ctx context.Context, o Options) (*verify.Report, error) {
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
 		rep.Repo = repo.Dir
-		rep.DurationMS = time.Since(start).Milliseconds()
 	}
-	if err != nil {
-		return rep, err
-	}
-	if o.Recorder != nil {
-		if rerr := record(ctx, o, rep); rerr != nil {
-			return rep, rerr
-		}
-	}
-	return rep, nil
+	return rep, err
 }
 
 // BaseConfig reads .bcode/config.toml from the base commit: the head's copy
