@@ -221,7 +221,7 @@ func newFixtureAt(t *testing.T, dir string) *Fixture {
 		return tk.ID
 	}
 	f.Verified = task("Add a test for the boundary of Allowed at the limit", engine.TaskVerified, "verified", "",
-		"attempt.started", "check.finished")
+		"attempt.started")
 	f.Failed = task("Make Allowed count bursts", engine.TaskFailed, "unverified", "the new test passes on the base commit too, so it proves nothing",
 		"attempt.started", "check.finished", "attempt.finished")
 	f.Running = task("Document quota semantics", engine.TaskRunning, "", "", "attempt.started")
@@ -234,6 +234,12 @@ func newFixtureAt(t *testing.T, dir string) *Fixture {
 	write("quota/boundary_test.go", boundaryTest)
 	git("add", "-A")
 	git("commit", "-q", "-m", "quota: pin the boundary of Allowed")
+	// The gate's verdict on exactly that commit, as the runner records it:
+	// what engine/task's Accept checks before it lands a task.
+	data, _ := json.Marshal(map[string]string{"head": git("rev-parse", "HEAD"), "verdict": "verified"})
+	if _, err := led.Append(ctx, nil, &engine.Event{TaskID: f.Verified, Kind: "check.finished", Data: data, At: at.Add(time.Hour)}); err != nil {
+		t.Fatalf("seeding the verified check: %v", err)
+	}
 	git("checkout", "-q", "main")
 
 	// The user's own change, not committed: evidence runs on it.

@@ -1,0 +1,34 @@
+package editorstest
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNeovimPlugin runs nvim-plugin/tests headless against the real
+// bcode-ls on the fixture repository: attach, diagnostics for the surviving
+// mutant, and each command.
+func TestNeovimPlugin(t *testing.T) {
+	_, err := exec.LookPath("nvim")
+	need(t, err == nil, "nvim", "apt-get install neovim")
+	ls := bcodeLS(t)
+	f := NewFixture(t)
+	dir := filepath.Join(repoRoot(t), "nvim-plugin")
+	cmd := exec.Command("nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", "luafile tests/run.lua")
+	cmd.Dir = dir
+	cmd.Env = append(f.Env(ls), "BCODE_APPEND_EVENT_CMD="+appendEventCommand(t))
+	out, err := cmd.CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "# pass") {
+			t.Log(l)
+		}
+	}
+	if err != nil {
+		t.Fatalf("nvim tests failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), " fail 0 ") {
+		t.Fatalf("no test summary from nvim:\n%s", out)
+	}
+}

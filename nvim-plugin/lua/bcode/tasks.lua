@@ -1,0 +1,253 @@
+-- :BcodeTasks, a scratch buffer listing the workspace's tasks with keys to
+-- accept, reject, resume, cancel and see a task's diff and events; and
+-- :BcodeTask, a task from a selection.
+local config = require('bcode.config')
+local lsp = require('bcode.lsp')
+local ui = require('bcode.ui')
+
+local M = {}
+
+-- The list buffer (one at a time) and the tasks shown in it, by line.
+local state = { buf = nil, tasks = {}, first = 3 }
+
+local function err_text(err)
+  return type(err) == 'table' and (err.message or vim.inspect(err)) or tostring(err)
+end
+
+--- line is how one task reads in the list.
+function M.line(t)
+  local last = t.lastEvent and t.lastEvent.kind or ''
+  local verdict = (t.verdict and t.verdict ~= t.status) and t.verdict or ''
+  return ('%-10s  %-9s  %-10s  %-16s  %s'):format(t.id, t.status, verdict, last, t.goal)
+end
+
+local function render()
+  local buf = state.buf
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then return end
+  local k = config.options.keys
+  local lines = {
+    ('bcode tasks   %s accept  %s reject  %s resume  %s cancel  %s diff  %s events  %s refresh  %s help'):format(
+      k.accept, k.reject, k.resume, k.cancel, k.diff, k.events, k.refresh, k.help),
+    ('%-10s  %-9s  %-10s  %-16s  %s'):format('ID', 'STATUS', 'VERDICT', 'LAST EVENT', 'GOAL'),
+  }
+  for _, t in ipairs(state.tasks) do lines[#lines + 1] = M.line(t) end
+  if #state.tasks == 0 then lines[#lines + 1] = '(no tasks in this workspace: create one with :BcodeTask on a selection)' end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+end
+
+--- refresh fetches bcode/tasks into the list buffer; cb() runs after.
+function M.refresh(cb)
+  lsp.request('bcode/tasks', vim.empty_dict(), function(err, result)
+    if err then
+      lsp.notify('bcode/tasks failed: ' .. err_text(err), vim.log.levels.ERROR)
+    else
+      state.tasks = result.tasks or {}
+      render()
+    end
+    if cb then cb(err) end
+  end)
+end
+
+local function current()
+  local row = vim.api.nvim_win_get_cursor(0)[1]
+  return state.tasks[row - state.first + 1]
+end
+
+local function git(repo, args)
+  local cmd = { 'git', '-C', repo }
+  vim.list_extend(cmd, args)
+  local out = vim.fn.systemlist(cmd)
+  return out, vim.v.shell_error
+end
+
+--- accept_message is the confirmation: what happens to the current branch
+--- (engine/task's Accept: fast-forward when the branch has not moved since
+--- the task's base, else cherry-pick; never a push; refused when dirty).
+function M.accept_message(task)
+  local repo, base, branch = task.repo, task.base, task.branch
+  local head = git(repo, { 'rev-parse', 'HEAD' })[1] or ''
+  local name, code = git(repo, { 'symbolic-ref', '--short', '-q', 'HEAD' })
+  local where = (code == 0 and name[1]) and ('your current branch ' .. name[1]) or ('your detached HEAD ' .. head:sub(1, 7))
+  local n = tonumber(git(repo, { 'rev-list', '--count', base .. '..' .. branch })[1]) or 0
+  local commits = n .. (n == 1 and ' commit' or ' commits')
+  local how
+  if head == base then
+    how = ('%s will be fast-forwarded to %s (%s).'):format(where, branch, commits)
+  else
+    how = ('the %s of %s will be cherry-picked onto %s, which moved since the base %s.'):format(commits, branch, where, base:sub(1, 7))
+  end
+  local dirty = #git(repo, { 'status', '--porcelain', '--untracked-files=no' }) > 0
+  local msg = ('Accept task %s?\n%s\nNothing is pushed.'):format(task.id, how)
+  if dirty then msg = msg .. '\nYour working tree has uncommitted changes: bcode will refuse until you commit or stash them.' end
+  return msg, dirty
+end
+
+-- confirm is vim.fn.confirm, replaceable by tests.
+M.confirm = function(msg, choices) return vim.fn.confirm(msg, choices, 2) end
+
+local function lifecycle(cmd, t, done)
+  lsp.command(cmd, { id = t.id }, function(err, r)
+    if err then
+      lsp.notify(cmd .. ' ' .. t.id .. ': ' .. err_text(err), vim.log.levels.ERROR)
+    else
+      lsp.notify(('task %s is %s%s'):format(r.id, r.status, r.message and (': ' .. r.message) or ''))
+      M.refresh()
+    end
+    if done then done(err, r) end
+  end)
+end
+
+local function detail(id, cb)
+  lsp.request('bcode/task', { id = id }, function(err, d)
+    if err then
+      lsp.notify('bcode/task ' .. id .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    cb(d)
+  end)
+end
+
+function M.accept(t, done)
+  t = t or current()
+  if not t then return end
+  if t.status ~= 'verified' then
+    lsp.notify(('task %s is %s, not verified: only a verified task can be accepted'):format(t.id, t.status), vim.log.levels.WARN)
+    return
+  end
+  detail(t.id, function(d)
+    local msg, dirty = M.accept_message(d.task)
+    if dirty then
+      lsp.notify(msg, vim.log.levels.ERROR)
+      return
+    end
+    if config.options.confirm and M.confirm(msg, '&Accept\n&Cancel') ~= 1 then return end
+    lifecycle('bcode.task.accept', t, done)
+  end)
+end
+
+function M.reject(t, done)
+  t = t or current()
+  if not t then return end
+  local msg = ('Reject task %s? Its work on %s is thrown away; your branch is not touched.'):format(t.id, t.branch)
+  if config.options.confirm and M.confirm(msg, '&Reject\n&Cancel') ~= 1 then return end
+  lifecycle('bcode.task.reject', t, done)
+end
+
+function M.resume(t, done) t = t or current(); if t then lifecycle('bcode.task.resume', t, done) end end
+function M.cancel(t, done) t = t or current(); if t then lifecycle('bcode.task.cancel', t, done) end end
+
+--- diff opens the task's change (base..branch) in a new tab, one file after
+--- another, as a diff buffer.
+function M.diff(t)
+  t = t or current()
+  if not t then return end
+  detail(t.id, function(d)
+    local out, code = git(d.task.repo, { 'diff', '--no-color', '--no-ext-diff', d.task.base, d.task.branch, '--' })
+    if code ~= 0 then
+      lsp.notify(('cannot diff %s against its base %s: %s'):format(d.task.branch, d.task.base:sub(1, 7), table.concat(out, ' ')), vim.log.levels.ERROR)
+      return
+    end
+    vim.cmd('tabnew')
+    local buf = ui.scratch(table.concat(out, '\n'), 'bcode://task/' .. t.id .. '/diff', 'diff')
+    vim.api.nvim_win_set_buf(0, buf)
+  end)
+end
+
+--- events shows the task's detail and events in a split.
+function M.events(t)
+  t = t or current()
+  if not t then return end
+  detail(t.id, function(d)
+    local k = d.task
+    local lines = {
+      ('task %s: %s'):format(k.id, k.goal),
+      ('status %s%s%s'):format(k.status, k.verdict and (', verdict ' .. k.verdict) or '', k.reason and (' — ' .. k.reason) or ''),
+      ('branch %s from base %s, %d attempt(s)'):format(k.branch, k.base, #(d.attempts or {})),
+      '',
+    }
+    for _, e in ipairs(d.events or {}) do
+      local data = (e.data ~= nil and e.data ~= vim.NIL) and (' ' .. vim.fn.json_encode(e.data)) or ''
+      lines[#lines + 1] = ('#%d  %s  %s%s'):format(e.seq, e.at, e.kind, data)
+    end
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, ui.scratch(table.concat(lines, '\n'), 'bcode://task/' .. k.id .. '/events', 'bcode-events'))
+  end)
+end
+
+--- open shows the task list (creating its buffer once).
+function M.open(cb)
+  if not (state.buf and vim.api.nvim_buf_is_valid(state.buf)) then
+    state.buf = ui.scratch('', 'bcode://tasks', 'bcode-tasks')
+    vim.bo[state.buf].bufhidden = 'hide'
+    local k = config.options.keys
+    local map = function(key, f, desc)
+      vim.keymap.set('n', key, function() f() end, { buffer = state.buf, nowait = true, desc = desc })
+    end
+    map(k.accept, M.accept, 'bcode: accept task')
+    map(k.reject, M.reject, 'bcode: reject task')
+    map(k.resume, M.resume, 'bcode: resume task')
+    map(k.cancel, M.cancel, 'bcode: cancel task')
+    map(k.diff, M.diff, 'bcode: task diff')
+    map(k.events, M.events, 'bcode: task events')
+    map(k.refresh, function() M.refresh() end, 'bcode: refresh tasks')
+    map(k.close, function() vim.cmd('close') end, 'bcode: close')
+    map(k.help, function() vim.cmd('help bcode-tasks') end, 'bcode: help')
+  end
+  vim.cmd('botright split')
+  vim.api.nvim_win_set_buf(0, state.buf)
+  M.refresh(cb)
+  return state.buf
+end
+
+-- Live: a bcode/taskChanged notification updates the open list.
+table.insert(lsp.task_listeners, function(c)
+  local known = false
+  for _, t in ipairs(state.tasks) do
+    if t.id == c.id then
+      t.status, t.verdict, t.reason = c.status, c.verdict, c.reason
+      t.lastEvent = { seq = c.seq or 0, kind = c.event, at = os.date('!%Y-%m-%dT%H:%M:%SZ') }
+      known = true
+    end
+  end
+  vim.schedule(function()
+    if known then render() elseif state.buf and vim.api.nvim_buf_is_valid(state.buf) then M.refresh() end
+  end)
+end)
+
+--- create_args builds bcode.task.create's argument for lines line1..line2
+--- (1-based, inclusive) of buffer bufnr.
+function M.create_args(bufnr, line1, line2, goal)
+  local first = vim.trim(vim.api.nvim_buf_get_lines(bufnr, line1 - 1, line1, false)[1] or '')
+  if goal == nil or goal == '' then
+    local rel = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':.')
+    goal = ('Change %s lines %d-%d: %s'):format(rel, line1, line2, first)
+  end
+  return {
+    goal = goal,
+    uri = vim.uri_from_bufnr(bufnr),
+    range = { start = { line = line1 - 1, character = 0 }, ['end'] = { line = line2, character = 0 } },
+    run = config.options.run_on_create,
+  }
+end
+
+--- create is :BcodeTask: a task from the selected lines.
+function M.create(line1, line2, goal, done)
+  local bufnr = vim.api.nvim_get_current_buf()
+  if goal == nil or goal == '' then
+    goal = vim.fn.input('bcode task goal: ', M.create_args(bufnr, line1, line2).goal)
+    if goal == '' then return end
+  end
+  lsp.command('bcode.task.create', M.create_args(bufnr, line1, line2, goal), function(err, r)
+    if err then
+      lsp.notify('creating the task: ' .. err_text(err), vim.log.levels.ERROR)
+    else
+      lsp.notify(('task %s %s'):format(r.id, r.message or r.status))
+      if state.buf and vim.api.nvim_buf_is_valid(state.buf) then M.refresh() end
+    end
+    if done then done(err, r) end
+  end, bufnr)
+end
+
+return M

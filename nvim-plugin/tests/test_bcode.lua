@@ -1,0 +1,243 @@
+-- The plugin against the real bcode-ls (BCODE_LS) on the fixture checkout
+-- (BCODE_FIXTURE_REPO: an uncommitted change whose `n <= limit` boundary no
+-- test pins) with a ledger of its tasks (BCODE_STATE).
+local h = require('helpers')
+local eq, ok, match, wait = h.eq, h.ok, h.match, h.wait
+
+local repo = vim.fn.resolve(h.env('BCODE_FIXTURE_REPO'))
+local file = repo .. '/quota/quota.go'
+local verified, failed = h.env('BCODE_FIXTURE_VERIFIED'), h.env('BCODE_FIXTURE_FAILED')
+local bcode_line = 5 -- `if n <= limit {` (1-based)
+
+local tasks = require('bcode.tasks')
+local evidence = require('bcode.evidence')
+local confirmed = {}
+tasks.confirm = function(msg) table.insert(confirmed, msg); return 1 end
+
+local function client() return require('bcode.lsp').client() end
+
+local function find_line(buf, pattern)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if l:find(pattern) then return i end
+  end
+end
+
+-- lifecycle_result waits for what the user is told about a lifecycle
+-- command: success (pattern_ok) or the server's refusal with its reason.
+local function lifecycle_result(cmd, id, pattern_ok)
+  local m
+  local found = vim.wait(15000, function()
+    m = h.take_message(pattern_ok) or h.take_message('^bcode: ' .. cmd:gsub('%.', '%%.') .. ' ' .. id .. ': ')
+    return m
+  end, 50)
+  if not found then
+    error('no result of ' .. cmd .. ' within 15s; messages: ' .. vim.inspect(h.messages), 2)
+  end
+  return m
+end
+
+return {
+  { 'setup attaches the buffer to bcode-ls with this version\'s API', function()
+    vim.cmd('filetype on')
+    require('bcode').setup({ cmd = { h.env('BCODE_LS'), '--stdio', '--debounce', '100ms' } })
+    vim.cmd('edit ' .. vim.fn.fnameescape(file))
+    eq('go', vim.bo.filetype, 'filetype')
+    local c = wait(20000, function()
+      local c = client()
+      return c and c.initialized and vim.lsp.buf_is_attached(0, c.id) and c
+    end, 'bcode-ls to attach')
+    eq('bcode_ls', c.name, 'client name')
+    eq(repo, c.config.root_dir, 'root')
+    ok(c.server_capabilities or c.resolved_capabilities, 'capabilities')
+    local caps = c.server_capabilities or {}
+    if caps.executeCommandProvider then
+      ok(vim.tbl_contains(caps.executeCommandProvider.commands, 'bcode.evidence.run'), 'bcode.evidence.run served')
+    end
+    if vim.fn.has('nvim-0.8') == 0 then
+      ok(vim.lsp.start == nil, '0.7 has no vim.lsp.start: start_client was used')
+    end
+    -- A second buffer of the same root shares the client.
+    vim.cmd('split ' .. vim.fn.fnameescape(repo .. '/quota/quota_test.go'))
+    wait(5000, function() return vim.lsp.buf_is_attached(0, c.id) end, 'the test file to attach')
+    vim.cmd('close')
+  end },
+
+  { 'diagnostics arrive for the surviving mutant after a save', function()
+    vim.cmd('write')
+    local d = wait(90000, function()
+      for _, d in ipairs(vim.diagnostic.get(0)) do
+        if d.source == 'bcode' and d.lnum == bcode_line - 1 then return d end
+      end
+    end, 'a bcode diagnostic on the boundary')
+    eq(vim.diagnostic.severity.WARN, d.severity, 'severity')
+    eq(4, d.col, 'column of `n <= limit`')
+    match(d.message, '`n <= limit` → `n < limit`', 'message')
+    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
+    ok(code and code ~= '', 'the diagnostic carries the operator as its code')
+  end },
+
+  { ':BcodeEvidence puts surviving mutants in the quickfix list', function()
+    local done
+    evidence.run(false, function(err, report) done = { err = err, report = report } end)
+    wait(90000, function() return done end, 'the evidence run')
+    ok(not done.err, 'no error: ' .. vim.inspect(done.err))
+    local qf = vim.fn.getqflist({ items = 1, title = 1 })
+    match(qf.title, '^bcode evidence: 1 of %d+ mutants survive$', 'title')
+    local it = qf.items[1]
+    eq(vim.fn.bufnr(file), it.bufnr, 'file')
+    eq(bcode_line, it.lnum, 'line')
+    eq(5, it.col, 'column (1-based)')
+    eq('W', it.type, 'type')
+    match(it.text, '^survived: `n <= limit` → `n < limit`', 'text')
+    ok(vim.fn.getqflist({ winid = 1 }).winid ~= 0, 'quickfix window open')
+    vim.cmd('cclose')
+    -- The bang form reloads the last report without a new run.
+    vim.fn.setqflist({}, 'r', { items = {} })
+    done = nil
+    vim.cmd('BcodeEvidence!')
+    wait(20000, function() return #vim.fn.getqflist() > 0 end, 'the reloaded report')
+    vim.cmd('cclose')
+  end },
+
+  { ':BcodeTasks lists the tasks with status, verdict and last event', function()
+    vim.cmd('BcodeTasks')
+    local buf = vim.api.nvim_get_current_buf()
+    eq('bcode-tasks', vim.bo[buf].filetype, 'filetype')
+    wait(15000, function() return find_line(buf, verified) end, 'the task list')
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    eq(5, #lines, 'header, columns and three tasks')
+    match(lines[find_line(buf, verified)], '^' .. verified .. '%s+verified%s+check%.finished%s+Add a test for the boundary')
+    match(lines[find_line(buf, failed)], '^' .. failed .. '%s+failed%s+unverified%s+attempt%.finished%s+Make Allowed count bursts')
+    eq(false, vim.bo[buf].modifiable, 'read-only')
+  end },
+
+  { 'keys in :BcodeTasks show a task\'s diff and events', function()
+    local list = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { find_line(list, verified), 0 })
+    vim.cmd('normal d')
+    local diff = wait(15000, function()
+      local b = vim.api.nvim_get_current_buf()
+      return vim.bo[b].filetype == 'diff' and b
+    end, 'the diff tab')
+    local text = h.buf_text(diff)
+    match(text, 'diff %-%-git a/quota/boundary_test.go b/quota/boundary_test.go', 'first file')
+    match(text, '%+func TestAllowedAtTheLimit', 'added test')
+    match(text, '%+%s+if n <= limit {', 'changed source')
+    vim.cmd('tabclose')
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(list))
+    vim.api.nvim_win_set_cursor(0, { find_line(list, verified), 0 })
+    vim.cmd('execute "normal \\<CR>"')
+    local ev = wait(15000, function()
+      local b = vim.api.nvim_get_current_buf()
+      return vim.bo[b].filetype == 'bcode-events' and b
+    end, 'the events split')
+    local evtext = h.buf_text(ev)
+    match(evtext, '^task ' .. verified .. ': Add a test', 'header')
+    match(evtext, 'task%.created.*attempt%.started.*check%.finished', 'events in order')
+    vim.cmd('close')
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(list))
+  end },
+
+  { 'Accept refuses a task that is not verified and explains a dirty checkout', function()
+    local list = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { find_line(list, failed), 0 })
+    vim.cmd('normal a')
+    ok(h.take_message('task ' .. failed .. ' is failed, not verified'), 'refusal for the failed task')
+    vim.api.nvim_win_set_cursor(0, { find_line(list, verified), 0 })
+    vim.cmd('normal a')
+    local m = wait(15000, function() return h.take_message('Accept task ' .. verified) end, 'the accept notice')
+    match(m.msg, 'uncommitted changes', 'the fixture checkout is dirty, so bcode would refuse')
+    eq(0, #confirmed, 'no confirmation offered for a refused accept')
+  end },
+
+  { "Accept asks, saying the branch is fast-forwarded, then sends the command; Reject too", function()
+    -- A clean checkout (the change set aside), so bcode may land the task.
+    vim.fn.system({ 'git', '-C', repo, 'stash', '-q', '-u' })
+    eq(0, vim.v.shell_error, 'git stash -u')
+    local list = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { find_line(list, verified), 0 })
+    vim.cmd('normal a')
+    wait(15000, function() return #confirmed > 0 end, 'the confirmation')
+    match(confirmed[1], '^Accept task ' .. verified .. '%?\nyour current branch main will be fast%-forwarded to bcode/' .. verified .. ' %(1 commit%)%.\nNothing is pushed%.$')
+    -- What lands (and how) is the task engine's business, tested in
+    -- engine/task; here: the command went out for this task and the user
+    -- was told the server's answer, and the list shows the server's status.
+    local m = lifecycle_result('bcode.task.accept', verified, 'task ' .. verified .. ' is %w+')
+    local listed
+    require('bcode.lsp').request('bcode/tasks', vim.empty_dict(), function(_, r) listed = r end)
+    wait(10000, function() return listed end, 'bcode/tasks')
+    for _, t in ipairs(listed.tasks) do
+      if t.id == verified and m.msg:find(' is %w+$') then
+        eq('task ' .. verified .. ' is ' .. t.status, m.msg:match('task %w+ is %w+$'), 'the notice tells the status bcode/tasks has')
+      end
+    end
+    vim.api.nvim_win_set_cursor(0, { find_line(list, failed), 0 })
+    vim.cmd('normal r')
+    match(confirmed[2], '^Reject task ' .. failed, 'reject confirmation')
+    local r = lifecycle_result('bcode.task.reject', failed, 'task ' .. failed .. ' is rejected')
+    if not r.msg:find('is rejected') then match(r.msg, 'task engine', 'reject refused') end
+    wait(15000, function()
+      local l = find_line(list, failed)
+      return l and vim.api.nvim_buf_get_lines(list, l - 1, l, false)[1]:find('rejected')
+    end, 'the list to show the rejected task')
+  end },
+
+  { 'the list follows bcode/taskChanged live', function()
+    local cmd = os.getenv('BCODE_APPEND_EVENT_CMD')
+    if not cmd or cmd == '' then error('BCODE_APPEND_EVENT_CMD is not set') end
+    local list = vim.api.nvim_get_current_buf()
+    local running = h.env('BCODE_FIXTURE_RUNNING')
+    vim.env.BCODE_HELPER_APPEND_TASK = running
+    vim.env.BCODE_HELPER_APPEND_KIND = 'check.started'
+    vim.fn.system(vim.fn.json_decode(cmd))
+    vim.env.BCODE_HELPER_APPEND_TASK = nil
+    eq(0, vim.v.shell_error, 'appending an event')
+    wait(15000, function()
+      local l = find_line(list, running)
+      return l and vim.api.nvim_buf_get_lines(list, l - 1, l, false)[1]:find('check%.started')
+    end, 'the running task\'s row to show check.started')
+    vim.cmd('close')
+  end },
+
+  { ':BcodePack opens the context pack in a floating window', function()
+    vim.cmd('edit ' .. vim.fn.fnameescape(file))
+    vim.cmd(('%d,%dBcodePack'):format(bcode_line - 1, bcode_line + 1))
+    local win = wait(30000, function()
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_config(w).relative ~= '' then return w end
+      end
+    end, 'a floating window')
+    local buf = vim.api.nvim_win_get_buf(win)
+    match(vim.b[buf].bcode_title, '^bcode%-pack:', 'the pack URI')
+    match(h.buf_text(buf), 'quota%.go', 'the pack names the selected file')
+    eq('markdown', vim.bo[buf].filetype, 'filetype')
+    vim.api.nvim_set_current_win(win)
+    vim.cmd('normal q')
+    ok(not vim.api.nvim_win_is_valid(win), 'q closes it')
+  end },
+
+  { ':BcodeTask creates a task from the selected lines', function()
+    vim.cmd('edit! ' .. vim.fn.fnameescape(file))
+    -- (The change was stashed by the accept test: the file is the base's.)
+    local args = tasks.create_args(0, 3, 5, 'Pin the boundary')
+    eq({ start = { line = 2, character = 0 }, ['end'] = { line = 5, character = 0 } }, args.range, 'range')
+    eq(vim.uri_from_fname(file), args.uri, 'uri')
+    eq(true, args.run, 'run_on_create')
+    vim.cmd('3,5BcodeTask Pin the boundary')
+    local m = wait(15000, function()
+      return h.take_message('^bcode: task %w+ created') or h.take_message('^bcode: creating the task: .*task engine')
+    end, 'the created task')
+    if m.msg:find('created') then
+      -- The new task shows up in bcode/tasks with the selection's goal.
+      local listed
+      require('bcode.lsp').request('bcode/tasks', vim.empty_dict(), function(_, r) listed = r end)
+      wait(10000, function() return listed end, 'bcode/tasks')
+      local found = false
+      for _, t in ipairs(listed.tasks) do if t.goal == 'Pin the boundary' then found = true end end
+      ok(found, 'the new task is listed')
+    end
+    -- A bad request gets the server's reason, not silence.
+    tasks.create(3, 3, '   ')
+    wait(15000, function() return h.take_message('creating the task: .*the goal is empty') end, 'the empty-goal error')
+  end },
+}
