@@ -1,0 +1,117 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+func TestParse(t *testing.T) {
+	c, err := Parse([]byte(`
+[gate]
+flake_runs = 5
+test_timeout = "90s"
+protected = ["ci/**", "*.pem"]
+
+[evidence]
+max_survivors = 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Gate.FlakeRuns != 5 || c.Gate.TestTimeout.Duration != 90*time.Second || c.Evidence.MaxSurvivors != 0 {
+		t.Errorf("parsed %+v", c)
+	}
+	if c.Gate.SuiteTimeout != Default().Gate.SuiteTimeout || c.Task != Default().Task {
+		t.Errorf("keys not in the file must keep their defaults: %+v", c)
+	}
+	if g, ok := c.IsProtected("ci/deploy/run.sh"); !ok || g != "ci/**" {
+		t.Errorf("ci/deploy/run.sh: protected by %q, %v", g, ok)
+	}
+	if g, ok := c.IsProtected("keys/server.pem"); !ok || g != "*.pem" {
+		t.Errorf("keys/server.pem: protected by %q, %v", g, ok)
+	}
+	if _, ok := c.IsProtected("src/main.go"); ok {
+		t.Error("src/main.go is not protected")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		words    []string
+	}{
+		{"unknown key", "[gate]\nflake_run = 3\n", []string{Path, "flake_run"}},
+		{"syntax", "[gate\n", []string{Path + ":1:"}},
+		{"wrong type", "[gate]\nflake_runs = \"three\"\n", []string{Path + ":2:", "cannot decode TOML string"}},
+		{"bad duration", "[gate]\ntest_timeout = \"soon\"\n", []string{"bad duration", "soon"}},
+		{"negative duration", "[task]\nwall_clock = \"-5m\"\n", []string{"negative"}},
+		{"flake runs out of range", "[gate]\nflake_runs = 0\n", []string{"gate.flake_runs = 0", "between 1 and 50"}},
+		{"max survivors", "[evidence]\nmax_survivors = -2\n", []string{"evidence.max_survivors = -2"}},
+		{"bad glob", "[gate]\nprotected = [\"[\"]\n", []string{"gate.protected", `"["`}},
+		{"empty glob", "[gate]\nprotected = [\"\"]\n", []string{"gate.protected"}},
+		{"not utf-8", "[model]\nname = \"\xff\xfe\"\n", []string{Path}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.in))
+			if err == nil {
+				t.Fatalf("accepted: %+v", c)
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if !reflect.DeepEqual(c, Config{}) {
+				t.Errorf("a config came back with the error: %+v", c)
+			}
+		})
+	}
+}
+
+// FuzzParse feeds arbitrary bytes to Parse, which reads a file the
+// repository (and so a change's author) controls. It must return an error
+// or a configuration that passes validation, never panic, and a
+// configuration it accepts must read back the same after being written out
+// again. The seed corpus in testdata/fuzz/FuzzParse holds real
+// configurations and broken ones.
+func FuzzParse(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), Path) {
+				t.Errorf("error %q does not name %s", err, Path)
+			}
+			return
+		}
+		if c.Gate.FlakeRuns < 1 || c.Gate.FlakeRuns > 50 || c.Evidence.MaxSurvivors < -1 {
+			t.Fatalf("accepted an invalid configuration: %+v", c)
+		}
+		for _, d := range []Duration{c.Gate.TestTimeout, c.Gate.SuiteTimeout, c.Evidence.CompileTimeout, c.Evidence.RunTimeout, c.Task.WallClock} {
+			if d.Duration < 0 {
+				t.Fatalf("accepted a negative duration: %+v", c)
+			}
+		}
+		for _, g := range c.Gate.Protected {
+			c.IsProtected(g)
+			MatchGlob(g, "a/b/c.go")
+		}
+		out, err := toml.Marshal(c)
+		if err != nil {
+			t.Fatalf("writing %+v: %v", c, err)
+		}
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("written out as\n%s\nit no longer parses: %v", out, err)
+		}
+		if len(c.Gate.Protected) == 0 && len(again.Gate.Protected) == 0 {
+			again.Gate.Protected = c.Gate.Protected // nil and [] are the same list
+		}
+		if !reflect.DeepEqual(c, again) {
+			t.Fatalf("read back differently:\n%+v\n%+v", c, again)
+		}
+	})
+}
