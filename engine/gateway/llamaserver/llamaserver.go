@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/gateway/openai"
@@ -278,7 +277,7 @@ func (s *Supervisor) runOnce(ctx context.Context) (healthy bool, err error) {
 	var tail tailBuffer
 	cmd.Stdout = io.MultiWriter(logw, &tail)
 	cmd.Stderr = io.MultiWriter(logw, &tail)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inOwnProcessGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		return false, fmt.Errorf("starting %s: %w", s.bin, err)
@@ -302,17 +301,17 @@ func (s *Supervisor) runOnce(ctx context.Context) (healthy bool, err error) {
 		case err := <-exited:
 			return healthy, exitError(err, tail.String())
 		case <-ctx.Done():
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			stopGroup(cmd.Process)
 			select {
 			case <-exited:
 			case <-time.After(10 * time.Second):
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				killGroup(cmd.Process)
 				<-exited
 			}
 			return healthy, ctx.Err()
 		case <-deadline:
 			if !healthy {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				killGroup(cmd.Process)
 				<-exited
 				return false, fmt.Errorf("not healthy after %s (model still loading? raise --load-timeout)", s.opts.LoadTimeout)
 			}
