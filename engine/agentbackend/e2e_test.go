@@ -133,6 +133,9 @@ func newFixture(t *testing.T, name string, model *modeltest.Server, replace map[
 	root := t.TempDir()
 	f := &fixture{t: t, repo: filepath.Join(root, "repo"), state: filepath.Join(root, "state"), home: filepath.Join(root, "home"), model: model}
 	t.Cleanup(model.Close)
+	if h, ok := replace["{{HOME}}"]; ok {
+		f.home = h
+	}
 	for _, d := range []string{f.repo, f.state, f.home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
