@@ -283,12 +283,13 @@ func (f *fixture) agentLogs() string {
 	return b.String()
 }
 
-// containersOf lists the task's containers (running or not) by label.
-func containersOf(t *testing.T, id string, extra ...string) []string {
+// containersOf lists the task's containers (running or not) by label;
+// filters are more `docker ps --filter` terms ("label=K=V", "status=running").
+func containersOf(t *testing.T, id string, filters ...string) []string {
 	t.Helper()
 	args := []string{"ps", "-a", "--filter", "label=" + LabelTask + "=" + id, "--format", "{{.ID}} {{.State}} fence={{.Label \"" + LabelFence + "\"}}"}
-	for _, l := range extra {
-		args = append(args, "--filter", "label="+l)
+	for _, f := range filters {
+		args = append(args, "--filter", f)
 	}
 	out, err := exec.Command("docker", args...).CombinedOutput()
 	if err != nil {

@@ -1,0 +1,110 @@
+package agentbackend
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
+)
+
+// TestKillMidTurnLeavesNoContainer: engine/runner's kill harness, with
+// the real product as the child: `bcode task run` is SIGKILLed while the
+// agent, in its container, runs a terminal command. The kill leaves that
+// container running (its removal was deferred in the dead process). A
+// second `bcode task run` takes the task over, removes the old fence's
+// containers before its agent starts, resumes the conversation and ends;
+// afterwards no container of the task exists.
+func TestKillMidTurnLeavesNoContainer(t *testing.T) {
+	requireSandbox(t)
+	model := modeltest.New(modeltest.Options{Tools: true},
+		call("terminal", jsonArgs(map[string]any{"command": "sleep 300", "timeout_seconds": 600})),
+		// attempt 2, after the takeover: the interrupted call is in the
+		// replayed history; the model gives up.
+		finish("nothing to change after the interruption"),
+	)
+	f := newFixture(t, "kill", model, nil)
+	id := f.create("Abs returns negative numbers unchanged; make it return the absolute value.")
+
+	child := f.bcodeCmd(nil, "task", "run", id)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	t.Cleanup(func() { // a failed test leaves no runner and no container behind
+		_ = child.Process.Kill()
+		for _, c := range containersOf(t, id) {
+			_ = exec.Command("docker", "rm", "-f", strings.Fields(c)[0]).Run()
+		}
+	})
+	// Mid-turn: the model has answered with the terminal call and the
+	// agent's container is running it.
+	deadline := time.Now().Add(2 * time.Minute)
+	var running []string
+	for {
+		if len(model.Requests()) >= 1 {
+			running = containersOf(t, id, "label="+LabelFence+"=1", "status=running")
+			if len(running) > 0 {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("bcode task run ended before the kill: %v\n%s", err, f.agentLogs())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's turn never started (%d model requests)\n%s", len(model.Requests()), f.agentLogs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // let the terminal command get going
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	// The kill left the container behind: the test is only meaningful if so.
+	time.Sleep(500 * time.Millisecond)
+	left := containersOf(t, id, "label="+LabelFence+"=1")
+	if len(left) == 0 {
+		t.Fatalf("no container of fence 1 left after SIGKILL: nothing for the takeover to clean up")
+	}
+	t.Logf("after SIGKILL: %v", left)
+
+	start := time.Now()
+	out, errOut, code := f.bcode(nil, "task", "run", id)
+	t.Logf("takeover run: %s, exit %d", time.Since(start).Round(time.Millisecond), code)
+	if code != 0 {
+		t.Fatalf("takeover: exit %d\nstdout:\n%s\nstderr:\n%s\n%s", code, out, errOut, f.agentLogs())
+	}
+	if cs := containersOf(t, id); len(cs) != 0 {
+		t.Errorf("containers of the task after the takeover: %v", cs)
+	}
+	if model.Remaining() != 0 {
+		t.Errorf("the takeover's agent did not continue the script (%d steps left)", model.Remaining())
+	}
+	// The takeover knew the first runner was dead and recovered its attempt.
+	led := f.ledger()
+	evs, err := led.Events(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recovered := false
+	for _, ev := range evs {
+		if ev.Kind == "task.recovered" {
+			var d struct {
+				HolderDead bool  `json:"holder_dead"`
+				Orphaned   []int `json:"orphaned_attempts"`
+			}
+			json.Unmarshal(ev.Data, &d)
+			recovered = d.HolderDead && len(d.Orphaned) == 1
+		}
+	}
+	if !recovered {
+		t.Errorf("no task.recovered event with the dead holder and its orphaned attempt\n%s", out)
+	}
+}
