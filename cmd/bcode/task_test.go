@@ -117,8 +117,9 @@ func TestTaskCommands(t *testing.T) {
 	}
 }
 
-// A model that answers is not enough: this build has no agent backend,
-// and run says so instead of pretending.
+// A model that answers is not enough: the agent needs its sandbox (Docker,
+// the image, bcode-agent), and run says which part is missing and how to
+// get it instead of pretending — without touching the task.
 func TestTaskRunModelUpNoAgent(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
@@ -133,7 +134,9 @@ func TestTaskRunModelUpNoAgent(t *testing.T) {
 	_, out, _ := runTaskCmd(t, repo, state, "create", "make Add add")
 	id := strings.TrimSpace(out)
 	code, _, errOut := runTaskCmd(t, repo, state, "run", id)
-	if code != 1 || !strings.Contains(errOut, "no agent backend") || !strings.Contains(errOut, srv.URL) {
+	missing := strings.Contains(errOut, "bcode-agent not found") || strings.Contains(errOut, "docker") ||
+		strings.Contains(errOut, "bcode sandbox build") || strings.Contains(errOut, "no agent backend")
+	if code != 1 || !missing {
 		t.Fatalf("run with a model but no agent: %d %s", code, errOut)
 	}
 	if _, out, _ := runTaskCmd(t, repo, state, "status", id, "--json"); !strings.Contains(out, `"status": "queued"`) || strings.Contains(out, `"lease"`) {

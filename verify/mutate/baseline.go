@@ -109,6 +109,11 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 			return
 		}
 		sum := sha256.Sum256(data)
+		// The path relative to the module: snapshots live in fresh
+		// temporary directories, and the cache must survive them.
+		if rel, err := filepath.Rel(p.modRoot, path); err == nil {
+			path = filepath.ToSlash(rel)
+		}
 		fmt.Fprintf(h, "%s\x00%x\x00", path, sum)
 	}
 	hashDir := func(dir string, recurse bool) {
