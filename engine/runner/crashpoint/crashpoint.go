@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // Env is the variable that arms a crash point.
@@ -80,7 +79,11 @@ func Hit(name string) {
 	if n != armedAt {
 		return
 	}
-	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	// os.Process.Kill is SIGKILL on Unix and TerminateProcess on Windows:
+	// either way nothing runs a deferred cleanup.
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Kill()
+	}
 	// SIGKILL to oneself is delivered before kill returns on Linux; block
 	// in case the platform is slower, so nothing after the point runs.
 	select {}
