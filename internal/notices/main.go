@@ -59,7 +59,7 @@ func run(root string, write bool, out io.Writer) error {
 	}
 	var bad []string
 	for _, c := range comps {
-		if !allowed[c.License] {
+		if !shippable(c.License) {
 			bad = append(bad, fmt.Sprintf("%s %s@%s: licence %q is not on the allowed list", c.Kind, c.Name, c.Version, c.License))
 		}
 	}
@@ -191,36 +191,75 @@ func licenseOf(dir string) (string, error) {
 	return "", errors.New("no LICENSE file at the module root")
 }
 
+// classify names every licence whose text appears in a licence file, as an
+// SPDX expression: a file holding several (gopkg.in/yaml.v3 is MIT and
+// Apache-2.0; klauspost/compress bundles BSD and MIT code under its
+// Apache-2.0) is under all of them, so each must be one we can ship.
 func classify(text string) string {
 	t := strings.Join(strings.Fields(text), " ")
 	has := func(s string) bool { return strings.Contains(t, s) }
-	switch {
-	case has("Apache License") && has("Version 2.0"):
-		return "Apache-2.0"
-	case has("Mozilla Public License") && has("2.0"):
-		return "MPL-2.0"
-	case has("Permission is hereby granted, free of charge"):
-		return "MIT"
-	case has("Redistribution and use in source and binary forms"):
-		if has("Neither the name") || has("names of its contributors") || has("name of the copyright holder") {
-			return "BSD-3-Clause"
-		}
-		return "BSD-2-Clause"
-	case has("Permission to use, copy, modify, and/or distribute this software for any purpose with or without fee"):
-		if has("copyright notice and this permission notice appear") {
-			return "ISC"
-		}
-		return "0BSD"
-	case has("This is free and unencumbered software released into the public domain"):
-		return "Unlicense"
-	case has("GNU AFFERO GENERAL PUBLIC LICENSE"):
-		return "AGPL"
-	case has("GNU LESSER GENERAL PUBLIC LICENSE"):
-		return "LGPL"
-	case has("GNU GENERAL PUBLIC LICENSE"):
-		return "GPL"
+	var found []string
+	if has("Apache License") && has("Version 2.0") {
+		found = append(found, "Apache-2.0")
 	}
-	return "unknown"
+	if has("Mozilla Public License") && has("2.0") {
+		found = append(found, "MPL-2.0")
+	}
+	if has("Permission is hereby granted, free of charge") {
+		found = append(found, "MIT")
+	}
+	if has("Redistribution and use in source and binary forms") {
+		if has("Neither the name") || has("names of its contributors") || has("name of the copyright holder") {
+			found = append(found, "BSD-3-Clause")
+		} else {
+			found = append(found, "BSD-2-Clause")
+		}
+	}
+	if has("Permission to use, copy, modify, and/or distribute this software for any purpose with or without fee") {
+		if has("copyright notice and this permission notice appear") {
+			found = append(found, "ISC")
+		} else {
+			found = append(found, "0BSD")
+		}
+	}
+	if has("This is free and unencumbered software released into the public domain") {
+		found = append(found, "Unlicense")
+	}
+	if has("Creative Commons") && has("CC0 1.0 Universal") {
+		found = append(found, "CC0-1.0")
+	}
+	switch {
+	case has("GNU AFFERO GENERAL PUBLIC LICENSE"):
+		found = append(found, "AGPL")
+	case has("GNU LESSER GENERAL PUBLIC LICENSE"):
+		found = append(found, "LGPL")
+	case has("GNU GENERAL PUBLIC LICENSE"):
+		found = append(found, "GPL")
+	}
+	if len(found) == 0 {
+		return "unknown"
+	}
+	return strings.Join(found, " AND ")
+}
+
+// shippable reports whether an SPDX expression of the forms the lockfile
+// and classify produce ("MIT", "A AND B", "(A OR B)", "A OR B AND C") only
+// needs licences on the allowed list: every AND term must hold, and an OR
+// needs one allowed choice.
+func shippable(expr string) bool {
+	expr = strings.NewReplacer("(", " ", ")", " ").Replace(expr)
+	for _, term := range strings.Split(expr, " AND ") {
+		ok := false
+		for _, choice := range strings.Split(term, " OR ") {
+			if allowed[strings.TrimSpace(choice)] {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // npmPackages lists the non-dev packages of the extension's lockfile: the
