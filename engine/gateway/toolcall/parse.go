@@ -118,7 +118,6 @@ func Parse(text string, set Set) (calls []Call, rest string) {
 			end := strings.Index(text[body:], "</tool_call>")
 			if end < 0 {
 				calls = append(calls, Call{Error: "unterminated <tool_call>: close it with </tool_call>; the call was not run"})
-				i = len(text)
 				break
 			}
 			c := parseToolCallBody(strings.TrimSpace(text[body:body+end]), set)
@@ -131,7 +130,6 @@ func Parse(text string, set Set) (calls []Call, rest string) {
 		end := strings.Index(text[start:], "</function>")
 		if end < 0 {
 			calls = append(calls, Call{Error: "unterminated <function=...>: close it with </function>; the call was not run"})
-			i = len(text)
 			break
 		}
 		block := text[start : start+end+len("</function>")]
