@@ -22,14 +22,6 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// nullTime stores nil as NULL.
-func nullTime(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return formatTime(*t)
-}
-
 func parseNullTime(s sql.NullString) (*time.Time, error) {
 	if !s.Valid {
 		return nil, nil
