@@ -50,18 +50,9 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// makeRepo commits base, then head over it, in a new repository, and
-// returns its directory (checked out at head) and the change between them,
-// read from `git diff` so the changed lines are git's, not the test's.
-func makeRepo(t *testing.T, base, head map[string]string) (string, *verify.Change) {
-	t.Helper()
-	requireTool(t, "git", "install git")
-	requireTool(t, "go", "install Go from https://go.dev/dl")
-	dir := t.TempDir()
-	return dir, makeRepoIn(t, dir, base, head)
-}
-
-// makeRepoIn is makeRepo in a given directory.
+// makeRepoIn commits base, then head over it, in a new repository in dir,
+// and returns the change between them, read from `git diff` so the changed
+// lines are git's, not the test's.
 func makeRepoIn(t *testing.T, dir string, base, head map[string]string) *verify.Change {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
