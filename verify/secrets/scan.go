@@ -47,6 +47,7 @@ func (s *Scanner) scan(path, text string) []match {
 
 	if path != "" {
 		// Rules on the file's name alone, once.
+		//lint:ignore SA1019 detect.Fragment is the only type DetectContext takes in gitleaks v8
 		for _, f := range s.detector.DetectContext(context.Background(), detect.Fragment{FilePath: path}) {
 			if f.Secret == "" {
 				add(match{rule: f.RuleID, description: f.Description, start: -1, end: -1})
@@ -56,6 +57,7 @@ func (s *Scanner) scan(path, text string) []match {
 	secrets := map[string]match{}
 	for _, c := range pieces(text) {
 		piece := text[c.start:c.end]
+		//lint:ignore SA1019 detect.Fragment is the only type DetectContext takes in gitleaks v8
 		for _, f := range s.detector.DetectContext(context.Background(), detect.Fragment{Raw: piece, FilePath: path}) {
 			if f.Secret == "" {
 				continue // the name rules ran above

@@ -113,8 +113,11 @@ func buildDetector() (*detect.Detector, error) {
 	// The default never extends another file; make sure no path or URL is
 	// ever followed.
 	vc.Extend = glconfig.Extend{}
-	if vc.AllowList != nil {
-		vc.AllowList.Paths = slices.DeleteFunc(vc.AllowList.Paths, func(p string) bool {
+	// gitleaks' default rules still write their global allowlist as the
+	// deprecated [allowlist] table, so the deprecated field is where it is.
+	//lint:ignore SA1019 the embedded default config fills only this field
+	if global := vc.AllowList; global != nil {
+		global.Paths = slices.DeleteFunc(global.Paths, func(p string) bool {
 			return slices.Contains(exemptPathsDropped, p)
 		})
 	}
