@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/verify/secrets"
+)
+
+func init() {
+	register(command{
+		name:    "secrets",
+		summary: "scan a repository's whole git history for secrets (scan-history)",
+		run:     cmdSecrets,
+	})
+}
+
+// Exit codes of `bcode secrets`: CI fails on a finding (1) and on anything
+// that kept the scan from reading the whole history (2).
+const (
+	secretsClean    = 0
+	secretsFound    = 1
+	secretsError    = 2
+	shortCommitHash = 12
+)
+
+func cmdSecrets(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "scan-history" {
+		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
+			fmt.Fprintf(stderr, "bcode secrets: unknown subcommand %q\n", args[0])
+		}
+		fmt.Fprintln(stderr, "usage: bcode secrets scan-history [--repo DIR] [--baseline FILE]")
+		return secretsError
+	}
+	fs := flag.NewFlagSet("bcode secrets scan-history", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	repoDir := fs.String("repo", ".", "the git repository whose history (every ref) is scanned")
+	baselineFile := fs.String("baseline", "", "a file of reviewed findings to accept, one COMMIT:PATH:RULE:LINE a line (# comments)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bcode secrets scan-history [--repo DIR] [--baseline FILE]")
+		fmt.Fprintln(stderr, "\nScans every line added by every commit reachable from any ref with gitleaks' default rules.")
+		fmt.Fprintln(stderr, "The repository's own .gitleaks.toml, .gitleaksignore and baselines are not read: the history")
+		fmt.Fprintln(stderr, "being judged does not get to allowlist itself. A --baseline file, kept outside what is judged, accepts")
+		fmt.Fprintln(stderr, "findings already reviewed (fake test credentials): each entry names one commit, so it can never hide a new one.")
+		fmt.Fprintln(stderr, "\nExit status: 0 no secret, 1 secrets found, 2 error.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return secretsError
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "bcode secrets scan-history: "+format+"\n", a...)
+		return secretsError
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	var baseline map[string]bool
+	if *baselineFile != "" {
+		var err error
+		if baseline, err = readBaseline(*baselineFile); err != nil {
+			return fail("%v", err)
+		}
+	}
+	start := time.Now()
+	scanner, err := secrets.NewScanner()
+	if err != nil {
+		return fail("loading the secret rules: %v", err)
+	}
+	findings, err := secrets.ScanGitHistory(ctx, *repoDir, scanner)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail("interrupted")
+		}
+		return fail("%v", err)
+	}
+	// Only the redacted form is printed: a report of a leak must not leak.
+	var found, known int
+	matched := map[string]bool{}
+	for _, f := range findings {
+		commit := f.Commit
+		if len(commit) > shortCommitHash {
+			commit = commit[:shortCommitHash]
+		}
+		line := fmt.Sprintf("%s %s:%d: %s (%s): %s", commit, f.Path, f.Line, f.RuleID, f.Description, f.Redacted)
+		if fp := fingerprint(f); baseline[fp] {
+			matched[fp] = true
+			known++
+			fmt.Fprintf(stderr, "accepted by %s: %s\n", *baselineFile, line)
+			continue
+		}
+		found++
+		fmt.Fprintln(stdout, line)
+	}
+	for fp := range baseline {
+		if !matched[fp] {
+			fmt.Fprintf(stderr, "bcode secrets scan-history: baseline entry %s matches no finding (drop it)\n", fp)
+		}
+	}
+	elapsed := time.Since(start).Round(time.Millisecond)
+	if found > 0 {
+		fmt.Fprintf(stderr, "bcode secrets scan-history: %d secret(s) in the history of %s (%s); rotate each one, then remove it from history\n", found, *repoDir, elapsed)
+		fmt.Fprintf(stderr, "(a fake credential in a test: build it at run time instead, or, once reviewed, add its COMMIT:PATH:RULE:LINE to the baseline)\n")
+		return secretsFound
+	}
+	fmt.Fprintf(stderr, "bcode secrets scan-history: no secrets in the history of %s (%d accepted by the baseline; %s)\n", *repoDir, known, elapsed)
+	return secretsClean
+}
+
+// fingerprint names one finding the way gitleaks' baselines do:
+// commit:path:rule:line, with the full commit id.
+func fingerprint(f secrets.Finding) string {
+	return f.Commit + ":" + f.Path + ":" + f.RuleID + ":" + strconv.Itoa(f.Line)
+}
+
+// readBaseline reads reviewed fingerprints, one a line; blank lines and
+// lines starting with # are comments.
+func readBaseline(path string) (map[string]bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the baseline: %w", err)
+	}
+	out := map[string]bool{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		parts := strings.Split(line, ":")
+		if len(parts) < 4 || len(parts[0]) < 40 {
+			return nil, fmt.Errorf("%s:%d: want FULLCOMMIT:PATH:RULE:LINE, got %q", path, i+1, line)
+		}
+		if _, err := strconv.Atoi(parts[len(parts)-1]); err != nil {
+			return nil, fmt.Errorf("%s:%d: the last field of %q must be a line number", path, i+1, line)
+		}
+		out[line] = true
+	}
+	return out, nil
+}
