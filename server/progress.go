@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -28,9 +27,6 @@ type progress struct {
 	token   lsp.ProgressToken
 	enabled bool
 	ended   atomic.Bool
-	mu      sync.Mutex
-	last    time.Time
-	final   string // message end sends unless given one
 }
 
 // beginProgress creates a token and sends begin. cancel, when not nil, is

@@ -54,7 +54,6 @@ type ledgerTasks struct {
 
 	mu  sync.Mutex
 	led *ledger.Ledger
-	err error
 }
 
 func (t *ledgerTasks) open(ctx context.Context) (*ledger.Ledger, error) {

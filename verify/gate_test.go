@@ -75,7 +75,6 @@ type scripted struct {
 	base, head     map[string]Outcome
 	targeted, full Outcome
 	tamper         []Finding
-	baseDir        string
 }
 
 func (s *scripted) Language() string         { return "fake" }
@@ -112,7 +111,7 @@ func (s *scripted) RunSuite(_ context.Context, _ sandbox.Runner, _ string, targe
 }
 func (s *scripted) Tamper(context.Context, *Change) ([]Finding, error) { return s.tamper, nil }
 
-type dirs struct{ n int }
+type dirs struct{}
 
 func (d *dirs) Materialize(_ context.Context, side Side, overlay []FileChange) (string, error) {
 	if side == HeadSide {

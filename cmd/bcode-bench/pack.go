@@ -177,11 +177,10 @@ var methods = []string{"bcode pack", "grep lines", "grep whole files"}
 
 // changedFunc is a function of the base that the change edits.
 type changedFunc struct {
-	file, name    string
-	start, end    int
-	changedLines  int
-	isTest        bool
-	recvQualified string
+	file, name   string
+	start, end   int
+	changedLines int
+	isTest       bool
 }
 
 func benchChange(ctx context.Context, materialize string, ch [3]string, repo string, counter pack.Counter, red pack.Redactor) (changeResult, error) {
@@ -221,10 +220,7 @@ func benchChange(ctx context.Context, materialize string, ch [3]string, repo str
 		}
 	}
 	slices.Sort(targetFiles)
-	var targetFuncs []changedFunc
-	for _, f := range funcs[1:] {
-		targetFuncs = append(targetFuncs, f)
-	}
+	targetFuncs := append([]changedFunc(nil), funcs[1:]...)
 	r.targets, r.targetFuncs = len(targetFiles), len(targetFuncs)
 
 	start := time.Now()

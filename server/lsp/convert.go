@@ -17,10 +17,22 @@ type protoServer struct {
 	closeConn func()
 }
 
+// rootURI reads the deprecated rootUri: clients older than
+// workspaceFolders (Neovim 0.7 among them) send only that.
+func rootURI(p *protocol.InitializeParams) *string {
+	//lint:ignore SA1019 read only for clients that lack workspaceFolders
+	r := p.RootURI
+	if r == nil {
+		return nil
+	}
+	u := string(*r)
+	return &u
+}
+
 func (s *protoServer) Initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	ip := &InitializeParams{ClientName: p.ClientInfo.Name}
-	if p.RootURI != nil {
-		ip.RootURI = string(*p.RootURI)
+	if root := rootURI(p); root != nil {
+		ip.RootURI = *root
 	}
 	if folders, ok := p.WorkspaceFolders.Get(); ok {
 		for _, f := range folders {
