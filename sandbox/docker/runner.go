@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -380,8 +379,8 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	}
 	// Cleanup must happen even when ctx is what ended the command.
 	bg := context.WithoutCancel(ctx)
-	stdout := &capped{limit: limit, tee: c.Stdout}
-	stderr := &capped{limit: limit, tee: c.Stderr}
+	stdout := sandbox.NewCappedOutput(limit, c.Stdout)
+	stderr := sandbox.NewCappedOutput(limit, c.Stderr)
 	created, err := r.e.cli.ContainerCreate(ctx, cc, hc, nil, nil, "")
 	if err != nil {
 		if ctx.Err() != nil { // the timeout or the caller ended it before it started
@@ -539,7 +538,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 }
 
 // ended reports a command that the timeout or the caller's ctx ended.
-func (r *Runner) ended(parent context.Context, start time.Time, stdout, stderr *capped, exit int) (sandbox.Result, error) {
+func (r *Runner) ended(parent context.Context, start time.Time, stdout, stderr *sandbox.CappedOutput, exit int) (sandbox.Result, error) {
 	res := r.result(start, stdout, stderr, exit)
 	if parent.Err() == nil { // our own timeout, not the caller's cancellation
 		res.TimedOut = true
@@ -548,16 +547,12 @@ func (r *Runner) ended(parent context.Context, start time.Time, stdout, stderr *
 	return res, parent.Err()
 }
 
-func (r *Runner) result(start time.Time, stdout, stderr *capped, exit int) sandbox.Result {
-	stdout.mu.Lock()
-	defer stdout.mu.Unlock()
-	stderr.mu.Lock()
-	defer stderr.mu.Unlock()
+func (r *Runner) result(start time.Time, stdout, stderr *sandbox.CappedOutput, exit int) sandbox.Result {
 	return sandbox.Result{
 		ExitCode:  exit,
-		Stdout:    ExplainOffline(bytes.Clone(stdout.buf.Bytes())),
-		Stderr:    ExplainOffline(bytes.Clone(stderr.buf.Bytes())),
-		Truncated: stdout.cut || stderr.cut,
+		Stdout:    ExplainOffline(stdout.Bytes()),
+		Stderr:    ExplainOffline(stderr.Bytes()),
+		Truncated: stdout.Cut() || stderr.Cut(),
 		Duration:  time.Since(start),
 	}
 }
@@ -567,33 +562,4 @@ func (r *Runner) result(start time.Time, stdout, stderr *capped, exit int) sandb
 func isInitNotFound(stderr []byte) bool {
 	s := string(stderr)
 	return strings.Contains(s, "[FATAL tini") && strings.Contains(s, "No such file or directory")
-}
-
-// capped keeps the first limit bytes written and counts the rest as cut.
-type capped struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	limit int64
-	cut   bool
-	tee   io.Writer
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tee != nil {
-		_, _ = c.tee.Write(p)
-	}
-	room := c.limit - int64(c.buf.Len())
-	if room <= 0 {
-		c.cut = c.cut || len(p) > 0
-		return len(p), nil
-	}
-	if int64(len(p)) > room {
-		c.buf.Write(p[:room])
-		c.cut = true
-		return len(p), nil
-	}
-	c.buf.Write(p)
-	return len(p), nil
 }

@@ -6,11 +6,9 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -165,8 +163,8 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	if limit <= 0 {
 		limit = sandbox.DefaultOutputLimit
 	}
-	stdout := &capped{limit: limit, tee: c.Stdout}
-	stderr := &capped{limit: limit, tee: c.Stderr}
+	stdout := sandbox.NewCappedOutput(limit, c.Stdout)
+	stderr := sandbox.NewCappedOutput(limit, c.Stderr)
 
 	cmd := exec.Command(bin, c.Args[1:]...)
 	cmd.Dir = c.Dir
@@ -192,9 +190,9 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		werr = <-done
 	}
 	res := sandbox.Result{
-		Stdout:    stdout.buf.Bytes(),
-		Stderr:    stderr.buf.Bytes(),
-		Truncated: stdout.cut || stderr.cut,
+		Stdout:    stdout.Bytes(),
+		Stderr:    stderr.Bytes(),
+		Truncated: stdout.Cut() || stderr.Cut(),
 		Duration:  time.Since(start),
 		ExitCode:  cmd.ProcessState.ExitCode(),
 	}
@@ -250,33 +248,4 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", exec.ErrNotFound
-}
-
-// capped keeps the first limit bytes written and counts the rest as cut.
-type capped struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	limit int64
-	cut   bool
-	tee   io.Writer
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tee != nil {
-		_, _ = c.tee.Write(p)
-	}
-	room := c.limit - int64(c.buf.Len())
-	if room <= 0 {
-		c.cut = c.cut || len(p) > 0
-		return len(p), nil
-	}
-	if int64(len(p)) > room {
-		c.buf.Write(p[:room])
-		c.cut = true
-		return len(p), nil
-	}
-	c.buf.Write(p)
-	return len(p), nil
 }
