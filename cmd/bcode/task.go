@@ -115,6 +115,24 @@ func (c *taskCmd) oneID() (string, bool) {
 	return c.args[0], true
 }
 
+// openOne is the start every single-task subcommand shares: parse the
+// flags, take exactly one task ID, open the engine. A nil engine means stop
+// and exit with code (the reason was printed).
+func (c *taskCmd) openOne(ctx context.Context, args []string) (string, *task.Engine, func(), int) {
+	if !c.parse(args) {
+		return "", nil, nil, 2
+	}
+	id, ok := c.oneID()
+	if !ok {
+		return "", nil, nil, c.usageErr("give one task ID")
+	}
+	e, done, err := c.engine(ctx)
+	if err != nil {
+		return "", nil, nil, c.fail("%v", err)
+	}
+	return id, e, done, 0
+}
+
 func (c *taskCmd) engine(ctx context.Context) (*task.Engine, func(), error) {
 	led, err := c.st.openLedger(ctx)
 	if err != nil {
@@ -194,16 +212,9 @@ func printJSON(w io.Writer, v any) int {
 
 func taskRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("run", "run ID", stderr)
-	if !c.parse(args) {
-		return 2
-	}
-	id, ok := c.oneID()
-	if !ok {
-		return c.usageErr("give one task ID")
-	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
-		return c.fail("%v", err)
+	id, e, done, code := c.openOne(ctx, args)
+	if e == nil {
+		return code
 	}
 	defer done()
 	res, err := runner.RunTask(ctx, e, id, runner.Options{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
@@ -374,16 +385,9 @@ func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	c := newTaskCmd("events", "events ID [--follow] [--json]", stderr)
 	follow := c.fs.Bool("follow", false, "keep printing events until the task settles (Ctrl-C stops)")
 	asJSON := c.fs.Bool("json", false, "print one JSON object per line")
-	if !c.parse(args) {
-		return 2
-	}
-	id, ok := c.oneID()
-	if !ok {
-		return c.usageErr("give one task ID")
-	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
-		return c.fail("%v", err)
+	id, e, done, code := c.openOne(ctx, args)
+	if e == nil {
+		return code
 	}
 	defer done()
 	enc := json.NewEncoder(stdout)
@@ -394,6 +398,7 @@ func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		printEvent(stdout, ev)
 		return nil
 	}
+	var err error
 	if *follow {
 		err = e.Follow(ctx, id, 0, show)
 		if errors.Is(err, context.Canceled) {
@@ -415,16 +420,9 @@ func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 func taskDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("diff", "diff ID", stderr)
-	if !c.parse(args) {
-		return 2
-	}
-	id, ok := c.oneID()
-	if !ok {
-		return c.usageErr("give one task ID")
-	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
-		return c.fail("%v", err)
+	id, e, done, code := c.openOne(ctx, args)
+	if e == nil {
+		return code
 	}
 	defer done()
 	d, err := e.Diff(ctx, id)
@@ -438,16 +436,9 @@ func taskDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func taskCancel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("cancel", "cancel ID [--wait DUR]", stderr)
 	wait := c.fs.Duration("wait", 2*task.DefaultTTL, "how long to wait for a running runner to stop")
-	if !c.parse(args) {
-		return 2
-	}
-	id, ok := c.oneID()
-	if !ok {
-		return c.usageErr("give one task ID")
-	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
-		return c.fail("%v", err)
+	id, e, done, code := c.openOne(ctx, args)
+	if e == nil {
+		return code
 	}
 	defer done()
 	wctx, cancel := context.WithTimeout(ctx, *wait)
@@ -462,16 +453,9 @@ func taskCancel(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func taskAccept(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("accept", "accept ID [--force]", stderr)
 	force := c.fs.Bool("force", false, "land a task that is not verified (recorded as forced)")
-	if !c.parse(args) {
-		return 2
-	}
-	id, ok := c.oneID()
-	if !ok {
-		return c.usageErr("give one task ID")
-	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
-		return c.fail("%v", err)
+	id, e, done, code := c.openOne(ctx, args)
+	if e == nil {
+		return code
 	}
 	defer done()
 	res, err := e.Accept(ctx, id, task.AcceptOptions{Force: *force, By: userName()})
@@ -488,16 +472,9 @@ func taskAccept(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 func taskReject(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("reject", "reject ID", stderr)
-	if !c.parse(args) {
-		return 2
-	}
-	id, ok := c.oneID()
-	if !ok {
-		return c.usageErr("give one task ID")
-	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
-		return c.fail("%v", err)
+	id, e, done, code := c.openOne(ctx, args)
+	if e == nil {
+		return code
 	}
 	defer done()
 	res, err := e.Reject(ctx, id, userName())
