@@ -68,3 +68,42 @@ type Runner interface {
 // ErrNotFound reports that a command's executable does not exist in the
 // sandbox. Callers turn it into an environment error naming the tool.
 var ErrNotFound = errors.New("executable not found")
+
+// Owner names the task attempt sandboxed work is done for. A backend that
+// can outlive its caller (a container outlives a SIGKILLed runner) tags
+// what it starts with it, so the next holder of the task can find and
+// remove what a dead one left.
+type Owner struct {
+	Task    string // task id; "" for work outside any task (bcode check)
+	Fence   int64  // the lease fence of the runner doing the work
+	Attempt int    // attempt number within the task
+}
+
+// Sandbox makes runners confined to one host directory: the directory is
+// the only place their commands can write, and a command's Dir must lie
+// inside it. The agent gets one over its worktree; the gate gets one over
+// the scratch directory it exports snapshots into, so an agent's tests are
+// verified in the same confinement they were written in.
+type Sandbox interface {
+	// Name identifies the backend ("host", "docker").
+	Name() string
+	// Open returns a runner confined to dir, an existing absolute host
+	// directory. Close it when done.
+	Open(ctx context.Context, dir string, owner Owner) (ScopedRunner, error)
+}
+
+// ScopedRunner is a Runner opened by a Sandbox on one directory. A command
+// whose Dir is empty runs in that directory; one whose Dir is outside it
+// is refused with ErrOutsideScope.
+type ScopedRunner interface {
+	Runner
+	// Dir is the directory the runner is confined to.
+	Dir() string
+	// Close releases what Open took (an engine connection, scratch files)
+	// after the runner's commands have been cleaned up.
+	Close() error
+}
+
+// ErrOutsideScope reports a command whose working directory is outside the
+// directory its ScopedRunner was opened on.
+var ErrOutsideScope = errors.New("working directory outside the sandbox's directory")

@@ -29,3 +29,10 @@ func TestConformance(t *testing.T) {
 			return d
 		}})
 }
+
+// TestSandboxConformance runs the Sandbox suite against the Docker
+// sandbox: every Open is a runner of its own over the opened directory.
+func TestSandboxConformance(t *testing.T) {
+	requireDocker(t)
+	runnertest.RunSandbox(t, Sandbox{Template: Config{Image: testImage}}, runnertest.SandboxOptions{})
+}

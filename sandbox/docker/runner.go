@@ -95,7 +95,7 @@ type Runner struct {
 	closeErr error
 }
 
-var _ sandbox.Runner = (*Runner)(nil)
+var _ sandbox.ScopedRunner = (*Runner)(nil)
 
 // New connects to the engine and returns a Runner for cfg; Close releases
 // both.
@@ -296,6 +296,9 @@ func refuseSensitive(p string) error {
 // Name implements sandbox.Runner.
 func (r *Runner) Name() string { return "docker" }
 
+// Dir is the worktree, the only host directory commands can write.
+func (r *Runner) Dir() string { return r.cfg.Worktree }
+
 // User is the "uid:gid" commands run as.
 func (r *Runner) User() string { return r.user }
 
@@ -355,7 +358,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		dir = r.cfg.Worktree
 	}
 	if !filepath.IsAbs(dir) || !within(filepath.Clean(dir), r.cfg.Worktree) {
-		return sandbox.Result{}, fmt.Errorf("docker runner: working directory %q is not inside the sandbox's worktree %s", c.Dir, r.cfg.Worktree)
+		return sandbox.Result{}, fmt.Errorf("docker runner: %w: %q is not inside %s", sandbox.ErrOutsideScope, c.Dir, r.cfg.Worktree)
 	}
 	start := time.Now()
 	parent := ctx

@@ -227,7 +227,7 @@ func TestNewRunnerRejects(t *testing.T) {
 		t.Errorf("missing image: %v", err)
 	}
 	r := newTestRunner(t, wt, nil)
-	if _, err := r.Run(ctx, sandbox.Command{Dir: "/etc", Args: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "not inside the sandbox's worktree") {
+	if _, err := r.Run(ctx, sandbox.Command{Dir: "/etc", Args: []string{"true"}}); !errors.Is(err, sandbox.ErrOutsideScope) {
 		t.Errorf("a Dir outside the worktree: %v", err)
 	}
 }

@@ -14,3 +14,9 @@ func TestConformance(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) sandbox.Runner { return host.New() },
 		runnertest.Options{Dir: func(t *testing.T) string { return t.TempDir() }})
 }
+
+// TestSandboxConformance: the host Sandbox keeps commands inside the
+// directory it was opened on, and its runners pass the Runner suite.
+func TestSandboxConformance(t *testing.T) {
+	runnertest.RunSandbox(t, host.Sandbox{}, runnertest.SandboxOptions{})
+}
