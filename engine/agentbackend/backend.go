@@ -23,15 +23,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/gateway"
 	"github.com/bcode-dev/bcode/engine/gateway/runneragent"
-	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
 
@@ -118,27 +117,106 @@ type Agent struct {
 	opts Options
 }
 
-var _ runner.Agent = (*Agent)(nil)
+var (
+	_ runner.SandboxedAgent = (*Agent)(nil)
+	_ runner.Recoverer      = (*Agent)(nil)
+)
 
 // Container labels: every container of an attempt carries them (besides
 // sandbox/docker's own), so a later holder of the task finds and removes
-// what a killed runner left.
+// what a killed runner left. They are sandbox/docker's owner labels.
 const (
-	LabelTask    = "dev.bcode.task"
-	LabelFence   = "dev.bcode.fence"
-	LabelAttempt = "dev.bcode.attempt"
+	LabelTask    = docker.LabelTask
+	LabelFence   = docker.LabelFence
+	LabelAttempt = docker.LabelAttempt
 )
 
-// StartAttempt implements runner.Agent. Before the agent starts it removes
-// the task's containers of earlier fences, prefetches Go modules and warms
-// the seed build cache on the host, then starts bcode-agent in a container
-// over the worktree with stdin and stdout attached to the gateway.
-func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runner.Session, error) {
-	led, err := openLedgerOf(ctx, in)
+// Recover implements runner.Recoverer: it removes the containers of the
+// task that holders of older fences left (a SIGKILLed runner's agent, or
+// the gate commands it was running), before anything of this holder runs.
+func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	e, err := docker.Connect(cctx)
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("the agent runs in a Docker sandbox: %w", err)
+	}
+	defer e.Close()
+	return e.ReapStale(ctx, t.ID, lease.Fence)
+}
+
+// CheckSandbox implements runner.SandboxedAgent: the gate verifies the
+// agent's attempts in the same container sandbox (image, toolchains,
+// limits, seeded build cache) the agent worked in, without the agent
+// binary and over a scratch directory instead of the worktree.
+func (a *Agent) CheckSandbox(t engine.Task) sandbox.Sandbox {
+	return &checkSandbox{a: a, task: t}
+}
+
+type checkSandbox struct {
+	a    *Agent
+	task engine.Task
+}
+
+func (c *checkSandbox) Name() string { return "docker" }
+
+func (c *checkSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
+	tmpl, _, err := c.a.sandboxConfig(ctx, c.task)
 	if err != nil {
 		return nil, err
 	}
-	closers := []io.Closer{led}
+	return docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
+}
+
+// sandboxConfig is the container every command of the task runs in, but
+// for its worktree and labels: the base config's image and limits, the
+// host's toolchains and, when the bcode CLI can serve it, a build cache
+// seeded from the base commit. Warming the seed is best effort (a base
+// that does not build must not stop the attempt that is to fix it): its
+// failure comes back as a warning.
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config, []error, error) {
+	var warnings []error
+	goenv, err := docker.HostGoEnv(ctx)
+	if err != nil {
+		goenv = docker.GoEnv{} // a Python-only task needs no Go; go inside then reports itself missing
+	}
+	dcfg := docker.Config{
+		Image:       a.cfg.Sandbox.Image,
+		Go:          goenv,
+		Toolchains:  docker.HostToolchains(goenv),
+		MemoryBytes: int64(a.cfg.Sandbox.MemoryMB) << 20,
+		NanoCPUs:    int64(a.cfg.Sandbox.CPUs) * 1e9,
+		PidsLimit:   int64(a.cfg.Sandbox.Pids),
+	}
+	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
+		seed := a.opts.GoCacheSeed
+		if seed == "" {
+			if seed, err = SeedDir(t.Repo); err != nil {
+				return docker.Config{}, nil, err
+			}
+		}
+		if err := os.MkdirAll(seed, 0o755); err != nil {
+			return docker.Config{}, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
+		}
+		if err := WarmSeed(ctx, t.Repo, t.Base, seed); err != nil {
+			warnings = append(warnings, err)
+		}
+		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
+	}
+	return dcfg, warnings, nil
+}
+
+// StartAttempt implements runner.Agent. It prefetches Go modules and warms
+// the seed build cache on the host, then starts bcode-agent in a container
+// over the worktree with stdin and stdout attached to the gateway. (What
+// earlier runners left was removed by Recover when this one took the
+// lease.)
+func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runner.Session, error) {
+	led := in.Ledger
+	if led == nil {
+		return nil, errors.New("agentbackend: the runner gave no ledger to record the conversation in")
+	}
+	var closers []io.Closer
 	fail := func(err error) (runner.Session, error) {
 		closeAll(closers)
 		return nil, err
@@ -150,50 +228,22 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 		return fail(fmt.Errorf("the agent runs in a Docker sandbox: %w", err))
 	}
 	closers = append(closers, e)
-	if _, err := ReapStale(ctx, e, in.Task.ID, in.Lease.Fence); err != nil {
-		return fail(fmt.Errorf("removing the containers an earlier runner of task %s left: %w", in.Task.ID, err))
-	}
-	// Prefetching and warming are best effort: a go.mod the agent broke
-	// or a base that does not build must not stop the attempt that is to
-	// fix it. The go command inside then says what is missing
-	// (docker.ExplainOffline); the warning goes to the agent's log.
+	// Prefetching is best effort too: a go.mod the agent broke must not
+	// stop the attempt that is to fix it. The go command inside then says
+	// what is missing (docker.ExplainOffline); the warning goes to the
+	// agent's log.
 	var warnings []error
 	if err := docker.PrefetchGo(ctx, in.Worktree); err != nil {
 		warnings = append(warnings, err)
 	}
-	goenv, err := docker.HostGoEnv(ctx)
+	dcfg, warm, err := a.sandboxConfig(ctx, in.Task)
 	if err != nil {
-		goenv = docker.GoEnv{} // a Python-only task needs no Go; go inside then reports itself missing
+		return fail(err)
 	}
-	dcfg := docker.Config{
-		Image:       a.cfg.Sandbox.Image,
-		Worktree:    in.Worktree,
-		Go:          goenv,
-		Toolchains:  append(docker.HostToolchains(goenv), docker.Mount{Source: a.opts.AgentBinary, Target: AgentPath}),
-		MemoryBytes: int64(a.cfg.Sandbox.MemoryMB) << 20,
-		NanoCPUs:    int64(a.cfg.Sandbox.CPUs) * 1e9,
-		PidsLimit:   int64(a.cfg.Sandbox.Pids),
-		Labels: map[string]string{
-			LabelTask:    in.Task.ID,
-			LabelFence:   strconv.FormatInt(in.Lease.Fence, 10),
-			LabelAttempt: strconv.Itoa(in.Attempt.Number),
-		},
-	}
-	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
-		seed := a.opts.GoCacheSeed
-		if seed == "" {
-			if seed, err = SeedDir(in.Task.Repo); err != nil {
-				return fail(err)
-			}
-		}
-		if err := os.MkdirAll(seed, 0o755); err != nil {
-			return fail(fmt.Errorf("agentbackend: the Go build cache seed: %w", err))
-		}
-		if err := WarmSeed(ctx, in.Task.Repo, in.Task.Base, seed); err != nil {
-			warnings = append(warnings, err)
-		}
-		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
-	}
+	warnings = append(warnings, warm...)
+	dcfg.Worktree = in.Worktree
+	dcfg.Toolchains = append(dcfg.Toolchains, docker.Mount{Source: a.opts.AgentBinary, Target: AgentPath})
+	dcfg.Labels = docker.OwnerLabels(sandbox.Owner{Task: in.Task.ID, Fence: in.Lease.Fence, Attempt: in.Attempt.Number})
 	canary, err := newCanary()
 	if err != nil {
 		return fail(err)
@@ -268,29 +318,4 @@ func closeAll(cs []io.Closer) error {
 		errs = append(errs, cs[i].Close())
 	}
 	return errors.Join(errs...)
-}
-
-// openLedgerOf opens the ledger the runner that called StartAttempt uses.
-// runner.AttemptInput does not carry it, so it is found from the worktree:
-// task.Engine puts worktrees at STATE/worktrees/<task>-f<fence> and the
-// ledger at STATE/ledger.db (task.New). The layout is checked, not assumed:
-// a worktree elsewhere, or a ledger without the task, is an error.
-func openLedgerOf(ctx context.Context, in runner.AttemptInput) (*ledger.Ledger, error) {
-	want := fmt.Sprintf("%s-f%d", in.Task.ID, in.Lease.Fence)
-	if filepath.Base(in.Worktree) != want || filepath.Base(filepath.Dir(in.Worktree)) != "worktrees" {
-		return nil, fmt.Errorf("agentbackend: worktree %s is not a task worktree (STATE/worktrees/%s): cannot find the ledger to record the conversation in", in.Worktree, want)
-	}
-	path := filepath.Join(filepath.Dir(filepath.Dir(in.Worktree)), "ledger.db")
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("agentbackend: the ledger beside the worktree: %w", err)
-	}
-	led, err := ledger.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := led.Task(ctx, in.Task.ID); err != nil {
-		led.Close()
-		return nil, fmt.Errorf("agentbackend: the ledger at %s does not hold task %s: %w", path, in.Task.ID, err)
-	}
-	return led, nil
 }

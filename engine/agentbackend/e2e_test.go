@@ -394,6 +394,14 @@ func TestEndToEnd(t *testing.T) {
 			if r.Verdict != "verified" {
 				t.Errorf("verification run verdict %q, want verified", r.Verdict)
 			}
+			// The agent's code and tests were verified in the sandbox,
+			// not on the host.
+			var rep struct {
+				Runner string `json:"runner"`
+			}
+			if err := json.Unmarshal(r.Report, &rep); err != nil || rep.Runner != "docker" {
+				t.Errorf("the gate ran the agent's tests in %q (%v), want the docker sandbox", rep.Runner, err)
+			}
 		}
 	}
 	if !found {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
@@ -35,10 +36,17 @@ type Recorder interface {
 
 // Options says what to check and where to run it.
 type Options struct {
-	Repo     string // a directory inside the checkout
-	Base     string // "" = merge-base with upstream/main
-	Head     string // "" = the working tree
-	Runner   sandbox.Runner
+	Repo   string // a directory inside the checkout
+	Base   string // "" = merge-base with upstream/main
+	Head   string // "" = the working tree
+	Runner sandbox.Runner
+	// Sandbox, when set, replaces Runner: the gate's builds and tests run
+	// in a runner it opens on a fresh scratch directory, where the
+	// snapshots and mutation files are made (an agent's change is
+	// verified in the same confinement it was written in). Owner tags
+	// that runner's work with the task attempt.
+	Sandbox  sandbox.Sandbox
+	Owner    sandbox.Owner
 	Recorder Recorder
 	Progress verify.Progress
 	// Evidence replaces the gate's mutation evidence (default: verify/mutate
@@ -86,7 +94,25 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	if err != nil {
 		return fail(err), nil
 	}
-	change, err := gitchange.Load(ctx, repo, o.Base, o.Head)
+	runner, scratch := o.Runner, ""
+	if o.Sandbox != nil {
+		// The scratch directory goes after the workspace and the runner
+		// (defers run last in, first out).
+		if scratch, err = os.MkdirTemp("", "bcode-check-"); err != nil {
+			return fail(fmt.Errorf("the gate's scratch directory: %w", err)), nil
+		}
+		defer os.RemoveAll(scratch)
+		sr, err := o.Sandbox.Open(ctx, scratch, o.Owner)
+		if err != nil {
+			return fail(fmt.Errorf("opening the %s sandbox to verify in: %w", o.Sandbox.Name(), err)), nil
+		}
+		defer sr.Close()
+		runner = sr
+	}
+	if runner == nil {
+		return fail(errors.New("check: no runner or sandbox to run the tests in")), nil
+	}
+	change, err := gitchange.LoadIn(ctx, repo, o.Base, o.Head, scratch)
 	if err != nil {
 		rep := fail(err)
 		rep.Repo = repo.Dir
@@ -101,7 +127,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 		rep.Repo, rep.Base, rep.Head = repo.Dir, change.Base, change.Head
 		return rep, nil
 	}
-	g, err := NewGate(o.Runner, cfg, o.Progress)
+	g, err := NewGate(runner, cfg, o.Progress)
 	if err != nil {
 		return fail(err), nil
 	}
@@ -114,6 +140,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 			Workers:        cfg.Evidence.Workers,
 			CompileTimeout: cfg.Evidence.CompileTimeout.Duration,
 			RunTimeout:     cfg.Evidence.RunTimeout.Duration,
+			TempDir:        scratch,
 		})
 	}
 	rep, err := g.Check(ctx, change, cfg)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
@@ -32,6 +33,9 @@ type AttemptInput struct {
 	// Lease is the runner's lease: model calls recorded in the ledger
 	// (ledger.RecordModelCall) are fenced by it.
 	Lease engine.Lease
+	// Ledger is the runner's own ledger, for an agent that records its
+	// conversation (one writer connection per process: use this one).
+	Ledger *ledger.Ledger
 }
 
 // Session is one attempt's conversation with the agent.
@@ -93,11 +97,18 @@ type CheckInput struct {
 	Base     string
 	TaskID   string
 	Attempt  int64 // the attempt's ledger id
+	// Number is the attempt's number and Fence the runner's lease fence:
+	// with TaskID they tag sandboxed work so a takeover can clean up.
+	Number int
+	Fence  int64
 }
 
 // GateChecker is the product checker: `bcode check` (engine/check) on the
-// worktree's HEAD against the base, recorded in the ledger.
+// worktree's HEAD against the base, recorded in the ledger. The gate's
+// builds and tests run in Sandbox when it is set (a runner opened per
+// check on a scratch directory), else in Runner.
 type GateChecker struct {
+	Sandbox  sandbox.Sandbox
 	Runner   sandbox.Runner
 	Recorder check.Recorder
 	Progress verify.Progress
@@ -105,6 +116,30 @@ type GateChecker struct {
 
 // Check implements Checker.
 func (g GateChecker) Check(ctx context.Context, in CheckInput) (*verify.Report, error) {
-	return check.Run(ctx, check.Options{Repo: in.Worktree, Base: in.Base, Head: "HEAD", Runner: g.Runner,
-		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt})
+	o := check.Options{Repo: in.Worktree, Base: in.Base, Head: "HEAD", Runner: g.Runner,
+		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt}
+	if g.Sandbox != nil {
+		o.Runner = nil
+		o.Sandbox = g.Sandbox
+		o.Owner = sandbox.Owner{Task: in.TaskID, Fence: in.Fence, Attempt: in.Number}
+	}
+	return check.Run(ctx, o)
+}
+
+// SandboxedAgent is an Agent whose edits are verified in a sandbox of its
+// own kind: an agent confined to a container writes code and tests that
+// must not then run on the host. ForTask checks its attempts in
+// CheckSandbox unless Options.Checks says otherwise.
+type SandboxedAgent interface {
+	Agent
+	CheckSandbox(t engine.Task) sandbox.Sandbox
+}
+
+// Recoverer is an Agent that can clean up after a dead runner of the same
+// task (containers a SIGKILLed runner left running). The runner calls
+// Recover once it holds the task's lease, before any attempt or check, so
+// nothing of an older fence outlives a takeover, whatever phase the dead
+// runner was in. It returns how many leftovers it removed.
+type Recoverer interface {
+	Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error)
 }

@@ -42,8 +42,9 @@ var ErrNoAgentBackend = errors.New("this build of bcode has no agent backend: th
 type Options struct {
 	OnEvent  func(engine.Event)
 	Progress verify.Progress // the gate's progress during each attempt's check
-	// Checks runs the gate's builds and tests; nil: the host runner.
-	Checks sandbox.Runner
+	// Checks is where the gate's builds and tests run; nil: the agent's
+	// own sandbox when it has one (SandboxedAgent), else the host.
+	Checks sandbox.Sandbox
 }
 
 // ForTask builds the product runner for a task: it reads the base commit's
@@ -83,12 +84,17 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	counter, _ := pack.NewCounter(ctx, cfg.Model.Endpoint, ProbeTimeout)
 	checks := o.Checks
 	if checks == nil {
-		checks = host.New()
+		if sa, ok := agent.(SandboxedAgent); ok {
+			checks = sa.CheckSandbox(*t)
+		}
+	}
+	if checks == nil {
+		checks = host.Sandbox{}
 	}
 	return &Runner{
 		Engine:  e,
 		Agent:   agent,
-		Checker: GateChecker{Runner: checks, Recorder: e.Ledger, Progress: o.Progress},
+		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress},
 		Context: PackBuilder{Redactor: scanner, Counter: counter, History: e.Ledger},
 		OnEvent: o.OnEvent,
 	}, nil

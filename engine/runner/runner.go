@@ -286,6 +286,18 @@ func (s *run) attempts(ctx context.Context, res *Result) error {
 	if err := s.emit(ctx, task.EventStarted, map[string]any{"owner": s.owner, "pid": s.pid, "fence": s.fence, "worktree": wtPath}); err != nil {
 		return err
 	}
+	if rc, ok := s.r.Agent.(Recoverer); ok {
+		s.phase = "cleaning up after earlier runners"
+		n, err := rc.Recover(ctx, *s.t, s.curLease())
+		if err != nil {
+			return fmt.Errorf("cleaning up what an earlier runner of task %s left: %w", s.t.ID, err)
+		}
+		if n > 0 {
+			if err := s.emit(ctx, task.EventReaped, map[string]any{"removed": n}); err != nil {
+				return err
+			}
+		}
+	}
 	s.phase = "preparing the worktree"
 	wt, err := s.r.Engine.PrepareWorktree(ctx, s.t, s.curLease())
 	if err != nil {
@@ -360,7 +372,8 @@ type outcome struct {
 }
 
 func (s *run) oneAttempt(ctx context.Context, history []engine.Attempt) (outcome, error) {
-	in := AttemptInput{Task: *s.t, Attempt: *s.attempt, Worktree: s.wt.Dir, History: history, Lease: s.curLease()}
+	in := AttemptInput{Task: *s.t, Attempt: *s.attempt, Worktree: s.wt.Dir, History: history, Lease: s.curLease(),
+		Ledger: s.r.Engine.Ledger}
 	if s.r.Context != nil {
 		s.phase = "building context"
 		p, err := s.r.Context.Build(ctx, *s.t, s.wt.Dir)
@@ -480,7 +493,8 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 	if err := s.emit(ctx, task.EventCheckStarted, map[string]any{"head": head}); err != nil {
 		return outcome{}, err
 	}
-	rep, err := s.r.Checker.Check(ctx, CheckInput{Worktree: s.wt.Dir, Base: s.t.Base, TaskID: s.t.ID, Attempt: s.attempt.ID})
+	rep, err := s.r.Checker.Check(ctx, CheckInput{Worktree: s.wt.Dir, Base: s.t.Base, TaskID: s.t.ID,
+		Attempt: s.attempt.ID, Number: s.attempt.Number, Fence: s.fence})
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, err

@@ -113,6 +113,7 @@ func (e *Engine) worktreeDirs(taskID string) (map[int64]string, error) {
 // task.created. Their data is JSON described next to where each is written.
 const (
 	EventStarted         = "task.started"          // a runner holds the lease: owner, pid, fence, worktree
+	EventReaped          = "sandbox.reaped"        // removed: sandboxes (containers) dead runners of the task left
 	EventRecovered       = "task.recovered"        // a takeover: previous owner, last heartbeat, orphaned attempts, phase
 	EventAttemptStarted  = "attempt.started"       // number
 	EventContextBuilt    = "context.built"         // tokens, sections, files

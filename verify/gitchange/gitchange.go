@@ -35,6 +35,13 @@ const (
 // side has a NUL byte in its first 8000 bytes; Changed lists the head lines
 // added or modified in text files.
 func Load(ctx context.Context, repo *git.Repo, base, head string) (*verify.Change, error) {
+	return LoadIn(ctx, repo, base, head, "")
+}
+
+// LoadIn is Load with the workspace's snapshots made in scratch (an
+// existing directory; "" is the system's temporary directory): a sandbox
+// whose commands can write below one directory only verifies there.
+func LoadIn(ctx context.Context, repo *git.Repo, base, head, scratch string) (*verify.Change, error) {
 	if repo == nil {
 		return nil, errors.New("gitchange: no repository")
 	}
@@ -112,7 +119,7 @@ func Load(ctx context.Context, repo *git.Repo, base, head string) (*verify.Chang
 		Base:      baseID,
 		Head:      headID,
 		Files:     files,
-		Workspace: &Workspace{repo: repo, base: baseID, head: headID},
+		Workspace: &Workspace{repo: repo, base: baseID, head: headID, scratch: scratch},
 	}, nil
 }
 

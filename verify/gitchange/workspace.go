@@ -21,6 +21,7 @@ import (
 type Workspace struct {
 	repo       *git.Repo
 	base, head string // commit id of the base; commit or tree id of the head
+	scratch    string // where snapshots are made; "" is os.TempDir()
 
 	mu     sync.Mutex
 	dirs   []string
@@ -29,10 +30,10 @@ type Workspace struct {
 
 var _ verify.Workspace = (*Workspace)(nil)
 
-// Materialize exports side's tree into a new directory (bcode-snap-*) and
-// lays overlay over it: each file's Head content with its HeadMode (a link
-// for 120000, an empty directory for a submodule, 0755 for 100755, else
-// 0644), and a nil Head (other than a submodule's) deletes the path. Paths
+// Materialize exports side's tree into a new directory (bcode-snap-*, in
+// the scratch directory LoadIn was given) and lays overlay over it: each
+// file's Head content with its HeadMode (a link for 120000, an empty
+// directory for a submodule, 0755 for 100755, else 0644), and a nil Head (other than a submodule's) deletes the path. Paths
 // are checked like the tree's own (no absolute path, "..", or ".git"), and
 // nothing is written through a symbolic link: a link in the way of an
 // overlay file's directory is replaced by a real directory.
@@ -56,7 +57,7 @@ func (w *Workspace) Materialize(ctx context.Context, side verify.Side, overlay [
 		w.mu.Unlock()
 		return "", errors.New("materialize: workspace is closed")
 	}
-	dir, err := os.MkdirTemp("", "bcode-snap-*")
+	dir, err := os.MkdirTemp(w.scratch, "bcode-snap-*")
 	if err == nil {
 		w.dirs = append(w.dirs, dir)
 	}

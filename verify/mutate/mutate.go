@@ -115,6 +115,10 @@ type Options struct {
 	// os.UserCacheDir()/bcode. NoCache disables reading it.
 	CacheDir string
 	NoCache  bool
+	// TempDir is where test binaries, overlays and coverage profiles are
+	// written; "" is the system's temporary directory. A sandboxed runner
+	// that can write below one directory only needs it there.
+	TempDir string
 }
 
 // Stats are the counts and timings of a run.
@@ -220,7 +224,7 @@ func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Chang
 		p:      p,
 		rep:    &Report{Sources: map[string]string{}, Stats: Stats{Verdicts: map[Verdict]int{}}},
 	}
-	tmp, err := os.MkdirTemp("", "bcode-mutate-")
+	tmp, err := os.MkdirTemp(opts.TempDir, "bcode-mutate-")
 	if err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
 	}
