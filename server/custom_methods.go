@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -19,6 +18,7 @@ const (
 	MethodEvidence        = "bcode/evidence"
 	MethodDocumentContent = "bcode/documentContent" // for clients without workspace/textDocumentContent
 	MethodTaskChanged     = "bcode/taskChanged"     // notification, server to client
+	MethodTaskDiff        = command.MethodTaskDiff
 )
 
 // TaskSummary is one line of bcode/tasks.
@@ -49,7 +49,11 @@ type TasksResult struct {
 type TaskDetail struct {
 	Task     engine.Task      `json:"task"`
 	Attempts []engine.Attempt `json:"attempts"`
-	Events   []engine.Event   `json:"events"`
+	// Events are the task's newest events (at most eventsLimit, default
+	// DefaultEventsLimit), oldest first.
+	Events []engine.Event `json:"events"`
+	// EventsOmitted counts the older events (after eventsAfter) left out.
+	EventsOmitted int `json:"eventsOmitted"`
 	// Verification is the task's last gate run, with the full report.
 	Verification *engine.VerificationRun `json:"verification,omitempty"`
 }
@@ -74,20 +78,35 @@ type SectionSummary struct {
 	Files  []string `json:"files"`
 }
 
-// TaskChanged is the bcode/taskChanged notification.
+// TaskChanged is the bcode/taskChanged notification: the task's state
+// after the ledger event that changed it.
 type TaskChanged struct {
 	ID      string `json:"id"`
 	Status  string `json:"status"`
 	Verdict string `json:"verdict,omitempty"`
 	Reason  string `json:"reason,omitempty"`
-	Event   string `json:"event"` // the event kind that changed it
-	Seq     int64  `json:"seq,omitempty"`
+	// Kind and At are the event's kind and time (RFC 3339), so a client
+	// shows when the task last changed without asking again.
+	Kind string    `json:"kind"`
+	At   time.Time `json:"at"`
+	Seq  int64     `json:"seq,omitempty"`
+	// Event repeats Kind for clients written against the first version.
+	Event string `json:"event"`
 }
 
+// Bounds of bcode/task's eventsLimit.
+const (
+	DefaultEventsLimit = 200
+	MaxEventsLimit     = 10000
+)
+
 type taskParams struct {
-	ID          string `json:"id"`
-	EventsLimit int    `json:"eventsLimit,omitempty"`
-	EventsAfter int64  `json:"eventsAfter,omitempty"`
+	ID string `json:"id"`
+	// EventsLimit asks for the newest N events (0: DefaultEventsLimit).
+	EventsLimit int `json:"eventsLimit,omitempty"`
+	// EventsAfter leaves out the events up to this sequence number, so a
+	// client that has them asks only for what is new.
+	EventsAfter int64 `json:"eventsAfter,omitempty"`
 }
 
 type evidenceParams struct {
@@ -103,7 +122,8 @@ type contentResult struct {
 	Text string `json:"text"`
 }
 
-// Custom serves bcode/* requests.
+// Custom serves bcode/* requests. Every one validates its params before
+// it does anything: a bad value is an InvalidParams error naming the field.
 func (s *Server) Custom(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case MethodTasks:
@@ -117,10 +137,27 @@ func (s *Server) Custom(ctx context.Context, method string, params json.RawMessa
 		if err := decodeParams(method, params, &p); err != nil {
 			return nil, err
 		}
+		switch {
+		case p.ID == "":
+			return nil, command.Required(method, "id", "the task's ID, as bcode/tasks lists it")
+		case p.EventsLimit < 0 || p.EventsLimit > MaxEventsLimit:
+			return nil, command.FieldError(method, "eventsLimit", "eventsLimit must be between 0 (the default, %d) and %d, got %d", DefaultEventsLimit, MaxEventsLimit, p.EventsLimit)
+		case p.EventsAfter < 0:
+			return nil, command.FieldError(method, "eventsAfter", "eventsAfter must be a sequence number (0 or more), got %d", p.EventsAfter)
+		}
 		return s.taskDetail(ctx, p)
+	case MethodTaskDiff:
+		var p command.TaskDiffArgs
+		if err := decodeParams(method, params, &p); err != nil {
+			return nil, err
+		}
+		return s.taskDiff(ctx, method, p)
 	case MethodContextPack:
 		var p command.PackArgs
 		if err := decodeParams(method, params, &p); err != nil {
+			return nil, err
+		}
+		if err := checkPackArgs(method, p); err != nil {
 			return nil, err
 		}
 		pk, err := s.buildPack(ctx, p)
@@ -149,26 +186,32 @@ func (s *Server) Custom(ctx context.Context, method string, params json.RawMessa
 		if err := decodeParams(method, params, &p); err != nil {
 			return nil, err
 		}
+		if p.URI == "" {
+			return nil, command.Required(method, "uri", "a bcode-pack: or bcode-mutant: URI a command returned")
+		}
 		text, err := s.TextDocumentContent(ctx, p.URI)
 		if err != nil {
 			return nil, err
 		}
 		return contentResult{Text: text}, nil
 	}
-	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "bcode-ls has no method %q (it serves %s, %s, %s, %s and %s)", method, MethodTasks, MethodTask, MethodContextPack, MethodEvidence, MethodDocumentContent)
+	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "bcode-ls has no method %q (it serves %s, %s, %s, %s, %s and %s)", method, MethodTasks, MethodTask, MethodTaskDiff, MethodContextPack, MethodEvidence, MethodDocumentContent)
+}
+
+// checkPackArgs refuses pack arguments that cannot name a place, before a
+// pack is built.
+func checkPackArgs(method string, p command.PackArgs) error {
+	switch {
+	case p.Range != nil && p.URI == "":
+		return command.FieldError(method, "range", "a range needs the uri of its document")
+	case p.Budget < 0:
+		return command.FieldError(method, "budget", "budget must be a number of tokens (0: the default), got %d", p.Budget)
+	}
+	return nil
 }
 
 func decodeParams(method string, raw json.RawMessage, v any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return lsp.Errorf(lsp.CodeInvalidParams, "%s: malformed params: %v", method, err)
-	}
-	return nil
+	return command.Decode(method, raw, v)
 }
 
 func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
@@ -183,7 +226,7 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 	out := TasksResult{Tasks: make([]TaskSummary, 0, len(ts))}
 	for _, t := range ts {
 		sum := TaskSummary{ID: t.ID, Goal: t.Goal, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Branch: t.Branch, UpdatedAt: t.UpdatedAt}
-		if evs, err := s.tasks.Events(ctx, t.ID, 0, 0); err == nil && len(evs) > 0 {
+		if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
 			e := evs[len(evs)-1]
 			sum.LastEvent = &EventSummary{Seq: e.Seq, Kind: e.Kind, At: e.At}
 		}
@@ -203,11 +246,16 @@ func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, erro
 	}
 	limit := p.EventsLimit
 	if limit <= 0 {
-		limit = 200
+		limit = DefaultEventsLimit
 	}
-	if evs, err := s.tasks.Events(ctx, t.ID, p.EventsAfter, limit); err == nil && evs != nil {
+	evs, omitted, err := s.tasks.LatestEvents(ctx, t.ID, p.EventsAfter, limit)
+	if err != nil {
+		return TaskDetail{}, taskError(err)
+	}
+	if evs != nil {
 		d.Events = evs
 	}
+	d.EventsOmitted = omitted
 	if vs, err := s.tasks.Verifications(ctx, t.Repo, 0); err == nil {
 		for i := range vs {
 			if vs[i].TaskID == t.ID {
@@ -219,9 +267,20 @@ func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, erro
 	return d, nil
 }
 
-// notifyTask sends bcode/taskChanged.
+// notifyTask sends bcode/taskChanged for a change the server itself made
+// (or started): the task's state with its newest ledger event, or, when
+// the ledger has none to show for it, kind at the current time.
 func (s *Server) notifyTask(ctx context.Context, t *engine.Task, kind string) {
-	if err := s.client.Notify(ctx, MethodTaskChanged, TaskChanged{ID: t.ID, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Event: kind}); err != nil {
+	ev := engine.Event{Kind: kind, At: time.Now().UTC()}
+	if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) == 1 {
+		ev = evs[0]
+	}
+	s.sendTaskChanged(ctx, t, ev)
+}
+
+func (s *Server) sendTaskChanged(ctx context.Context, t *engine.Task, e engine.Event) {
+	c := TaskChanged{ID: t.ID, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Kind: e.Kind, At: e.At.UTC(), Seq: e.Seq, Event: e.Kind}
+	if err := s.client.Notify(ctx, MethodTaskChanged, c); err != nil {
 		s.log.Warn("sending bcode/taskChanged", "err", err)
 	}
 }
@@ -243,7 +302,7 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 			if ts, err := s.tasks.List(ctx, root); err == nil {
 				last = 0
 				for _, t := range ts {
-					if evs, err := s.tasks.Events(ctx, t.ID, 0, 0); err == nil && len(evs) > 0 {
+					if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
 						last = max(last, evs[len(evs)-1].Seq)
 					}
 				}
@@ -259,7 +318,7 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 				if err != nil || t.Repo != root {
 					continue
 				}
-				_ = s.client.Notify(ctx, MethodTaskChanged, TaskChanged{ID: t.ID, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Event: e.Kind, Seq: e.Seq})
+				s.sendTaskChanged(ctx, t, e)
 			}
 		}
 		select {

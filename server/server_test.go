@@ -433,7 +433,7 @@ func TestBadRequests(t *testing.T) {
 		says         string
 	}{
 		{"unknown task", server.MethodTask, map[string]any{"id": "t-nope"}, lsp.CodeInvalidParams, "not found"},
-		{"malformed params", server.MethodTask, map[string]any{"id": 5}, lsp.CodeInvalidParams, "malformed params"},
+		{"malformed params", server.MethodTask, map[string]any{"id": 5}, lsp.CodeInvalidParams, "bcode/task: id must be a string, got a number"},
 		{"unknown field", server.MethodTasks, map[string]any{"repo": "x"}, lsp.CodeInvalidParams, "unknown field"},
 		{"unknown method", "bcode/nothing", map[string]any{}, lsp.CodeMethodNotFound, "bcode/tasks"},
 		{"file outside the workspace", "textDocument/codeAction", map[string]any{
@@ -442,7 +442,7 @@ func TestBadRequests(t *testing.T) {
 			"context":      map[string]any{"diagnostics": []any{}},
 		}, lsp.CodeInvalidParams, "outside the workspace"},
 		{"unknown command", "workspace/executeCommand", map[string]any{"command": "bcode.nope", "arguments": []any{}}, lsp.CodeInvalidParams, "unknown command"},
-		{"malformed command argument", "workspace/executeCommand", map[string]any{"command": command.TaskRun, "arguments": []any{map[string]any{"id": true}}}, lsp.CodeInvalidParams, "malformed argument"},
+		{"malformed command argument", "workspace/executeCommand", map[string]any{"command": command.TaskRun, "arguments": []any{map[string]any{"id": true}}}, lsp.CodeInvalidParams, "bcode.task.run: id must be a string, got a bool"},
 		{"too many arguments", "workspace/executeCommand", map[string]any{"command": command.TaskRun, "arguments": []any{map[string]any{}, map[string]any{}}}, lsp.CodeInvalidParams, "one argument"},
 		{"run of an unknown task", "workspace/executeCommand", map[string]any{"command": command.TaskRun, "arguments": []any{map[string]any{"id": "t-nope"}}}, lsp.CodeInvalidParams, "bcode/tasks"},
 		{"empty goal", "workspace/executeCommand", map[string]any{"command": command.TaskCreate, "arguments": []any{map[string]any{"goal": " "}}}, lsp.CodeInvalidParams, "goal is empty"},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"sync"
@@ -26,6 +27,9 @@ type TaskEngine interface {
 	Get(ctx context.Context, id string) (*engine.Task, error)
 	Attempts(ctx context.Context, id string) ([]engine.Attempt, error)
 	Events(ctx context.Context, id string, afterSeq int64, limit int) ([]engine.Event, error)
+	// LatestEvents is the newest limit events of task id after afterSeq,
+	// oldest first, and how many older ones after afterSeq it left out.
+	LatestEvents(ctx context.Context, id string, afterSeq int64, limit int) (events []engine.Event, omitted int, err error)
 	Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error)
 
 	Create(ctx context.Context, repo string, req TaskRequest) (*engine.Task, error)
@@ -135,6 +139,41 @@ func (t *ledgerTasks) Events(ctx context.Context, id string, after int64, limit 
 		return nil, err
 	}
 	return l.Events(ctx, id, after, limit)
+}
+
+func (t *ledgerTasks) LatestEvents(ctx context.Context, id string, after int64, limit int) ([]engine.Event, int, error) {
+	if limit <= 0 {
+		return nil, 0, fmt.Errorf("LatestEvents: limit %d must be positive", limit)
+	}
+	if !t.exists() {
+		return nil, 0, nil
+	}
+	l, err := t.open(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The ledger pages events forward only (engine/ledger Events: the
+	// oldest limit after a seq); find the seq just before the newest limit
+	// so that page is the newest one, without reading the whole history.
+	var total int
+	from := after
+	err = l.Read(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE task_id = ? AND seq > ?`, id, after).Scan(&total); err != nil {
+			return err
+		}
+		if total <= limit {
+			return nil
+		}
+		return tx.QueryRowContext(ctx, `SELECT seq FROM events WHERE task_id = ? AND seq > ? ORDER BY seq DESC LIMIT 1 OFFSET ?`, id, after, limit).Scan(&from)
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("counting the events of task %s: %w", id, err)
+	}
+	evs, err := l.Events(ctx, id, from, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return evs, max(total-limit, 0), nil
 }
 
 func (t *ledgerTasks) Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error) {

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
@@ -35,6 +34,7 @@ var table = []entry{
 	bind(PackPreview, Interface.PackPreview),
 	bind(EvidenceRun, Interface.EvidenceRun),
 	bind(MutantDiff, Interface.MutantDiff),
+	bind(TaskDiff, Interface.TaskDiff),
 }
 
 // Dispatch runs the command name with args on s. A wrong name, a wrong
@@ -60,15 +60,7 @@ func Dispatch(ctx context.Context, s Interface, name string, args []json.RawMess
 }
 
 func decode(name string, raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return lsp.Errorf(lsp.CodeInvalidParams, "%s: malformed argument %s: %v", name, clip(raw), err)
-	}
-	return nil
+	return Decode(name, raw, v)
 }
 
 func clip(b []byte) string {

@@ -50,6 +50,11 @@ func (r *recorder) MutantDiff(_ context.Context, a MutantArgs) (DocumentResult, 
 	return DocumentResult{}, nil
 }
 
+func (r *recorder) TaskDiff(_ context.Context, a TaskDiffArgs) (TaskDiffResult, error) {
+	r.got = a
+	return TaskDiffResult{ID: a.ID}, nil
+}
+
 // TestEveryCommandRoundTrips: each command built with New reaches its
 // method with the same typed argument.
 func TestEveryCommandRoundTrips(t *testing.T) {
@@ -64,6 +69,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		PackPreview: PackArgs{URI: "file:///x.go", Range: &r, Budget: 500},
 		EvidenceRun: EvidenceRunArgs{Base: "main"},
 		MutantDiff:  MutantArgs{ID: "m2"},
+		TaskDiff:    TaskDiffArgs{ID: "t6", Path: "a/b.go"},
 	}
 	if len(args) != len(Names()) {
 		t.Fatalf("the test covers %d commands, the contract has %d", len(args), len(Names()))
@@ -90,10 +96,10 @@ func TestDispatchErrors(t *testing.T) {
 		says string
 	}{
 		{"unknown", "bcode.nope", nil, "unknown command"},
-		{"wrong type", TaskRun, []json.RawMessage{json.RawMessage(`{"id": 3}`)}, "malformed argument"},
+		{"wrong type", TaskRun, []json.RawMessage{json.RawMessage(`{"id": 3}`)}, "id must be a string, got a number"},
 		{"unknown field", TaskRun, []json.RawMessage{json.RawMessage(`{"id": "t", "extra": 1}`)}, "unknown field"},
 		{"two arguments", TaskRun, []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{}`)}, "one argument"},
-		{"not an object", EvidenceRun, []json.RawMessage{json.RawMessage(`"main"`)}, "malformed argument"},
+		{"not an object", EvidenceRun, []json.RawMessage{json.RawMessage(`"main"`)}, "params must be an object with the fields base, got a string"},
 	}
 	for _, c := range cases {
 		_, err := Dispatch(context.Background(), &recorder{}, c.cmd, c.args)

@@ -23,7 +23,12 @@ const (
 	PackPreview = "bcode.pack.preview"
 	EvidenceRun = "bcode.evidence.run"
 	MutantDiff  = "bcode.mutant.diff"
+	TaskDiff    = "bcode.task.diff"
 )
+
+// MethodTaskDiff is the bcode/taskDiff request: the same as the
+// bcode.task.diff command, for clients that send their own requests.
+const MethodTaskDiff = "bcode/taskDiff"
 
 // Interface is every command the server executes. Each takes one argument
 // object (the first element of the command's arguments array).
@@ -50,6 +55,11 @@ type Interface interface {
 	EvidenceRun(ctx context.Context, a EvidenceRunArgs) (EvidenceRunResult, error)
 	// MutantDiff shows a mutant as a unified diff on a bcode-mutant: URI.
 	MutantDiff(ctx context.Context, a MutantArgs) (DocumentResult, error)
+	// TaskDiff is a task's change, its branch head against its base: the
+	// changed files with both sides' contents (so a client shows them in
+	// its own diff view without running git) and the unified diff. Binary
+	// and large files are named, not sent.
+	TaskDiff(ctx context.Context, a TaskDiffArgs) (TaskDiffResult, error)
 }
 
 // TaskCreateArgs describe a new task.
@@ -118,6 +128,74 @@ type EvidenceRunResult struct {
 // MutantArgs name a mutant of the last evidence report.
 type MutantArgs struct {
 	ID string `json:"id"`
+}
+
+// TaskDiffArgs name the task whose change to show. Path, when set, narrows
+// the answer to that one file (a slash path relative to the repository),
+// which is how a client fetches a file the whole answer left out for its
+// budget.
+type TaskDiffArgs struct {
+	ID   string `json:"id"`
+	Path string `json:"path,omitempty"`
+}
+
+// Limits of a bcode/taskDiff answer, so a task that touches a large or
+// binary file never sends megabytes over the connection.
+const (
+	// FileContentLimit is the largest side of a file whose content is sent.
+	FileContentLimit = 256 << 10
+	// ContentBudget bounds the contents of all files of one answer; files
+	// past it come without contents (Omitted "budget"): ask for them by path.
+	ContentBudget = 2 << 20
+	// DiffLimit bounds the unified diff text; it is cut at a file boundary.
+	DiffLimit = 1 << 20
+)
+
+// Why a file's contents are left out of a TaskDiffResult.
+const (
+	OmittedBinary    = "binary"    // either side has a NUL byte in its first 8000 bytes, as git judges
+	OmittedLarge     = "large"     // a side is over FileContentLimit
+	OmittedBudget    = "budget"    // the answer's ContentBudget was spent: ask with path
+	OmittedSubmodule = "submodule" // a submodule's commit, not a file
+)
+
+// TaskDiffResult is a task's change: its branch head against its base.
+type TaskDiffResult struct {
+	ID     string `json:"id"`
+	Branch string `json:"branch"`
+	Base   string `json:"base"` // the base commit
+	// Head is the branch's commit; "" when the branch has no commits (the
+	// task has not changed anything yet, or a reject deleted the branch).
+	Head  string     `json:"head,omitempty"`
+	Files []FileDiff `json:"files"`
+	// Diff is git's unified diff of the files whose text is shown (binary
+	// files appear as git's "Binary files ... differ"; large ones are left
+	// out and named in Notes).
+	Diff string `json:"diff"`
+	// Truncated reports that Diff was cut at DiffLimit.
+	Truncated bool `json:"truncated,omitempty"`
+	// Notes say, in words, what is left out and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// FileDiff is one changed file of a task.
+type FileDiff struct {
+	Path string `json:"path"`
+	// Status is git's letter: A added, M modified, D deleted, T type
+	// changed (e.g. a file became a symbolic link).
+	Status string `json:"status"`
+	// BaseContent and HeadContent are the file's text on each side; absent
+	// on the side where the file does not exist and when Omitted is set.
+	BaseContent *string `json:"baseContent,omitempty"`
+	HeadContent *string `json:"headContent,omitempty"`
+	// BaseSize and HeadSize are the sides' sizes in bytes (0 where absent).
+	BaseSize int64 `json:"baseSize"`
+	HeadSize int64 `json:"headSize"`
+	Binary   bool  `json:"binary,omitempty"`
+	// Omitted says why the contents are not here (Omitted* constants), and
+	// Note says it in words.
+	Omitted string `json:"omitted,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // Titles of the code actions.
