@@ -13,8 +13,9 @@ import (
 
 // Decode reads the params of method (a bcode/* request or a command's
 // argument) into v, a pointer to a struct. Absent params, null, {} and []
-// all mean "no params", and a one-element array holding the object is read
-// as that object (JSON-RPC's by-position form), so a method with no
+// all mean "no params", and a one-element array holding the object (or
+// null, or []) is read as that object (JSON-RPC's by-position form, which
+// vscode-jsonrpc uses for a lone argument that is not an object), so a method with no
 // required params accepts what every client sends for "nothing". Anything
 // else that does not fit is an InvalidParams error naming the field and
 // what it must be; the field's name is also in the error's data
@@ -36,7 +37,8 @@ func Decode(method string, raw json.RawMessage, v any) error {
 			return FieldError(method, "", "params must be an object (or an array holding one object), got an array of %d values", len(items))
 		}
 		raw = bytes.TrimSpace(items[0])
-		if string(raw) == "null" {
+		if string(raw) == "null" || string(raw) == "[]" {
+			// vscode-jsonrpc sends a lone null or [] argument by position.
 			raw = json.RawMessage("{}")
 		}
 	}

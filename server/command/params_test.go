@@ -12,7 +12,7 @@ import (
 // TestDecodeNoParams: absent, null, {}, [] and [{}] are all "no params";
 // [obj] is obj (JSON-RPC's by-position form).
 func TestDecodeNoParams(t *testing.T) {
-	for _, raw := range []string{"", "  ", "null", "{}", "[]", " [ ] ", "[{}]", "[null]"} {
+	for _, raw := range []string{"", "  ", "null", "{}", "[]", " [ ] ", "[{}]", "[null]", "[[]]"} {
 		var a PackArgs
 		if err := Decode("m", json.RawMessage(raw), &a); err != nil || a.URI != "" || a.Budget != 0 {
 			t.Errorf("%q: %+v %v", raw, a, err)

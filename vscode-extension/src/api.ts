@@ -1,6 +1,6 @@
 import {
   DocumentResult, EvidenceReport, EvidenceRunResult, Method, PackArgs, ServerCommand,
-  TaskCreateArgs, TaskDetail, TaskResult, TasksResult,
+  TaskCreateArgs, TaskDetail, TaskDiffResult, TaskResult, TasksResult,
 } from './protocol';
 
 /**
@@ -23,6 +23,11 @@ export class BcodeApi {
 
   task(id: string, eventsLimit = 200): Promise<TaskDetail> {
     return this.conn.sendRequest(Method.task, { id, eventsLimit }) as Promise<TaskDetail>;
+  }
+
+  /** A task's change as the server reads it from git; path narrows it to one file. */
+  taskDiff(id: string, path?: string): Promise<TaskDiffResult> {
+    return this.conn.sendRequest(Method.taskDiff, path ? { id, path } : { id }) as Promise<TaskDiffResult>;
   }
 
   evidence(wait = false): Promise<EvidenceReport> {

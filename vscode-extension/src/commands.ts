@@ -9,7 +9,7 @@ import { checkoutState } from './git';
 import { EvidenceStatus } from './statusBar';
 import { acceptPlan } from './tasksModel';
 import { Node, TasksTree } from './tasksTree';
-import { eventsUri, gitUri } from './virtualDocs';
+import { eventsUri, taskDiffUri } from './virtualDocs';
 import { LspRange, TaskSummary } from './protocol';
 
 export interface Deps {
@@ -55,11 +55,13 @@ export function registerCommands(d: Deps): vscode.Disposable[] {
     return t;
   };
 
+  // Both sides are read-only bcode-taskdiff: documents whose text comes
+  // from bcode/taskDiff.
   const openFileDiff = async (n: Extract<Node, { kind: 'file' }>) => {
-    const t = n.detail.task;
-    const left = gitUri(t.repo, t.base, n.file.path);
-    const right = gitUri(t.repo, t.branch, n.file.path);
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${n.file.path} (${t.base.slice(0, 7)} ↔ ${t.branch})`, { preview: false, preserveFocus: true });
+    const d = n.diff;
+    const left = taskDiffUri(d.id, 'base', n.file.path);
+    const right = taskDiffUri(d.id, 'head', n.file.path);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${n.file.path} (${d.base.slice(0, 7)} ↔ ${d.branch})`, { preview: false, preserveFocus: true });
   };
 
   return [

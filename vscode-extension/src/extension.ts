@@ -9,7 +9,7 @@ import { Method, TaskChanged } from './protocol';
 import { resolveServer } from './serverPath';
 import { EvidenceStatus } from './statusBar';
 import { TasksTree } from './tasksTree';
-import { EventsProvider, eventsScheme, GitContentProvider, gitScheme } from './virtualDocs';
+import { EventsProvider, eventsScheme, TaskDiffProvider, taskDiffScheme } from './virtualDocs';
 
 let client: LanguageClient | undefined;
 
@@ -23,7 +23,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output, status,
     vscode.window.createTreeView('bcode.tasks', { treeDataProvider: tree, showCollapseAll: true }),
-    vscode.workspace.registerTextDocumentContentProvider(gitScheme, new GitContentProvider()),
+    vscode.workspace.registerTextDocumentContentProvider(taskDiffScheme, new TaskDiffProvider(tree.diffs)),
     vscode.workspace.registerTextDocumentContentProvider(eventsScheme, events),
     ...registerCommands({ api: () => api, tree, status, problem: () => problem }),
   );

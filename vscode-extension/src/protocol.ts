@@ -9,6 +9,7 @@ export const Method = {
   evidence: 'bcode/evidence',
   documentContent: 'bcode/documentContent',
   taskChanged: 'bcode/taskChanged',
+  taskDiff: 'bcode/taskDiff',
 } as const;
 
 /** workspace/executeCommand commands served by bcode-ls. */
@@ -22,6 +23,7 @@ export const ServerCommand = {
   packPreview: 'bcode.pack.preview',
   evidenceRun: 'bcode.evidence.run',
   mutantDiff: 'bcode.mutant.diff',
+  taskDiff: 'bcode.task.diff',
 } as const;
 
 export type TaskStatus =
@@ -68,7 +70,10 @@ export interface TaskEvent {
 export interface TaskDetail {
   task: Task;
   attempts: Array<{ number: number; status: string; verdict?: string; note?: string }>;
+  /** the newest events (at most eventsLimit), oldest first */
   events: TaskEvent[];
+  /** how many older events were left out */
+  eventsOmitted?: number;
   verification?: { verdict: string; base: string; head: string };
 }
 
@@ -77,8 +82,40 @@ export interface TaskChanged {
   status: string;
   verdict?: string;
   reason?: string;
+  /** the kind of the ledger event that changed the task */
+  kind?: string;
+  /** when that event happened (RFC 3339) */
+  at?: string;
+  /** the same as kind (the first version's name for it) */
   event: string;
   seq?: number;
+}
+
+/** One changed file of a task (server/command.FileDiff). */
+export interface FileDiff {
+  path: string;
+  /** git's letter: A added, M modified, D deleted, T type changed */
+  status: string;
+  baseContent?: string;
+  headContent?: string;
+  baseSize: number;
+  headSize: number;
+  binary?: boolean;
+  /** why the contents are not here: binary, large, budget, submodule */
+  omitted?: 'binary' | 'large' | 'budget' | 'submodule' | string;
+  note?: string;
+}
+
+/** bcode/taskDiff's answer (server/command.TaskDiffResult). */
+export interface TaskDiffResult {
+  id: string;
+  branch: string;
+  base: string;
+  head?: string;
+  files: FileDiff[];
+  diff: string;
+  truncated?: boolean;
+  notes?: string[];
 }
 
 export interface Mutant {

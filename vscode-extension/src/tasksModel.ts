@@ -99,8 +99,13 @@ export function applyChanged(tasks: TaskSummary[], c: TaskChanged, now: Date = n
   t.status = c.status;
   t.verdict = c.verdict;
   t.reason = c.reason;
-  if (c.event) t.lastEvent = { seq: c.seq ?? t.lastEvent?.seq ?? 0, kind: c.event, at: now.toISOString() };
-  t.updatedAt = now.toISOString();
+  // The event's own kind and time, as the ledger recorded them; servers
+  // before bcode/taskChanged carried them sent only `event`, so fall back
+  // to that and to the time the notification arrived.
+  const kind = c.kind || c.event;
+  const at = c.at && !Number.isNaN(Date.parse(c.at)) ? c.at : now.toISOString();
+  if (kind) t.lastEvent = { seq: c.seq ?? t.lastEvent?.seq ?? 0, kind, at };
+  t.updatedAt = at;
   return true;
 }
 

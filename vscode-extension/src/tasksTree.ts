@@ -1,16 +1,17 @@
 // The Tasks view: every task of the workspace with its status, verdict and
 // last event, live through bcode/taskChanged; under each task its changed
-// files (each opens VS Code's diff editor) and its events.
+// files as bcode-ls reads them (bcode/taskDiff; each opens VS Code's diff
+// editor) and its events.
 import * as vscode from 'vscode';
 import { BcodeApi } from './api';
-import { ChangedFile, changedFiles } from './git';
-import { TaskChanged, TaskDetail, TaskSummary } from './protocol';
+import { FileDiff, TaskChanged, TaskDetail, TaskDiffResult, TaskSummary } from './protocol';
+import { TaskDiffs } from './taskDiffs';
 import { applyChanged, describe } from './tasksModel';
 
 export type Node =
   | { kind: 'task'; task: TaskSummary }
   | { kind: 'files'; task: TaskSummary }
-  | { kind: 'file'; task: TaskSummary; detail: TaskDetail; file: ChangedFile }
+  | { kind: 'file'; task: TaskSummary; diff: TaskDiffResult; file: FileDiff }
   | { kind: 'events'; task: TaskSummary }
   | { kind: 'event'; task: TaskSummary; seq: number; label: string; description: string }
   | { kind: 'message'; text: string; tooltip?: string };
@@ -23,6 +24,8 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
   private tasks: TaskSummary[] = [];
   private details = new Map<string, TaskDetail>();
   private problem: string | undefined;
+  /** the tasks' changes, shared with the diff editor's documents */
+  readonly diffs = new TaskDiffs(() => this.api);
 
   constructor(private api: BcodeApi | undefined, private readonly now: () => Date = () => new Date()) {}
 
@@ -35,12 +38,14 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
 
   refresh(): void {
     this.details.clear();
+    this.diffs.forget();
     this.changed.fire(undefined);
   }
 
   /** taskChanged applies a bcode/taskChanged notification. */
   taskChanged(c: TaskChanged): void {
     this.details.delete(c.id);
+    this.diffs.forget(c.id);
     if (!applyChanged(this.tasks, c, this.now())) {
       this.refresh(); // a task this view has not seen: list again
       return;
@@ -81,7 +86,10 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
       case 'file': {
         const item = new vscode.TreeItem(n.file.path.split('/').pop() ?? n.file.path, vscode.TreeItemCollapsibleState.None);
         item.id = `file:${n.task.id}:${n.file.path}`;
-        item.description = `${n.file.path.includes('/') ? n.file.path.slice(0, n.file.path.lastIndexOf('/')) + ' · ' : ''}${fileStatus[n.file.status] ?? n.file.status}`;
+        const dir = n.file.path.includes('/') ? n.file.path.slice(0, n.file.path.lastIndexOf('/')) + ' · ' : '';
+        const what = n.file.omitted && n.file.omitted !== 'budget' ? ` · ${n.file.omitted}` : '';
+        item.description = `${dir}${fileStatus[n.file.status] ?? n.file.status}${what}`;
+        if (n.file.note) item.tooltip = n.file.note;
         item.resourceUri = vscode.Uri.file(n.file.path);
         item.contextValue = 'bcodeTaskFile';
         item.command = { command: 'bcode.tasks.openFile', title: 'Open diff', arguments: [n] };
@@ -124,10 +132,10 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
         return [{ kind: 'files', task: n.task }, { kind: 'events', task: n.task }];
       case 'files': {
         try {
-          const d = await this.detail(n.task.id);
-          const files = await changedFiles(d.task.repo, d.task.base, d.task.branch);
-          if (files.length === 0) return [{ kind: 'message', text: 'no changes yet' }];
-          return files.map((file) => ({ kind: 'file', task: n.task, detail: d, file }));
+          if (!this.api) throw new Error(this.problem ?? 'bcode-ls is not running');
+          const diff = await this.diffs.task(n.task.id);
+          if (diff.files.length === 0) return [{ kind: 'message', text: diff.notes?.[0] ?? 'no changes yet' }];
+          return diff.files.map((file) => ({ kind: 'file', task: n.task, diff, file }));
         } catch (e) {
           return [{ kind: 'message', text: (e as Error).message }];
         }

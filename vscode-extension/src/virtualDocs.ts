@@ -1,24 +1,36 @@
-// Read-only virtual documents the extension serves itself: a file at a git
-// revision (the two sides of a task's diff) and a task's event log. Packs
-// and mutant diffs (bcode-pack:, bcode-mutant:) come from bcode-ls through
-// vscode-languageclient's workspace/textDocumentContent feature.
+// Read-only virtual documents the extension serves itself: the two sides
+// of a task's diff (from bcode/taskDiff, so no git runs in the extension)
+// and a task's event log. Packs and mutant diffs (bcode-pack:,
+// bcode-mutant:) come from bcode-ls through vscode-languageclient's
+// workspace/textDocumentContent feature.
 import * as vscode from 'vscode';
 import { BcodeApi } from './api';
-import { show } from './git';
+import { Side, sideText, TaskDiffs } from './taskDiffs';
 import { TaskDetail } from './protocol';
 
-export const gitScheme = 'bcode-git';
+export const taskDiffScheme = 'bcode-taskdiff';
 export const eventsScheme = 'bcode-task';
 
-/** gitUri names a file at a revision of a repository. */
-export function gitUri(repo: string, rev: string, path: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: gitScheme, path: '/' + path, query: JSON.stringify({ repo, rev }) });
+/**
+ * taskDiffUri names one side of a changed file of a task. The file's own
+ * path ends the URI, so the editor picks the language from its name.
+ */
+export function taskDiffUri(id: string, side: Side, path: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: taskDiffScheme, path: `/${id}/${side}/${path}` });
 }
 
-export class GitContentProvider implements vscode.TextDocumentContentProvider {
-  provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const { repo, rev } = JSON.parse(uri.query) as { repo: string; rev: string };
-    return show(repo, rev, uri.path.replace(/^\//, ''));
+/** parseTaskDiffUri undoes taskDiffUri. */
+export function parseTaskDiffUri(uri: vscode.Uri): { id: string; side: Side; path: string } {
+  const m = /^\/([^/]+)\/(base|head)\/(.+)$/.exec(uri.path);
+  if (!m) throw new Error(`not a task diff URI: ${uri.toString()}`);
+  return { id: m[1], side: m[2] as Side, path: m[3] };
+}
+
+export class TaskDiffProvider implements vscode.TextDocumentContentProvider {
+  constructor(private readonly diffs: TaskDiffs) {}
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const { id, side, path } = parseTaskDiffUri(uri);
+    return sideText(await this.diffs.file(id, path), side);
   }
 }
 
@@ -38,6 +50,7 @@ export function renderEvents(d: TaskDetail): string {
     '',
     'events:',
   ];
+  if (d.eventsOmitted) lines.push(`(${d.eventsOmitted} older events not shown)`);
   for (const e of d.events) {
     const data = e.data === undefined || e.data === null ? '' : ' ' + JSON.stringify(e.data);
     lines.push(`#${e.seq}  ${e.at}  ${e.attempt ? `attempt ${e.attempt}  ` : ''}${e.kind}${data}`);

@@ -74,6 +74,15 @@ test('bcode/taskChanged updates a known task and reports an unknown one', () => 
   assert.equal(tasks[0].status, 'verified');
   assert.deepEqual(tasks[0].lastEvent, { seq: 12, kind: 'task.stopped', at: now.toISOString() });
   assert.equal(applyChanged(tasks, { id: 'zzz', status: 'queued', event: 'task.created' }, now), false);
+  // A server that sends the event's kind and time: the row shows when the
+  // event happened, not when the notification arrived.
+  assert.equal(applyChanged(tasks, { id: 'a', status: 'accepted', kind: 'task.accepted', event: 'task.accepted', at: '2025-01-02T09:52:30Z', seq: 14 }, now), true);
+  assert.deepEqual(tasks[0].lastEvent, { seq: 14, kind: 'task.accepted', at: '2025-01-02T09:52:30Z' });
+  assert.equal(tasks[0].updatedAt, '2025-01-02T09:52:30Z');
+  assert.equal(describe(tasks[0], now).description, 'accepted · task.accepted 7m ago');
+  // A malformed time falls back to the arrival time.
+  applyChanged(tasks, { id: 'a', status: 'accepted', kind: 'task.accepted', event: 'task.accepted', at: 'yesterday', seq: 15 }, now);
+  assert.equal(tasks[0].lastEvent.at, now.toISOString());
 });
 
 test('the Accept confirmation says what happens to the current branch', () => {

@@ -16,6 +16,14 @@ const { BcodeApi } = require('../out/src/api');
 const { TasksTree } = require('../out/src/tasksTree');
 const { summarize } = require('../out/src/evidenceStatus');
 const { contentWithFallback } = require('../out/src/content');
+const { registerCommands } = require('../out/src/commands');
+const { EvidenceStatus } = require('../out/src/statusBar');
+const { TaskDiffProvider, taskDiffScheme } = require('../out/src/virtualDocs');
+
+// git runs in the fixture checkout, for the test's own assertions only.
+function git(repo, ...args) {
+  return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: repo, encoding: 'utf8' }).trim();
+}
 
 const env = process.env;
 const skip = !env.BCODE_LS && 'BCODE_LS is not set: run these through `go test ./editors/editorstest`, which builds bcode-ls and the fixture';
@@ -124,6 +132,24 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
   assert.equal(addTest.command.command, 'bcode.task.create');
   assert.equal(addTest.command.arguments[0].mutantId, boundary.data);
 
+  // Requests with no params at all, null and [] (which vscode-jsonrpc sends
+  // by position, as [null] and [[]]): each is "no params".
+  for (const params of [undefined, null, []]) {
+    const r = params === undefined ? await conn.sendRequest('bcode/tasks') : await conn.sendRequest('bcode/tasks', params);
+    assert.equal(r.tasks.length, 3, `bcode/tasks with params ${JSON.stringify(params)}`);
+  }
+  // A bad field is named, in the message and in data.field.
+  await assert.rejects(conn.sendRequest('bcode/task', { id: env.BCODE_FIXTURE_VERIFIED, eventsLimit: 'all' }), (e) => {
+    assert.equal(e.code, -32602);
+    assert.match(e.message, /^bcode\/task: eventsLimit must be an integer, got a string/);
+    assert.deepEqual(e.data, { field: 'eventsLimit' });
+    return true;
+  });
+  // eventsLimit: the newest events, oldest first.
+  const newest = await api.task(env.BCODE_FIXTURE_VERIFIED, 2);
+  assert.deepEqual(newest.events.map((e) => e.kind), ['attempt.finished', 'task.verified']);
+  assert.equal(newest.eventsOmitted, 4);
+
   // The Tasks view over the real server: the seeded ledger's tasks.
   const tree = new TasksTree(api);
   const roots = await tree.getChildren();
@@ -131,13 +157,30 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
   assert.equal(roots.length, 3, JSON.stringify(roots));
   const verified = tree.getTreeItem(byId.get(env.BCODE_FIXTURE_VERIFIED));
   assert.equal(verified.contextValue, 'bcodeTask status=verified +accept +reject');
-  assert.match(verified.description, /^verified · check\.finished /);
+  assert.match(verified.description, /^verified · task\.verified /);
   assert.equal(tree.getTreeItem(byId.get(env.BCODE_FIXTURE_FAILED)).contextValue, 'bcodeTask status=failed +reject +resume');
   assert.match(tree.getTreeItem(byId.get(env.BCODE_FIXTURE_RUNNING)).contextValue, /\+cancel/);
   const [files, events] = await tree.getChildren(byId.get(env.BCODE_FIXTURE_VERIFIED));
-  const changedFiles = (await tree.getChildren(files)).map((n) => `${n.file.status} ${n.file.path}`);
-  assert.deepEqual(changedFiles, ['A quota/boundary_test.go', 'M quota/quota.go', 'A quota/quota_test.go']);
-  assert.deepEqual((await tree.getChildren(events)).map((n) => n.label), ['check.finished', 'attempt.started', 'task.created']);
+  const fileNodes = await tree.getChildren(files);
+  assert.deepEqual(fileNodes.map((n) => `${n.file.status} ${n.file.path}`), ['A quota/boundary_test.go', 'M quota/quota.go', 'A quota/quota_test.go']);
+  assert.deepEqual((await tree.getChildren(events)).map((n) => n.label), ['task.verified', 'attempt.finished', 'check.finished', 'turn.finished', 'attempt.started', 'task.created']);
+
+  // The task's diff comes from bcode-ls (bcode/taskDiff): both sides of
+  // each file as git has them, served read-only to VS Code's diff editor.
+  const diff = await api.taskDiff(env.BCODE_FIXTURE_VERIFIED);
+  assert.equal(diff.head, env.BCODE_FIXTURE_VERIFIED_HEAD);
+  assert.equal(diff.base, env.BCODE_FIXTURE_BASE);
+  assert.match(diff.diff, /^diff --git a\/quota\/boundary_test\.go b\/quota\/boundary_test\.go\n/);
+  assert.match(diff.diff, /\n\+\tif n <= limit \{\n/);
+  const provider = new TaskDiffProvider(tree.diffs);
+  const quota = fileNodes.find((n) => n.file.path === 'quota/quota.go');
+  const side = (s, p) => vscode.Uri.from({ scheme: taskDiffScheme, path: `/${env.BCODE_FIXTURE_VERIFIED}/${s}/${p}` });
+  assert.equal(await provider.provideTextDocumentContent(side('base', 'quota/quota.go')), git(repo, 'show', `${env.BCODE_FIXTURE_BASE}:quota/quota.go`) + '\n');
+  assert.equal(await provider.provideTextDocumentContent(side('head', 'quota/quota.go')), git(repo, 'show', `${env.BCODE_FIXTURE_VERIFIED_HEAD}:quota/quota.go`) + '\n');
+  assert.equal(await provider.provideTextDocumentContent(side('base', 'quota/boundary_test.go')), '', 'an added file has no base side');
+  assert.equal(quota.file.baseSize, Buffer.byteLength(quota.file.baseContent));
+  const onePath = await api.taskDiff(env.BCODE_FIXTURE_VERIFIED, 'quota/quota.go');
+  assert.deepEqual(onePath.files.map((f) => f.path), ['quota/quota.go']);
 
   // Live updates: an event appended by another process (a runner, the CLI)
   // reaches the view through bcode/taskChanged.
@@ -149,21 +192,74 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
     const c = changed.find((x) => x.id === env.BCODE_FIXTURE_FAILED);
     assert.ok(c, failWith('no bcode/taskChanged within 15s of a ledger event'));
     assert.equal(c.event, 'attempt.started');
+    assert.equal(c.kind, 'attempt.started');
+    // The event's own time, RFC 3339, from the ledger (the helper appended
+    // it just now); the tree shows it.
+    assert.match(c.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/);
+    assert.ok(Math.abs(Date.now() - Date.parse(c.at)) < 60_000, `at ${c.at} is not the time of the event`);
+    const last = (await api.task(env.BCODE_FIXTURE_FAILED, 1)).events[0];
+    assert.equal(Date.parse(c.at), Date.parse(last.at), 'at is the ledger event\'s time');
+    assert.equal(c.seq, last.seq);
     tree.taskChanged(c);
-    assert.match(tree.getTreeItem({ kind: 'task', task: tree.task(env.BCODE_FIXTURE_FAILED) }).description, /attempt\.started 0s ago$/);
+    assert.equal(tree.task(env.BCODE_FIXTURE_FAILED).lastEvent.at, c.at);
+    assert.match(tree.getTreeItem({ kind: 'task', task: tree.task(env.BCODE_FIXTURE_FAILED) }).description, /attempt\.started \d+s ago$/);
   } else {
     t.diagnostic('BCODE_APPEND_EVENT_CMD not set: live bcode/taskChanged not checked');
   }
 
-  // Lifecycle commands: landed, or refused with the server's reason (this
-  // bcode-ls build may not have the task engine yet) — never a fake result.
-  try {
-    const r = await api.rejectTask(env.BCODE_FIXTURE_FAILED);
-    assert.equal(r.status, 'rejected');
-  } catch (e) {
-    assert.match(e.message, /task engine/, `unexpected error: ${e.message}`);
-  }
+  // Reject through the real server: the failed task's branch goes, main
+  // stays where it was.
+  const mainBefore = git(repo, 'rev-parse', 'main');
+  assert.equal(mainBefore, env.BCODE_FIXTURE_BASE);
+  assert.equal(git(repo, 'rev-parse', `bcode/${env.BCODE_FIXTURE_FAILED}`), env.BCODE_FIXTURE_FAILED_HEAD);
+  const rejected = await api.rejectTask(env.BCODE_FIXTURE_FAILED);
+  assert.equal(rejected.status, 'rejected');
+  assert.equal(git(repo, 'rev-parse', 'main'), mainBefore, 'reject moved main');
+  assert.equal(git(repo, 'branch', '--list', `bcode/${env.BCODE_FIXTURE_FAILED}`), '', 'the rejected branch is still there');
+  assert.equal(git(repo, 'show', 'main:quota/quota.go'), git(repo, 'show', `${env.BCODE_FIXTURE_BASE}:quota/quota.go`));
   await assert.rejects(api.acceptTask('no-such-task'), /not found|no such|list the workspace's tasks/);
+
+  // Accept through the extension's own command, as the Tasks view's inline
+  // button runs it, against the real bcode-ls.
+  const commands = registerCommands({ api: () => api, tree, status: new EvidenceStatus(), problem: () => undefined });
+  t.after(() => commands.forEach((c) => c.dispose()));
+  await tree.getChildren();
+  const verifiedNode = { kind: 'task', task: tree.task(env.BCODE_FIXTURE_VERIFIED) };
+  // While the user's change is uncommitted: the dialog says bcode would
+  // refuse, offers no Accept, and the server refuses too; nothing moves.
+  vscode.reset();
+  await vscode.commands.executeCommand('bcode.tasks.accept', verifiedNode);
+  const refused = vscode.calls.find((c) => c.kind === 'showErrorMessage');
+  assert.ok(refused, 'no refusal dialog for a dirty checkout');
+  assert.match(refused.args[1].detail, /uncommitted changes/);
+  await assert.rejects(api.acceptTask(env.BCODE_FIXTURE_VERIFIED), /uncommitted changes/);
+  assert.equal(git(repo, 'rev-parse', 'main'), mainBefore, 'a refused accept moved main');
+  // The user sets the change aside; now Accept asks, and lands the task.
+  git(repo, 'stash', 'push', '-q', '-u');
+  vscode.reset();
+  vscode.answers.warning.push('Accept');
+  await vscode.commands.executeCommand('bcode.tasks.accept', verifiedNode);
+  const asked = vscode.calls.find((c) => c.kind === 'showWarningMessage');
+  assert.ok(asked, failWith(`no confirmation: ${JSON.stringify(vscode.calls.map((c) => [c.kind, c.args[0]]))}`));
+  assert.match(asked.args[1].detail, new RegExp(`your current branch main will be fast-forwarded to bcode/${env.BCODE_FIXTURE_VERIFIED} \\(1 commit\\)`));
+  const told = vscode.calls.find((c) => c.kind === 'showInformationMessage');
+  assert.ok(told, failWith(`no result: ${JSON.stringify(vscode.calls.map((c) => [c.kind, c.args[0]]))}`));
+  assert.equal(told.args[0], `bcode: task ${env.BCODE_FIXTURE_VERIFIED} is accepted`);
+  // git really moved: main is the task's verified head, with its files.
+  assert.equal(git(repo, 'rev-parse', 'main'), env.BCODE_FIXTURE_VERIFIED_HEAD);
+  assert.equal(git(repo, 'show', 'main:quota/boundary_test.go'), git(repo, 'show', `${env.BCODE_FIXTURE_VERIFIED_HEAD}:quota/boundary_test.go`));
+  assert.match(fs.readFileSync(path.join(repo, 'quota', 'boundary_test.go'), 'utf8'), /func TestAllowedAtTheLimit/);
+  assert.equal(git(repo, 'status', '--porcelain'), '', 'the checkout is clean after a fast-forward');
+  const after = await api.task(env.BCODE_FIXTURE_VERIFIED);
+  assert.equal(after.task.status, 'accepted');
+  assert.equal(after.events[after.events.length - 1].kind, 'task.accepted');
+  assert.equal(after.events[after.events.length - 1].data.method, 'fast-forward');
+  const deadline = Date.now() + 10_000;
+  while (!changed.some((c) => c.id === env.BCODE_FIXTURE_VERIFIED && c.kind === 'task.accepted') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(changed.some((c) => c.id === env.BCODE_FIXTURE_VERIFIED && c.status === 'accepted' && c.kind === 'task.accepted' && c.at), 'no bcode/taskChanged for the accept');
+  // A second accept is refused: nothing moves again.
+  await assert.rejects(api.acceptTask(env.BCODE_FIXTURE_VERIFIED), /already accepted/);
+  assert.equal(git(repo, 'rev-parse', 'main'), env.BCODE_FIXTURE_VERIFIED_HEAD);
 
   // The context-pack preview: window/showDocument on a bcode-pack: URI,
   // served by workspace/textDocumentContent and by the plain request.

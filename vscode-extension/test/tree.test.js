@@ -1,6 +1,7 @@
 // The Tasks view and the extension's commands against the vscode stub: a
-// scripted server (recording every request it gets) and a real git
-// repository for the task's diff.
+// scripted server (recording every request it gets; it answers
+// bcode/taskDiff, so the diff never comes from git in the extension) and a
+// real git repository for the checkout state the Accept dialog reads.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -13,7 +14,7 @@ const { BcodeApi } = require('../out/src/api');
 const { TasksTree } = require('../out/src/tasksTree');
 const { registerCommands } = require('../out/src/commands');
 const { EvidenceStatus } = require('../out/src/statusBar');
-const { GitContentProvider, EventsProvider, gitScheme, eventsScheme } = require('../out/src/virtualDocs');
+const { TaskDiffProvider, EventsProvider, taskDiffScheme, eventsScheme } = require('../out/src/virtualDocs');
 
 function git(dir, ...args) {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, encoding: 'utf8' }).trim();
@@ -50,6 +51,20 @@ function scripted(r) {
     attempts: [{ number: 1, status: 'finished', verdict: 'verified' }],
     events: [{ seq: 1, task_id: id, kind: 'task.created', at: '2025-01-02T09:00:00Z' }, { seq: 3, task_id: id, attempt: 1, kind: 'check.finished', at: '2025-01-02T10:00:00Z', data: { verdict: 'verified' } }],
   });
+  // What bcode-ls answers for t1's change: a text file on both sides, an
+  // added one, a binary one (named, not sent) and one past the answer's
+  // content budget (its contents come when asked for by path).
+  const files = [
+    { path: 'assets/logo.png', status: 'M', baseSize: 20, headSize: 21, binary: true, omitted: 'binary', note: 'assets/logo.png is a binary file (20 B before, 21 B after)' },
+    { path: 'pkg/a.go', status: 'M', baseContent: 'package pkg\n\nconst A = 1\n', headContent: 'package pkg\n\nconst A = 2\n', baseSize: 25, headSize: 25 },
+    { path: 'pkg/a_test.go', status: 'A', headContent: 'package pkg\n', baseSize: 0, headSize: 12 },
+    { path: 'pkg/z.go', status: 'M', baseSize: 9, headSize: 10, omitted: 'budget', note: 'pkg/z.go comes without its contents' },
+  ];
+  const taskDiff = ({ id, path }) => {
+    if (id !== 't1') return { id, branch: 'bcode/' + id, base: r.base, files: [], diff: '', notes: [`the task's branch bcode/${id} does not exist (status failed): there is nothing to show`] };
+    if (path === 'pkg/z.go') return { id, branch: 'bcode/t1', base: r.base, head: 'abc', files: [{ ...files[3], omitted: undefined, note: undefined, baseContent: 'package z', headContent: 'package z\n' }], diff: '' };
+    return { id, branch: 'bcode/t1', base: r.base, head: 'abc', files: path ? files.filter((f) => f.path === path) : files, diff: 'diff --git ...' };
+  };
   return {
     sent, tasks,
     async sendRequest(method, params) {
@@ -57,6 +72,7 @@ function scripted(r) {
       switch (method) {
         case 'bcode/tasks': return { tasks: tasks.map((t) => ({ ...t })) };
         case 'bcode/task': return detail(params.id);
+        case 'bcode/taskDiff': return taskDiff(params);
         case 'bcode/evidence': return { run: 1, state: 'done', mutants: [{ id: 'm1', verdict: 'survived' }] };
         case 'workspace/executeCommand': {
           const a = params.arguments[0];
@@ -85,7 +101,7 @@ function setup() {
   const status = new EvidenceStatus();
   const disposables = [
     ...registerCommands({ api: () => api, tree, status, problem: () => undefined }),
-    vscode.workspace.registerTextDocumentContentProvider(gitScheme, new GitContentProvider()),
+    vscode.workspace.registerTextDocumentContentProvider(taskDiffScheme, new TaskDiffProvider(tree.diffs)),
     vscode.workspace.registerTextDocumentContentProvider(eventsScheme, new EventsProvider(() => api)),
   ];
   return { r, server, api, tree, status, dispose: () => disposables.forEach((d) => d.dispose()) };
@@ -108,8 +124,14 @@ test('the tree lists tasks with their inline actions, changed files and events',
 
   const [files, events] = await s.tree.getChildren(roots[0]);
   const fileNodes = await s.tree.getChildren(files);
-  assert.deepEqual(fileNodes.map((n) => `${n.file.status} ${n.file.path}`), ['M pkg/a.go', 'A pkg/a_test.go']);
-  assert.equal(s.tree.getTreeItem(fileNodes[0]).description, 'pkg · modified');
+  assert.deepEqual(fileNodes.map((n) => `${n.file.status} ${n.file.path}`), ['M assets/logo.png', 'M pkg/a.go', 'A pkg/a_test.go', 'M pkg/z.go']);
+  assert.equal(s.tree.getTreeItem(fileNodes[1]).description, 'pkg · modified');
+  assert.equal(s.tree.getTreeItem(fileNodes[0]).description, 'assets · modified · binary');
+  assert.match(s.tree.getTreeItem(fileNodes[0]).tooltip, /binary file \(20 B before, 21 B after\)/);
+  assert.deepEqual(s.server.sent.filter((x) => x.method === 'bcode/taskDiff').map((x) => x.params), [{ id: 't1' }], 'the files come from bcode/taskDiff');
+  // A task without a branch says why it shows nothing.
+  const [failedFiles] = await s.tree.getChildren(roots[1]);
+  assert.match((await s.tree.getChildren(failedFiles))[0].text, /branch bcode\/t2 does not exist/);
   const eventNodes = await s.tree.getChildren(events);
   assert.deepEqual(eventNodes.map((n) => n.label), ['check.finished', 'task.created'], 'newest first');
   assert.match(s.tree.getTreeItem(eventNodes[0]).description, /^#3 2025-01-02 10:00:00 · attempt 1$/);
@@ -133,20 +155,36 @@ test('bcode/taskChanged updates the row live; an unknown task lists again', asyn
   assert.equal(s.server.sent.filter((x) => x.method === 'bcode/tasks').length, before + 1);
 });
 
-test('opening a task shows each changed file in the diff editor and its events', async (t) => {
+test('opening a task shows each changed file in the diff editor, from bcode/taskDiff, and its events', async (t) => {
   const s = setup();
   t.after(s.dispose);
   const [node] = await s.tree.getChildren();
   await vscode.commands.executeCommand('bcode.tasks.open', node);
   const diffs = execs('vscode.diff');
-  assert.equal(diffs.length, 2, 'one diff per changed file');
-  const [, left, right, title] = diffs[0].args;
-  assert.equal(left.scheme, 'bcode-git');
+  assert.equal(diffs.length, 4, 'one diff per changed file');
+  const byPath = new Map(diffs.map((d) => [d.args[1].path.replace(/^\/t1\/base\//, ''), d.args.slice(1)]));
+  const [left, right, title] = byPath.get('pkg/a.go');
+  assert.equal(left.scheme, 'bcode-taskdiff');
+  assert.equal(left.path, '/t1/base/pkg/a.go', 'the URI ends with the file name, so the editor knows its language');
+  assert.equal(right.path, '/t1/head/pkg/a.go');
   assert.equal(title, `pkg/a.go (${s.r.base.slice(0, 7)} ↔ bcode/t1)`);
-  const p = vscode.providers.get('bcode-git');
+  const p = vscode.providers.get('bcode-taskdiff');
   assert.equal(await p.provideTextDocumentContent(left), 'package pkg\n\nconst A = 1\n');
   assert.equal(await p.provideTextDocumentContent(right), 'package pkg\n\nconst A = 2\n');
-  assert.equal(await p.provideTextDocumentContent(diffs[1].args[1]), '', 'an added file is empty on the base side');
+  assert.equal(await p.provideTextDocumentContent(byPath.get('pkg/a_test.go')[0]), '', 'an added file is empty on the base side');
+  assert.equal(await p.provideTextDocumentContent(byPath.get('pkg/a_test.go')[1]), 'package pkg\n');
+  // Binary: both sides say so, with their sizes; no bytes are sent.
+  assert.equal(await p.provideTextDocumentContent(byPath.get('assets/logo.png')[0]), 'bcode: not shown here: assets/logo.png is a binary file (20 B before, 21 B after)\nbase side: 20 B\n');
+  assert.match(await p.provideTextDocumentContent(byPath.get('assets/logo.png')[1]), /task branch side: 21 B\n$/);
+  // Past the budget: asked for by path, once for both sides.
+  assert.equal(await p.provideTextDocumentContent(byPath.get('pkg/z.go')[1]), 'package z\n');
+  assert.equal(await p.provideTextDocumentContent(byPath.get('pkg/z.go')[0]), 'package z');
+  const asked = s.server.sent.filter((x) => x.method === 'bcode/taskDiff').map((x) => x.params);
+  assert.deepEqual(asked, [{ id: 't1' }, { id: 't1', path: 'pkg/z.go' }], 'one request for the task, one for the file past the budget');
+  // A change to the task drops what was cached.
+  s.tree.taskChanged({ id: 't1', status: 'accepted', kind: 'task.accepted', event: 'task.accepted', at: '2025-01-02T10:04:00Z' });
+  await p.provideTextDocumentContent(right);
+  assert.equal(s.server.sent.filter((x) => x.method === 'bcode/taskDiff').length, 3);
   const shown = vscode.calls.filter((c) => c.kind === 'showTextDocument').map((c) => c.args[0]);
   assert.equal(shown.length, 1);
   assert.equal(shown[0].uri.scheme, 'bcode-task');
