@@ -10,7 +10,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -40,8 +45,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	quiet := fs.Bool("q", false, "do not print progress")
 	noEvidence := fs.Bool("no-evidence", false, "skip mutation evidence (credited tests must otherwise kill a mutant of the changed code)")
+	where := fs.String("sandbox", "host", "where the tests run: host, or docker for a change you have not read (the agent's sandbox: no network, no capabilities; needs `bcode sandbox build`)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode check [--base REV] [--head REV] [--json] [--repo DIR] [--state DIR]")
+		fmt.Fprintln(stderr, "usage: bcode check [--base REV] [--head REV] [--json] [--sandbox host|docker] [--repo DIR] [--state DIR]")
 		fmt.Fprintln(stderr, "\nExit status: 0 verified, 1 not verified (green, failed, tampered), 2 error.")
 		fs.PrintDefaults()
 	}
@@ -50,6 +56,10 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "bcode check: unexpected argument %q\n", fs.Arg(0))
+		return exitError
+	}
+	if *where != "host" && *where != "docker" {
+		fmt.Fprintf(stderr, "bcode check: --sandbox %q: want host or docker\n", *where)
 		return exitError
 	}
 	led, err := st.openLedger(ctx)
@@ -63,10 +73,19 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if !*quiet {
 		progress = stepPrinter{w: stderr, start: time.Now()}
 	}
-	rep, err := check.Run(ctx, check.Options{
+	opts := check.Options{
 		Repo: st.repo, Base: *base, Head: *head,
 		Runner: host.New(), Recorder: led, Progress: progress, NoEvidence: *noEvidence,
-	})
+	}
+	if *where == "docker" {
+		sb, err := dockerSandbox(ctx, st.repo, *base)
+		if err != nil {
+			fmt.Fprintf(stderr, "bcode check: %v\n", err)
+			return exitError
+		}
+		opts.Runner, opts.Sandbox = nil, sb
+	}
+	rep, err := check.Run(ctx, opts)
 	if err != nil && rep == nil {
 		fmt.Fprintf(stderr, "bcode check: %v\n", err)
 		return exitError
@@ -160,4 +179,41 @@ func short(rev string) string {
 		return "?"
 	}
 	return rev
+}
+
+// dockerSandbox is the agent's sandbox for `bcode check --sandbox docker`,
+// configured by the base commit's [sandbox] (as every rule of the check
+// is), with the Go modules both sides need fetched on the host first: the
+// container has no network.
+func dockerSandbox(ctx context.Context, dir, base string) (sandbox.Sandbox, error) {
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if base == "" {
+		base, err = repo.DefaultBase(ctx)
+	} else {
+		base, err = repo.Resolve(ctx, base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := task.BaseConfig(ctx, repo, base)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	e, err := docker.Connect(cctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	if _, err := e.Image(cctx, cfg.Sandbox.Image); err != nil {
+		return nil, err
+	}
+	if err := docker.PrefetchGo(ctx, repo.Dir); err != nil {
+		return nil, fmt.Errorf("fetching the Go modules on the host before the offline sandbox: %w", err)
+	}
+	return agentbackend.NewSandbox(cfg, agentbackend.CacheOptions(), repo.Dir, base), nil
 }

@@ -62,18 +62,27 @@ type Options struct {
 	Getenv func(string) string
 }
 
-// DefaultOptions finds bcode-agent (FindAgent) and, when this process is
-// the bcode CLI, uses it as the build cache server.
+// DefaultOptions finds bcode-agent (FindAgent) and the build cache
+// (CacheOptions).
 func DefaultOptions() (Options, error) {
 	bin, err := FindAgent()
 	if err != nil {
 		return Options{}, err
 	}
-	o := Options{AgentBinary: bin, GoCacheSeed: os.Getenv(SeedEnv)}
+	o := CacheOptions()
+	o.AgentBinary = bin
+	return o, nil
+}
+
+// CacheOptions are the Options of the seeded build cache alone: SeedEnv or
+// the repository's seed, served by this process when it is the bcode CLI
+// (`bcode sandbox gocache`); otherwise none, and containers compile cold.
+func CacheOptions() Options {
+	o := Options{GoCacheSeed: os.Getenv(SeedEnv)}
 	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "bcode" {
 		o.GoCacheProg = []string{exe, "sandbox", "gocache"}
 	}
-	return o, nil
+	return o
 }
 
 // Register makes this the agent backend of `bcode task run`.
@@ -150,17 +159,27 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 // limits, seeded build cache) the agent worked in, without the agent
 // binary and over a scratch directory instead of the worktree.
 func (a *Agent) CheckSandbox(t engine.Task) sandbox.Sandbox {
-	return &checkSandbox{a: a, task: t}
+	return NewSandbox(a.cfg, a.opts, t.Repo, t.Base)
 }
 
-type checkSandbox struct {
+// NewSandbox is the Docker sandbox for commands of repo's changes against
+// base: cfg's [sandbox] image and limits, the host's toolchains, and the
+// seed build cache of o (warmed from base) when o can serve one. `bcode
+// check --sandbox docker` verifies a change nobody vetted in it.
+func NewSandbox(cfg config.Config, o Options, repo, base string) sandbox.Sandbox {
+	return &repoSandbox{a: &Agent{cfg: cfg, opts: o}, task: engine.Task{Repo: repo, Base: base}}
+}
+
+// repoSandbox computes its container config at Open, when a context is at
+// hand for finding Go and warming the seed.
+type repoSandbox struct {
 	a    *Agent
 	task engine.Task
 }
 
-func (c *checkSandbox) Name() string { return "docker" }
+func (c *repoSandbox) Name() string { return "docker" }
 
-func (c *checkSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
+func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
 	tmpl, _, err := c.a.sandboxConfig(ctx, c.task)
 	if err != nil {
 		return nil, err

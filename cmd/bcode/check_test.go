@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox/docker"
+)
+
+// TestCheckInDockerSandbox: `bcode check --sandbox docker` verifies a
+// change with its tests run in the agent's container sandbox. The change's
+// new test also tries to write a file on the host, outside the checkout:
+// under the host runner it does (the control), in the sandbox it cannot,
+// and the verdict is the same either way.
+func TestCheckInDockerSandbox(t *testing.T) {
+	evidenceTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	e, err := docker.Connect(ctx)
+	cancel()
+	if err != nil {
+		msg := "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): " + err.Error()
+		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	defer e.Close()
+	const ref = "bcode-sandbox:checktest"
+	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
+
+	// The real CLI binary: it serves the seeded build cache to the
+	// containers (`bcode sandbox gocache`), as an installed bcode does.
+	bin := filepath.Join(t.TempDir(), "bcode")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building bcode: %v\n%s", err, out)
+	}
+	state := t.TempDir()
+	bcode := func(args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "BCODE_STATE="+state, "BCODE_SANDBOX_GOCACHE="+filepath.Join(state, "seed"))
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		start := time.Now()
+		err := cmd.Run()
+		t.Logf("bcode %s: %s", strings.Join(args[:1], " "), time.Since(start).Round(time.Millisecond))
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errb.String()
+	}
+	if code, _, errOut := bcode("sandbox", "build", "--image", ref); code != 0 {
+		t.Fatalf("bcode sandbox build: exit %d\n%s", code, errOut)
+	}
+
+	escape := filepath.Join(t.TempDir(), "written-by-the-test")
+	repo := evidenceRepo(t, map[string]string{
+		".bcode/config.toml": "[sandbox]\nimage = \"" + ref + "\"\n",
+		"go.mod":             "module lim\n\ngo 1.21\n",
+		"lim.go":             "package lim\n\n// Clamp limits n to at most 10.\nfunc Clamp(n int) int { return n }\n",
+		"lim_test.go":        "package lim\n\nimport \"testing\"\n\nfunc TestClampSmall(t *testing.T) {\n\tif Clamp(3) != 3 {\n\t\tt.Fatal(Clamp(3))\n\t}\n}\n",
+	}, map[string]string{
+		"lim.go": "package lim\n\n// Clamp limits n to at most 10.\nfunc Clamp(n int) int {\n\tif n > 10 {\n\t\treturn 10\n\t}\n\treturn n\n}\n",
+		"clamp_test.go": "package lim\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n" +
+			"func TestClampLarge(t *testing.T) {\n\t_ = os.WriteFile(" + strconv.Quote(escape) + ", []byte(\"x\"), 0o644)\n" +
+			"\tif Clamp(11) != 10 || Clamp(10) != 10 {\n\t\tt.Fatal(Clamp(11))\n\t}\n}\n",
+	})
+
+	code, out, errOut := bcode("check", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "--sandbox", "docker", "--json", "-q")
+	var rep struct {
+		Verdict string `json:"verdict"`
+		Runner  string `json:"runner"`
+		Tests   []struct {
+			Name     string `json:"name"`
+			Credited bool   `json:"credited"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d, not a JSON report: %v\n%s\n%s", code, err, out, errOut)
+	}
+	if code != 0 || rep.Verdict != "verified" || rep.Runner != "docker" {
+		t.Fatalf("in the sandbox: exit %d, verdict %q, runner %q\n%s\n%s", code, rep.Verdict, rep.Runner, out, errOut)
+	}
+	if len(rep.Tests) != 1 || rep.Tests[0].Name != "TestClampLarge" || !rep.Tests[0].Credited {
+		t.Errorf("tests %+v, want TestClampLarge credited", rep.Tests)
+	}
+	if _, err := os.Stat(escape); err == nil {
+		t.Fatalf("the change's test wrote %s on the host from inside the sandbox", escape)
+	}
+
+	// Control: on the host the same test does write there, so the absence
+	// above is the sandbox's doing.
+	code, out, _ = bcode("check", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "--json", "-q", "--no-evidence")
+	if code != 0 || !strings.Contains(out, `"runner": "host"`) {
+		t.Fatalf("on the host: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(escape); err != nil {
+		t.Errorf("control: the test did not write %s on the host either: %v", escape, err)
+	}
+
+	if code, _, errOut := bcode("check", "--repo", repo, "--sandbox", "vm"); code != exitError || !strings.Contains(errOut, "want host or docker") {
+		t.Errorf("--sandbox vm: exit %d, %s", code, errOut)
+	}
+}
