@@ -91,13 +91,17 @@ func TestMain(m *testing.M) {
 // Fixture is a git checkout with an uncommitted change whose boundary is
 // not pinned by any test (so the `<=` → `<` mutant survives), and a state
 // dir whose ledger holds tasks of that checkout, one of them verified with
-// a real branch to diff and accept.
+// a real, recorded commit on its branch to diff and accept, one failed
+// with a commit of its own to reject.
 type Fixture struct {
 	Repo  string // the checkout
 	State string // BCODE_STATE for bcode-ls
 	Base  string // the commit the change and the tasks start from
 
 	Verified, Failed, Running string // task IDs
+	// VerifiedHead and FailedHead are the commits on the verified and the
+	// failed task's branches.
+	VerifiedHead, FailedHead string
 }
 
 const (
@@ -207,40 +211,63 @@ func newFixtureAt(t *testing.T, dir string) *Fixture {
 		repo = real // bcode-ls lists the tasks of the resolved workspace path
 	}
 	at := time.Date(2025, 1, 2, 10, 0, 0, 0, time.UTC)
-	task := func(goal string, status engine.TaskStatus, verdict, reason string, events ...string) string {
+	task := func(goal string, status engine.TaskStatus, verdict, reason string) string {
 		tk := &engine.Task{Repo: repo, Goal: goal, Base: f.Base, Status: status, Verdict: verdict, Reason: reason, CreatedAt: at}
 		if err := led.CreateTask(ctx, tk); err != nil {
 			t.Fatalf("seeding task %q: %v", goal, err)
 		}
-		for i, kind := range events {
-			at = at.Add(time.Minute)
-			if _, err := led.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: kind, At: at.Add(time.Duration(i) * time.Second)}); err != nil {
-				t.Fatalf("seeding event %s: %v", kind, err)
-			}
-		}
 		return tk.ID
 	}
-	f.Verified = task("Add a test for the boundary of Allowed at the limit", engine.TaskVerified, "verified", "",
-		"attempt.started")
-	f.Failed = task("Make Allowed count bursts", engine.TaskFailed, "unverified", "the new test passes on the base commit too, so it proves nothing",
-		"attempt.started", "check.finished", "attempt.finished")
-	f.Running = task("Document quota semantics", engine.TaskRunning, "", "", "attempt.started")
-
-	// The verified task's branch: the base plus the change plus the test
-	// that pins the boundary.
-	git("checkout", "-q", "-b", "bcode/"+f.Verified)
-	write("quota/quota.go", changedSource)
-	write("quota/quota_test.go", changedTest)
-	write("quota/boundary_test.go", boundaryTest)
-	git("add", "-A")
-	git("commit", "-q", "-m", "quota: pin the boundary of Allowed")
-	// The gate's verdict on exactly that commit, as the runner records it:
-	// what engine/task's Accept checks before it lands a task.
-	data, _ := json.Marshal(map[string]string{"head": git("rev-parse", "HEAD"), "verdict": "verified"})
-	if _, err := led.Append(ctx, nil, &engine.Event{TaskID: f.Verified, Kind: "check.finished", Data: data, At: at.Add(time.Hour)}); err != nil {
-		t.Fatalf("seeding the verified check: %v", err)
+	event := func(id, kind string, data map[string]any) {
+		t.Helper()
+		at = at.Add(time.Minute)
+		var raw json.RawMessage
+		if data != nil {
+			raw, _ = json.Marshal(data)
+		}
+		if _, err := led.Append(ctx, nil, &engine.Event{TaskID: id, Kind: kind, Data: raw, At: at}); err != nil {
+			t.Fatalf("seeding event %s: %v", kind, err)
+		}
 	}
-	git("checkout", "-q", "main")
+	// branch commits on the task's branch from the base, and comes back.
+	branch := func(id, msg string, files map[string]string) string {
+		t.Helper()
+		git("checkout", "-q", "-b", "bcode/"+id, f.Base)
+		for rel, text := range files {
+			write(rel, text)
+		}
+		git("add", "-A")
+		git("commit", "-q", "-m", msg)
+		head := git("rev-parse", "HEAD")
+		git("checkout", "-q", "main")
+		return head
+	}
+	f.Verified = task("Add a test for the boundary of Allowed at the limit", engine.TaskVerified, "verified", "")
+	f.Failed = task("Make Allowed count bursts", engine.TaskFailed, "unverified", "the new test passes on the base commit too, so it proves nothing")
+	f.Running = task("Document quota semantics", engine.TaskRunning, "", "")
+
+	// The verified task, as a runner leaves one (engine/task): its branch
+	// holds the base plus the change plus the test that pins the boundary,
+	// committed by a recorded turn, and the gate's verified check names
+	// exactly that head, which is what Accept checks before it lands it.
+	f.VerifiedHead = branch(f.Verified, "quota: pin the boundary of Allowed", map[string]string{
+		"quota/quota.go": changedSource, "quota/quota_test.go": changedTest, "quota/boundary_test.go": boundaryTest,
+	})
+	event(f.Verified, "attempt.started", map[string]any{"number": 1})
+	event(f.Verified, "turn.finished", map[string]any{"turn": 1, "commit": f.VerifiedHead, "parent": f.Base, "changed": []string{"quota/boundary_test.go", "quota/quota.go", "quota/quota_test.go"}})
+	event(f.Verified, "check.finished", map[string]any{"head": f.VerifiedHead, "verdict": "verified"})
+	event(f.Verified, "attempt.finished", map[string]any{"number": 1, "verdict": "verified"})
+	event(f.Verified, "task.verified", map[string]any{"head": f.VerifiedHead})
+
+	// The failed task: a real commit too, which Reject must throw away
+	// without touching main.
+	f.FailedHead = branch(f.Failed, "quota: count bursts", map[string]string{"quota/quota.go": strings.Replace(baseSource, "return false", "return n < 2*limit", 1)})
+	event(f.Failed, "attempt.started", map[string]any{"number": 1})
+	event(f.Failed, "turn.finished", map[string]any{"turn": 1, "commit": f.FailedHead, "parent": f.Base, "changed": []string{"quota/quota.go"}})
+	event(f.Failed, "check.finished", map[string]any{"head": f.FailedHead, "verdict": "unverified"})
+	event(f.Failed, "attempt.finished", map[string]any{"number": 1, "verdict": "unverified"})
+
+	event(f.Running, "attempt.started", map[string]any{"number": 1})
 
 	// The user's own change, not committed: evidence runs on it.
 	write("quota/quota.go", changedSource)
@@ -258,6 +285,8 @@ func (f *Fixture) Env(ls string) []string {
 		"BCODE_FIXTURE_VERIFIED="+f.Verified,
 		"BCODE_FIXTURE_FAILED="+f.Failed,
 		"BCODE_FIXTURE_RUNNING="+f.Running,
+		"BCODE_FIXTURE_VERIFIED_HEAD="+f.VerifiedHead,
+		"BCODE_FIXTURE_FAILED_HEAD="+f.FailedHead,
 	)
 }
 

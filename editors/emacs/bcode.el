@@ -108,12 +108,33 @@ Its commits land on the current branch; nothing is pushed."
       (special-mode)
       (pop-to-buffer (current-buffer)))))
 
+(defun bcode-task-diff (id)
+  "Show task ID's change (bcode/taskDiff) in a `diff-mode' buffer.
+bcode-ls reads it from the task's branch; binary and large files are named
+at the top instead of shown."
+  (interactive (list (bcode--task-at-point)))
+  (let ((d (jsonrpc-request bcode--list-server :bcode/taskDiff (list :id id))))
+    (with-current-buffer (get-buffer-create (format "*bcode diff %s*" id))
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (seq-doseq (n (or (plist-get d :notes) []))
+          (insert (format "# bcode: %s\n" n)))
+        (seq-doseq (f (plist-get d :files))
+          (when (equal (plist-get f :omitted) "binary")
+            (insert (format "# bcode: %s\n" (plist-get f :note)))))
+        (insert (or (plist-get d :diff) "")))
+      (diff-mode)
+      (setq buffer-read-only t)
+      (goto-char (point-min))
+      (pop-to-buffer (current-buffer)))))
+
 (defvar bcode-tasks-mode-map
   (let ((m (make-sparse-keymap)))
     (define-key m "a" #'bcode-task-accept)
     (define-key m "r" #'bcode-task-reject)
     (define-key m "R" #'bcode-task-resume)
     (define-key m "c" #'bcode-task-cancel)
+    (define-key m "d" #'bcode-task-diff)
     (define-key m (kbd "RET") #'bcode-task-events)
     (define-key m "g" #'bcode-tasks-refresh)
     m))

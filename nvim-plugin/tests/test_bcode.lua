@@ -7,6 +7,14 @@ local eq, ok, match, wait = h.eq, h.ok, h.match, h.wait
 local repo = vim.fn.resolve(h.env('BCODE_FIXTURE_REPO'))
 local file = repo .. '/quota/quota.go'
 local verified, failed = h.env('BCODE_FIXTURE_VERIFIED'), h.env('BCODE_FIXTURE_FAILED')
+local verified_head, failed_head, base = h.env('BCODE_FIXTURE_VERIFIED_HEAD'), h.env('BCODE_FIXTURE_FAILED_HEAD'), h.env('BCODE_FIXTURE_BASE')
+
+-- git asks the fixture checkout, for the tests' own assertions.
+local function git(...)
+  local out = vim.fn.systemlist(vim.list_extend({ 'git', '-C', repo }, { ... }))
+  eq(0, vim.v.shell_error, 'git ' .. table.concat({ ... }, ' ') .. ': ' .. table.concat(out, '\n'))
+  return table.concat(out, '\n')
+end
 local bcode_line = 5 -- `if n <= limit {` (1-based)
 
 local tasks = require('bcode.tasks')
@@ -106,7 +114,7 @@ return {
     wait(15000, function() return find_line(buf, verified) end, 'the task list')
     local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
     eq(5, #lines, 'header, columns and three tasks')
-    match(lines[find_line(buf, verified)], '^' .. verified .. '%s+verified%s+check%.finished%s+Add a test for the boundary')
+    match(lines[find_line(buf, verified)], '^' .. verified .. '%s+verified%s+task%.verified%s+Add a test for the boundary')
     match(lines[find_line(buf, failed)], '^' .. failed .. '%s+failed%s+unverified%s+attempt%.finished%s+Make Allowed count bursts')
     eq(false, vim.bo[buf].modifiable, 'read-only')
   end },
@@ -120,7 +128,14 @@ return {
       return vim.bo[b].filetype == 'diff' and b
     end, 'the diff tab')
     local text = h.buf_text(diff)
-    match(text, 'diff %-%-git a/quota/boundary_test.go b/quota/boundary_test.go', 'first file')
+    -- The diff is bcode-ls's answer (bcode/taskDiff) for the task's branch
+    -- head against its base, not git run by the plugin.
+    eq({ id = verified, base = base, head = verified_head, branch = 'bcode/' .. verified, files = 3, truncated = false }, vim.b[diff].bcode_diff, 'the server\'s answer')
+    match(text, '^diff %-%-git a/quota/boundary_test.go b/quota/boundary_test.go', 'first file, first line')
+    -- What the server left out is said at the top, as comment lines.
+    eq({ '# bcode: gen/big.txt is too large to show here', '# bcode: logo.png is a binary file (2 B before, 3 B after)', 'diff --git a/x b/x', '+a' },
+      tasks.diff_lines({ notes = { 'gen/big.txt is too large to show here' }, files = { { path = 'logo.png', omitted = 'binary', note = 'logo.png is a binary file (2 B before, 3 B after)' } }, diff = 'diff --git a/x b/x\n+a\n' }), 'diff_lines')
+    eq({ '# bcode: the task\'s branch does not exist' }, tasks.diff_lines({ notes = { 'the task\'s branch does not exist' }, files = {}, diff = '' }), 'no branch')
     match(text, '%+func TestAllowedAtTheLimit', 'added test')
     match(text, '%+%s+if n <= limit {', 'changed source')
     vim.cmd('tabclose')
@@ -150,36 +165,55 @@ return {
     eq(0, #confirmed, 'no confirmation offered for a refused accept')
   end },
 
-  { "Accept asks, saying the branch is fast-forwarded, then sends the command; Reject too", function()
+  { 'Reject throws the failed task\'s branch away and leaves main alone', function()
+    eq(base, git('rev-parse', 'main'), 'main before')
+    eq(failed_head, git('rev-parse', 'bcode/' .. failed), 'the failed task has a commit on its branch')
+    local list = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { find_line(list, failed), 0 })
+    vim.cmd('normal r')
+    match(confirmed[1], '^Reject task ' .. failed, 'reject confirmation')
+    local m = lifecycle_result('bcode.task.reject', failed, '^bcode: task ' .. failed .. ' is rejected$')
+    match(m.msg, '^bcode: task ' .. failed .. ' is rejected$', 'the reject landed')
+    wait(15000, function()
+      local l = find_line(list, failed)
+      return l and vim.api.nvim_buf_get_lines(list, l - 1, l, false)[1]:find('rejected')
+    end, 'the list to show the rejected task')
+    eq(base, git('rev-parse', 'main'), 'main after the reject')
+    eq('', git('branch', '--list', 'bcode/' .. failed), 'the rejected branch is gone')
+    eq(git('show', base .. ':quota/quota.go'), git('show', 'main:quota/quota.go'), 'main\'s quota.go')
+  end },
+
+  { 'Accept asks, saying the branch is fast-forwarded, then lands the task: main moves to its verified head', function()
     -- A clean checkout (the change set aside), so bcode may land the task.
     vim.fn.system({ 'git', '-C', repo, 'stash', '-q', '-u' })
     eq(0, vim.v.shell_error, 'git stash -u')
     local list = vim.api.nvim_get_current_buf()
     vim.api.nvim_win_set_cursor(0, { find_line(list, verified), 0 })
     vim.cmd('normal a')
-    wait(15000, function() return #confirmed > 0 end, 'the confirmation')
-    match(confirmed[1], '^Accept task ' .. verified .. '%?\nyour current branch main will be fast%-forwarded to bcode/' .. verified .. ' %(1 commit%)%.\nNothing is pushed%.$')
-    -- What lands (and how) is the task engine's business, tested in
-    -- engine/task; here: the command went out for this task and the user
-    -- was told the server's answer, and the list shows the server's status.
-    local m = lifecycle_result('bcode.task.accept', verified, 'task ' .. verified .. ' is %w+')
-    local listed
-    require('bcode.lsp').request('bcode/tasks', vim.empty_dict(), function(_, r) listed = r end)
-    wait(10000, function() return listed end, 'bcode/tasks')
-    for _, t in ipairs(listed.tasks) do
-      if t.id == verified and m.msg:find(' is %w+$') then
-        eq('task ' .. verified .. ' is ' .. t.status, m.msg:match('task %w+ is %w+$'), 'the notice tells the status bcode/tasks has')
-      end
-    end
-    vim.api.nvim_win_set_cursor(0, { find_line(list, failed), 0 })
-    vim.cmd('normal r')
-    match(confirmed[2], '^Reject task ' .. failed, 'reject confirmation')
-    local r = lifecycle_result('bcode.task.reject', failed, 'task ' .. failed .. ' is rejected')
-    if not r.msg:find('is rejected') then match(r.msg, 'task engine', 'reject refused') end
+    wait(15000, function() return #confirmed > 1 end, 'the confirmation')
+    match(confirmed[2], '^Accept task ' .. verified .. '%?\nyour current branch main will be fast%-forwarded to bcode/' .. verified .. ' %(1 commit%)%.\nNothing is pushed%.$')
+    local m = lifecycle_result('bcode.task.accept', verified, '^bcode: task ' .. verified .. ' is accepted$')
+    match(m.msg, '^bcode: task ' .. verified .. ' is accepted$', 'the accept landed')
+    -- git really moved: main is the verified head, with the task's files.
+    eq(verified_head, git('rev-parse', 'main'), 'main after the accept')
+    eq(git('show', verified_head .. ':quota/boundary_test.go'), git('show', 'main:quota/boundary_test.go'), 'main\'s boundary_test.go')
+    match(table.concat(vim.fn.readfile(repo .. '/quota/boundary_test.go'), '\n'), 'func TestAllowedAtTheLimit', 'the checkout has the task\'s file')
+    eq('', git('status', '--porcelain'), 'a clean checkout')
+    local d
+    require('bcode.lsp').request('bcode/task', { id = verified, eventsLimit = 1 }, function(_, r) d = r end)
+    wait(10000, function() return d end, 'bcode/task')
+    eq('accepted', d.task.status, 'status in the ledger')
+    eq('task.accepted', d.events[1].kind, 'the newest event')
+    eq('fast-forward', d.events[1].data.method, 'how it landed')
     wait(15000, function()
-      local l = find_line(list, failed)
-      return l and vim.api.nvim_buf_get_lines(list, l - 1, l, false)[1]:find('rejected')
-    end, 'the list to show the rejected task')
+      local l = find_line(list, verified)
+      return l and vim.api.nvim_buf_get_lines(list, l - 1, l, false)[1]:find('accepted%s+verified%s+task%.accepted')
+    end, 'the list to show the accepted task')
+    -- Accepting again is refused, not repeated.
+    vim.api.nvim_win_set_cursor(0, { find_line(list, verified), 0 })
+    vim.cmd('normal a')
+    ok(h.take_message('task ' .. verified .. ' is accepted, not verified'), 'a second accept is refused')
+    eq(verified_head, git('rev-parse', 'main'), 'main after the refused second accept')
   end },
 
   { 'the list follows bcode/taskChanged live', function()
@@ -218,7 +252,7 @@ return {
 
   { ':BcodeTask creates a task from the selected lines', function()
     vim.cmd('edit! ' .. vim.fn.fnameescape(file))
-    -- (The change was stashed by the accept test: the file is the base's.)
+    -- (The accept test stashed the change and landed the task: the file is the task's.)
     local args = tasks.create_args(0, 3, 5, 'Pin the boundary')
     eq({ start = { line = 2, character = 0 }, ['end'] = { line = 5, character = 0 } }, args.range, 'range')
     eq(vim.uri_from_fname(file), args.uri, 'uri')

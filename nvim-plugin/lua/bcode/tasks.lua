@@ -138,19 +138,37 @@ end
 function M.resume(t, done) t = t or current(); if t then lifecycle('bcode.task.resume', t, done) end end
 function M.cancel(t, done) t = t or current(); if t then lifecycle('bcode.task.cancel', t, done) end end
 
---- diff opens the task's change (base..branch) in a new tab, one file after
---- another, as a diff buffer.
+--- diff_lines is what the diff buffer shows for a bcode/taskDiff answer:
+--- what was left out and why (binary, large and submodule files, a cut)
+--- as '#' lines, then git's unified diff.
+function M.diff_lines(r)
+  local lines = {}
+  for _, n in ipairs(r.notes or {}) do lines[#lines + 1] = '# bcode: ' .. n end
+  for _, f in ipairs(r.files or {}) do
+    if f.omitted == 'binary' and f.note then lines[#lines + 1] = '# bcode: ' .. f.note end
+  end
+  if r.diff and r.diff ~= '' then
+    vim.list_extend(lines, vim.split(r.diff:gsub('\n$', ''), '\n', { plain = true }))
+  elseif #(r.files or {}) == 0 and #lines == 0 then
+    lines[#lines + 1] = '# bcode: the task has not changed anything'
+  end
+  return lines
+end
+
+--- diff opens the task's change in a new tab as a diff buffer. The change
+--- comes from bcode-ls (bcode/taskDiff), which reads the task's branch
+--- with hardened git and leaves binary and large files out.
 function M.diff(t)
   t = t or current()
   if not t then return end
-  detail(t.id, function(d)
-    local out, code = git(d.task.repo, { 'diff', '--no-color', '--no-ext-diff', d.task.base, d.task.branch, '--' })
-    if code ~= 0 then
-      lsp.notify(('cannot diff %s against its base %s: %s'):format(d.task.branch, d.task.base:sub(1, 7), table.concat(out, ' ')), vim.log.levels.ERROR)
+  lsp.request('bcode/taskDiff', { id = t.id }, function(err, r)
+    if err then
+      lsp.notify('bcode/taskDiff ' .. t.id .. ': ' .. err_text(err), vim.log.levels.ERROR)
       return
     end
     vim.cmd('tabnew')
-    local buf = ui.scratch(table.concat(out, '\n'), 'bcode://task/' .. t.id .. '/diff', 'diff')
+    local buf = ui.scratch(table.concat(M.diff_lines(r), '\n'), 'bcode://task/' .. t.id .. '/diff', 'diff')
+    vim.b[buf].bcode_diff = { id = r.id, base = r.base, head = r.head, branch = r.branch, files = #(r.files or {}), truncated = r.truncated or false }
     vim.api.nvim_win_set_buf(0, buf)
   end)
 end
@@ -167,6 +185,7 @@ function M.events(t)
       ('branch %s from base %s, %d attempt(s)'):format(k.branch, k.base, #(d.attempts or {})),
       '',
     }
+    if (d.eventsOmitted or 0) > 0 then lines[#lines + 1] = ('(%d older events not shown)'):format(d.eventsOmitted) end
     for _, e in ipairs(d.events or {}) do
       local data = (e.data ~= nil and e.data ~= vim.NIL) and (' ' .. vim.fn.json_encode(e.data)) or ''
       lines[#lines + 1] = ('#%d  %s  %s%s'):format(e.seq, e.at, e.kind, data)
@@ -207,7 +226,11 @@ table.insert(lsp.task_listeners, function(c)
   for _, t in ipairs(state.tasks) do
     if t.id == c.id then
       t.status, t.verdict, t.reason = c.status, c.verdict, c.reason
-      t.lastEvent = { seq = c.seq or 0, kind = c.event, at = os.date('!%Y-%m-%dT%H:%M:%SZ') }
+      -- The event's own kind and time (RFC 3339) from the ledger; a server
+      -- of the first version sent only `event`.
+      local at = c.at
+      if type(at) ~= 'string' or at == '' then at = os.date('!%Y-%m-%dT%H:%M:%SZ') end
+      t.lastEvent = { seq = c.seq or 0, kind = c.kind or c.event, at = at }
       known = true
     end
   end
