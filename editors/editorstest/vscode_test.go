@@ -119,7 +119,7 @@ func TestVSCodePackage(t *testing.T) {
 	if len(main) == 0 {
 		t.Fatal("the bundled main extension/dist/extension.js is not in the .vsix")
 	}
-	for _, want := range []string{"bcode/taskChanged", "bcode.tasks.accept", "--stdio", "workspace/textDocumentContent"} {
+	for _, want := range []string{"bcode/taskChanged", "bcode/taskDiff", "bcode-taskdiff", "bcode.tasks.accept", "--stdio", "workspace/textDocumentContent"} {
 		if !bytes.Contains(main, []byte(want)) {
 			t.Errorf("the bundle lacks %q: vscode-languageclient or the extension is not bundled", want)
 		}
