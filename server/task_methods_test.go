@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -383,5 +384,74 @@ func TestAcceptAndRejectMoveGit(t *testing.T) {
 	got, err := led.Task(ctx, good.ID)
 	if err != nil || got.Status != engine.TaskAccepted {
 		t.Errorf("ledger status after accept: %+v %v", got, err)
+	}
+}
+
+// TestTaskDiffLimits: a change bigger than one answer may carry is cut,
+// not sent whole: contents stop at ContentBudget (later files come without
+// them, in order, and one by path brings them), and the diff text stops at
+// DiffLimit on a file boundary.
+func TestTaskDiffLimits(t *testing.T) {
+	e, ctx := setup(t, "boundary.txtar", server.Options{})
+	led := openLedger(t, ctx)
+	tk := seedTask(t, ctx, led, e.Dir, "generate a lot", engine.TaskVerified)
+	// 14 files of 200 KB each: each is under FileContentLimit, together
+	// over both ContentBudget and DiffLimit.
+	const n, size = 14, 200 << 10
+	line := strings.Repeat("x", 99) + "\n"
+	commitOnBranch(t, e.Dir, tk.Branch, func() {
+		for i := 0; i < n; i++ {
+			write(t, e.Dir, fmt.Sprintf("gen/f%02d.txt", i), []byte(strings.Repeat(line, size/len(line))))
+		}
+	})
+	var d command.TaskDiffResult
+	if err := e.Conn.Call(ctx, server.MethodTaskDiff, map[string]any{"id": tk.ID}, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Files) != n {
+		t.Fatalf("%d files", len(d.Files))
+	}
+	sent, omitted := 0, 0
+	for i, f := range d.Files {
+		switch f.Omitted {
+		case "":
+			if omitted > 0 {
+				t.Errorf("file %d has contents after an omitted one", i)
+			}
+			if f.HeadContent == nil || int64(len(*f.HeadContent)) != f.HeadSize {
+				t.Errorf("file %s: contents missing or cut", f.Path)
+			}
+			sent += len(*f.HeadContent)
+		case command.OmittedBudget:
+			omitted++
+			if f.HeadContent != nil || f.HeadSize == 0 || !strings.Contains(f.Note, "budget") {
+				t.Errorf("budget-omitted file %+v", f)
+			}
+		default:
+			t.Errorf("file %s omitted as %s", f.Path, f.Omitted)
+		}
+	}
+	if sent > command.ContentBudget || omitted == 0 || sent == 0 {
+		t.Errorf("%d bytes of contents sent, %d files omitted; the budget is %d", sent, omitted, command.ContentBudget)
+	}
+	if !d.Truncated || len(d.Diff) > command.DiffLimit || len(d.Diff) < command.DiffLimit/2 {
+		t.Errorf("diff text: %d bytes, truncated %v", len(d.Diff), d.Truncated)
+	}
+	files := strings.Count(d.Diff, "diff --git ")
+	if files == 0 || files >= n || !strings.HasSuffix(d.Diff, line) {
+		t.Errorf("the diff is not cut on a file boundary: %d files, ends %q", files, d.Diff[max(0, len(d.Diff)-40):])
+	}
+	var notes = strings.Join(d.Notes, "\n")
+	if !strings.Contains(notes, fmt.Sprintf("%d files come without contents", omitted)) || !strings.Contains(notes, "the diff text is cut") {
+		t.Errorf("notes %q", d.Notes)
+	}
+	// The last file, by path: its contents come.
+	last := d.Files[n-1]
+	var one command.TaskDiffResult
+	if err := e.Conn.Call(ctx, server.MethodTaskDiff, map[string]any{"id": tk.ID, "path": last.Path}, &one); err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Files) != 1 || one.Files[0].Omitted != "" || one.Files[0].HeadContent == nil || int64(len(*one.Files[0].HeadContent)) != last.HeadSize || one.Truncated {
+		t.Errorf("one file by path: %+v", one.Files)
 	}
 }
