@@ -93,8 +93,15 @@ func TestKillMidTurnLeavesNoContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recovered := false
+	recovered, reaped := false, 0
 	for _, ev := range evs {
+		if ev.Kind == "sandbox.reaped" {
+			var d struct {
+				Removed int `json:"removed"`
+			}
+			json.Unmarshal(ev.Data, &d)
+			reaped += d.Removed
+		}
 		if ev.Kind == "task.recovered" {
 			var d struct {
 				HolderDead bool  `json:"holder_dead"`
@@ -103,6 +110,9 @@ func TestKillMidTurnLeavesNoContainer(t *testing.T) {
 			json.Unmarshal(ev.Data, &d)
 			recovered = d.HolderDead && len(d.Orphaned) == 1
 		}
+	}
+	if reaped < len(left) {
+		t.Errorf("the takeover recorded %d reaped containers, want the %d the kill left", reaped, len(left))
 	}
 	if !recovered {
 		t.Errorf("no task.recovered event with the dead holder and its orphaned attempt\n%s", out)

@@ -303,7 +303,12 @@ func TestLabelledSuite(t *testing.T) {
 				}
 				base, head := c.revisions()
 				start := time.Now()
-				rep, err := check.Run(cctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New(), Recorder: led})
+				// Through a host sandbox that audits confinement: every
+				// command the gate runs must stay in its scratch
+				// directory, as it must inside the Docker sandbox.
+				audit := &auditSandbox{inner: host.Sandbox{}}
+				rep, err := check.Run(cctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: audit, Recorder: led})
+				audit.verify(t)
 				dur := time.Since(start)
 				if rep == nil {
 					t.Fatalf("check.Run returned no report: %v", err)
