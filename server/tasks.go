@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"sync"
@@ -152,28 +151,7 @@ func (t *ledgerTasks) LatestEvents(ctx context.Context, id string, after int64, 
 	if err != nil {
 		return nil, 0, err
 	}
-	// The ledger pages events forward only (engine/ledger Events: the
-	// oldest limit after a seq); find the seq just before the newest limit
-	// so that page is the newest one, without reading the whole history.
-	var total int
-	from := after
-	err = l.Read(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE task_id = ? AND seq > ?`, id, after).Scan(&total); err != nil {
-			return err
-		}
-		if total <= limit {
-			return nil
-		}
-		return tx.QueryRowContext(ctx, `SELECT seq FROM events WHERE task_id = ? AND seq > ? ORDER BY seq DESC LIMIT 1 OFFSET ?`, id, after, limit).Scan(&from)
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("counting the events of task %s: %w", id, err)
-	}
-	evs, err := l.Events(ctx, id, from, limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	return evs, max(total-limit, 0), nil
+	return l.LatestEvents(ctx, id, after, limit)
 }
 
 func (t *ledgerTasks) Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/bcode-dev/bcode/engine"
 )
@@ -77,39 +78,78 @@ func insertEvent(ctx context.Context, tx *sql.Tx, e *engine.Event) (int64, error
 func (l *Ledger) Events(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, error) {
 	var out []engine.Event
 	err := l.Read(ctx, func(tx *sql.Tx) error {
-		q := `SELECT seq, task_id, attempt, fence, kind, data, at FROM events WHERE seq > ?`
-		args := []any{afterSeq}
-		if taskID != "" {
-			q += ` AND task_id = ?`
-			args = append(args, taskID)
-		}
-		q += ` ORDER BY seq`
-		if limit > 0 {
-			q += ` LIMIT ?`
-			args = append(args, limit)
-		}
-		rows, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				e              engine.Event
-				attempt, fence sql.NullInt64
-				data           sql.NullString
-				at             string
-			)
-			if err := rows.Scan(&e.Seq, &e.TaskID, &attempt, &fence, &e.Kind, &data, &at); err != nil {
-				return err
-			}
-			e.Attempt, e.Fence, e.Data = attempt.Int64, fence.Int64, rawJSON(data)
-			if e.At, err = parseTime(at); err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
+		var err error
+		out, err = queryEvents(ctx, tx, taskID, afterSeq, limit, false)
+		return err
 	})
 	return out, err
+}
+
+// LatestEvents returns the newest limit events (limit > 0) of taskID after
+// afterSeq, oldest first, and how many older ones after afterSeq it left
+// out: what an editor shows as "the last N events", read in one
+// transaction so the count and the page agree.
+func (l *Ledger) LatestEvents(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, int, error) {
+	if limit <= 0 {
+		return nil, 0, fmt.Errorf("ledger: LatestEvents needs a positive limit, got %d", limit)
+	}
+	var (
+		out   []engine.Event
+		total int
+	)
+	err := l.Read(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE task_id = ? AND seq > ?`, taskID, afterSeq).Scan(&total); err != nil {
+			return err
+		}
+		var err error
+		out, err = queryEvents(ctx, tx, taskID, afterSeq, limit, true)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	slices.Reverse(out)
+	return out, max(total-len(out), 0), nil
+}
+
+// queryEvents reads events after afterSeq (of taskID unless ""), by seq,
+// newest first when newest is set, at most limit when limit > 0.
+func queryEvents(ctx context.Context, tx *sql.Tx, taskID string, afterSeq int64, limit int, newest bool) ([]engine.Event, error) {
+	q := `SELECT seq, task_id, attempt, fence, kind, data, at FROM events WHERE seq > ?`
+	args := []any{afterSeq}
+	if taskID != "" {
+		q += ` AND task_id = ?`
+		args = append(args, taskID)
+	}
+	q += ` ORDER BY seq`
+	if newest {
+		q += ` DESC`
+	}
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []engine.Event
+	for rows.Next() {
+		var (
+			e              engine.Event
+			attempt, fence sql.NullInt64
+			data           sql.NullString
+			at             string
+		)
+		if err := rows.Scan(&e.Seq, &e.TaskID, &attempt, &fence, &e.Kind, &data, &at); err != nil {
+			return nil, err
+		}
+		e.Attempt, e.Fence, e.Data = attempt.Int64, fence.Int64, rawJSON(data)
+		if e.At, err = parseTime(at); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }

@@ -41,6 +41,22 @@ func TestEventsOrderAndFilters(t *testing.T) {
 	if len(page) != 2 || page[0].Seq != seqs[4] || page[1].Seq != seqs[5] {
 		t.Errorf("page after %d: %+v", seqs[3], page)
 	}
+	// The newest page of a's six events, oldest first, with the count of
+	// those left out; after a seq; more than there are; a bad limit.
+	latest, omitted, err := l.LatestEvents(ctx, a.ID, 0, 2)
+	if err != nil || omitted != 4 || len(latest) != 2 || string(latest[0].Data) != `{"i":6}` || string(latest[1].Data) != `{"i":8}` {
+		t.Errorf("LatestEvents(a, 0, 2) = %+v, %d, %v; want i 6 and 8, 4 omitted", latest, omitted, err)
+	}
+	latest, omitted, err = l.LatestEvents(ctx, a.ID, seqs[6], 5)
+	if err != nil || omitted != 0 || len(latest) != 1 || latest[0].Seq != seqs[8] {
+		t.Errorf("LatestEvents(a, after seq of i=6, 5) = %+v, %d, %v; want only i=8", latest, omitted, err)
+	}
+	if all, omitted, err := l.LatestEvents(ctx, a.ID, 0, 100); err != nil || omitted != 0 || len(all) != 6 || all[0].Kind != "task.created" {
+		t.Errorf("LatestEvents(a, 0, 100) = %d events, %d omitted, %v", len(all), omitted, err)
+	}
+	if _, _, err := l.LatestEvents(ctx, a.ID, 0, 0); err == nil {
+		t.Error("LatestEvents with limit 0 succeeded")
+	}
 	if _, err := l.Append(ctx, nil, &engine.Event{TaskID: "ghost", Kind: "x"}); err == nil {
 		t.Error("an event of a missing task was stored")
 	}
