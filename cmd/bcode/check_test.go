@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/docker/dockertest"
 )
 
 // TestCheckInDockerSandbox: `bcode check --sandbox docker` verifies a
@@ -22,17 +22,7 @@ import (
 // and the verdict is the same either way.
 func TestCheckInDockerSandbox(t *testing.T) {
 	evidenceTools(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	e, err := docker.Connect(ctx)
-	cancel()
-	if err != nil {
-		msg := "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): " + err.Error()
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	defer e.Close()
+	e := dockertest.Connect(t)
 	const ref = "bcode-sandbox:checktest"
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
 

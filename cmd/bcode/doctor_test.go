@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bcode-dev/bcode/engine/ledger"
-	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/docker/dockertest"
 )
 
 func runDoctor(t *testing.T, args ...string) (int, string) {
@@ -86,17 +85,7 @@ func TestDoctorBadConfig(t *testing.T) {
 // TestSandboxBuildAndDoctor builds the image through the CLI, checks the
 // ledger row, and has doctor find it recorded.
 func TestSandboxBuildAndDoctor(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	e, err := docker.Connect(ctx)
-	cancel()
-	if err != nil {
-		msg := "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): " + err.Error()
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	defer e.Close()
+	e := dockertest.Connect(t)
 	const ref = "bcode-sandbox:clitest"
 	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), ref) })
 	state := t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/docker/dockertest"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -104,22 +105,9 @@ func TestPythonCasesInDocker(t *testing.T) {
 		t.Skip("needs /usr/bin/python3 -m pytest (apt-get install python3-pytest)")
 	}
 	ctx := context.Background()
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	e, err := docker.Connect(cctx)
-	cancel()
-	if err != nil {
-		msg := "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): " + err.Error()
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	defer e.Close()
+	e := dockertest.Connect(t)
 	const image = "bcode-sandbox:checktest-py"
-	if _, err := e.BuildImage(ctx, image); err != nil {
-		t.Fatalf("building the sandbox image: %v", err)
-	}
-	t.Cleanup(func() { _ = e.RemoveImage(context.Background(), image) })
+	dockertest.Image(t, e, image)
 
 	// A spread of verdicts: verified, green, failed, tampered.
 	names := []string{"py-correct-fix", "py-class-method", "py-passes-on-base", "py-incorrect-fix", "py-skip-decorator", "py-breaks-other-test"}
