@@ -252,7 +252,8 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 	// what is missing (docker.ExplainOffline); the warning goes to the
 	// agent's log.
 	var warnings []error
-	if err := docker.PrefetchGo(ctx, in.Worktree); err != nil {
+	pre := &prefetcher{dir: in.Worktree}
+	if err := pre.refresh(ctx); err != nil {
 		warnings = append(warnings, err)
 	}
 	dcfg, warm, err := a.sandboxConfig(ctx, in.Task)
@@ -285,8 +286,10 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 	ra.Events = led
 	ra.Environ = a.opts.Environ
 	ra.Canaries = func(string) []string { return []string{canary} }
+	var logw io.Writer
 	logf, logErr := agentLog(in)
 	if logErr == nil {
+		logw = logf
 		ra.Stderr = logf
 		closers = append(closers, logf)
 		for _, w := range warnings {
@@ -297,7 +300,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 	if err != nil {
 		return fail(err)
 	}
-	return &session{Session: sess, closers: closers}, nil
+	return &session{Session: sess, closers: closers, prefetch: pre, log: logw}, nil
 }
 
 // agentLog is where bcode-agent's own log (its stderr) goes: a file beside
@@ -323,7 +326,23 @@ func newCanary() (string, error) {
 // handle after runneragent's session (which stops and waits for the agent).
 type session struct {
 	runner.Session
-	closers []io.Closer
+	closers  []io.Closer
+	prefetch *prefetcher
+	log      io.Writer // the agent's log; nil when it could not be opened
+}
+
+// Turn runs the agent's turn, then fetches on the host the modules a
+// changed go.mod needs, before the runner's check builds it offline. A
+// failure is the agent's to see in the go command's own message
+// (docker.ExplainOffline), so it only goes to the log.
+func (s *session) Turn(ctx context.Context) (runner.TurnResult, error) {
+	res, err := s.Session.Turn(ctx)
+	if err == nil {
+		if perr := s.prefetch.refresh(ctx); perr != nil && s.log != nil {
+			fmt.Fprintf(s.log, "bcode: %v\n", perr)
+		}
+	}
+	return res, err
 }
 
 func (s *session) Close() error {

@@ -71,9 +71,9 @@ func ExplainOffline(out []byte) []byte {
 
 // PrefetchGo downloads every module the Go module in dir needs into the
 // host's module cache, with the user's own environment (GOPROXY, GOPRIVATE,
-// GONOSUMDB, netrc credentials all apply): this runs on the host, before
-// the container, which will see the cache read-only and offline. A
-// directory without go.mod needs nothing.
+// GONOSUMDB, netrc credentials all apply; GOTOOLCHAIN is local): this runs
+// on the host, before the container, which will see the cache read-only
+// and offline. A directory without go.mod needs nothing.
 func PrefetchGo(ctx context.Context, dir string) error {
 	if _, err := os.Stat(dir + "/go.mod"); err != nil {
 		if os.IsNotExist(err) {
@@ -83,6 +83,10 @@ func PrefetchGo(ctx context.Context, dir string) error {
 	}
 	cmd := exec.CommandContext(ctx, "go", "mod", "download")
 	cmd.Dir = dir
+	// The go.mod may be the agent's: its toolchain line must not make the
+	// host download and run another Go (inside, GOTOOLCHAIN=local too, so
+	// such a module fails the same way in both places).
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
