@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func Parse(data []byte) (Config, error) {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
-			return Config{}, fmt.Errorf("%s:%d:%d: %s", Path, row, col, de.Error())
+			return Config{}, fmt.Errorf("%s:%d:%d: %s", Path, row, col, describeDecodeError(de))
 		}
 		return Config{}, fmt.Errorf("%s: %w", Path, err)
 	}
@@ -221,4 +222,38 @@ func matchParts(pat, parts []string) bool {
 		pat, parts = pat[1:], parts[1:]
 	}
 	return len(parts) == 0
+}
+
+// wrongType is go-toml's message for a value of the wrong type, which
+// names the Go struct field; users know the TOML key.
+var wrongType = regexp.MustCompile(`cannot decode TOML (\w+) into struct field \S+ of type (\S+)`)
+
+// describeDecodeError says what is wrong in the config file's own terms:
+// the dotted key and the kind of value it takes.
+func describeDecodeError(de *toml.DecodeError) string {
+	key := strings.Join(de.Key(), ".")
+	m := wrongType.FindStringSubmatch(de.Error())
+	if key == "" || m == nil {
+		return de.Error()
+	}
+	want := map[string]string{
+		"string": "a string", "bool": "true or false", "[]string": "an array of strings",
+		"float64": "a number", "config.Duration": `a duration such as "90s" or "5m"`,
+	}[m[2]]
+	switch {
+	case want != "":
+	case strings.HasPrefix(m[2], "int") || strings.HasPrefix(m[2], "uint"):
+		want = "an integer"
+	case strings.HasPrefix(m[2], "config."):
+		want = "a table"
+	default:
+		return de.Error()
+	}
+	got := m[1]
+	if got == "integer" || got == "array" {
+		got = "an " + got
+	} else {
+		got = "a " + got
+	}
+	return fmt.Sprintf("%s must be %s, not %s", key, want, got)
 }

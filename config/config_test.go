@@ -46,7 +46,10 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key", "[gate]\nflake_run = 3\n", []string{Path, "flake_run"}},
 		{"syntax", "[gate\n", []string{Path + ":1:"}},
-		{"wrong type", "[gate]\nflake_runs = \"three\"\n", []string{Path + ":2:", "cannot decode TOML string"}},
+		{"wrong type", "[gate]\nflake_runs = \"three\"\n", []string{Path + ":2:", "gate.flake_runs must be an integer, not a string"}},
+		{"float for an int", "[sandbox]\nmemory_mb = 1.5\n", []string{"sandbox.memory_mb must be an integer, not a float"}},
+		{"int for a list", "[gate]\nprotected = 3\n", []string{"gate.protected must be an array of strings, not an integer"}},
+		{"int for a string", "[model]\nendpoint = 5\n", []string{"model.endpoint must be a string, not an integer"}},
 		{"bad duration", "[gate]\ntest_timeout = \"soon\"\n", []string{"bad duration", "soon"}},
 		{"negative duration", "[task]\nwall_clock = \"-5m\"\n", []string{"negative"}},
 		{"flake runs out of range", "[gate]\nflake_runs = 0\n", []string{"gate.flake_runs = 0", "between 1 and 50"}},
