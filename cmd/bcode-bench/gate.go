@@ -11,23 +11,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -69,7 +64,7 @@ func runGateBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		*suite = filepath.Join(root, "engine", "check", "testdata", "suite")
 	}
-	cases, err := loadGateCases(*suite)
+	cases, err := labelled.Load(*suite)
 	if err != nil {
 		fmt.Fprintf(stderr, "bcode-bench gate: %v\n", err)
 		return 2
@@ -104,17 +99,17 @@ func runGateBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !*skipTiming {
 		var subjects []timingSubject
 		for _, name := range splitList(*timing) {
-			i := slices.IndexFunc(cases, func(c gateCase) bool { return c.name == name })
+			i := slices.IndexFunc(cases, func(c labelled.Case) bool { return c.Name == name })
 			if i < 0 {
 				fmt.Fprintf(stderr, "bcode-bench gate: no case %q for -timing\n", name)
 				return 2
 			}
-			if cases[i].python && !havePytest {
+			if cases[i].Python && !havePytest {
 				continue
 			}
 			c := cases[i]
-			subjects = append(subjects, timingSubject{name: c.name, python: c.python, build: func(dir string) (string, string, error) {
-				return buildGateRepo(ctx, dir, c)
+			subjects = append(subjects, timingSubject{name: c.Name, python: c.Python, build: func(dir string) (string, string, error) {
+				return buildCase(ctx, dir, c)
 			}})
 		}
 		if f := strings.Fields(*corpus); len(f) > 0 {
@@ -169,75 +164,14 @@ func splitList(s string) []string {
 	return out
 }
 
-// gateCase is one labelled change; the format is documented in the suite's
-// README.md. engine/check's suite test reads the same files.
-type gateCase struct {
-	name     string
-	label    verify.Verdict
-	kind     string
-	worktree bool
-	python   bool
-	base     []txtar.File
-	head     []txtar.File
-}
-
-func loadGateCases(dir string) ([]gateCase, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
-	if err != nil {
-		return nil, err
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("no *.txtar cases in %s", dir)
-	}
-	sort.Strings(paths)
-	var out []gateCase
-	for _, p := range paths {
-		ar, err := txtar.ParseFile(p)
-		if err != nil {
-			return nil, err
-		}
-		c := gateCase{name: strings.TrimSuffix(filepath.Base(p), ".txtar")}
-		for _, line := range strings.Split(string(ar.Comment), "\n") {
-			key, val, _ := strings.Cut(line, ":")
-			val = strings.TrimSpace(val)
-			switch strings.TrimSpace(key) {
-			case "verdict":
-				c.label = verify.Verdict(val)
-			case "kind":
-				c.kind = val
-			case "head":
-				c.worktree = val == "worktree"
-			}
-		}
-		if c.label == "" {
-			return nil, fmt.Errorf("%s: no verdict label", p)
-		}
-		for _, f := range ar.Files {
-			side, rel, ok := strings.Cut(f.Name, "/")
-			if !ok || rel == "" || strings.Contains("/"+rel+"/", "/../") || (side != "base" && side != "head") {
-				return nil, fmt.Errorf("%s: file %q is not base/<path> or head/<path>", p, f.Name)
-			}
-			c.python = c.python || strings.HasSuffix(rel, ".py")
-			nf := txtar.File{Name: rel, Data: expandFakeSecrets(f.Data)}
-			if side == "base" {
-				c.base = append(c.base, nf)
-			} else {
-				c.head = append(c.head, nf)
-			}
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-func selectCases(cases []gateCase, only string, havePytest bool) []gateCase {
+func selectCases(cases []labelled.Case, only string, havePytest bool) []labelled.Case {
 	names := splitList(only)
-	var out []gateCase
+	var out []labelled.Case
 	for _, c := range cases {
-		if len(names) > 0 && !slices.Contains(names, c.name) {
+		if len(names) > 0 && !slices.Contains(names, c.Name) {
 			continue
 		}
-		if c.python && !havePytest {
+		if c.Python && !havePytest {
 			continue
 		}
 		out = append(out, c)
@@ -245,104 +179,15 @@ func selectCases(cases []gateCase, only string, havePytest bool) []gateCase {
 	return out
 }
 
-var fakeSecretRE = regexp.MustCompile(`\{\{fake-secret:([a-z-]+)\}\}`)
-
-// expandFakeSecrets turns placeholders into credential-shaped values from a
-// fixed-seed generator (see the suite's README.md): the repository never
-// stores such a value.
-func expandFakeSecrets(b []byte) []byte {
-	return fakeSecretRE.ReplaceAllFunc(b, func(m []byte) []byte {
-		kind := string(fakeSecretRE.FindSubmatch(m)[1])
-		h := fnv.New64a()
-		h.Write([]byte(kind))
-		r := rand.New(rand.NewPCG(h.Sum64(), 0x6263_6f64_65))
-		pick := func(alphabet string, n int) string {
-			var sb strings.Builder
-			for range n {
-				sb.WriteByte(alphabet[r.IntN(len(alphabet))])
-			}
-			return sb.String()
-		}
-		const alnum = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		switch kind {
-		case "github-pat":
-			return []byte("ghp_" + pick(alnum, 36))
-		case "aws-access-key-id":
-			return []byte("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16))
-		case "aws-secret-access-key":
-			return []byte(pick(alnum+"/+", 40))
-		}
-		return m
-	})
-}
-
-// buildGateRepo makes the case's repository in dir and returns the
-// revisions to check.
-func buildGateRepo(ctx context.Context, dir string, c gateCase) (base, head string, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
-	}
-	git := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, "git", append([]string{
-			"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
-			"-c", "user.name=bcode bench", "-c", "user.email=bench@bcode.invalid",
-		}, args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	steps := []func() error{
-		func() error { return git("init", "-q") },
-		func() error { return writeCaseFiles(dir, c.base) },
-		func() error { return git("add", "-A") },
-		func() error { return git("commit", "-q", "-m", "base") },
-		func() error { return writeCaseFiles(dir, c.head) },
-	}
-	if !c.worktree {
-		steps = append(steps, func() error { return git("add", "-A") }, func() error { return git("commit", "-q", "-m", "head") })
-	}
-	for _, s := range steps {
-		if err := s(); err != nil {
-			return "", "", err
-		}
-	}
-	if c.worktree {
-		return "HEAD", "", nil
-	}
-	return "HEAD~1", "HEAD", nil
-}
-
-func writeCaseFiles(dir string, files []txtar.File) error {
-	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if string(bytes.TrimSpace(f.Data)) == "<deleted>" {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // caseResult is one case of the accuracy part.
 type caseResult struct {
-	c       gateCase
+	c       labelled.Case
 	verdict verify.Verdict
 	detail  string // the first reason, for mismatches
 	dur     time.Duration
 }
 
-func accuracy(ctx context.Context, cases []gateCase, parallel int, scratch string, stderr io.Writer) []caseResult {
+func accuracy(ctx context.Context, cases []labelled.Case, parallel int, scratch string, stderr io.Writer) []caseResult {
 	out := make([]caseResult, len(cases))
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -352,17 +197,17 @@ func accuracy(ctx context.Context, cases []gateCase, parallel int, scratch strin
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			out[i] = checkCase(ctx, c, filepath.Join(scratch, c.name))
-			fmt.Fprintf(stderr, "  %-34s %-8s (%.1fs)\n", c.name, out[i].verdict, out[i].dur.Seconds())
+			out[i] = checkCase(ctx, c, filepath.Join(scratch, c.Name))
+			fmt.Fprintf(stderr, "  %-34s %-8s (%.1fs)\n", c.Name, out[i].verdict, out[i].dur.Seconds())
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func checkCase(ctx context.Context, c gateCase, dir string) caseResult {
+func checkCase(ctx context.Context, c labelled.Case, dir string) caseResult {
 	r := caseResult{c: c}
-	base, head, err := buildGateRepo(ctx, dir, c)
+	base, head, err := buildCase(ctx, dir, c)
 	if err != nil {
 		r.verdict, r.detail = verify.Error, "building the repository: "+err.Error()
 		return r
@@ -388,12 +233,12 @@ func checkCase(ctx context.Context, c gateCase, dir string) caseResult {
 func gateTally(rs []caseResult) (fa, fr, right int) {
 	for _, r := range rs {
 		switch {
-		case r.c.label != verify.Verified && r.verdict == verify.Verified:
+		case r.c.Verdict != verify.Verified && r.verdict == verify.Verified:
 			fa++
-		case r.c.label == verify.Verified && r.verdict != verify.Verified:
+		case r.c.Verdict == verify.Verified && r.verdict != verify.Verified:
 			fr++
 		}
-		if r.c.label == r.verdict {
+		if r.c.Verdict == r.verdict {
 			right++
 		}
 	}
@@ -408,21 +253,21 @@ func printAccuracy(w io.Writer, rs []caseResult) {
 	var total time.Duration
 	for _, r := range rs {
 		lang := "go"
-		if r.c.python {
+		if r.c.Python {
 			lang = "python"
 		}
 		match := "yes"
-		if r.c.label != r.verdict {
+		if r.c.Verdict != r.verdict {
 			match = "NO"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.1fs\n", r.c.name, lang, r.c.kind, r.c.label, r.verdict, match, r.dur.Seconds())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.1fs\n", r.c.Name, lang, r.c.Kind, r.c.Verdict, r.verdict, match, r.dur.Seconds())
 		total += r.dur
 	}
 	tw.Flush()
 	fa, fr, right := gateTally(rs)
 	var negatives, positives int
 	for _, r := range rs {
-		if r.c.label == verify.Verified {
+		if r.c.Verdict == verify.Verified {
 			positives++
 		} else {
 			negatives++
@@ -434,8 +279,8 @@ func printAccuracy(w io.Writer, rs []caseResult) {
 	fmt.Fprintf(w, "false rejection:  %d of %d verified cases (%s)\n", fr, positives, pct(fr, positives))
 	fmt.Fprintf(w, "accuracy (verdict equals label): %d of %d (%s)\n", right, len(rs), pct(right, len(rs)))
 	for _, r := range rs {
-		if r.c.label != r.verdict {
-			fmt.Fprintf(w, "  mismatch %s: label %s, verdict %s: %s\n", r.c.name, r.c.label, r.verdict, firstLineOf(r.detail))
+		if r.c.Verdict != r.verdict {
+			fmt.Fprintf(w, "  mismatch %s: label %s, verdict %s: %s\n", r.c.Name, r.c.Verdict, r.verdict, firstLineOf(r.detail))
 		}
 	}
 	fmt.Fprintln(w)
@@ -653,4 +498,14 @@ func printTimings(w io.Writer, rows []timingRow) {
 	fmt.Fprintln(w, "\nThe gate runs each new or modified test 3× on base and head (flake check), a control run where needed,")
 	fmt.Fprintln(w, "the targeted suite and the full suite, and lays out its own snapshots; the plain runs are one `go test -count=1 -vet=off`")
 	fmt.Fprintln(w, "(or pytest) of the same targets per side, in snapshots made beforehand and not timed.")
+}
+
+// buildCase makes the case's repository in dir and returns the revisions
+// to check.
+func buildCase(ctx context.Context, dir string, c labelled.Case) (base, head string, err error) {
+	if err := c.Build(ctx, dir); err != nil {
+		return "", "", err
+	}
+	base, head = c.Revisions()
+	return base, head, nil
 }

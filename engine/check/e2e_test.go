@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/engine/ledger"
 )
 
@@ -86,7 +87,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 
 func suiteCase(t *testing.T, name string) labelledCase {
 	t.Helper()
-	c, err := parseCase(filepath.Join(suiteDir, name+".txtar"))
+	c, err := labelled.Parse(filepath.Join(suiteDir, name+".txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +101,13 @@ func branchRepo(t *testing.T, c labelledCase) string {
 	t.Helper()
 	dir := t.TempDir()
 	gitIn(t, dir, "init", "-q")
-	if err := writeFiles(dir, c.base); err != nil {
+	if err := labelled.WriteFiles(dir, c.Base); err != nil {
 		t.Fatal(err)
 	}
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "commit", "-q", "-m", "base")
 	gitIn(t, dir, "checkout", "-q", "-b", "fix")
-	if err := writeFiles(dir, c.head); err != nil {
+	if err := labelled.WriteFiles(dir, c.Head); err != nil {
 		t.Fatal(err)
 	}
 	gitIn(t, dir, "add", "-A")
@@ -120,12 +121,12 @@ func worktreeRepo(t *testing.T, c labelledCase) string {
 	t.Helper()
 	dir := t.TempDir()
 	gitIn(t, dir, "init", "-q")
-	if err := writeFiles(dir, c.base); err != nil {
+	if err := labelled.WriteFiles(dir, c.Base); err != nil {
 		t.Fatal(err)
 	}
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "commit", "-q", "-m", "base")
-	if err := writeFiles(dir, c.head); err != nil {
+	if err := labelled.WriteFiles(dir, c.Head); err != nil {
 		t.Fatal(err)
 	}
 	return dir

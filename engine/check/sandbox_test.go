@@ -115,10 +115,10 @@ func TestPythonCasesInDocker(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := suiteCase(t, name)
 			dir := t.TempDir()
-			if err := buildRepo(ctx, dir, c); err != nil {
+			if err := c.Build(ctx, dir); err != nil {
 				t.Fatalf("building the repository: %v", err)
 			}
-			base, head := c.revisions()
+			base, head := c.Revisions()
 			audit := &auditSandbox{inner: docker.Sandbox{Template: docker.Config{Image: image}}}
 			start := time.Now()
 			rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: audit, NoEvidence: true})
@@ -130,10 +130,10 @@ func TestPythonCasesInDocker(t *testing.T) {
 			if rep.Runner != "docker" || audit.commands == 0 {
 				t.Errorf("runner %q with %d commands, want the docker sandbox", rep.Runner, audit.commands)
 			}
-			if rep.Verdict != c.verdict {
-				t.Errorf("in Docker: verdict %s, label %s\n%s", rep.Verdict, c.verdict, describe(rep))
+			if rep.Verdict != c.Verdict {
+				t.Errorf("in Docker: verdict %s, label %s\n%s", rep.Verdict, c.Verdict, describe(rep))
 			}
-			if c.verdict == verify.Verified && len(rep.Credited()) == 0 {
+			if c.Verdict == verify.Verified && len(rep.Credited()) == 0 {
 				t.Error("labelled verified but no test was credited")
 			}
 		})

@@ -1,17 +1,11 @@
 package check_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +14,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
@@ -37,203 +32,11 @@ const suiteParallel = 2
 const caseTimeout = 3 * time.Minute
 
 // labelledCase is one change of the suite with its truth label.
-type labelledCase struct {
-	name     string // the file name without .txtar
-	verdict  verify.Verdict
-	kind     string
-	why      string
-	worktree bool     // head left uncommitted in the working tree
-	findings []string // tamper finding codes that must be reported
-	python   bool
-	base     []txtar.File // paths relative to the repository root
-	head     []txtar.File // content "<deleted>" deletes the file
-}
+type labelledCase = labelled.Case
 
-var validVerdicts = []verify.Verdict{verify.Verified, verify.Green, verify.Failed, verify.Tampered, verify.Error}
+var validVerdicts = labelled.Verdicts
 
-// loadSuite parses every case in dir and checks that it is well formed, so
-// a typo in a label fails loudly instead of silently testing nothing.
-func loadSuite(dir string) ([]labelledCase, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
-	var out []labelledCase
-	for _, p := range paths {
-		c, err := parseCase(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-func parseCase(path string) (labelledCase, error) {
-	ar, err := txtar.ParseFile(path)
-	if err != nil {
-		return labelledCase{}, err
-	}
-	c := labelledCase{name: strings.TrimSuffix(filepath.Base(path), ".txtar")}
-	for _, line := range strings.Split(string(ar.Comment), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			return c, fmt.Errorf("comment line %q is not key: value", line)
-		}
-		val = strings.TrimSpace(val)
-		switch strings.TrimSpace(key) {
-		case "verdict":
-			c.verdict = verify.Verdict(val)
-		case "kind":
-			c.kind = val
-		case "why":
-			c.why = val
-		case "head":
-			if val != "worktree" {
-				return c, fmt.Errorf("head: %q (only \"worktree\" is known)", val)
-			}
-			c.worktree = true
-		case "findings":
-			for _, f := range strings.Split(val, ",") {
-				if f = strings.TrimSpace(f); f != "" {
-					c.findings = append(c.findings, f)
-				}
-			}
-		default:
-			return c, fmt.Errorf("unknown key %q", key)
-		}
-	}
-	if !slices.Contains(validVerdicts, c.verdict) {
-		return c, fmt.Errorf("verdict %q is not one of %v", c.verdict, validVerdicts)
-	}
-	if c.kind == "" || c.why == "" {
-		return c, fmt.Errorf("kind and why are required")
-	}
-	for _, f := range ar.Files {
-		side, rel, ok := strings.Cut(f.Name, "/")
-		if !ok || rel == "" || strings.Contains("/"+rel+"/", "/../") {
-			return c, fmt.Errorf("file %q is not base/<path> or head/<path>", f.Name)
-		}
-		if strings.HasSuffix(rel, ".py") {
-			c.python = true
-		}
-		nf := txtar.File{Name: rel, Data: expandFakeSecrets(f.Data)}
-		switch side {
-		case "base":
-			c.base = append(c.base, nf)
-		case "head":
-			c.head = append(c.head, nf)
-		default:
-			return c, fmt.Errorf("file %q is not base/<path> or head/<path>", f.Name)
-		}
-	}
-	if len(c.base) == 0 || len(c.head) == 0 {
-		return c, fmt.Errorf("a case needs base/ and head/ files")
-	}
-	return c, nil
-}
-
-var fakeSecret = regexp.MustCompile(`\{\{fake-secret:([a-z-]+)\}\}`)
-
-// expandFakeSecrets replaces placeholders with credential-shaped values from
-// a fixed-seed generator, so no such value is ever stored in this repository.
-func expandFakeSecrets(b []byte) []byte {
-	return fakeSecret.ReplaceAllFunc(b, func(m []byte) []byte {
-		kind := string(fakeSecret.FindSubmatch(m)[1])
-		h := fnv.New64a()
-		h.Write([]byte(kind))
-		r := rand.New(rand.NewPCG(h.Sum64(), 0x6263_6f64_65))
-		pick := func(alphabet string, n int) string {
-			var sb strings.Builder
-			for range n {
-				sb.WriteByte(alphabet[r.IntN(len(alphabet))])
-			}
-			return sb.String()
-		}
-		const alnum = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		switch kind {
-		case "github-pat":
-			return []byte("ghp_" + pick(alnum, 36))
-		case "aws-access-key-id":
-			return []byte("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16))
-		case "aws-secret-access-key":
-			return []byte(pick(alnum+"/+", 40))
-		}
-		return m // unknown kinds stay visible, and the case then fails
-	})
-}
-
-// buildRepo makes a git repository in dir: the base commit, then the head
-// as a second commit or, for worktree cases, as uncommitted changes.
-func buildRepo(ctx context.Context, dir string, c labelledCase) error {
-	git := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, "git", append([]string{
-			"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
-			"-c", "user.name=bcode suite", "-c", "user.email=suite@bcode.invalid",
-		}, args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	if err := git("init", "-q"); err != nil {
-		return err
-	}
-	if err := writeFiles(dir, c.base); err != nil {
-		return err
-	}
-	if err := git("add", "-A"); err != nil {
-		return err
-	}
-	if err := git("commit", "-q", "-m", "base: "+c.name); err != nil {
-		return err
-	}
-	if err := writeFiles(dir, c.head); err != nil {
-		return err
-	}
-	if c.worktree {
-		return nil
-	}
-	if err := git("add", "-A"); err != nil {
-		return err
-	}
-	return git("commit", "-q", "-m", "head: "+c.name)
-}
-
-func writeFiles(dir string, files []txtar.File) error {
-	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if string(bytes.TrimSpace(f.Data)) == "<deleted>" {
-			if err := os.Remove(p); err != nil {
-				return fmt.Errorf("deleting %s: %w", f.Name, err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// revisions is what a case is checked as: two commits, or the working tree
-// against its only commit.
-func (c labelledCase) revisions() (base, head string) {
-	if c.worktree {
-		return "HEAD", ""
-	}
-	return "HEAD~1", "HEAD"
-}
+func loadSuite(dir string) ([]labelledCase, error) { return labelled.Load(dir) }
 
 // pytestAvailable reports whether Debian's interpreter has pytest; the
 // Python adapter runs it.
@@ -287,8 +90,8 @@ func TestLabelledSuite(t *testing.T) {
 	slots := make(chan struct{}, suiteParallel)
 	t.Run("cases", func(t *testing.T) {
 		for _, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
-				if c.python && !havePytest {
+			t.Run(c.Name, func(t *testing.T) {
+				if c.Python && !havePytest {
 					t.Skip("Python case: /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest); set BCODE_REQUIRE_ALL=1 to make this fatal")
 				}
 				t.Parallel()
@@ -298,10 +101,10 @@ func TestLabelledSuite(t *testing.T) {
 				cctx, cancel := context.WithTimeout(ctx, caseTimeout)
 				defer cancel()
 				dir := t.TempDir()
-				if err := buildRepo(cctx, dir, c); err != nil {
+				if err := c.Build(cctx, dir); err != nil {
 					t.Fatalf("building the repository: %v", err)
 				}
-				base, head := c.revisions()
+				base, head := c.Revisions()
 				start := time.Now()
 				// Through a host sandbox that audits confinement: every
 				// command the gate runs must stay in its scratch
@@ -318,17 +121,17 @@ func TestLabelledSuite(t *testing.T) {
 				}
 				t.Logf("%s in %.1fs; phases (ms) %v", rep.Verdict, dur.Seconds(), rep.Timings)
 				mu.Lock()
-				outcomes = append(outcomes, caseOutcome{c.name, c.kind, c.verdict, rep.Verdict, dur})
+				outcomes = append(outcomes, caseOutcome{c.Name, c.Kind, c.Verdict, rep.Verdict, dur})
 				mu.Unlock()
-				if rep.Verdict != c.verdict {
-					t.Errorf("verdict %s, label %s (%s)\nwhy the label: %s\n%s", rep.Verdict, c.verdict, c.kind, c.why, describe(rep))
+				if rep.Verdict != c.Verdict {
+					t.Errorf("verdict %s, label %s (%s)\nwhy the label: %s\n%s", rep.Verdict, c.Verdict, c.Kind, c.Why, describe(rep))
 				}
-				for _, code := range c.findings {
+				for _, code := range c.Findings {
 					if !hasFinding(rep, code) {
 						t.Errorf("no %s tamper finding; got %v", code, rep.Tamper)
 					}
 				}
-				if c.verdict == verify.Verified && len(rep.Credited()) == 0 {
+				if c.Verdict == verify.Verified && len(rep.Credited()) == 0 {
 					t.Errorf("labelled verified but no test was credited")
 				}
 			})
@@ -434,14 +237,14 @@ func TestSuiteFormat(t *testing.T) {
 	var goCases, pyCases int
 	byVerdict := map[verify.Verdict]int{}
 	for _, c := range cases {
-		if c.python {
+		if c.Python {
 			pyCases++
 		} else {
 			goCases++
 		}
-		byVerdict[c.verdict]++
-		if strings.Contains(string(joinData(c.head)), "{{fake-secret:") {
-			t.Errorf("%s: unknown fake-secret placeholder", c.name)
+		byVerdict[c.Verdict]++
+		if strings.Contains(string(joinData(c.Head)), "{{fake-secret:") {
+			t.Errorf("%s: unknown fake-secret placeholder", c.Name)
 		}
 	}
 	if len(cases) < 40 {
