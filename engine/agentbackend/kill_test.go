@@ -118,3 +118,100 @@ func TestKillMidTurnLeavesNoContainer(t *testing.T) {
 		t.Errorf("no task.recovered event with the dead holder and its orphaned attempt\n%s", out)
 	}
 }
+
+// TestKillMidCheckLeavesNoContainer: the same harness, killing `bcode task
+// run` while the gate verifies the agent's attempt in the sandbox: the
+// attempt added a test that sleeps, so the gate's `go test` container is
+// running when the runner dies, and is left behind. The takeover removes
+// it before anything else (runner.Recoverer), records how many it
+// removed, and finishes; no container of the task remains.
+func TestKillMidCheckLeavesNoContainer(t *testing.T) {
+	requireSandbox(t)
+	slow := "package calc\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestSlow(t *testing.T) {\n\ttime.Sleep(10 * time.Minute)\n}\n"
+	model := modeltest.New(modeltest.Options{Tools: true},
+		editor(map[string]any{"command": "create", "path": "slow_test.go", "file_text": slow}),
+		finish("added a test"),
+		// attempt 2, after the takeover: drop the slow test and stop.
+		terminal("rm slow_test.go"),
+		finish("removed the slow test"),
+	)
+	f := newFixture(t, "killcheck", model, nil)
+	id := f.create("Abs returns negative numbers unchanged; make it return the absolute value.")
+
+	child := f.bcodeCmd(nil, "task", "run", id)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	t.Cleanup(func() {
+		_ = child.Process.Kill()
+		for _, c := range containersOf(t, id) {
+			_ = exec.Command("docker", "rm", "-f", strings.Fields(c)[0]).Run()
+		}
+	})
+	// The gate's containers run `go`; the agent's runs bcode-agent.
+	gateRunning := func() []string {
+		out, err := exec.Command("docker", "ps", "--no-trunc", "--filter", "label="+LabelTask+"="+id,
+			"--filter", "label="+LabelFence+"=1", "--filter", "status=running", "--format", "{{.ID}} {{.Command}}").CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker ps: %v\n%s", err, out)
+		}
+		var ids []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if strings.Contains(l, "go test") || strings.Contains(l, `"go"`) || strings.Contains(l, "/go ") {
+				ids = append(ids, strings.Fields(l)[0])
+			}
+		}
+		return ids
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for len(gateRunning()) == 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("bcode task run ended before the gate ran the slow test: %v\n%s", err, f.agentLogs())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gate's container never ran (%d model requests)\n%s", len(model.Requests()), f.agentLogs())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	time.Sleep(500 * time.Millisecond)
+	left := containersOf(t, id, "label="+LabelFence+"=1")
+	if len(gateRunning()) == 0 {
+		t.Fatalf("no gate container of fence 1 running after SIGKILL (left: %v): nothing to clean up", left)
+	}
+	t.Logf("after SIGKILL mid-check: %v", left)
+
+	start := time.Now()
+	out, errOut, code := f.bcode(nil, "task", "run", id)
+	t.Logf("takeover run: %s, exit %d", time.Since(start).Round(time.Millisecond), code)
+	if code != 0 && code != 1 {
+		t.Fatalf("takeover: exit %d\nstdout:\n%s\nstderr:\n%s\n%s", code, out, errOut, f.agentLogs())
+	}
+	if cs := containersOf(t, id); len(cs) != 0 {
+		t.Errorf("containers of the task after the takeover: %v", cs)
+	}
+	evs, err := f.ledger().Events(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reaped := 0
+	for _, ev := range evs {
+		if ev.Kind == "sandbox.reaped" {
+			var d struct {
+				Removed int `json:"removed"`
+			}
+			json.Unmarshal(ev.Data, &d)
+			reaped += d.Removed
+		}
+	}
+	if reaped < len(left) {
+		t.Errorf("the takeover recorded %d reaped containers, want the %d the kill left\n%s", reaped, len(left), out)
+	}
+}
