@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/check/labelled"
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+func init() {
+	register(benchmark{
+		name:    "gate-sandbox",
+		summary: "what verifying in the Docker sandbox costs: the same labelled cases checked on the host and in containers, side by side",
+		run:     runGateSandboxBench,
+	})
+}
+
+// The Python cases run in the sandbox as they are; a Go case needs the
+// seeded build cache only the bcode CLI serves (`bcode check --sandbox
+// docker` is measured on real Go changes in docs/sandbox.md).
+const defaultSandboxCases = "py-correct-fix,py-class-method,py-incorrect-fix,py-passes-on-base,py-skip-decorator,py-breaks-other-test"
+
+func runGateSandboxBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode-bench gate-sandbox", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	suite := fs.String("suite", "", "directory of labelled *.txtar cases (default: engine/check/testdata/suite of the bcode module)")
+	only := fs.String("cases", defaultSandboxCases, "comma-separated suite cases")
+	rounds := fs.Int("rounds", 2, "times each case is checked on each side (alternating host and docker)")
+	image := fs.String("image", "bcode-sandbox:bench", "sandbox image to build and use")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *rounds < 1 {
+		fmt.Fprintln(stderr, "bcode-bench gate-sandbox: -rounds must be at least 1")
+		return 2
+	}
+	if *suite == "" {
+		root, err := bcodeModuleRoot()
+		if err != nil {
+			fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %v; pass -suite\n", err)
+			return 2
+		}
+		*suite = filepath.Join(root, "engine", "check", "testdata", "suite")
+	}
+	all, err := labelled.Load(*suite)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %v\n", err)
+		return 2
+	}
+	var cases []labelled.Case
+	for _, name := range splitList(*only) {
+		i := slices.IndexFunc(all, func(c labelled.Case) bool { return c.Name == name })
+		if i < 0 {
+			fmt.Fprintf(stderr, "bcode-bench gate-sandbox: no case %q\n", name)
+			return 2
+		}
+		cases = append(cases, all[i])
+	}
+	if exec.Command(pytestPython, "-m", "pytest", "--version").Run() != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %s -m pytest is unavailable (apt-get install python3-pytest)\n", pytestPython)
+		return 2
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	e, err := docker.Connect(cctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %v\n", err)
+		return 2
+	}
+	defer e.Close()
+	if _, err := e.BuildImage(ctx, *image); err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: building %s: %v\n", *image, err)
+		return 2
+	}
+	scratch, err := os.MkdirTemp("", "bcode-bench-gate-sandbox-")
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %v\n", err)
+		return 2
+	}
+	defer os.RemoveAll(scratch)
+
+	sides := []struct {
+		name string
+		sb   sandbox.Sandbox
+	}{{"host", host.Sandbox{}}, {"docker", docker.Sandbox{Template: docker.Config{Image: *image}}}}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(stdout, "## The gate on the host and in the Docker sandbox (no mutation evidence; best of", *rounds, "rounds)")
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(tw, "CASE\tLABEL\tHOST\tDOCKER\tRATIO\tVERDICTS")
+	var sumHost, sumDocker time.Duration
+	code := 0
+	for _, c := range cases {
+		dir := filepath.Join(scratch, c.Name)
+		if err := c.Build(ctx, dir); err != nil {
+			fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %s: %v\n", c.Name, err)
+			return 2
+		}
+		base, head := c.Revisions()
+		best := map[string]time.Duration{}
+		verdicts := map[string]verify.Verdict{}
+		for range *rounds {
+			for _, s := range sides {
+				start := time.Now()
+				rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: s.sb, NoEvidence: true})
+				d := time.Since(start)
+				if rep == nil {
+					fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %s on %s: %v\n", c.Name, s.name, err)
+					return 2
+				}
+				if b, ok := best[s.name]; !ok || d < b {
+					best[s.name] = d
+				}
+				verdicts[s.name] = rep.Verdict
+			}
+			if ctx.Err() != nil {
+				return 2
+			}
+		}
+		same := "same"
+		if verdicts["host"] != verdicts["docker"] || verdicts["host"] != c.Verdict {
+			same, code = fmt.Sprintf("host %s, docker %s", verdicts["host"], verdicts["docker"]), 1
+		}
+		sumHost += best["host"]
+		sumDocker += best["docker"]
+		fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%.1fs\t%.1f×\t%s\n", c.Name, c.Verdict, best["host"].Seconds(), best["docker"].Seconds(),
+			best["docker"].Seconds()/best["host"].Seconds(), same)
+	}
+	fmt.Fprintf(tw, "total\t\t%.1fs\t%.1fs\t%.1f×\t\n", sumHost.Seconds(), sumDocker.Seconds(), sumDocker.Seconds()/sumHost.Seconds())
+	tw.Flush()
+	return code
+}
