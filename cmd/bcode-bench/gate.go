@@ -57,19 +57,12 @@ func runGateBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	root, rootErr := bcodeModuleRoot()
-	if *suite == "" {
-		if rootErr != nil {
-			fmt.Fprintf(stderr, "bcode-bench gate: %v; pass -suite\n", rootErr)
-			return 2
-		}
-		*suite = filepath.Join(root, "engine", "check", "testdata", "suite")
-	}
-	cases, err := labelled.Load(*suite)
+	cases, err := loadSuite(*suite)
 	if err != nil {
 		fmt.Fprintf(stderr, "bcode-bench gate: %v\n", err)
 		return 2
 	}
-	havePytest := exec.Command(pytestPython, "-m", "pytest", "--version").Run() == nil
+	havePytest := pytestAvailable()
 	if !havePytest {
 		fmt.Fprintf(stderr, "bcode-bench gate: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
 	}
@@ -508,4 +501,22 @@ func buildCase(ctx context.Context, dir string, c labelled.Case) (base, head str
 	}
 	base, head = c.Revisions()
 	return base, head, nil
+}
+
+// loadSuite reads the labelled cases in dir; "" is the suite of the bcode
+// module around the working directory.
+func loadSuite(dir string) ([]labelled.Case, error) {
+	if dir == "" {
+		root, err := bcodeModuleRoot()
+		if err != nil {
+			return nil, fmt.Errorf("%v; pass -suite", err)
+		}
+		dir = filepath.Join(root, "engine", "check", "testdata", "suite")
+	}
+	return labelled.Load(dir)
+}
+
+// pytestAvailable reports whether Debian's interpreter has pytest.
+func pytestAvailable() bool {
+	return exec.Command(pytestPython, "-m", "pytest", "--version").Run() == nil
 }

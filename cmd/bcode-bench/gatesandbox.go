@@ -53,15 +53,7 @@ func runGateSandboxBench(ctx context.Context, args []string, stdout, stderr io.W
 		fmt.Fprintln(stderr, "bcode-bench gate-sandbox: -rounds must be at least 1")
 		return 2
 	}
-	if *suite == "" {
-		root, err := bcodeModuleRoot()
-		if err != nil {
-			fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %v; pass -suite\n", err)
-			return 2
-		}
-		*suite = filepath.Join(root, "engine", "check", "testdata", "suite")
-	}
-	all, err := labelled.Load(*suite)
+	all, err := loadSuite(*suite)
 	if err != nil {
 		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %v\n", err)
 		return 2
@@ -75,7 +67,7 @@ func runGateSandboxBench(ctx context.Context, args []string, stdout, stderr io.W
 		}
 		cases = append(cases, all[i])
 	}
-	if slices.ContainsFunc(cases, func(c labelled.Case) bool { return c.Python }) && exec.Command(pytestPython, "-m", "pytest", "--version").Run() != nil {
+	if slices.ContainsFunc(cases, func(c labelled.Case) bool { return c.Python }) && !pytestAvailable() {
 		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %s -m pytest is unavailable (apt-get install python3-pytest)\n", pytestPython)
 		return 2
 	}

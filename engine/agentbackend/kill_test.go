@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
+	"github.com/bcode-dev/bcode/engine/task"
 )
 
 // TestKillMidTurnLeavesNoContainer: engine/runner's kill harness, with
@@ -29,18 +31,7 @@ func TestKillMidTurnLeavesNoContainer(t *testing.T) {
 	f := newFixture(t, "kill", model, nil)
 	id := f.create("Abs returns negative numbers unchanged; make it return the absolute value.")
 
-	child := f.bcodeCmd(nil, "task", "run", id)
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	t.Cleanup(func() { // a failed test leaves no runner and no container behind
-		_ = child.Process.Kill()
-		for _, c := range containersOf(t, id) {
-			_ = exec.Command("docker", "rm", "-f", strings.Fields(c)[0]).Run()
-		}
-	})
+	child, exited := startTaskRun(t, f, id)
 	// Mid-turn: the model has answered with the terminal call and the
 	// agent's container is running it.
 	deadline := time.Now().Add(2 * time.Minute)
@@ -93,15 +84,8 @@ func TestKillMidTurnLeavesNoContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recovered, reaped := false, 0
+	recovered, reaped := false, reapedIn(evs)
 	for _, ev := range evs {
-		if ev.Kind == "sandbox.reaped" {
-			var d struct {
-				Removed int `json:"removed"`
-			}
-			json.Unmarshal(ev.Data, &d)
-			reaped += d.Removed
-		}
 		if ev.Kind == "task.recovered" {
 			var d struct {
 				HolderDead bool  `json:"holder_dead"`
@@ -138,18 +122,7 @@ func TestKillMidCheckLeavesNoContainer(t *testing.T) {
 	f := newFixture(t, "killcheck", model, nil)
 	id := f.create("Abs returns negative numbers unchanged; make it return the absolute value.")
 
-	child := f.bcodeCmd(nil, "task", "run", id)
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	t.Cleanup(func() {
-		_ = child.Process.Kill()
-		for _, c := range containersOf(t, id) {
-			_ = exec.Command("docker", "rm", "-f", strings.Fields(c)[0]).Run()
-		}
-	})
+	child, exited := startTaskRun(t, f, id)
 	// The gate's containers run `go`; the agent's runs bcode-agent.
 	gateRunning := func() []string {
 		out, err := exec.Command("docker", "ps", "--no-trunc", "--filter", "label="+LabelTask+"="+id,
@@ -201,17 +174,42 @@ func TestKillMidCheckLeavesNoContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reaped := 0
+	if reaped := reapedIn(evs); reaped < len(left) {
+		t.Errorf("the takeover recorded %d reaped containers, want the %d the kill left\n%s", reaped, len(left), out)
+	}
+}
+
+// startTaskRun starts `bcode task run id` as a child to be killed; a failed
+// test leaves no runner and no container of the task behind.
+func startTaskRun(t *testing.T, f *fixture, id string) (*exec.Cmd, <-chan error) {
+	t.Helper()
+	child := f.bcodeCmd(nil, "task", "run", id)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	t.Cleanup(func() {
+		_ = child.Process.Kill()
+		for _, c := range containersOf(t, id) {
+			_ = exec.Command("docker", "rm", "-f", strings.Fields(c)[0]).Run()
+		}
+	})
+	return child, exited
+}
+
+// reapedIn is how many containers the task's sandbox.reaped events say
+// a takeover removed.
+func reapedIn(evs []engine.Event) int {
+	n := 0
 	for _, ev := range evs {
-		if ev.Kind == "sandbox.reaped" {
+		if ev.Kind == task.EventReaped {
 			var d struct {
 				Removed int `json:"removed"`
 			}
 			json.Unmarshal(ev.Data, &d)
-			reaped += d.Removed
+			n += d.Removed
 		}
 	}
-	if reaped < len(left) {
-		t.Errorf("the takeover recorded %d reaped containers, want the %d the kill left\n%s", reaped, len(left), out)
-	}
+	return n
 }
