@@ -54,6 +54,10 @@ type Options struct {
 	Log *slog.Logger
 }
 
+// ErrExitWithoutShutdown is Serve's error when the client sent exit without
+// shutdown: bcode-ls then exits with status 1, as the LSP specification asks.
+var ErrExitWithoutShutdown = lsp.ErrExitWithoutShutdown
+
 // Serve runs bcode-ls over one connection until the client exits or the
 // stream ends.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {

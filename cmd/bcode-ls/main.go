@@ -89,6 +89,10 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	defer stop()
 	if *useStdio {
 		if err := server.Serve(ctx, stdio{Reader: stdin, Writer: stdout, closers: []io.Closer{stdin, stdout}}, opts); err != nil {
+			if errors.Is(err, server.ErrExitWithoutShutdown) {
+				log.Info("the client sent exit without shutdown; exiting with status 1")
+				return 1
+			}
 			log.Error("connection ended", "err", err)
 			return 1
 		}

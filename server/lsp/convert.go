@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync/atomic"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -15,6 +16,9 @@ type protoServer struct {
 	protocol.UnimplementedServer
 	h         Handler
 	closeConn func()
+	// shutdown is set once the client asked for shutdown: an exit
+	// without it is an abnormal end (the spec's exit code 1).
+	shutdown atomic.Bool
 }
 
 // rootURI reads the deprecated rootUri: clients older than
@@ -82,7 +86,10 @@ func (s *protoServer) Initialized(ctx context.Context, _ *protocol.InitializedPa
 	return nil
 }
 
-func (s *protoServer) Shutdown(ctx context.Context) error { return s.h.Shutdown(ctx) }
+func (s *protoServer) Shutdown(ctx context.Context) error {
+	s.shutdown.Store(true)
+	return s.h.Shutdown(ctx)
+}
 
 func (s *protoServer) Exit(ctx context.Context) error {
 	s.h.Exit(ctx)

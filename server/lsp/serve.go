@@ -47,6 +47,11 @@ type Handler interface {
 	Custom(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
+// ErrExitWithoutShutdown is Serve's error when the client sent exit
+// without shutdown first; the LSP specification has the server exit with
+// code 1 then.
+var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
+
 // CustomPrefix marks bcode's own methods.
 const CustomPrefix = "bcode/"
 
@@ -87,7 +92,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, newHandler func(Client) 
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	conn := jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc), jsonrpc2.WithCodec(codec{}))
+	conn := jsonrpc2.NewConn(newGuardStream(jsonrpc2.NewHeaderStream(rwc), log), jsonrpc2.WithCodec(codec{}))
 	cl := &client{conn: conn, d: protocol.ClientDispatcher(conn)}
 	h := newHandler(cl)
 	// exit ends Serve at once: conn.Close waits for the read loop, which
@@ -103,6 +108,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, newHandler func(Client) 
 	select {
 	case <-conn.Done():
 	case <-exited:
+		if !ps.shutdown.Load() {
+			return ErrExitWithoutShutdown
+		}
 		return nil
 	case <-ctx.Done():
 		go conn.Close()
