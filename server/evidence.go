@@ -31,6 +31,9 @@ type EvidenceReport struct {
 	Stats    *mutate.Stats   `json:"stats,omitempty"`
 	Errors   []string        `json:"errors,omitempty"`
 	Notes    []string        `json:"notes,omitempty"`
+	// TestFiles maps "dir:TestName" to the test file declaring it, so
+	// `bcode ci` renders the same mutation report as `bcode evidence`.
+	TestFiles map[string]string `json:"testFiles,omitempty"`
 
 	sources map[string]string // head content of files with mutants
 }
@@ -242,6 +245,7 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 	rep.Stats = &mr.Stats
 	rep.Errors, rep.Notes = mr.Errors, append(rep.Notes, mr.Notes...)
 	rep.sources = mr.Sources
+	rep.TestFiles = mr.TestFiles
 	return nil
 }
 

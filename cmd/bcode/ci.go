@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -10,13 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf16"
 
 	"github.com/bcode-dev/bcode/server"
+	"github.com/bcode-dev/bcode/verify/mutate"
 	lscmd "github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -46,6 +44,7 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	base := fs.String("base", "", "base revision (default: merge-base with the upstream or main branch)")
 	github := fs.Bool("github", false, "print GitHub Actions workflow annotations")
 	sarif := fs.String("sarif", "", "write SARIF 2.1.0 to FILE")
+	mutationReportFile := fs.String("mutation-report", "", "also write the mutation-testing-report JSON (Stryker's viewer) to FILE")
 	serverPath := fs.String("server", "", "the bcode-ls binary (default: next to bcode, else on PATH)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	quiet := fs.Bool("q", false, "do not print progress")
@@ -86,32 +85,34 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer cl.stop()
-	rep, diags, err := cl.evidence(ctx, root, *base)
+	rep, err := cl.evidence(ctx, root, *base)
 	if err != nil {
 		return fail("%v%s", err, cl.logTail())
 	}
-	findings := collect(root, diags)
+	mrep := mutationReport(root, rep)
 	switch {
 	case *github:
-		writeGitHub(stdout, findings)
-	case *sarif != "":
-		if err := writeSARIFFile(*sarif, findings); err != nil {
-			return fail("writing %s: %v", *sarif, err)
+		err = mutate.WriteGitHub(stdout, mrep)
+		if err == nil {
+			err = appendStepSummary(mrep)
 		}
+	case *sarif != "":
+		err = writeFileWith(*sarif, mrep, mutate.WriteSARIF)
 	default:
-		for _, f := range findings {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", f.File, f.Line, f.Col, f.level(), f.Message, f.Operator)
+		err = mutate.WriteText(stdout, mrep)
+	}
+	if err != nil {
+		return fail("writing the report: %v", err)
+	}
+	if *mutationReportFile != "" {
+		if err := writeFileWith(*mutationReportFile, mrep, mutate.WriteMutationReport); err != nil {
+			return fail("writing %s: %v", *mutationReportFile, err)
 		}
 	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(stderr, "bcode ci: %s\n", e)
 	}
-	survivors := 0
-	for _, f := range findings {
-		if f.Severity == lsp.SeverityWarning {
-			survivors++
-		}
-	}
+	survivors := len(mrep.Survivors())
 	if !*quiet {
 		fmt.Fprintf(stderr, "bcode ci: %d mutants, %d survive (%s..%s)\n", len(rep.Mutants), survivors, shortID(rep.Base), shortID(rep.Head))
 	}
@@ -122,6 +123,79 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ciError
 	}
 	return ciClean
+}
+
+// mutationReport is the server's evidence as the one report every
+// renderer takes, so `bcode ci` and `bcode evidence` print the same
+// results and fingerprints. The sources come from the checkout (the head
+// bcode-ls judged), capped.
+func mutationReport(root string, rep server.EvidenceReport) *mutate.Report {
+	mr := &mutate.Report{Mutants: rep.Mutants, Errors: rep.Errors, Notes: rep.Notes,
+		Sources: map[string]string{}, TestFiles: rep.TestFiles}
+	if rep.Stats != nil {
+		mr.Stats = *rep.Stats
+	}
+	read := func(rel string) {
+		if _, ok := mr.Sources[rel]; ok {
+			return
+		}
+		if b, err := readSource(filepath.Join(root, filepath.FromSlash(rel))); err == nil {
+			mr.Sources[rel] = string(b)
+		}
+	}
+	for _, m := range rep.Mutants {
+		read(m.File)
+	}
+	for _, f := range rep.TestFiles {
+		read(f)
+	}
+	return mr
+}
+
+// maxSourceBytes caps what a report embeds of one file.
+const maxSourceBytes = 4 << 20
+
+func readSource(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSourceBytes {
+		return nil, fmt.Errorf("%s: not a regular file under %d bytes", name, maxSourceBytes)
+	}
+	return io.ReadAll(io.LimitReader(f, maxSourceBytes))
+}
+
+// writeFileWith renders rep into the file at path.
+func writeFileWith(path string, rep *mutate.Report, write func(io.Writer, *mutate.Report) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f, rep); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// appendStepSummary adds the full list of mutants to the GitHub step
+// summary when the job has one: annotations stop at ten of a kind.
+func appendStepSummary(rep *mutate.Report) error {
+	path := os.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
+	}
+	if err := mutate.WriteGitHubSummary(f, rep); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func shortID(id string) string {
@@ -158,8 +232,6 @@ type ciClient struct {
 	conn *lsp.ClientConn
 	log  *tailBuffer
 
-	mu       sync.Mutex
-	diags    map[string][]lsp.Diagnostic
 	progress io.Writer // nil: quiet
 }
 
@@ -178,7 +250,7 @@ func startServer(ctx context.Context, path string, stderr io.Writer, quiet bool)
 	if err != nil {
 		return nil, err
 	}
-	c := &ciClient{cmd: cmd, log: &tailBuffer{max: 8 << 10}, diags: map[string][]lsp.Diagnostic{}}
+	c := &ciClient{cmd: cmd, log: &tailBuffer{max: 8 << 10}}
 	cmd.Stderr = c.log
 	if !quiet {
 		c.progress = stderr
@@ -191,7 +263,7 @@ func startServer(ctx context.Context, path string, stderr io.Writer, quiet bool)
 }
 
 // evidence initializes the server on root, runs evidence and waits for it.
-func (c *ciClient) evidence(ctx context.Context, root, base string) (server.EvidenceReport, map[string][]lsp.Diagnostic, error) {
+func (c *ciClient) evidence(ctx context.Context, root, base string) (server.EvidenceReport, error) {
 	var rep server.EvidenceReport
 	init := map[string]any{
 		"processId":  os.Getpid(),
@@ -202,33 +274,27 @@ func (c *ciClient) evidence(ctx context.Context, root, base string) (server.Evid
 		},
 	}
 	if err := c.conn.Call(ctx, "initialize", init, nil); err != nil {
-		return rep, nil, fmt.Errorf("initialize: %w", err)
+		return rep, fmt.Errorf("initialize: %w", err)
 	}
 	if err := c.conn.Notify(ctx, "initialized", map[string]any{}); err != nil {
-		return rep, nil, err
+		return rep, err
 	}
 	var run lscmd.EvidenceRunResult
 	if err := c.conn.Call(ctx, "workspace/executeCommand", map[string]any{
 		"command": lscmd.EvidenceRun, "arguments": []any{lscmd.EvidenceRunArgs{Base: base}},
 	}, &run); err != nil {
-		return rep, nil, err
+		return rep, err
 	}
 	if err := c.conn.Call(ctx, server.MethodEvidence, map[string]any{"wait": true}, &rep); err != nil {
-		return rep, nil, err
+		return rep, err
 	}
 	if rep.Run != run.Run {
-		return rep, nil, fmt.Errorf("bcode-ls reported run %d, not the run %d it started", rep.Run, run.Run)
+		return rep, fmt.Errorf("bcode-ls reported run %d, not the run %d it started", rep.Run, run.Run)
 	}
 	if rep.State != "done" {
-		return rep, nil, fmt.Errorf("evidence %s: %s", rep.State, rep.Error)
+		return rep, fmt.Errorf("evidence %s: %s", rep.State, rep.Error)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	diags := make(map[string][]lsp.Diagnostic, len(c.diags))
-	for u, ds := range c.diags {
-		diags[u] = ds
-	}
-	return rep, diags, nil
+	return rep, nil
 }
 
 // stop shuts the server down politely, then for certain.
@@ -259,16 +325,6 @@ func (c *ciClient) logTail() string {
 // Notification implements lsp.ClientHandler.
 func (c *ciClient) Notification(method string, params json.RawMessage) {
 	switch method {
-	case "textDocument/publishDiagnostics":
-		var p struct {
-			URI         string           `json:"uri"`
-			Diagnostics []lsp.Diagnostic `json:"diagnostics"`
-		}
-		if json.Unmarshal(params, &p) == nil {
-			c.mu.Lock()
-			c.diags[p.URI] = p.Diagnostics
-			c.mu.Unlock()
-		}
 	case "$/progress":
 		var p struct {
 			Value lsp.ProgressValue `json:"value"`
@@ -323,141 +379,3 @@ func (t *tailBuffer) String() string {
 // finding is one diagnostic in the repository's terms: 1-based lines, and
 // columns both in UTF-16 units (SARIF's default) and in characters
 // (GitHub's annotations).
-type finding struct {
-	File                   string
-	Line, EndLine          int
-	Col, EndCol            int // characters (code points), 1-based
-	Col16, EndCol16        int // UTF-16 units, 1-based
-	Severity               lsp.Severity
-	Operator, Message, Key string
-}
-
-func (f finding) level() string {
-	if f.Severity == lsp.SeverityWarning {
-		return "warning"
-	}
-	return "note"
-}
-
-func collect(root string, diags map[string][]lsp.Diagnostic) []finding {
-	var out []finding
-	for u, ds := range diags {
-		p, err := lsp.URIPath(u)
-		if err != nil {
-			continue
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			continue
-		}
-		text, _ := os.ReadFile(p)
-		for _, d := range ds {
-			if d.Source != server.Source {
-				continue
-			}
-			var id string
-			_ = json.Unmarshal(d.Data, &id)
-			out = append(out, finding{
-				File: filepath.ToSlash(rel), Line: int(d.Range.Start.Line) + 1, EndLine: int(d.Range.End.Line) + 1,
-				Col: charCol(text, d.Range.Start), EndCol: charCol(text, d.Range.End),
-				Col16: int(d.Range.Start.Character) + 1, EndCol16: int(d.Range.End.Character) + 1,
-				Severity: d.Severity, Operator: d.Code, Message: d.Message, Key: id,
-			})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Col < b.Col
-	})
-	return out
-}
-
-// charCol turns an LSP position (UTF-16) into a 1-based code-point column.
-func charCol(text []byte, p lsp.Position) int {
-	lines := bytes.Split(text, []byte("\n"))
-	if int(p.Line) >= len(lines) {
-		return int(p.Character) + 1
-	}
-	units := utf16.Encode([]rune(string(lines[p.Line])))
-	if int(p.Character) > len(units) {
-		return int(p.Character) + 1
-	}
-	return len(utf16.Decode(units[:p.Character])) + 1
-}
-
-func writeGitHub(w io.Writer, fs []finding) {
-	esc := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
-	prop := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
-	for _, f := range fs {
-		kind := "notice"
-		if f.Severity == lsp.SeverityWarning {
-			kind = "warning"
-		}
-		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", kind,
-			prop.Replace(f.File), f.Line, f.Col, f.EndLine, f.EndCol, prop.Replace("bcode: "+f.Operator), esc.Replace(f.Message))
-	}
-}
-
-func writeSARIFFile(path string, fs []finding) error {
-	type region struct {
-		StartLine   int `json:"startLine"`
-		StartColumn int `json:"startColumn"`
-		EndLine     int `json:"endLine"`
-		EndColumn   int `json:"endColumn"`
-	}
-	type result struct {
-		RuleID              string            `json:"ruleId"`
-		Level               string            `json:"level"`
-		Message             map[string]string `json:"message"`
-		Locations           []any             `json:"locations"`
-		PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
-	}
-	rules := map[string]bool{}
-	results := []result{}
-	for _, f := range fs {
-		rules[f.Operator] = true
-		r := result{RuleID: f.Operator, Level: f.level(), Message: map[string]string{"text": f.Message},
-			Locations: []any{map[string]any{"physicalLocation": map[string]any{
-				"artifactLocation": map[string]any{"uri": f.File, "uriBaseId": "%SRCROOT%"},
-				"region":           region{f.Line, f.Col16, f.EndLine, f.EndCol16},
-			}}}}
-		if f.Key != "" {
-			r.PartialFingerprints = map[string]string{"bcodeMutant/v1": f.Key}
-		}
-		results = append(results, r)
-	}
-	ruleList := []any{}
-	names := make([]string, 0, len(rules))
-	for n := range rules {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		ruleList = append(ruleList, map[string]any{"id": n, "shortDescription": map[string]string{"text": "mutation operator " + n}})
-	}
-	doc := map[string]any{
-		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-		"version": "2.1.0",
-		"runs": []any{map[string]any{
-			// SARIF columns count UTF-16 units unless said otherwise: the
-			// same as LSP, so the server's ranges carry over unchanged.
-			"columnKind": "utf16CodeUnits",
-			"tool":       map[string]any{"driver": map[string]any{"name": "bcode", "informationUri": "https://github.com/bcode-dev/bcode", "rules": ruleList}},
-			"results":    results,
-		}},
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return nil
-}

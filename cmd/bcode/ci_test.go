@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -159,4 +160,104 @@ func TestCIErrors(t *testing.T) {
 			t.Errorf("exit %d: %s", code, errs)
 		}
 	})
+}
+
+// sarifResults reduces a SARIF file to what code scanning tracks an alert
+// by: rule, level, place, message and fingerprints.
+func sarifResults(t *testing.T, b []byte) (tool string, results []string) {
+	t.Helper()
+	var doc struct {
+		Runs []struct {
+			ColumnKind string `json:"columnKind"`
+			Tool       struct {
+				Driver struct {
+					Name string `json:"name"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []json.RawMessage `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Runs) != 1 {
+		t.Fatalf("not SARIF with one run (%v):\n%s", err, b)
+	}
+	for _, r := range doc.Runs[0].Results {
+		results = append(results, string(r))
+	}
+	sort.Strings(results)
+	return doc.Runs[0].Tool.Driver.Name + " " + doc.Runs[0].ColumnKind, results
+}
+
+// TestCISARIFMatchesEvidence: `bcode ci --sarif` (through a real bcode-ls)
+// and `bcode evidence --sarif` (in process) give the same tool, column
+// kind, results and fingerprints for the same change, so switching from
+// one to the other keeps code-scanning alerts tracked.
+func TestCISARIFMatchesEvidence(t *testing.T) {
+	ls := bcodeLS(t)
+	dir := survivorRepo(t)
+	file := filepath.Join(t.TempDir(), "ci.sarif")
+	if code, out, errs := runCI(t, "--server", ls, "--repo", dir, "--sarif", file, "-q"); code != ciSurvivors {
+		t.Fatalf("bcode ci: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	ciSARIF, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, evSARIF, errs := runEvidence(t, "--repo", dir, "--sarif")
+	if code != evidenceSurvivors {
+		t.Fatalf("bcode evidence: exit %d\nstderr:\n%s", code, errs)
+	}
+	ciTool, ciRes := sarifResults(t, ciSARIF)
+	evTool, evRes := sarifResults(t, []byte(evSARIF))
+	if ciTool != evTool {
+		t.Errorf("tool and column kind differ: ci %q, evidence %q", ciTool, evTool)
+	}
+	if len(ciRes) == 0 || !strings.Contains(strings.Join(ciRes, "\n"), `"bcodeMutantId/v1"`) {
+		t.Fatalf("no fingerprinted results:\n%s", ciSARIF)
+	}
+	if strings.Join(ciRes, "\n") != strings.Join(evRes, "\n") {
+		t.Errorf("results differ\nbcode ci:\n%s\nbcode evidence:\n%s", strings.Join(ciRes, "\n"), strings.Join(evRes, "\n"))
+	}
+}
+
+// TestCIStepSummaryAndMutationReport: with GITHUB_STEP_SUMMARY set, --github
+// appends a table of every mutant; --mutation-report names test files, not
+// a package directory.
+func TestCIStepSummaryAndMutationReport(t *testing.T) {
+	ls := bcodeLS(t)
+	dir := survivorRepo(t)
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, out, errs := runCI(t, "--server", ls, "--repo", dir, "--github", "--mutation-report", report, "-q")
+	if code != ciSurvivors {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "## bcode evidence") || !strings.Contains(string(b), "| survived | `price/price.go:5` |") {
+		t.Errorf("step summary lacks the surviving mutant:\n%s", b)
+	}
+	var doc struct {
+		TestFiles map[string]struct {
+			Source string `json:"source"`
+			Tests  []struct{ ID, Name string }
+		} `json:"testFiles"`
+	}
+	rb, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rb, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.TestFiles) == 0 {
+		t.Fatalf("no test files in\n%s", rb)
+	}
+	for name, tf := range doc.TestFiles {
+		if !strings.HasSuffix(name, "_test.go") || tf.Source == "" || len(tf.Tests) == 0 {
+			t.Errorf("test file %q: want a _test.go path with its source and tests, got %d bytes, %d tests", name, len(tf.Source), len(tf.Tests))
+		}
+	}
 }

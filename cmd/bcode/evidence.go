@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox/git"
@@ -123,6 +122,9 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		err = mutate.WriteSARIF(stdout, rep)
 	case *asGitHub:
 		err = mutate.WriteGitHub(stdout, rep)
+		if err == nil {
+			err = appendStepSummary(rep)
+		}
 	default:
 		err = mutate.WriteText(stdout, rep)
 	}
@@ -130,7 +132,7 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return fail("writing the report: %v", err)
 	}
 	if *mutationReport != "" {
-		if err := writeMutationReport(*mutationReport, rep); err != nil {
+		if err := writeFileWith(*mutationReport, rep, mutate.WriteMutationReport); err != nil {
 			return fail("writing %s: %v", *mutationReport, err)
 		}
 	}
@@ -147,16 +149,4 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return evidenceError
 	}
 	return evidenceClean
-}
-
-func writeMutationReport(path string, rep *mutate.Report) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := mutate.WriteMutationReport(f, rep); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -162,6 +162,10 @@ type Report struct {
 	// Sources holds the head content of every file with mutants, for the
 	// mutation-testing report (which embeds the source).
 	Sources map[string]string `json:"-"`
+	// TestFiles maps "dir:TestName" (dir repository-relative, "." for the
+	// root) to the test file that declares the test, so reports can name
+	// the file a killing test lives in; its source is in Sources too.
+	TestFiles map[string]string `json:"-"`
 }
 
 // Survivors returns the mutants that survived.
@@ -222,7 +226,7 @@ func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Chang
 		change: change,
 		opts:   opts,
 		p:      p,
-		rep:    &Report{Sources: map[string]string{}, Stats: Stats{Verdicts: map[Verdict]int{}}},
+		rep:    &Report{Sources: map[string]string{}, TestFiles: map[string]string{}, Stats: Stats{Verdicts: map[Verdict]int{}}},
 	}
 	tmp, err := os.MkdirTemp(opts.TempDir, "bcode-mutate-")
 	if err != nil {

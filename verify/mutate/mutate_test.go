@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -559,6 +560,77 @@ func TestGitHubAndMutationReport(t *testing.T) {
 		if m.ID == "" || m.MutatorName == "" || !valid[m.Status] || m.Location.Start.Line < 1 || m.Location.Start.Column < 1 {
 			t.Errorf("invalid mutant entry %+v", m)
 		}
+	}
+	// Tests are keyed by the file that declares them, with its source:
+	// Stryker's viewer shows a key as a file.
+	var tdoc struct {
+		TestFiles map[string]struct {
+			Source string
+			Tests  []struct{ ID, Name string }
+		} `json:"testFiles"`
+	}
+	if err := json.Unmarshal(mr.Bytes(), &tdoc); err != nil {
+		t.Fatal(err)
+	}
+	tf, ok := tdoc.TestFiles["calc/calc_test.go"]
+	if !ok || !strings.Contains(tf.Source, "func Test") || len(tf.Tests) == 0 || len(tdoc.TestFiles) != 1 {
+		t.Errorf("testFiles: want calc/calc_test.go with its source and tests, got keys %v", keys(tdoc.TestFiles))
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestGitHubAnnotationCap: GitHub shows ten annotations of a kind per step
+// and drops the rest silently, so WriteGitHub stops at ten of each, says
+// how many it left out, and the step summary lists every mutant.
+func TestGitHubAnnotationCap(t *testing.T) {
+	rep := &Report{Stats: Stats{Verdicts: map[Verdict]int{}}}
+	for i := 0; i < 14; i++ {
+		for _, v := range []Verdict{Survived, NotCovered, Killed} {
+			rep.Mutants = append(rep.Mutants, Mutant{ID: fmt.Sprintf("%016x", i*3+len(v)), File: "a/a.go", Line: i + 1, Col: 2, EndLine: i + 1, EndCol: 3,
+				Operator: "conditional_boundary", Original: "<", Mutated: "<=", Verdict: v})
+			rep.Stats.Verdicts[v]++
+		}
+	}
+	var gh bytes.Buffer
+	if err := WriteGitHub(&gh, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := gh.String()
+	if n := strings.Count(out, "::warning "); n != GitHubAnnotationLimit {
+		t.Errorf("%d warnings, want %d", n, GitHubAnnotationLimit)
+	}
+	if n := strings.Count(out, "::notice "); n != GitHubAnnotationLimit {
+		t.Errorf("%d notices, want %d", n, GitHubAnnotationLimit)
+	}
+	for _, want := range []string{"bcode: 4 more warnings not annotated", "bcode: 4 more notices not annotated", "file=a/a.go,line=1,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("annotations lack %q:\n%s", want, out)
+		}
+	}
+	var sum bytes.Buffer
+	if err := WriteGitHubSummary(&sum, rep); err != nil {
+		t.Fatal(err)
+	}
+	s := sum.String()
+	if !strings.Contains(s, "42 mutants: 14 survived, 14 not covered, 14 killed.") {
+		t.Errorf("summary counts wrong:\n%s", s)
+	}
+	if n := strings.Count(s, "| survived |"); n != 14 {
+		t.Errorf("summary lists %d survivors, want 14", n)
+	}
+	if n := strings.Count(s, "| not covered |"); n != 14 {
+		t.Errorf("summary lists %d uncovered, want 14", n)
+	}
+	if strings.Index(s, "| not covered |") < strings.LastIndex(s, "| survived |") {
+		t.Errorf("survivors are not listed first:\n%s", s)
 	}
 }
 

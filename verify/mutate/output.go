@@ -262,23 +262,100 @@ func camel(s string) string {
 	return b.String()
 }
 
+// GitHubAnnotationLimit is how many annotations of one kind (warning,
+// notice) GitHub shows for a step; the rest are dropped without a word, so
+// WriteGitHub stops there and says so, and WriteGitHubSummary lists them all.
+const GitHubAnnotationLimit = 10
+
 // WriteGitHub writes GitHub Actions workflow commands: a warning per
-// surviving mutant and a notice per uncovered, timed-out or unjudged one.
+// surviving mutant and a notice per uncovered, timed-out or unjudged one,
+// at most GitHubAnnotationLimit of each (in file and line order), then a
+// plain log line counting what was left out.
 func WriteGitHub(w io.Writer, rep *Report) error {
 	ew := &errWriter{w: w}
-	for _, m := range rep.Mutants {
-		if !reported(m.Verdict) || m.Verdict == Ignored {
+	shown := map[string]int{}
+	left := map[string]int{}
+	for _, m := range reportedInOrder(rep) {
+		if m.Verdict == Ignored {
 			continue
 		}
 		kind := "notice"
 		if m.Verdict == Survived {
 			kind = "warning"
 		}
+		if shown[kind] == GitHubAnnotationLimit {
+			left[kind]++
+			continue
+		}
+		shown[kind]++
 		src := rep.Sources[m.File]
 		ew.printf("::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", kind,
 			ghProp(m.File), m.Line, charCol(src, m.Line, m.Col), m.EndLine, charCol(src, m.EndLine, m.EndCol),
 			ghProp(fmt.Sprintf("bcode: %s mutant %s", strings.ReplaceAll(string(m.Verdict), "_", " "), m.Operator)),
 			ghData(message(m)))
+	}
+	for _, kind := range []string{"warning", "notice"} {
+		if n := left[kind]; n > 0 {
+			ew.printf("bcode: %d more %ss not annotated (GitHub shows %d of a kind per step); the step summary lists every mutant\n", n, kind, GitHubAnnotationLimit)
+		}
+	}
+	return ew.err
+}
+
+// reportedInOrder returns the mutants worth showing, by file, line, column.
+func reportedInOrder(rep *Report) []Mutant {
+	var out []Mutant
+	for _, m := range rep.Mutants {
+		if reported(m.Verdict) {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return out
+}
+
+// WriteGitHubSummary writes the Markdown for $GITHUB_STEP_SUMMARY: the
+// counts, then every reported mutant (survivors first), which annotations
+// cannot hold past GitHubAnnotationLimit.
+func WriteGitHubSummary(w io.Writer, rep *Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("## bcode evidence\n\n")
+	var counts []string
+	for _, v := range verdictOrder {
+		if n := rep.Stats.Verdicts[v]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ReplaceAll(string(v), "_", " ")))
+		}
+	}
+	if len(counts) == 0 {
+		ew.printf("No mutants: the changed lines have no mutable code.\n")
+		return ew.err
+	}
+	ew.printf("%d mutants: %s.\n\n", len(rep.Mutants), strings.Join(counts, ", "))
+	ms := reportedInOrder(rep)
+	sort.SliceStable(ms, func(i, j int) bool {
+		return (ms[i].Verdict == Survived) && (ms[j].Verdict != Survived)
+	})
+	if len(ms) == 0 {
+		return ew.err
+	}
+	ew.printf("| verdict | where | mutant | tests run | id |\n|---|---|---|---|---|\n")
+	md := strings.NewReplacer("|", "\\|", "\n", " ", "`", "'")
+	for _, m := range ms {
+		tests := strings.Join(m.Tests, ", ")
+		if tests == "" {
+			tests = "none"
+		}
+		ew.printf("| %s | `%s:%d` | `%s` → `%s` (%s) | %s | `%s` |\n", strings.ReplaceAll(string(m.Verdict), "_", " "),
+			md.Replace(m.File), m.Line, md.Replace(oneLine(m.Original)), md.Replace(oneLine(m.Mutated)), m.Operator, md.Replace(tests), m.ID)
 	}
 	return ew.err
 }
@@ -333,7 +410,8 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 		Name string `json:"name"`
 	}
 	type testFile struct {
-		Tests []test `json:"tests"`
+		Source string `json:"source,omitempty"`
+		Tests  []test `json:"tests"`
 	}
 	files := map[string]*file{}
 	testFiles := map[string]*testFile{}
@@ -343,10 +421,17 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 		id := dir + ":" + name
 		if !seenTest[id] {
 			seenTest[id] = true
-			tf := testFiles[dir]
+			top, _, _ := strings.Cut(name, "/")
+			file := rep.TestFiles[dir+":"+top]
+			if file == "" {
+				// Not found (a test binary built elsewhere): name the
+				// package, never the bare "." the viewer shows as a file.
+				file = path.Join(dir, "(tests of this package)")
+			}
+			tf := testFiles[file]
 			if tf == nil {
-				tf = &testFile{}
-				testFiles[dir] = tf
+				tf = &testFile{Source: rep.Sources[file]}
+				testFiles[file] = tf
 			}
 			tf.Tests = append(tf.Tests, test{ID: id, Name: name})
 		}

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -145,8 +149,57 @@ func (s *session) run() error {
 				s.rep.Sources[m.File] = string(m.file.src)
 			}
 		}
+		if len(p.mutants) > 0 {
+			s.locateTests(p)
+		}
 	}
 	return s.ctx.Err()
+}
+
+// maxTestSource caps the test file source a report embeds.
+const maxTestSource = 1 << 20
+
+// locateTests records which test file of p declares each top-level test
+// function, so reports name files instead of a package directory.
+func (s *session) locateTests(p *pkg) {
+	files := append(append([]string(nil), p.list.TestGoFiles...), p.list.XTestGoFiles...)
+	fset := token.NewFileSet()
+	for _, name := range files {
+		// The host path: go list may have run in a container.
+		abs := filepath.Join(s.root, filepath.FromSlash(p.relDir), name)
+		src, err := readCapped(abs, maxTestSource)
+		if err != nil {
+			continue
+		}
+		f, err := parser.ParseFile(fset, abs, src, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		rel := path.Join(p.relDir, name)
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				s.rep.TestFiles[p.relDir+":"+fd.Name.Name] = rel
+			}
+		}
+		s.rep.Sources[rel] = string(src)
+	}
+}
+
+// readCapped reads a regular file of at most max bytes.
+func readCapped(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, fmt.Errorf("mutate: %s is not a regular file of at most %d bytes", name, max)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // selectFiles returns the package directories (absolute) with changed
