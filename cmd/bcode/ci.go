@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/server"
-	"github.com/bcode-dev/bcode/verify/mutate"
 	lscmd "github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 func init() {
