@@ -32,3 +32,18 @@ func TestNeovimPlugin(t *testing.T) {
 		t.Fatalf("no test summary from nvim:\n%s", out)
 	}
 }
+
+// TestNeovimMissingServer: with no bcode-ls, opening Go files in Neovim says
+// once how to install it, raises no error, and :checkhealth bcode agrees.
+func TestNeovimMissingServer(t *testing.T) {
+	_, err := exec.LookPath("nvim")
+	need(t, err == nil, "nvim", "apt-get install neovim")
+	f := NewFixture(t)
+	cmd := exec.Command("nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", "luafile tests/missing_server.lua")
+	cmd.Dir = filepath.Join(repoRoot(t), "nvim-plugin")
+	cmd.Env = f.Env("/nonexistent/bcode-ls")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "# pass 1 fail 0") {
+		t.Fatalf("nvim: %v\n%s", err, out)
+	}
+}

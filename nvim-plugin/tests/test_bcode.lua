@@ -84,6 +84,39 @@ return {
     ok(code and code ~= '', 'the diagnostic carries the operator as its code')
   end },
 
+  { 'the statusline counts the survivor; the mutant diff float is a diff; :checkhealth bcode', function()
+    -- A run may still be going (the save and the disk watcher both ask):
+    -- the statusline shows it while it lasts, then the survivor.
+    if next(require('bcode.lsp').progress) then
+      match(require('bcode').statusline(), '^bcode: bcode evidence', 'statusline during a run')
+    end
+    wait(90000, function() return next(require('bcode.lsp').progress) == nil end, 'running evidence to end')
+    eq('bcode: 1 mutant survives', require('bcode').statusline(), 'statusline in the changed file')
+    vim.cmd('new')
+    eq('', require('bcode').statusline(), 'statusline in a buffer bcode-ls is not attached to')
+    vim.cmd('close')
+    local d
+    for _, x in ipairs(vim.diagnostic.get(0)) do if x.source == 'bcode' then d = x end end
+    local data = d.user_data and d.user_data.lsp and d.user_data.lsp.data
+    ok(type(data) == 'string' and data:match('^%x+$'), 'the diagnostic carries the mutant ID: ' .. vim.inspect(data))
+    require('bcode.lsp').command('bcode.mutant.diff', { id = data }, function() end)
+    local win = wait(15000, function()
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_config(w).relative ~= '' then return w end
+      end
+    end, 'the mutant diff float')
+    local buf = vim.api.nvim_win_get_buf(win)
+    eq('diff', vim.bo[buf].filetype, 'a mutant is shown as a diff')
+    match(h.buf_text(buf), '%+%s+if n < limit {', 'the mutated line')
+    vim.api.nvim_win_close(win, true)
+    vim.cmd('checkhealth bcode')
+    local report = h.buf_text(0)
+    match(report, 'OK:? bcode%-ls: ', 'bcode-ls found')
+    match(report, 'OK:? bcode%-ls is running for ', 'the running client')
+    vim.cmd('bwipeout!')
+    vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  end },
+
   { ':BcodeEvidence puts surviving mutants in the quickfix list', function()
     local done
     evidence.run(false, function(err, report) done = { err = err, report = report } end)
@@ -97,6 +130,17 @@ return {
     eq(5, it.col, 'column (1-based)')
     eq('W', it.type, 'type')
     match(it.text, '^survived: `n <= limit` → `n < limit`', 'text')
+    -- The run reported progress (begin … end), which the statusline shows
+    -- while it lasts.
+    local began, ended
+    for _, p in ipairs(require('bcode.lsp').progress_seen) do
+      if p.kind == 'begin' and p.title == 'bcode evidence' then began = p.token end
+      if began and p.kind == 'end' and p.token == began then ended = true end
+    end
+    ok(began and ended, 'evidence progress began and ended: ' .. vim.inspect(require('bcode.lsp').progress_seen))
+    eq(nil, next(require('bcode.lsp').progress), 'no progress left running')
+    vim.cmd('BcodeCancel')
+    ok(h.take_message('^bcode: nothing to cancel$'), ':BcodeCancel with nothing running says so')
     ok(vim.fn.getqflist({ winid = 1 }).winid ~= 0, 'quickfix window open')
     vim.cmd('cclose')
     -- The bang form reloads the last report without a new run.
@@ -117,6 +161,19 @@ return {
     match(lines[find_line(buf, verified)], '^' .. verified .. '%s+verified%s+task%.verified%s+Add a test for the boundary')
     match(lines[find_line(buf, failed)], '^' .. failed .. '%s+failed%s+unverified%s+attempt%.finished%s+Make Allowed count bursts')
     eq(false, vim.bo[buf].modifiable, 'read-only')
+    -- Again: the same window, not a second split.
+    local wins = #vim.api.nvim_list_wins()
+    vim.cmd('wincmd p')
+    vim.cmd('BcodeTasks')
+    eq(wins, #vim.api.nvim_list_wins(), 'a second :BcodeTasks opens no window')
+    eq(buf, vim.api.nvim_get_current_buf(), 'it goes back to the list')
+    -- g? shows the keys in a float, with no helptags needed.
+    vim.cmd('normal g?')
+    local hb = vim.api.nvim_get_current_buf()
+    ok(vim.api.nvim_win_get_config(0).relative ~= '', 'g? opens a float')
+    match(h.buf_text(hb), 'a%s+accept', 'the keys')
+    vim.cmd('normal q')
+    eq(buf, vim.api.nvim_get_current_buf(), 'q goes back to the list')
   end },
 
   { 'keys in :BcodeTasks show a task\'s diff and events', function()

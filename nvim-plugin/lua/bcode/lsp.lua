@@ -47,13 +47,44 @@ local function show_document(err, result, ctx, cfg)
         notify('cannot open ' .. uri .. ': ' .. (e.message or vim.inspect(e)), vim.log.levels.ERROR)
         return
       end
-      require('bcode.ui').float(r.text, uri)
+      -- A mutant's document is a unified diff; a pack is Markdown.
+      local ft = uri:match('^bcode%-mutant:') and 'diff' or 'markdown'
+      require('bcode.ui').float(r.text, uri, ft)
     end)
     return { success = true }
   end
   local default = vim.lsp.handlers['window/showDocument']
   if default then return default(err, result, ctx, cfg) end
   return { success = false }
+end
+
+-- progress holds the newest $/progress report of each token, for the
+-- statusline and :BcodeCancel.
+M.progress = {}
+-- progress_seen is the newest 50 reports' token, kind and title (for tests
+-- and :checkhealth-style questions about what ran).
+M.progress_seen = {}
+
+local function on_progress(err, result, ctx, cfg)
+  local default = vim.lsp.handlers['$/progress']
+  if default then pcall(default, err, result, ctx, cfg) end
+  if not result or not result.value then return end
+  local v, token = result.value, result.token
+  M.progress_seen[#M.progress_seen + 1] = { token = token, kind = v.kind, title = v.title }
+  if #M.progress_seen > 50 then table.remove(M.progress_seen, 1) end
+  if v.kind == 'end' then
+    M.progress[token] = nil
+  else
+    local prev = M.progress[token] or {}
+    M.progress[token] = {
+      client_id = ctx.client_id,
+      title = v.title or prev.title,
+      message = v.message or prev.message,
+      percentage = v.percentage or prev.percentage,
+      cancellable = (v.cancellable == nil) and prev.cancellable or v.cancellable,
+    }
+  end
+  pcall(vim.cmd, 'redrawstatus')
 end
 
 local function task_changed(_, result)
@@ -78,6 +109,7 @@ function M.client_config(root)
     handlers = {
       ['window/showDocument'] = show_document,
       ['bcode/taskChanged'] = task_changed,
+      ['$/progress'] = on_progress,
     },
     on_attach = o.on_attach,
   }, o.client or {})
@@ -86,6 +118,23 @@ end
 
 local function has(v) return vim.fn.has(v) == 1 end
 
+M.install_hint = 'install it with `go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest` (then make sure $(go env GOPATH)/bin is on PATH) or set cmd in require("bcode").setup{}'
+
+-- Said once per session: a missing server is one message, not one per buffer.
+local warned_missing = false
+
+--- check_cmd reports whether the server command can run, telling the user
+--- once how to install it when it cannot.
+function M.check_cmd()
+  local exe = config.options.cmd[1]
+  if vim.fn.executable(exe) == 1 then return true end
+  if not warned_missing then
+    warned_missing = true
+    notify(('%s is not executable or not on PATH: %s; :checkhealth bcode says more'):format(exe, M.install_hint), vim.log.levels.ERROR)
+  end
+  return false
+end
+
 --- attach connects buffer bufnr to bcode-ls (starting it for its root).
 function M.attach(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
@@ -93,10 +142,7 @@ function M.attach(bufnr)
   if name == '' then return nil end
   local root = M.root_dir(name)
   if not root then return nil end
-  if vim.fn.executable(config.options.cmd[1]) ~= 1 then
-    notify(('%s is not executable or not on PATH: install it with `go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest` or set cmd in require("bcode").setup{}'):format(config.options.cmd[1]), vim.log.levels.ERROR)
-    return nil
-  end
+  if not M.check_cmd() then return nil end
   if vim.lsp.start then -- 0.8 and later: reuses a client of the same name and root
     return vim.lsp.start(M.client_config(root), { bufnr = bufnr })
   end
@@ -116,6 +162,7 @@ end
 --- enable makes buffers of the configured filetypes attach.
 function M.enable()
   if has('nvim-0.11') and vim.lsp.config and vim.lsp.enable then
+    if not M.check_cmd() then return end
     local cfg = M.client_config(nil)
     cfg.root_dir = nil
     cfg.workspace_folders = nil
@@ -158,10 +205,26 @@ end
 function M.request(method, params, cb, bufnr)
   local c = M.client(bufnr)
   if not c then
-    cb({ message = 'bcode-ls is not running: open a file of a git checkout (filetypes ' .. table.concat(config.options.filetypes, ', ') .. ') or check :checkhealth / :LspInfo' })
+    cb({ message = 'bcode-ls is not running: open a file of a git checkout (filetypes ' .. table.concat(config.options.filetypes, ', ') .. '), or see :checkhealth bcode' })
     return
   end
   c.request(method, params, function(err, result) cb(err, result) end, bufnr)
+end
+
+--- cancel asks bcode-ls to cancel its running work (every cancellable
+--- progress it reported, or only token); it returns how many it asked.
+function M.cancel_progress(token)
+  local n = 0
+  for t, p in pairs(M.progress) do
+    if (token == nil or t == token) and p.cancellable then
+      local c = vim.lsp.get_client_by_id(p.client_id)
+      if c then
+        c.notify('window/workDoneProgress/cancel', { token = t })
+        n = n + 1
+      end
+    end
+  end
+  return n
 end
 
 --- command runs a bcode-ls workspace/executeCommand command.

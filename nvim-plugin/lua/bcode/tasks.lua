@@ -212,12 +212,44 @@ function M.open(cb)
     map(k.events, M.events, 'bcode: task events')
     map(k.refresh, function() M.refresh() end, 'bcode: refresh tasks')
     map(k.close, function() vim.cmd('close') end, 'bcode: close')
-    map(k.help, function() vim.cmd('help bcode-tasks') end, 'bcode: help')
+    map(k.help, M.help, 'bcode: help')
   end
-  vim.cmd('botright split')
-  vim.api.nvim_win_set_buf(0, state.buf)
+  -- One list window: a second :BcodeTasks goes back to it instead of
+  -- stacking another split.
+  local win = vim.fn.bufwinid(state.buf)
+  if win ~= -1 then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, state.buf)
+  end
   M.refresh(cb)
   return state.buf
+end
+
+--- help_lines are the keys of the list, as g? shows them.
+function M.help_lines()
+  local k = config.options.keys
+  return {
+    'bcode tasks: keys on a task\'s line',
+    '',
+    ('  %-6s accept (a verified task only; asks first, never pushes)'):format(k.accept),
+    ('  %-6s reject (the record stays; your branch is untouched)'):format(k.reject),
+    ('  %-6s resume a blocked, failed or cancelled task'):format(k.resume),
+    ('  %-6s cancel a queued or running task'):format(k.cancel),
+    ('  %-6s the task\'s diff in a new tab'):format(k.diff),
+    ('  %-6s the task\'s events in a split'):format(k.events),
+    ('  %-6s refresh     %s close'):format(k.refresh, k.close),
+    '',
+    'More: :help bcode-tasks (run :helptags on the plugin\'s doc/ once if it is not found)',
+  }
+end
+
+--- help shows the keys in a float: it needs no helptags, which a plain
+--- runtimepath install does not have.
+function M.help()
+  local win, buf = ui.float(table.concat(M.help_lines(), '\n'), 'bcode tasks: keys', 'text')
+  return win, buf
 end
 
 -- Live: a bcode/taskChanged notification updates the open list.

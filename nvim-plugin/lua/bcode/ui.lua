@@ -20,12 +20,13 @@ function M.scratch(text, name, filetype)
 end
 
 --- float shows text in a centred floating window; q or <Esc> closes it.
-function M.float(text, title)
+--- filetype defaults to markdown.
+function M.float(text, title, filetype)
   local o = config.options.float
   local cols, rows = vim.o.columns, vim.o.lines
   local width = math.max(20, math.floor(cols * o.width))
   local height = math.max(5, math.floor(rows * o.height))
-  local buf = M.scratch(text, nil, 'markdown')
+  local buf = M.scratch(text, nil, filetype or 'markdown')
   local win = vim.api.nvim_open_win(buf, true, {
     relative = 'editor', style = 'minimal', border = o.border,
     width = width, height = height,
