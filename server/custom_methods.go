@@ -226,6 +226,9 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 	out := TasksResult{Tasks: make([]TaskSummary, 0, len(ts))}
 	for _, t := range ts {
 		sum := TaskSummary{ID: t.ID, Goal: t.Goal, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Branch: t.Branch, UpdatedAt: t.UpdatedAt}
+		if why := s.startFailure(&t); why != "" {
+			sum.Reason = why
+		}
 		if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
 			e := evs[len(evs)-1]
 			sum.LastEvent = &EventSummary{Seq: e.Seq, Kind: e.Kind, At: e.At}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/server/command"
@@ -197,6 +198,7 @@ func (s *Server) startTask(id string, resume bool) {
 		})
 		msg := "finished"
 		defer func() { p.end(msg) }()
+		s.setStartFailure(id, "")
 		if t, err := s.tasks.Get(ctx, id); err == nil {
 			s.notifyTask(ctx, t, "task.started")
 		}
@@ -206,15 +208,65 @@ func (s *Server) startTask(id string, resume bool) {
 		} else {
 			err = s.tasks.Run(ctx, id, p)
 		}
+		t, gerr := s.tasks.Get(context.Background(), id)
+		if err != nil && ctx.Err() == nil && (gerr != nil || t.Status == engine.TaskQueued) {
+			// The runner never got going (no model answers, no agent
+			// binary, no Docker): the ledger still says queued, so
+			// without this the user would watch a queued row forever.
+			why := "could not start: " + err.Error()
+			msg = why
+			s.log.Warn("task did not start", "task", id, "err", err)
+			s.setStartFailure(id, why)
+			_ = s.client.ShowMessage(context.Background(), lsp.MessageError, fmt.Sprintf("bcode: task %s %s", id, why))
+			if gerr == nil {
+				s.sendTaskChanged(context.Background(), withReason(t, why), engine.Event{Kind: "task.start_failed", At: time.Now().UTC()})
+			}
+			return
+		}
 		if err != nil {
-			msg = "stopped: " + err.Error()
 			s.log.Warn("task stopped", "task", id, "err", err)
 		}
-		if t, err := s.tasks.Get(context.Background(), id); err == nil {
-			msg = fmt.Sprintf("%s %s", t.Status, t.Verdict)
+		if gerr == nil {
+			msg = strings.TrimSpace(fmt.Sprintf("%s %s", t.Status, t.Verdict))
+			if err != nil {
+				msg += ": " + err.Error()
+			}
 			s.notifyTask(context.Background(), t, "task.stopped")
+		} else if err != nil {
+			msg = "stopped: " + err.Error()
 		}
 	})
+}
+
+// setStartFailure records (or, with why "", clears) why a task the editor
+// started never ran; bcode/tasks shows it while the task is still queued.
+func (s *Server) setStartFailure(id, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if why == "" {
+		delete(s.startFailed, id)
+		return
+	}
+	if s.startFailed == nil {
+		s.startFailed = map[string]string{}
+	}
+	s.startFailed[id] = why
+}
+
+// startFailure is the recorded start failure of a queued task, or "".
+func (s *Server) startFailure(t *engine.Task) string {
+	if t.Status != engine.TaskQueued {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startFailed[t.ID]
+}
+
+func withReason(t *engine.Task, why string) *engine.Task {
+	c := *t
+	c.Reason = why
+	return &c
 }
 
 // resumable is the most recent task of the workspace that can be resumed.

@@ -82,6 +82,8 @@ type Server struct {
 	root string // absolute workspace directory; "" before initialize
 	caps clientCaps
 	docs map[string]*document // open documents by URI
+	// startFailed: why a task the editor started never ran, by task ID.
+	startFailed map[string]string
 
 	ev       evidenceState
 	repub    chan struct{} // asks the republish worker to run

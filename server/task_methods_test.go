@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/server"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/fake"
@@ -453,5 +456,78 @@ func TestTaskDiffLimits(t *testing.T) {
 	}
 	if len(one.Files) != 1 || one.Files[0].Omitted != "" || one.Files[0].HeadContent == nil || int64(len(*one.Files[0].HeadContent)) != last.HeadSize || one.Truncated {
 		t.Errorf("one file by path: %+v", one.Files)
+	}
+}
+
+// TestTaskThatCannotStartIsExplained: a task started from the editor whose
+// runner cannot get going (here: no model answers at the base config's
+// endpoint) is not left as a silent queued row: the user gets an error
+// message with the reason, the progress ends with it, bcode/taskChanged
+// carries it, and bcode/tasks shows it while the task stays queued.
+func TestTaskThatCannotStartIsExplained(t *testing.T) {
+	e, ctx := setup(t, "boundary.txtar", server.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	write(t, e.Dir, ".bcode/config.toml", []byte(fmt.Sprintf("[model]\nendpoint = \"http://%s\"\n", closed)))
+	fake.Git(t, e.Dir, "add", ".bcode/config.toml")
+	fake.Git(t, e.Dir, "commit", "-qm", "model endpoint nobody serves")
+	// An agent backend is wired (as in bcode-ls); the model probe comes first.
+	runner.RegisterAgentBackend(func(context.Context, config.Config, engine.Task) (runner.Agent, error) {
+		return nil, errors.New("the agent backend must not be reached: the model probe fails first")
+	})
+	t.Cleanup(func() { runner.RegisterAgentBackend(nil) })
+
+	var res command.TaskResult
+	if err := e.Execute(ctx, command.New("", command.TaskCreate, command.TaskCreateArgs{Goal: "pin the boundary", Run: true}), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ID == "" {
+		t.Fatalf("no task created: %+v", res)
+	}
+	var msg string
+	if err := e.Await(ctx, "the error message", func() bool {
+		for _, m := range e.MessagesLocked() {
+			if strings.Contains(m, "task "+res.ID+" could not start: ") {
+				msg = m
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("%v; messages: %q", err, e.Messages())
+	}
+	if !strings.Contains(msg, closed) {
+		t.Errorf("the message does not name the endpoint that did not answer: %q", msg)
+	}
+	var token string
+	for _, p := range e.ProgressReports() {
+		if p.Kind == "begin" && p.Title == "bcode task "+res.ID {
+			token = p.Token
+		}
+	}
+	ended, err := e.AwaitProgressEnd(ctx, token)
+	if err != nil || !strings.HasPrefix(ended, "could not start: ") {
+		t.Errorf("the task's progress (%q) ended with %q (%v), not the reason", token, ended, err)
+	}
+	var changed map[string]any
+	for _, n := range e.Notifications(server.MethodTaskChanged) {
+		var c map[string]any
+		if json.Unmarshal(n.Params, &c) == nil && c["kind"] == "task.start_failed" {
+			changed = c
+		}
+	}
+	if changed == nil || changed["status"] != "queued" || !strings.HasPrefix(fmt.Sprint(changed["reason"]), "could not start: ") {
+		t.Errorf("bcode/taskChanged with the reason: %v", changed)
+	}
+	var list server.TasksResult
+	if err := e.Conn.Call(ctx, server.MethodTasks, nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tasks) != 1 || list.Tasks[0].Status != "queued" || !strings.HasPrefix(list.Tasks[0].Reason, "could not start: ") {
+		t.Errorf("bcode/tasks: %+v", list.Tasks)
 	}
 }

@@ -371,6 +371,10 @@ func (e *Editor) Messages() []string {
 	return append([]string(nil), e.messages...)
 }
 
+// MessagesLocked is Messages for use inside an Await condition, which
+// already holds the editor's lock.
+func (e *Editor) MessagesLocked() []string { return e.messages }
+
 // CancelProgress sends window/workDoneProgress/cancel for token.
 func (e *Editor) CancelProgress(ctx context.Context, token string) error {
 	return e.Conn.Notify(ctx, "window/workDoneProgress/cancel", map[string]any{"token": token})

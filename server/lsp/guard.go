@@ -145,11 +145,8 @@ func checkFrame(body []byte) (reply []byte, err error) {
 	if _, ok := m["error"]; ok {
 		return answer(jsonrpc2.InvalidRequest, "a request cannot carry an error")
 	}
-	if params, ok := m["params"]; ok && !isNull(params) {
-		if p := bytes.TrimSpace(params); len(p) == 0 || (p[0] != '{' && p[0] != '[') {
-			return answer(jsonrpc2.InvalidRequest, `"params" must be an object or an array`)
-		}
-	}
+	// Params of the wrong shape are the method's to refuse: its own
+	// InvalidParams error names the field.
 	if method == "$/cancelRequest" {
 		var p struct {
 			ID json.RawMessage `json:"id"`
