@@ -42,15 +42,25 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 
 	for _, m := range s.survivorsAt(p) {
 		d := m.diag
-		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant, command.MutantDiff, command.MutantArgs{ID: m.mutant.ID}))
+		// Several mutants can sit on one line: each action names its own.
+		which := fmt.Sprintf(": `%s` → `%s`", oneLine(m.mutant.Original), oneLine(m.mutant.Mutated))
+		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant+which, command.MutantDiff, command.MutantArgs{ID: m.mutant.ID}))
 		r := d.Range
-		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleAddTest, command.TaskCreate, command.TaskCreateArgs{
+		// The task starts at once: a click that only queued a task looked
+		// like nothing happened.
+		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleAddTest+which, command.TaskCreate, command.TaskCreateArgs{
 			Goal:     testGoal(m.mutant),
 			URI:      p.URI,
 			Range:    &r,
 			MutantID: m.mutant.ID,
 			Criteria: []string{fmt.Sprintf("bcode evidence reports mutant %s as killed", m.mutant.ID)},
+			Run:      true,
 		}))
+		if kindWanted(lsp.KindQuickFix, p.Only) {
+			if edit, ok := s.ignoreEdit(abs, p.URI, d.Range.Start.Line); ok {
+				out = append(out, lsp.CodeAction{Title: command.TitleIgnoreMutant + which, Kind: lsp.KindQuickFix, Diagnostics: []lsp.Diagnostic{d}, Edit: edit})
+			}
+		}
 	}
 
 	r := p.Range
@@ -61,6 +71,29 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 	add(lsp.KindSource, nil, command.New(command.TitleRunEvidence, command.EvidenceRun, command.EvidenceRunArgs{}))
 	return out, nil
 }
+
+// ignoreEdit inserts a //bcode:ignore-mutant directive on its own line
+// above line (0-based), indented like it. The reason is left for the user
+// to write: a directive without one suppresses nothing and the next run
+// says so, so a click can never silence a mutant by itself.
+func (s *Server) ignoreEdit(abs, uri string, line uint32) (*lsp.WorkspaceEdit, bool) {
+	text, err := s.text(abs)
+	if err != nil {
+		return nil, false
+	}
+	l, ok := lineAt(text, int(line))
+	if !ok {
+		return nil, false
+	}
+	indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	at := lsp.Position{Line: line, Character: 0}
+	return &lsp.WorkspaceEdit{Changes: map[string][]lsp.TextEdit{
+		uri: {{Range: lsp.Range{Start: at, End: at}, NewText: indent + ignoreDirective + " \n"}},
+	}}, true
+}
+
+// ignoreDirective is verify/mutate's suppression comment.
+const ignoreDirective = "//bcode:ignore-mutant"
 
 // testGoal is the goal of a task that must kill a surviving mutant: it names
 // the mutant so the agent (and the user reading the task list) know which.

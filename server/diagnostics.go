@@ -100,9 +100,17 @@ func hashOf(ds []lsp.Diagnostic) string {
 func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]lsp.Diagnostic {
 	out := map[string][]lsp.Diagnostic{}
 	tests := testLocator{root: root, found: map[string]lsp.Location{}}
+	notCovered := s.settings().NotCovered
+	// uncovered gathers the not-covered mutants of each line when they are
+	// shown one diagnostic per line.
+	type lineKey struct {
+		uri  string
+		line uint32
+	}
+	uncovered := map[lineKey][]uncoveredAt{}
 	for _, m := range rep.Mutants {
 		sev, ok := reported(m.Verdict)
-		if !ok {
+		if !ok || (m.Verdict == mutate.NotCovered && notCovered == NotCoveredOff) {
 			continue
 		}
 		abs := filepath.Join(root, filepath.FromSlash(m.File))
@@ -139,7 +147,15 @@ func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]ls
 			}
 			d.RelatedInformation = append(d.RelatedInformation, lsp.RelatedInformation{Location: loc, Message: "ran " + t})
 		}
+		if m.Verdict == mutate.NotCovered && notCovered == NotCoveredLine {
+			k := lineKey{uri, d.Range.Start.Line}
+			uncovered[k] = append(uncovered[k], uncoveredAt{d, m})
+			continue
+		}
 		out[uri] = append(out[uri], d)
+	}
+	for k, ds := range uncovered {
+		out[k.uri] = append(out[k.uri], lineOfUncovered(ds))
 	}
 	for _, ds := range out {
 		sort.Slice(ds, func(i, j int) bool {
@@ -154,6 +170,33 @@ func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]ls
 		})
 	}
 	return out
+}
+
+type uncoveredAt struct {
+	diag   lsp.Diagnostic
+	mutant mutate.Mutant
+}
+
+// lineOfUncovered folds the not-covered mutants of one line into one
+// Information diagnostic: one marker says "no test reaches this line"
+// however many mutants the line has. Its range spans them all; its data is
+// the first mutant's ID.
+func lineOfUncovered(us []uncoveredAt) lsp.Diagnostic {
+	if len(us) == 1 {
+		return us[0].diag
+	}
+	sort.Slice(us, func(i, j int) bool { return before(us[i].diag.Range.Start, us[j].diag.Range.Start) })
+	d := us[0].diag
+	parts := make([]string, len(us))
+	for i, u := range us {
+		if before(d.Range.End, u.diag.Range.End) {
+			d.Range.End = u.diag.Range.End
+		}
+		parts[i] = fmt.Sprintf("`%s` → `%s`", oneLine(u.mutant.Original), oneLine(u.mutant.Mutated))
+	}
+	d.Code = string(mutate.NotCovered)
+	d.Message = fmt.Sprintf("%d mutants not covered: no test reaches this line (%s)", len(us), strings.Join(parts, ", "))
+	return d
 }
 
 // follow finds where lines [line, endLine] (1-based) of src are in cur: the

@@ -211,8 +211,28 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 	if err != nil {
 		return err
 	}
+	if len(change.Files) == 0 && base == "" {
+		// Nothing between the default base and the working tree: on main
+		// with no upstream the base is HEAD itself. What the user just
+		// committed is the change they mean, so judge the last commit.
+		if parent, perr := repo.Resolve(ctx, "HEAD^"); perr == nil {
+			if last, lerr := gitchange.Load(ctx, repo, parent, ""); lerr == nil && len(last.Files) > 0 {
+				change.Workspace.Close()
+				change = last
+				rep.Notes = append(rep.Notes, "no uncommitted change and no upstream ahead of it: showing the mutants of the last commit ("+shortID(parent)+"..HEAD)")
+			} else if lerr == nil {
+				last.Workspace.Close()
+			}
+		}
+	}
 	defer change.Workspace.Close()
 	rep.Base, rep.Head = change.Base, change.Head
+	if len(change.Files) == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no change: the working tree is the base %s, so there is nothing to judge (edit and save, or run evidence against an older base)", shortID(change.Base)))
+		rep.Mutants = []mutate.Mutant{}
+		rep.Stats = &mutate.Stats{Verdicts: map[mutate.Verdict]int{}}
+		return nil
+	}
 	goFiles := 0
 	for _, f := range change.Files {
 		if f.Status != verify.Deleted && len(f.Path) > 3 && f.Path[len(f.Path)-3:] == ".go" {
@@ -260,6 +280,8 @@ func summary(rep *EvidenceReport) string {
 		}
 	}
 	switch {
+	case len(rep.Mutants) == 0 && len(rep.Notes) > 0:
+		return rep.Notes[len(rep.Notes)-1]
 	case len(rep.Mutants) == 0:
 		return "no mutants on the changed lines"
 	case surv == 0 && other == 0:

@@ -32,6 +32,12 @@ func (s *Server) Initialize(ctx context.Context, p *lsp.InitializeParams) (*lsp.
 	s.mu.Lock()
 	s.root = dir
 	s.caps = clientCaps{workDoneProgress: p.WorkDoneProgress, showDocument: p.ShowDocument, textDocumentContent: p.TextDocumentContent}
+	set, serr := applySettings(s.set, p.InitializationOptions)
+	if serr == nil {
+		s.set = set
+	} else {
+		s.initErr = serr
+	}
 	s.mu.Unlock()
 	s.log.Info("initialize", "root", dir, "client", p.ClientName, "progress", p.WorkDoneProgress, "showDocument", p.ShowDocument)
 	return &lsp.InitializeResult{
@@ -43,9 +49,29 @@ func (s *Server) Initialize(ctx context.Context, p *lsp.InitializeParams) (*lsp.
 	}, nil
 }
 
-// Initialized starts watching the workspace on disk.
+// Initialized starts watching the workspace on disk and, unless the
+// settings say otherwise, the first evidence run: diagnostics show when a
+// file opens (and after a restart), not only after the first save.
 func (s *Server) Initialized(ctx context.Context) {
-	if !s.opts.NoWatch && !s.opts.NoEvidenceOnSave {
-		s.startWatching()
+	s.mu.Lock()
+	set, initErr := s.set, s.initErr
+	s.mu.Unlock()
+	if initErr != nil {
+		// initialize itself succeeded with the defaults: say what was wrong.
+		_ = s.client.ShowMessage(context.Background(), lsp.MessageError, "bcode-ls: initializationOptions: "+initErr.Error())
 	}
+	if set.EvidenceOnSave {
+		s.startWatchingOnce()
+	}
+	if set.EvidenceOnOpen {
+		s.scheduleEvidence("open")
+	}
+}
+
+// startWatchingOnce starts the disk watchers unless --no-watch.
+func (s *Server) startWatchingOnce() {
+	if s.opts.NoWatch {
+		return
+	}
+	s.watching.Do(s.startWatching)
 }

@@ -48,6 +48,9 @@ type Options struct {
 	// NoEvidenceOnSave turns off runs on save and on disk changes; runs
 	// then start only from bcode.evidence.run (bcode ci uses this).
 	NoEvidenceOnSave bool
+	// NoEvidenceOnOpen: no run when the workspace opens (the default
+	// settings run one, so diagnostics show before the first save).
+	NoEvidenceOnOpen bool
 	// Tasks is the task engine; nil uses the ledger in the state dir.
 	Tasks TaskEngine
 	// Log receives the server's own log (stderr in bcode-ls).
@@ -84,6 +87,12 @@ type Server struct {
 	docs map[string]*document // open documents by URI
 	// startFailed: why a task the editor started never ran, by task ID.
 	startFailed map[string]string
+	// set is the user's settings (initializationOptions, then
+	// workspace/didChangeConfiguration).
+	set     Settings
+	initErr error // a bad initializationOptions, said after initialized
+	// watching starts the disk watchers once.
+	watching sync.Once
 
 	ev       evidenceState
 	repub    chan struct{} // asks the republish worker to run
@@ -103,7 +112,13 @@ func New(client lsp.Client, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{opts: opts, client: client, log: opts.Log, runner: opts.Runner, tasks: opts.Tasks, docs: map[string]*document{}}
+	s := &Server{opts: opts, client: client, log: opts.Log, runner: opts.Runner, tasks: opts.Tasks, docs: map[string]*document{}, set: DefaultSettings}
+	if opts.NoEvidenceOnSave {
+		s.set.EvidenceOnSave, s.set.EvidenceOnOpen = false, false
+	}
+	if opts.NoEvidenceOnOpen {
+		s.set.EvidenceOnOpen = false
+	}
 	if s.runner == nil {
 		s.runner = host.New()
 	}

@@ -53,8 +53,13 @@ func setup(t *testing.T, name string, opts server.Options) (*fake.Editor, contex
 		opts.Debounce = 50 * time.Millisecond
 	}
 	opts.NoWatch = true // the tests drive saves; watch_test covers the disk
+	// The tests count runs from their own saves; TestEvidenceOnOpen covers
+	// the run at start.
+	opts.NoEvidenceOnOpen = true
 	e := fake.Connect(t, dir, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// A bound, not a budget: a loaded two-core machine makes a test with
+	// several evidence runs take over a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	if _, err := e.Initialize(ctx, fake.Config{}); err != nil {
 		t.Fatalf("initialize: %v", err)

@@ -52,7 +52,7 @@ func (s *Server) DidChange(ctx context.Context, uri string, version int32, chang
 // DidSave schedules an evidence run (debounced: a burst of saves makes one
 // run, and a newer save cancels a run under way).
 func (s *Server) DidSave(ctx context.Context, uri string) {
-	if s.opts.NoEvidenceOnSave {
+	if !s.settings().EvidenceOnSave {
 		return
 	}
 	if _, _, err := s.fileOf(uri); err != nil {
@@ -73,7 +73,7 @@ func (s *Server) DidClose(ctx context.Context, uri string) {
 // DidChangeWatchedFiles is the client's own file watcher: treated like a
 // change seen on disk.
 func (s *Server) DidChangeWatchedFiles(ctx context.Context, uris []string) {
-	if s.opts.NoEvidenceOnSave {
+	if !s.settings().EvidenceOnSave {
 		return
 	}
 	s.scheduleEvidence("files changed")

@@ -52,7 +52,8 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	debounce := fs.Duration("debounce", 400*time.Millisecond, "quiet time after a save before evidence runs")
 	workers := fs.Int("workers", 0, "parallel mutant runs (default: the number of CPUs)")
 	noWatch := fs.Bool("no-watch", false, "do not watch the workspace on disk (saves still trigger runs)")
-	noAuto := fs.Bool("no-evidence-on-save", false, "run evidence only when asked (bcode.evidence.run)")
+	noAuto := fs.Bool("no-evidence-on-save", false, "run evidence only when asked (bcode.evidence.run); also no run at start")
+	noOpen := fs.Bool("no-evidence-on-open", false, "no evidence run when the workspace opens (the first run waits for a save)")
 	verbose := fs.Bool("v", false, "log debug detail to stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bcode-ls --stdio | --listen ADDR [flags]")
@@ -83,7 +84,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	}
 	// stdout carries the protocol: the log goes to stderr only.
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	opts := server.Options{Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, Log: log}
+	opts := server.Options{Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, NoEvidenceOnOpen: *noOpen, Log: log}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -19,6 +19,14 @@ import (
 // spurious event costs only a hash. New directories are watched as they
 // appear. The error is nil when ctx ended.
 func Watch(ctx context.Context, dir string, onChange func(dirs []string)) error {
+	return WatchSkipping(ctx, dir, nil, onChange)
+}
+
+// WatchSkipping is Watch that also leaves out the directories skip reports
+// (given repository-relative, slash-separated): an editor's server skips
+// what the repository ignores, so node_modules and build output cost no
+// inotify watches.
+func WatchSkipping(ctx context.Context, dir string, skip func(rel string) bool, onChange func(dirs []string)) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -34,6 +42,9 @@ func Watch(ctx context.Context, dir string, onChange func(dirs []string)) error 
 				return nil
 			}
 			if p != abs && skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			if rel, ok := relPath(abs, p); ok && p != abs && skip != nil && skip(filepath.ToSlash(rel)) {
 				return filepath.SkipDir
 			}
 			_ = w.Add(p)

@@ -200,12 +200,15 @@ type FileDiff struct {
 
 // Titles of the code actions.
 const (
-	TitleCreateTask  = "bcode: Create task from selection"
-	TitleShowMutant  = "bcode: Show mutant diff"
-	TitleAddTest     = "bcode: Add a test for this boundary"
-	TitlePreviewPack = "bcode: Preview context pack"
-	TitleResumeTask  = "bcode: Resume task"
-	TitleRunEvidence = "bcode: Run evidence now"
+	TitleCreateTask = "bcode: Create task from selection"
+	TitleShowMutant = "bcode: Show mutant diff"
+	TitleAddTest    = "bcode: Add a test for this boundary"
+	// TitleIgnoreMutant inserts //bcode:ignore-mutant above the line; the
+	// user writes the reason after it.
+	TitleIgnoreMutant = "bcode: Ignore this mutant (write why after the directive)"
+	TitlePreviewPack  = "bcode: Preview context pack"
+	TitleResumeTask   = "bcode: Resume task"
+	TitleRunEvidence  = "bcode: Run evidence now"
 )
 
 // Names lists every command, for the server's executeCommandProvider.

@@ -112,6 +112,8 @@ type Editor struct {
 // Config says what the fake editor announces.
 type Config struct {
 	NoProgress, NoShowDocument, NoTextDocumentContent bool
+	// InitializationOptions are sent as they are (bcode's settings).
+	InitializationOptions any
 }
 
 // Connect starts the real server in-process on one end of a pipe and
@@ -158,6 +160,9 @@ func (e *Editor) Initialize(ctx context.Context, cfg Config) (json.RawMessage, e
 				"codeAction":         map[string]any{"dataSupport": true},
 			},
 		},
+	}
+	if cfg.InitializationOptions != nil {
+		params["initializationOptions"] = cfg.InitializationOptions
 	}
 	if !cfg.NoTextDocumentContent {
 		params["capabilities"].(map[string]any)["workspace"] = map[string]any{"textDocumentContent": map[string]any{"dynamicRegistration": false}}

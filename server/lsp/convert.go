@@ -50,6 +50,9 @@ func (s *protoServer) Initialize(ctx context.Context, p *protocol.InitializePara
 	if ws := p.Capabilities.Workspace; ws != nil {
 		ip.TextDocumentContent = ws.TextDocumentContent != nil
 	}
+	if len(p.InitializationOptions) > 0 {
+		ip.InitializationOptions = json.RawMessage(append([]byte(nil), p.InitializationOptions...))
+	}
 	res, err := s.h.Initialize(ctx, ip)
 	if err != nil {
 		return nil, err
@@ -168,12 +171,26 @@ func (s *protoServer) CodeAction(ctx context.Context, p *protocol.CodeActionPara
 			yes := true
 			pa.IsPreferred = &yes
 		}
+		if a.Edit != nil {
+			we := &protocol.WorkspaceEdit{Changes: map[uri.URI][]protocol.TextEdit{}}
+			for u, edits := range a.Edit.Changes {
+				for _, e := range edits {
+					we.Changes[uri.URI(u)] = append(we.Changes[uri.URI(u)], protocol.TextEdit{Range: toRange(e.Range), NewText: e.NewText})
+				}
+			}
+			pa.Edit = we
+		}
 		if a.Command != nil {
 			pa.Command = toCommand(*a.Command)
 		}
 		out = append(out, pa)
 	}
 	return out, nil
+}
+
+func (s *protoServer) DidChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) error {
+	s.h.DidChangeConfiguration(ctx, json.RawMessage(append([]byte(nil), p.Settings...)))
+	return nil
 }
 
 func (s *protoServer) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandParams) (protocol.LSPAny, error) {

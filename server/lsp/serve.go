@@ -36,6 +36,8 @@ type Handler interface {
 	DidSave(ctx context.Context, uri string)
 	DidClose(ctx context.Context, uri string)
 	DidChangeWatchedFiles(ctx context.Context, uris []string)
+	// DidChangeConfiguration gives the client's new settings, as sent.
+	DidChangeConfiguration(ctx context.Context, settings json.RawMessage)
 
 	CodeAction(ctx context.Context, p *CodeActionParams) ([]CodeAction, error)
 	ExecuteCommand(ctx context.Context, command string, args []json.RawMessage) (any, error)
@@ -75,14 +77,15 @@ type Client interface {
 // ordered are the notifications handled inline on the read loop, so
 // document state changes in exactly the order the client sent it.
 var ordered = map[string]bool{
-	protocol.MethodInitialized:                    true,
-	protocol.MethodTextDocumentDidOpen:            true,
-	protocol.MethodTextDocumentDidChange:          true,
-	protocol.MethodTextDocumentDidSave:            true,
-	protocol.MethodTextDocumentDidClose:           true,
-	protocol.MethodWorkspaceDidChangeWatchedFiles: true,
-	protocol.MethodWindowWorkDoneProgressCancel:   true,
-	protocol.MethodExit:                           true,
+	protocol.MethodInitialized:                     true,
+	protocol.MethodTextDocumentDidOpen:             true,
+	protocol.MethodTextDocumentDidChange:           true,
+	protocol.MethodTextDocumentDidSave:             true,
+	protocol.MethodTextDocumentDidClose:            true,
+	protocol.MethodWorkspaceDidChangeWatchedFiles:  true,
+	protocol.MethodWorkspaceDidChangeConfiguration: true,
+	protocol.MethodWindowWorkDoneProgressCancel:    true,
+	protocol.MethodExit:                            true,
 }
 
 // Serve runs one LSP connection over rwc (Content-Length framing) until the

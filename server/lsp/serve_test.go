@@ -28,6 +28,7 @@ func (nopHandler) DidChange(context.Context, string, int32, []ContentChange) {}
 func (nopHandler) DidSave(context.Context, string)                           {}
 func (nopHandler) DidClose(context.Context, string)                          {}
 func (nopHandler) DidChangeWatchedFiles(context.Context, []string)           {}
+func (nopHandler) DidChangeConfiguration(context.Context, json.RawMessage)   {}
 func (nopHandler) CodeAction(context.Context, *CodeActionParams) ([]CodeAction, error) {
 	return nil, nil
 }

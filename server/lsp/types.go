@@ -81,11 +81,23 @@ const (
 
 // CodeAction is an action offered at a place, backed by a command.
 type CodeAction struct {
-	Title       string       `json:"title"`
-	Kind        string       `json:"kind,omitempty"`
-	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
-	IsPreferred bool         `json:"isPreferred,omitempty"`
-	Command     *Command     `json:"command,omitempty"`
+	Title       string         `json:"title"`
+	Kind        string         `json:"kind,omitempty"`
+	Diagnostics []Diagnostic   `json:"diagnostics,omitempty"`
+	IsPreferred bool           `json:"isPreferred,omitempty"`
+	Edit        *WorkspaceEdit `json:"edit,omitempty"`
+	Command     *Command       `json:"command,omitempty"`
+}
+
+// WorkspaceEdit is a set of text edits by document URI.
+type WorkspaceEdit struct {
+	Changes map[string][]TextEdit `json:"changes"`
+}
+
+// TextEdit replaces Range with NewText (an insertion when Range is empty).
+type TextEdit struct {
+	Range   Range  `json:"range"`
+	NewText string `json:"newText"`
 }
 
 // TextDocumentItem is an opened document.
@@ -112,6 +124,9 @@ type InitializeParams struct {
 	WorkDoneProgress    bool // the client shows $/progress it is asked to create
 	ShowDocument        bool // the client supports window/showDocument
 	TextDocumentContent bool // the client supports workspace/textDocumentContent (LSP 3.18)
+	// InitializationOptions is what the client's configuration passes at
+	// start (bcode's settings), as sent.
+	InitializationOptions json.RawMessage
 }
 
 // InitializeResult is what the server announces.

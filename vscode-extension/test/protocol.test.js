@@ -125,12 +125,17 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
   // Code actions on the diagnostic, as VS Code asks for them.
   const actions = await conn.sendRequest('textDocument/codeAction', { textDocument: { uri }, range: boundary.range, context: { diagnostics: [boundary] } });
   const titles = actions.map((a) => a.title);
-  assert.ok(titles.includes('bcode: Show mutant diff'), titles.join(', '));
-  assert.ok(titles.includes('bcode: Add a test for this boundary'));
+  // Each mutant action names its mutant, so two on one line differ.
+  assert.ok(titles.includes('bcode: Show mutant diff: `n <= limit` → `n < limit`'), titles.join(', '));
+  assert.ok(titles.includes('bcode: Add a test for this boundary: `n <= limit` → `n < limit`'), titles.join(', '));
   assert.ok(titles.includes('bcode: Preview context pack'));
-  const addTest = actions.find((a) => a.title === 'bcode: Add a test for this boundary');
+  const addTest = actions.find((a) => a.title.startsWith('bcode: Add a test for this boundary'));
   assert.equal(addTest.command.command, 'bcode.task.create');
   assert.equal(addTest.command.arguments[0].mutantId, boundary.data);
+  assert.equal(addTest.command.arguments[0].run, true, 'Add a test starts the task');
+  const ignore = actions.find((a) => a.title.startsWith('bcode: Ignore this mutant'));
+  assert.ok(ignore && ignore.edit && ignore.edit.changes[uri], 'the ignore quick fix carries its edit');
+  assert.match(ignore.edit.changes[uri][0].newText, /^\s*\/\/bcode:ignore-mutant \n$/);
 
   // Requests with no params at all, null and [] (which vscode-jsonrpc sends
   // by position, as [null] and [[]]): each is "no params".

@@ -39,7 +39,15 @@ function M.fill(report, root)
   local items = M.items(report, root)
   local survived = 0
   for _, it in ipairs(items) do if it.type == 'W' then survived = survived + 1 end end
-  local title = ('bcode evidence: %d of %d mutants survive'):format(survived, #(report.mutants or {}))
+  local n = #(report.mutants or {})
+  local title = ('bcode evidence: %d of %d mutants survive'):format(survived, n)
+  if report.state == 'none' then
+    title = 'bcode evidence: no run yet (save a Go file or run :BcodeEvidence)'
+  elseif n == 0 then
+    -- Say why there is nothing: no change, no Go files, no mutable code.
+    local notes = report.notes or {}
+    title = 'bcode evidence: ' .. (notes[#notes] or 'no mutants on the changed lines')
+  end
   vim.fn.setqflist({}, ' ', { title = title, items = items })
   return items, title
 end
