@@ -47,7 +47,8 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	github := fs.Bool("github", false, "print GitHub Actions workflow annotations")
 	sarif := fs.String("sarif", "", "write SARIF 2.1.0 to FILE")
 	serverPath := fs.String("server", "", "the bcode-ls binary (default: next to bcode, else on PATH)")
-	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	var timeout time.Duration
+	durationFlag(fs, &timeout, "timeout", 30*time.Minute, time.Second, maxTimeout, "give up after this long")
 	quiet := fs.Bool("q", false, "do not print progress")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bcode ci [--base REV] [--github | --sarif FILE] [--repo DIR] [--server PATH]")
@@ -78,7 +79,7 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	cl, err := startServer(ctx, ls, stderr, *quiet)
