@@ -32,7 +32,7 @@ func (r intRange) Set(s string) error {
 		if errors.Is(err, strconv.ErrRange) {
 			return fmt.Errorf("out of range: give a whole number from %d to %d", r.min, r.max)
 		}
-		return fmt.Errorf("not a whole number: give one from %d to %d", r.min, r.max)
+		return fmt.Errorf("not a whole number: give a whole number from %d to %d", r.min, r.max)
 	}
 	if v < int64(r.min) || v > int64(r.max) {
 		return fmt.Errorf("out of range: give a whole number from %d to %d", r.min, r.max)
@@ -44,7 +44,7 @@ func (r intRange) Set(s string) error {
 // intFlag defines an int flag with a default and a range.
 func intFlag(fs *flag.FlagSet, p *int, name string, value, min, max int, usage string) {
 	*p = value
-	fs.Var(intRange{p, min, max}, name, fmt.Sprintf("%s (%d to %d)", usage, min, max))
+	fs.Var(intRange{p, min, max}, name, fmt.Sprintf("%s (`N` from %d to %d)", usage, min, max))
 }
 
 // durationRange is a duration flag that refuses values outside [min, max].
@@ -63,7 +63,7 @@ func (r durationRange) String() string {
 func (r durationRange) Set(s string) error {
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("not a duration: give one from %s to %s, like 90s or 5m", r.min, r.max)
+		return fmt.Errorf("not a duration (like 90s or 5m), or beyond 2562047h: give a duration from %s to %s", r.min, r.max)
 	}
 	if v < r.min || v > r.max {
 		return fmt.Errorf("out of range: give a duration from %s to %s", r.min, r.max)
@@ -75,7 +75,7 @@ func (r durationRange) Set(s string) error {
 // durationFlag defines a duration flag with a default and a range.
 func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, value, min, max time.Duration, usage string) {
 	*p = value
-	fs.Var(durationRange{p, min, max}, name, fmt.Sprintf("%s (%s to %s)", usage, min, max))
+	fs.Var(durationRange{p, min, max}, name, fmt.Sprintf("%s (`DUR` from %s to %s)", usage, min, max))
 }
 
 // The ranges. Budgets are raised by a resume, so each bound is far above
