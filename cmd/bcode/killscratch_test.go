@@ -125,13 +125,33 @@ func waitFor(within time.Duration, cond func() bool) bool {
 	}
 }
 
+// runningTest reports whether a test runs under pid: a Go test binary, or
+// pytest.
 func runningTest(pid int) bool {
 	for _, p := range ownedBy(pid) {
 		if strings.HasSuffix(p.comm, ".test") {
 			return true
 		}
+		if strings.HasPrefix(p.comm, "python") {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
+			if bytes.Contains(cmdline, []byte("\x00pytest\x00")) {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// slowPyRepo is slowRepo in Python, for pytest.
+func slowPyRepo(t *testing.T) string {
+	t.Helper()
+	return evidenceRepo(t, map[string]string{
+		"slow.py":      "def under(n):\n    return n <= 10\n",
+		"test_slow.py": "from slow import under\n\n\ndef test_small():\n    assert under(1)\n",
+	}, map[string]string{
+		"slow.py":      "def under(n):\n    return n < 10\n",
+		"test_slow.py": "import time\n\nfrom slow import under\n\n\ndef test_small():\n    assert under(1)\n\n\ndef test_ten():\n    time.sleep(60)\n    assert not under(10)\n",
+	})
 }
 
 // killLoopEnv is what every process of a kill loop runs with: its own
@@ -245,6 +265,8 @@ func (k *killLoopEnv) killCommand(t *testing.T, args []string, tl *tally) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
+	began := time.Now()
+	defer func() { t.Logf("kill %d: a test ran %.1fs after bcode started", tl.kills, time.Since(began).Seconds()) }()
 	if !waitFor(90*time.Second, func() bool { return runningTest(pid) }) {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -253,9 +275,11 @@ func (k *killLoopEnv) killCommand(t *testing.T, args []string, tl *tally) {
 	time.Sleep(time.Duration(rand.IntN(200)) * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	// bcode's direct children are go (go test, go build) and the test
-	// binaries evidence runs itself.
-	direct := func(p ownedProc) bool { return parentOf(p.pid) == pid || p.comm == "go" }
+	// bcode's direct children are go (go test, go build), pytest and the
+	// test binaries evidence runs itself.
+	direct := func(p ownedProc) bool {
+		return parentOf(p.pid) == pid || p.comm == "go" || strings.HasPrefix(p.comm, "python")
+	}
 	k.check(t, pid, direct, tl)
 }
 
@@ -274,15 +298,38 @@ func parentOf(pid int) int {
 	return ppid
 }
 
-// TestKillCheckLeavesNothing: SIGKILL of `bcode check` during a slow test.
+// TestKillCheckLeavesNothing: SIGKILL of `bcode check` during a slow Go
+// test, and during a slow pytest test.
 func TestKillCheckLeavesNothing(t *testing.T) {
 	k := newKillLoopEnv(t)
-	repo := slowRepo(t)
-	var tl tally
-	for range killCount(t) {
-		k.killCommand(t, []string{"check", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "--no-evidence"}, &tl)
+	for _, lang := range []string{"go", "python"} {
+		t.Run(lang, func(t *testing.T) {
+			repo := ""
+			switch lang {
+			case "go":
+				repo = slowRepo(t)
+			case "python":
+				if exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() != nil {
+					if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+						t.Fatal("BCODE_REQUIRE_ALL=1 but /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
+					}
+					t.Skip("pytest is not installed: apt-get install python3-pytest")
+				}
+				repo = slowPyRepo(t)
+			}
+			n := killCount(t)
+			if lang == "python" && os.Getenv("BCODE_KILLS") == "" {
+				// pytest starts slowly and the gate's tamper pass comes
+				// first: fewer kills keep the loop under a minute.
+				n = (n + 1) / 2
+			}
+			var tl tally
+			for range n {
+				k.killCommand(t, []string{"check", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "--no-evidence"}, &tl)
+			}
+			tl.log(t, "bcode check, "+lang)
+		})
 	}
-	tl.log(t, "bcode check")
 	if s := k.strays(); len(s) != 0 {
 		t.Errorf("left in TMPDIR outside the scratch root: %v", s)
 	}

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // OwnerEnv is the environment variable that carries a process's owner id to
@@ -154,7 +155,14 @@ func MkdirTemp(pattern string) (string, error) {
 }
 
 // Env is OwnerEnv=<this process>, for the environment of a command.
-func Env() string { return OwnerEnv + "=" + Self().String() }
+func Env() string {
+	handedOut.Store(true)
+	return OwnerEnv + "=" + Self().String()
+}
+
+// handedOut records that Env was called: only then can a process carrying
+// this one's id exist, so only then does Release look for one.
+var handedOut atomic.Bool
 
 // Release kills what this process started that still runs (a test binary
 // whose go test was killed on a timeout, a server's evidence run cut short
@@ -166,7 +174,9 @@ func Release() error {
 		return err
 	}
 	dir := filepath.Join(root, Self().String())
-	killOwned(dir, Self().String())
+	if handedOut.Load() {
+		killOwned(dir, Self().String())
+	}
 	mu.Lock()
 	delete(ownDirs, root)
 	mu.Unlock()
