@@ -51,7 +51,7 @@ var reasonText = map[string]string{
 	ReasonNotRunOnHead:    "produced no result with the change",
 	ReasonEnvOnHead:       "could not run with the change (environment error)",
 	ReasonNoTestsChanged:  "the change adds or modifies no test",
-	ReasonNoChange:        "base and head are the same",
+	ReasonNoChange:        "base and head are the same commit (or the same tree): there is nothing to check; pass --base REV to compare with an earlier commit, or change something first",
 	ReasonTargetedFailed:  "the tests of the packages the change reaches fail",
 	ReasonFullFailed:      "the full suite fails",
 	ReasonTamper:          "the change weakens the tests or touches protected paths",
@@ -89,7 +89,9 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	phase := func(name string, t0 time.Time) { rep.Timings[name] += ms(time.Since(t0)) }
 
 	if len(change.Files) == 0 {
-		rep.Verdict = Green
+		// Green promises that the suites pass; with nothing changed none
+		// ran, so the gate says it could not decide, and why.
+		rep.Verdict = Error
 		rep.Reasons = []Reason{{ReasonNoChange, reasonText[ReasonNoChange]}}
 		rep.Suite.Targeted = SuiteResult{Outcome: NotRun}
 		rep.Suite.Full = SuiteResult{Outcome: NotRun}

@@ -19,11 +19,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/server"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// As bcode does: sweep what killed servers and commands left, and on the
+	// way out (exit, with or without shutdown; stdin closed) kill what this
+	// server still runs and remove its scratch directory.
+	if _, err := scratch.Sweep(); err != nil {
+		fmt.Fprintf(os.Stderr, "bcode-ls: sweeping scratch space: %v\n", err)
+	}
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	scratch.Release()
+	os.Exit(code)
 }
 
 // stdio joins stdin and stdout into the one stream LSP runs over.
@@ -74,8 +83,12 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 		fs.Usage()
 		return 2
 	}
-	if *workers < 0 {
-		fmt.Fprintf(stderr, "bcode-ls: --workers must be positive, got %d\n", *workers)
+	if *workers < 0 || *workers > 1024 {
+		fmt.Fprintf(stderr, "bcode-ls: --workers %d is out of range: give a whole number from 0 to 1024\n", *workers)
+		return 2
+	}
+	if *debounce < 0 || *debounce > time.Minute {
+		fmt.Fprintf(stderr, "bcode-ls: --debounce %s is out of range: give a duration from 0s to 1m0s\n", *debounce)
 		return 2
 	}
 	level := slog.LevelInfo

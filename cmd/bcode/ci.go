@@ -46,7 +46,8 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sarif := fs.String("sarif", "", "write SARIF 2.1.0 to FILE")
 	mutationReportFile := fs.String("mutation-report", "", "also write the mutation-testing-report JSON (Stryker's viewer) to FILE")
 	serverPath := fs.String("server", "", "the bcode-ls binary (default: next to bcode, else on PATH)")
-	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	var timeout time.Duration
+	durationFlag(fs, &timeout, "timeout", 30*time.Minute, time.Second, maxTimeout, "give up after this long")
 	quiet := fs.Bool("q", false, "do not print progress")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bcode ci [--base REV] [--github | --sarif FILE] [--repo DIR] [--server PATH]")
@@ -77,7 +78,7 @@ func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	cl, err := startServer(ctx, ls, stderr, *quiet)

@@ -43,7 +43,8 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	asGitHub := fs.Bool("github", false, "print GitHub Actions workflow annotations")
 	mutationReport := fs.String("mutation-report", "", "also write a mutation-testing-report-schema JSON file (Stryker's HTML viewer reads it)")
 	reach := fs.Bool("reach", false, "also mutate the functions the change's new or modified tests cover")
-	workers := fs.Int("workers", 0, "parallel mutant runs (default: the number of CPUs)")
+	var workers int
+	intFlag(fs, &workers, "workers", 0, 0, maxWorkers, "parallel mutant runs; 0: the number of CPUs")
 	overlay := fs.Bool("overlay", false, "build every mutant separately instead of one schema per package (slow; for comparison)")
 	quiet := fs.Bool("q", false, "do not print progress")
 	fs.Usage = func() {
@@ -70,9 +71,6 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if formats > 1 {
 		return fail("--json, --sarif and --github are exclusive: pick one")
 	}
-	if *workers < 0 {
-		return fail("--workers must be positive, got %d", *workers)
-	}
 
 	var progress verify.Progress = verify.NoProgress{}
 	if !*quiet {
@@ -92,7 +90,7 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return fail("snapshot of the head: %v", err)
 	}
-	opts := mutate.Options{Workers: *workers, Reach: *reach, Overlay: *overlay}
+	opts := mutate.Options{Workers: workers, Reach: *reach, Overlay: *overlay}
 	if *reach {
 		tests, err := golang.New().ChangedTests(ctx, change)
 		if err != nil {

@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // command is one subcommand. run returns the process exit code; it prints
@@ -49,7 +51,15 @@ func usage(w io.Writer) {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// What a killed bcode left (snapshots, build directories, test
+	// processes still running) goes first; what this one makes goes on the
+	// way out, including after Ctrl-C, which run turns into a return.
+	if _, err := scratch.Sweep(); err != nil {
+		fmt.Fprintf(os.Stderr, "bcode: sweeping scratch space: %v\n", err)
+	}
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	scratch.Release()
+	os.Exit(code)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

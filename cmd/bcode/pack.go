@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
@@ -39,7 +42,8 @@ func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	goal := fs.String("goal", "", "what the change is for, in words")
 	selection := fs.String("selection", "", "FILE:L1-L2 (or FILE:L): the code the change is about")
 	task := fs.String("task", "", "a task ID whose history to include")
-	budget := fs.Int("budget", pack.DefaultBudget, "token budget the pack never exceeds")
+	var budget int
+	intFlag(fs, &budget, "budget", pack.DefaultBudget, pack.MinBudget, maxPackBudget, "token budget the pack never exceeds")
 	asJSON := fs.Bool("json", false, "print the pack as JSON instead of markdown")
 	tokenizer := fs.String("tokenizer", "", "llama-server endpoint for /tokenize (default: [model] endpoint of .bcode/config.toml)")
 	fs.Usage = func() {
@@ -59,14 +63,16 @@ func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *goal == "" && *selection == "" && *task == "" {
 		return fail("nothing to pack for: give --goal, --selection or --task")
 	}
-	if *budget < pack.MinBudget {
-		return fail("--budget %d is too small: at least %d tokens", *budget, pack.MinBudget)
+	if *tokenizer != "" {
+		if err := checkEndpoint(*tokenizer); err != nil {
+			return fail("--tokenizer: %v", err)
+		}
 	}
 	repo, err := repoRoot(st.repo)
 	if err != nil {
 		return fail("%v", err)
 	}
-	in := pack.Input{Repo: repo, Goal: *goal, TaskID: *task, Budget: *budget}
+	in := pack.Input{Repo: repo, Goal: *goal, TaskID: *task, Budget: budget}
 	if *selection != "" {
 		sel, err := parseSelection(repo, *selection)
 		if err != nil {
@@ -81,6 +87,14 @@ func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer led.Close()
 		in.Store = codegraph.SQLStore{DB: led}
 		in.Tasks = led
+		if *task != "" {
+			if _, err := led.Task(ctx, *task); err != nil {
+				if errors.Is(err, engine.ErrNotFound) {
+					return fail("no task %q in the ledger at %s (list them with bcode task status; pass --state if they live elsewhere)", *task, led.Path())
+				}
+				return fail("--task %s: %v", *task, err)
+			}
+		}
 	case *task != "":
 		return fail("--task needs the ledger: %v", lerr)
 	default:
@@ -170,6 +184,25 @@ func parseSelection(repo, s string) (*pack.Selection, error) {
 		return nil, fmt.Errorf("--selection: %s is outside the repository %s", file, repo)
 	}
 	return &pack.Selection{File: file, StartLine: l1, EndLine: l2}, nil
+}
+
+// checkEndpoint refuses a --tokenizer that cannot be a llama-server
+// address. One that is well formed but does not answer is not an error: the
+// pack is then counted with the estimate, and the pack's notes say so.
+func checkEndpoint(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v (give the llama-server address, like http://127.0.0.1:8080)", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return fmt.Errorf("%q is not an http(s) URL with a host (give the llama-server address, like http://127.0.0.1:8080)", s)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q has port %q, not one from 1 to 65535", s, p)
+		}
+	}
+	return nil
 }
 
 // modelEndpoint is the repository's configured llama-server, or the

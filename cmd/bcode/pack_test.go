@@ -106,7 +106,7 @@ func TestPackCommandErrors(t *testing.T) {
 		{[]string{"--repo", repo, "--selection", "num/num.go:1-99"}, "out of range: num/num.go has 6 lines"},
 		{[]string{"--repo", repo, "--selection", "num/none.go:1-1"}, "cannot be read"},
 		{[]string{"--repo", notRepo, "--goal", "x"}, "is not a git repository"},
-		{[]string{"--repo", repo, "--goal", "x", "--budget", "10"}, "too small"},
+		{[]string{"--repo", repo, "--goal", "x", "--budget", "10"}, `invalid value "10" for flag -budget: out of range: give a whole number from 200 to 10000000`},
 	} {
 		code, _, errOut := runPack(t, append(tc.args, "--state", state)...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {

@@ -226,7 +226,7 @@ func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
 	if res != nil {
 		fmt.Fprintf(c.stderr, "task %s: %s", id, res.Task.Status)
 		if res.Task.Reason != "" {
-			fmt.Fprintf(c.stderr, " (%s)", res.Task.Reason)
+			fmt.Fprintf(c.stderr, " (%s)", escapeControls(res.Task.Reason))
 		}
 		fmt.Fprintln(c.stderr)
 		if res.Task.Status == engine.TaskVerified {
@@ -245,10 +245,10 @@ func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
 func taskResume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("resume", "resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]", stderr)
 	var more engine.Budgets
-	c.fs.IntVar(&more.MaxAttempts, "attempts", 0, "allow this many more attempts")
-	c.fs.IntVar(&more.MaxTurns, "turns", 0, "allow this many more agent turns")
-	c.fs.IntVar(&more.MaxTokens, "tokens", 0, "allow this many more model tokens")
-	c.fs.DurationVar(&more.WallClock, "wall", 0, "allow this much more wall-clock time")
+	intFlag(c.fs, &more.MaxAttempts, "attempts", 0, 0, maxMoreAttempts, "allow this many more attempts")
+	intFlag(c.fs, &more.MaxTurns, "turns", 0, 0, maxMoreTurns, "allow this many more agent turns")
+	intFlag(c.fs, &more.MaxTokens, "tokens", 0, 0, maxMoreTokens, "allow this many more model tokens")
+	durationFlag(c.fs, &more.WallClock, "wall", 0, 0, maxMoreWall, "allow this much more wall-clock time")
 	if !c.parse(args) {
 		return 2
 	}
@@ -319,17 +319,17 @@ func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintf(tw, "goal\t%s\n", oneLineGoal(t.Goal))
 	fmt.Fprintf(tw, "status\t%s\n", t.Status)
 	if t.Reason != "" {
-		fmt.Fprintf(tw, "reason\t%s\n", t.Reason)
+		fmt.Fprintf(tw, "reason\t%s\n", escapeControls(t.Reason))
 	}
 	fmt.Fprintf(tw, "verdict\t%s\n", dash(t.Verdict))
 	fmt.Fprintf(tw, "repo\t%s\n", t.Repo)
 	fmt.Fprintf(tw, "base\t%s\n", t.Base)
 	fmt.Fprintf(tw, "branch\t%s %s\n", t.Branch, dash(st.Head))
 	if t.Selection != nil {
-		fmt.Fprintf(tw, "selection\t%s:%d-%d (sha256 %.12s)\n", t.Selection.File, t.Selection.StartLine, t.Selection.EndLine, t.Selection.SHA256)
+		fmt.Fprintf(tw, "selection\t%s:%d-%d (sha256 %.12s)\n", escapeControls(t.Selection.File), t.Selection.StartLine, t.Selection.EndLine, t.Selection.SHA256)
 	}
 	for _, cr := range t.Criteria {
-		fmt.Fprintf(tw, "criterion\t%s\n", cr)
+		fmt.Fprintf(tw, "criterion\t%s\n", escapeControls(cr))
 	}
 	b, u := t.Budgets, st.Usage
 	fmt.Fprintf(tw, "budgets\tattempts %d/%d, turns %d/%d, tokens %d/%d, wall %s/%s\n", u.Attempts, b.MaxAttempts, u.Turns, b.MaxTurns,
@@ -365,20 +365,14 @@ func dash(s string) string {
 	return s
 }
 
+// oneLineGoal is a goal (or a note) on one line of at most 80 characters,
+// with control characters escaped (see escapeControls).
 func oneLineGoal(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return s
+	return clip(escapeControls(strings.Join(strings.Fields(s), " ")), 80)
 }
 
 func printEvent(w io.Writer, ev engine.Event) {
-	data := string(ev.Data)
-	if len(data) > 200 {
-		data = data[:197] + "..."
-	}
-	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), ev.Kind, data)
+	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), escapeControls(ev.Kind), clip(escapeControls(string(ev.Data)), 200))
 }
 
 func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -435,13 +429,14 @@ func taskDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 func taskCancel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("cancel", "cancel ID [--wait DUR]", stderr)
-	wait := c.fs.Duration("wait", 2*task.DefaultTTL, "how long to wait for a running runner to stop")
+	var wait time.Duration
+	durationFlag(c.fs, &wait, "wait", 2*task.DefaultTTL, time.Second, maxTimeout, "how long to wait for a running runner to stop")
 	id, e, done, code := c.openOne(ctx, args)
 	if e == nil {
 		return code
 	}
 	defer done()
-	wctx, cancel := context.WithTimeout(ctx, *wait)
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if err := e.Cancel(wctx, id, userName()); err != nil {
 		return c.fail("%s", explain(id, err))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // SeedEnv names the seed build cache directory explicitly (tests share one
@@ -46,7 +47,7 @@ func WarmSeed(ctx context.Context, repo, base, seed string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "bcode-warm-base-")
+	dir, err := scratch.MkdirTemp("bcode-warm-base-*")
 	if err != nil {
 		return fmt.Errorf("agentbackend: warming the Go cache: %w", err)
 	}

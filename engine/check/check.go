@@ -20,6 +20,7 @@ import (
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/gitchange"
 	"github.com/bcode-dev/bcode/verify/golang"
@@ -94,15 +95,15 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	if err != nil {
 		return fail(err), nil
 	}
-	runner, scratch := o.Runner, ""
+	runner, work := o.Runner, ""
 	if o.Sandbox != nil {
 		// The scratch directory goes after the workspace and the runner
 		// (defers run last in, first out).
-		if scratch, err = os.MkdirTemp("", "bcode-check-"); err != nil {
+		if work, err = scratch.MkdirTemp("bcode-check-*"); err != nil {
 			return fail(fmt.Errorf("the gate's scratch directory: %w", err)), nil
 		}
-		defer os.RemoveAll(scratch)
-		sr, err := o.Sandbox.Open(ctx, scratch, o.Owner)
+		defer os.RemoveAll(work)
+		sr, err := o.Sandbox.Open(ctx, work, o.Owner)
 		if err != nil {
 			return fail(fmt.Errorf("opening the %s sandbox to verify in: %w", o.Sandbox.Name(), err)), nil
 		}
@@ -112,7 +113,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	if runner == nil {
 		return fail(errors.New("check: no runner or sandbox to run the tests in")), nil
 	}
-	change, err := gitchange.LoadIn(ctx, repo, o.Base, o.Head, scratch)
+	change, err := gitchange.LoadIn(ctx, repo, o.Base, o.Head, work)
 	if err != nil {
 		rep := fail(err)
 		rep.Repo = repo.Dir
@@ -140,7 +141,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 			Workers:        cfg.Evidence.Workers,
 			CompileTimeout: cfg.Evidence.CompileTimeout.Duration,
 			RunTimeout:     cfg.Evidence.RunTimeout.Duration,
-			TempDir:        scratch,
+			TempDir:        work,
 		})
 	}
 	rep, err := g.Check(ctx, change, cfg)

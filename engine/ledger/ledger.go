@@ -106,6 +106,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Ledger, error) {
 	if err := checkFile(abs); err != nil {
 		return nil, err
 	}
+	// Before any connection that could write: see identify.
+	if err := identify(ctx, abs); err != nil {
+		return nil, err
+	}
 
 	l := &Ledger{path: abs, opts: o}
 	l.writer, err = sql.Open("sqlite", dsn(abs, writerParams, "immediate"))
@@ -217,8 +221,8 @@ func checkFile(path string) error {
 // what is wrong with the file.
 func (l *Ledger) openError(err error) error {
 	switch sqliteCode(err) {
-	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-		return fmt.Errorf("ledger at %s is corrupt or not a SQLite database: %v (move it aside and bcode starts a new ledger)", l.path, err)
+	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+		return explain(l.path, err)
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
 		return fmt.Errorf("ledger at %s cannot be opened: %v (check its permissions, or set BCODE_STATE or --state)", l.path, err)
 	}
@@ -237,6 +241,15 @@ func (l *Ledger) checkJournal(ctx context.Context) error {
 		return fmt.Errorf("ledger at %s: journal mode is %q, not wal (is the state dir on a network filesystem? set BCODE_STATE or --state to a local disk)", l.path, mode)
 	}
 	return nil
+}
+
+// wrap names the ledger and the operation in err, or says what to do when
+// err is about the file itself (see explain).
+func (l *Ledger) wrap(op string, err error) error {
+	if e := explain(l.path, err); e != err {
+		return e
+	}
+	return fmt.Errorf("ledger at %s: %s: %w", l.path, op, err)
 }
 
 // Close closes the ledger. Calling it again returns the first result.
@@ -275,10 +288,10 @@ func (l *Ledger) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	// inside a transaction. After Commit this is a no-op.
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return explain(l.path, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("ledger at %s: commit: %w", l.path, err)
+		return l.wrap("commit", err)
 	}
 	return nil
 }
@@ -295,7 +308,7 @@ func (l *Ledger) beginWrite(ctx context.Context) (*sql.Tx, error) {
 			if isBusy(err) {
 				return nil, fmt.Errorf("ledger at %s is locked by another bcode process for over %s: %w", l.path, busyPatience, err)
 			}
-			return nil, fmt.Errorf("ledger at %s: begin: %w", l.path, err)
+			return nil, l.wrap("begin", err)
 		}
 		sleep := backoff/2 + rand.N(backoff)
 		select {
@@ -312,10 +325,10 @@ func (l *Ledger) beginWrite(ctx context.Context) (*sql.Tx, error) {
 func (l *Ledger) Read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := l.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return fmt.Errorf("ledger at %s: begin read: %w", l.path, err)
+		return l.wrap("begin read", err)
 	}
 	defer tx.Rollback()
-	return fn(tx)
+	return explain(l.path, fn(tx))
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns nil only when

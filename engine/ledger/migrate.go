@@ -70,6 +70,17 @@ func (l *Ledger) migrate(ctx context.Context) error {
 				return fmt.Errorf("ledger at %s: creating schema_migrations: %w", l.path, err)
 			}
 		}
+		// Mark the file as bcode's (see identify); a ledger made before the
+		// mark gets it here, now that its schema has shown whose it is.
+		var id int64
+		if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id); err != nil {
+			return l.openError(err)
+		}
+		if uint32(id) != applicationID {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, int32(applicationID))); err != nil {
+				return fmt.Errorf("ledger at %s: setting application_id: %w", l.path, err)
+			}
+		}
 		for _, s := range sets {
 			if err := l.applySet(ctx, tx, s); err != nil {
 				return err

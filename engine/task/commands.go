@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -103,10 +104,10 @@ func (e *Engine) Resume(ctx context.Context, id string, more engine.Budgets) (*e
 			return fmt.Errorf("task %s is %s: it cannot be resumed", id, t.Status)
 		}
 		b := t.Budgets
-		b.MaxAttempts += more.MaxAttempts
-		b.MaxTurns += more.MaxTurns
-		b.MaxTokens += more.MaxTokens
-		b.WallClock += more.WallClock
+		b.MaxAttempts = grow(b.MaxAttempts, more.MaxAttempts)
+		b.MaxTurns = grow(b.MaxTurns, more.MaxTurns)
+		b.MaxTokens = grow(b.MaxTokens, more.MaxTokens)
+		b.WallClock = growDuration(b.WallClock, more.WallClock)
 		attempts, err := e.Ledger.Attempts(ctx, id)
 		if err != nil {
 			return err
@@ -345,4 +346,21 @@ func (e *Engine) Reject(ctx context.Context, id, by string) (*Rejected, error) {
 		return e.Ledger.UpdateTask(ctx, lease, t)
 	})
 	return out, err
+}
+
+// grow and growDuration raise a budget by more, stopping at the largest
+// value: a sum that wrapped negative would read as "no limit" and the task
+// would never be parked.
+func grow(budget, more int) int {
+	if more > 0 && budget > math.MaxInt-more {
+		return math.MaxInt
+	}
+	return budget + more
+}
+
+func growDuration(budget, more time.Duration) time.Duration {
+	if more > 0 && budget > math.MaxInt64-more {
+		return math.MaxInt64
+	}
+	return budget + more
 }

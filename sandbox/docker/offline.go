@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // offlinePhrase is how the go command says it wanted the network.
@@ -107,7 +109,7 @@ func WarmGoCache(ctx context.Context, dir, cache string) error {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fmt.Errorf("warming the Go cache: %w", err)
 	}
-	out, err := os.MkdirTemp("", "bcode-warm-")
+	out, err := scratch.MkdirTemp("bcode-warm-*")
 	if err != nil {
 		return fmt.Errorf("warming the Go cache: %w", err)
 	}

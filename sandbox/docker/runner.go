@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // Defaults for Config's limits (config.Default().Sandbox agrees on memory,
@@ -199,17 +200,17 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.target(), ReadOnly: true,
 			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 	}
-	scratch, err := os.MkdirTemp("", "bcode-sandbox-masks-")
+	masks, err := scratch.MkdirTemp("bcode-sandbox-masks-*")
 	if err != nil {
 		return nil, fmt.Errorf("docker runner: %w", err)
 	}
-	r.scratch = scratch
-	if err := os.WriteFile(filepath.Join(scratch, "empty"), nil, 0o444); err != nil {
-		os.RemoveAll(scratch)
+	r.scratch = masks
+	if err := os.WriteFile(filepath.Join(masks, "empty"), nil, 0o444); err != nil {
+		os.RemoveAll(masks)
 		return nil, fmt.Errorf("docker runner: %w", err)
 	}
-	if err := os.Mkdir(filepath.Join(scratch, "emptydir"), 0o555); err != nil {
-		os.RemoveAll(scratch)
+	if err := os.Mkdir(filepath.Join(masks, "emptydir"), 0o555); err != nil {
+		os.RemoveAll(masks)
 		return nil, fmt.Errorf("docker runner: %w", err)
 	}
 	// The scratch directory itself is private (0700), which the container

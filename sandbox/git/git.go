@@ -452,6 +452,9 @@ func (r *Repo) resolveAs(ctx context.Context, rev, kind string) (string, error) 
 			if why == "" {
 				why = "no " + kind + " of that name in " + r.Dir
 			}
+			if r.shallow(ctx) {
+				return "", fmt.Errorf("bad revision %q: %s: %w", rev, why, ErrShallow)
+			}
 			return "", fmt.Errorf("bad revision %q: %s (pass a branch, tag or commit id that exists)", rev, why)
 		}
 		return "", err
@@ -489,7 +492,20 @@ func (r *Repo) DefaultBase(ctx context.Context) (string, error) {
 		}
 		return strings.TrimSpace(string(mb)), nil
 	}
+	if r.shallow(ctx) {
+		return "", fmt.Errorf("%w; %w", ErrNoBase, ErrShallow)
+	}
 	return "", ErrNoBase
+}
+
+// ErrShallow says why a commit may be missing: the clone's history was cut
+// (git clone --depth), and what to do about it.
+var ErrShallow = errors.New("this clone is shallow, so older commits are not in it: fetch the history with `git fetch --unshallow` (or `git fetch --deepen=N` for N more commits) and run again")
+
+// shallow reports whether the repository is a shallow clone.
+func (r *Repo) shallow(ctx context.Context) bool {
+	out, err := r.plumbing(ctx, invocation{args: []string{"rev-parse", "--is-shallow-repository"}})
+	return err == nil && strings.TrimSpace(string(out)) == "true"
 }
 
 // nullID is the all-zero object id of the repository's hash.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // In-memory index entry flags as `ls-files --debug` prints them (git's
@@ -49,7 +51,7 @@ type indexEntry struct {
 // conversion is involved. Submodules keep the commit their index entry
 // records; sparse-checkout (skip-worktree) entries keep their index blob.
 func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
-	tmp, err := os.MkdirTemp("", "bcode-index-")
+	tmp, err := scratch.MkdirTemp("bcode-index-*")
 	if err != nil {
 		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}

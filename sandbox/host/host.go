@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // passThrough are the variables a toolchain needs to find itself and its
@@ -71,6 +72,7 @@ func (r *Runner) init() {
 			}
 		}
 		env = append(env, goCacheDefaults()...)
+		env = append(env, scratchEnv()...)
 		r.base = append(env, r.Extra...)
 	})
 }
@@ -116,6 +118,19 @@ func goCacheDefaults() []string {
 		out = append(out, "GOCACHE="+cache+"/go-build")
 	}
 	return out
+}
+
+// scratchEnv marks every command with this process's scratch owner id, so
+// a sweep after bcode was killed finds what it left running, and points its
+// temporary files (TMPDIR; GOTMPDIR for go build's work directories) into
+// this process's scratch directory, which the same sweep removes. Without
+// a usable scratch root the command keeps the caller's TMPDIR.
+func scratchEnv() []string {
+	env := []string{scratch.Env()}
+	if tmp, err := scratch.TempDir(); err == nil {
+		env = append(env, "TMPDIR="+tmp, "GOTMPDIR="+tmp)
+	}
+	return env
 }
 
 // Env returns the environment a command would get (for tests and doctor).
@@ -176,10 +191,12 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	setProcessGroup(cmd)
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	began := time.Now()
+	forget, err := start(cmd)
+	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("start %s: %w", c.Args[0], err)
 	}
+	defer forget()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var werr error
@@ -193,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		Stdout:    stdout.Bytes(),
 		Stderr:    stderr.Bytes(),
 		Truncated: stdout.Cut() || stderr.Cut(),
-		Duration:  time.Since(start),
+		Duration:  time.Since(began),
 		ExitCode:  cmd.ProcessState.ExitCode(),
 	}
 	if ctx.Err() != nil {

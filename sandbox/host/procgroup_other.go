@@ -9,6 +9,13 @@ import (
 
 func setProcessGroup(*exec.Cmd) {}
 
+func start(cmd *exec.Cmd) (func(), error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() {}, nil
+}
+
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = cmd.Process.Kill()

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -351,8 +352,14 @@ func TestMaterialize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if filepath.Dir(headDir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(headDir), "bcode-snap-") {
-		t.Errorf("snapshot at %s, want %s/bcode-snap-*", headDir, os.TempDir())
+	// Snapshots live in this process's scratch directory, which a sweep
+	// removes if the process is killed before Close.
+	own, err := scratch.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(headDir) != own || !strings.HasPrefix(filepath.Base(headDir), "bcode-snap-") {
+		t.Errorf("snapshot at %s, want %s/bcode-snap-*", headDir, own)
 	}
 	head := listing(t, headDir)
 	for p, want := range map[string]string{

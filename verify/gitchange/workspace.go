@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -21,7 +22,7 @@ import (
 type Workspace struct {
 	repo       *git.Repo
 	base, head string // commit id of the base; commit or tree id of the head
-	scratch    string // where snapshots are made; "" is os.TempDir()
+	scratch    string // where snapshots are made; "" is this process's scratch.Dir()
 
 	mu     sync.Mutex
 	dirs   []string
@@ -57,7 +58,13 @@ func (w *Workspace) Materialize(ctx context.Context, side verify.Side, overlay [
 		w.mu.Unlock()
 		return "", errors.New("materialize: workspace is closed")
 	}
-	dir, err := os.MkdirTemp(w.scratch, "bcode-snap-*")
+	var dir string
+	var err error
+	if w.scratch != "" {
+		dir, err = os.MkdirTemp(w.scratch, "bcode-snap-*")
+	} else {
+		dir, err = scratch.MkdirTemp("bcode-snap-*")
+	}
 	if err == nil {
 		w.dirs = append(w.dirs, dir)
 	}

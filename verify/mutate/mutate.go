@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -228,7 +229,12 @@ func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Chang
 		p:      p,
 		rep:    &Report{Sources: map[string]string{}, TestFiles: map[string]string{}, Stats: Stats{Verdicts: map[Verdict]int{}}},
 	}
-	tmp, err := os.MkdirTemp(opts.TempDir, "bcode-mutate-")
+	var tmp string
+	if opts.TempDir != "" {
+		tmp, err = os.MkdirTemp(opts.TempDir, "bcode-mutate-")
+	} else {
+		tmp, err = scratch.MkdirTemp("bcode-mutate-")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
 	}

@@ -1,0 +1,162 @@
+package scratch
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startOwned starts a real `sleep` whose environment says owner started it.
+func startOwned(t *testing.T, owner string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = append(os.Environ(), OwnerEnv+"="+owner)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// exited reports whether cmd's process has ended (it is reaped here).
+func exited(cmd *exec.Cmd, within time.Duration) bool {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(within):
+		return false
+	}
+}
+
+// TestSweep lays out owners' directories for real processes in every state
+// and checks a sweep removes exactly the dead ones (with a read-only
+// directory inside, as go build leaves them) and kills the processes that
+// dead owner started, and nothing else.
+func TestSweep(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("owners are judged by /proc (pid, start time, boot id): linux only")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A dead owner: a process that ran and was reaped.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := Owner{PID: gone.Process.Pid, StartTime: 12345, BootID: bootID()}
+	// A live owner, with its real start time.
+	live := startOwned(t, "unrelated")
+	st, _ := processStartTime(live.Process.Pid)
+	liveOwner := Owner{PID: live.Process.Pid, StartTime: st, BootID: bootID()}
+	// The same live pid with another start time: a reused pid, so dead.
+	reused := Owner{PID: live.Process.Pid, StartTime: st + 1, BootID: bootID()}
+	// Another boot: dead whatever its pid.
+	otherBoot := Owner{PID: os.Getpid(), StartTime: 1, BootID: "00000000-0000-0000-0000-000000000000"}
+
+	for _, o := range []Owner{dead, liveOwner, reused, otherBoot} {
+		ro := filepath.Join(root, o.String(), "tmp", "go-build1", "ro")
+		if err := os.MkdirAll(ro, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(ro, "f"), []byte("x"), 0o400)
+		os.Chmod(ro, 0o500)
+	}
+	os.Mkdir(filepath.Join(root, "not-an-owner"), 0o700)
+	orphan := startOwned(t, dead.String())
+	bystander := startOwned(t, liveOwner.String())
+
+	s, err := Sweep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Dirs != 3 || s.Processes != 1 {
+		t.Errorf("swept %+v, want 3 directories and 1 process", s)
+	}
+	for o, want := range map[Owner]bool{dead: false, liveOwner: true, reused: false, otherBoot: false} {
+		_, err := os.Stat(filepath.Join(root, o.String()))
+		if got := err == nil; got != want {
+			t.Errorf("%s kept=%v, want %v", o, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "not-an-owner")); err != nil {
+		t.Errorf("a directory that names no owner was removed: %v", err)
+	}
+	if !exited(orphan, 5*time.Second) {
+		t.Error("the dead owner's process still runs")
+	}
+	if exited(bystander, 200*time.Millisecond) {
+		t.Error("a live owner's process was killed")
+	}
+}
+
+// TestOwnDirectory: MkdirTemp puts directories in this process's directory,
+// Env names it, a sweep leaves it alone, and Release kills what it started
+// and removes it.
+func TestOwnDirectory(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	d, err := MkdirTemp("bcode-snap-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := Root()
+	own := filepath.Join(root, Self().String())
+	if filepath.Dir(d) != own || !strings.HasPrefix(filepath.Base(d), "bcode-snap-") {
+		t.Fatalf("MkdirTemp made %s, want bcode-snap-* in %s", d, own)
+	}
+	if Env() != OwnerEnv+"="+Self().String() {
+		t.Errorf("Env() = %q", Env())
+	}
+	if _, err := Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d); err != nil {
+		t.Fatalf("a sweep removed this live process's directory: %v", err)
+	}
+	var child *exec.Cmd
+	if runtime.GOOS == "linux" {
+		child = startOwned(t, Self().String())
+	}
+	if err := Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(own); !os.IsNotExist(err) {
+		t.Errorf("Release left %s: %v", own, err)
+	}
+	if child != nil && !exited(child, 5*time.Second) {
+		t.Error("Release left this process's child running")
+	}
+}
+
+// TestRootRefusesPlanted: a root that is a link, or writable by others, is
+// refused rather than used.
+func TestRootRefusesPlanted(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	name := filepath.Join(tmp, "bcode-"+strconv.Itoa(os.Getuid()))
+	if runtime.GOOS == "windows" {
+		t.Skip("no uid-named root on windows")
+	}
+	target := t.TempDir()
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Root(); err == nil || !strings.Contains(err.Error(), "not a private directory") {
+		t.Errorf("a symlinked root: %v", err)
+	}
+	os.Remove(name)
+	os.Mkdir(name, 0o777)
+	os.Chmod(name, 0o777)
+	if _, err := Root(); err == nil {
+		t.Error("a world-writable root was accepted")
+	}
+}
