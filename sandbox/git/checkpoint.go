@@ -53,6 +53,8 @@ const (
 	// SkipIgnoreFile: a .gitignore that is not a small regular file; its
 	// rules are not applied.
 	SkipIgnoreFile = "unusable_ignore_file"
+	// SkipUnreadable: a directory bcode cannot list (its permissions).
+	SkipUnreadable = "unreadable_directory"
 )
 
 // maxIgnoreFile bounds a .gitignore file's size; past it the file's rules
@@ -279,13 +281,16 @@ func walkHostile(ctx context.Context, root *os.Root, shadow string, gitlinks map
 			}
 			// Unreadable or swapped away since it was listed: it is not
 			// part of the tree this time.
-			*skipped = append(*skipped, Skipped{Path: d, Reason: SkipSpecial, Detail: "directory could not be read: " + trimRoot(err)})
+			*skipped = append(*skipped, Skipped{Path: d, Reason: SkipUnreadable, Detail: "directory could not be read: " + trimRoot(err)})
 			continue
 		}
 		ents, err := f.ReadDir(-1)
 		f.Close()
+		// In name order, so which files a budget leaves out does not
+		// depend on the file system's order.
+		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 		if err != nil && d != "." {
-			*skipped = append(*skipped, Skipped{Path: d, Reason: SkipSpecial, Detail: "directory could not be read: " + trimRoot(err)})
+			*skipped = append(*skipped, Skipped{Path: d, Reason: SkipUnreadable, Detail: "directory could not be read: " + trimRoot(err)})
 			continue
 		} else if err != nil {
 			return err
