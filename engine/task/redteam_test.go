@@ -345,9 +345,9 @@ func TestRedTeamHostileWorktree(t *testing.T) {
 					t.Fatalf("control: plain git was not affected; the attack is not armed")
 				}
 				t.Logf("armed: %s", how)
-			mu.Lock()
-			tried++
-			mu.Unlock()
+				mu.Lock()
+				tried++
+				mu.Unlock()
 
 				// Held: the same trick in a task's worktree.
 				markerDir := t.TempDir()
