@@ -244,16 +244,16 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 	for _, f := range fences {
 		dir := dirs[f]
 		rec.Worktrees = append(rec.Worktrees, dir)
-		if incompleteWorktree(ctx, user, dir) {
+		wt, err := user.LinkedWorktree(ctx, dir)
+		if err != nil && !errors.Is(err, git.ErrNotLinked) {
+			return fmt.Errorf("task %s: the earlier worktree %s cannot be opened (%v); its edits are kept there: move them aside and remove it", t.ID, dir, err)
+		}
+		if wt == nil || initializing(wt) {
 			if err := user.RemoveLinkedWorktree(ctx, dir); err != nil {
 				return fmt.Errorf("removing the unfinished worktree %s: %w", dir, err)
 			}
 			rec.Incomplete = append(rec.Incomplete, dir)
 			continue
-		}
-		wt, err := user.LinkedWorktree(ctx, dir)
-		if err != nil {
-			return fmt.Errorf("task %s: the earlier worktree %s cannot be opened (%v); its edits are kept there: move them aside and remove it", t.ID, dir, err)
 		}
 		if err := e.clearIndexLock(ctx, wt, rec); err != nil {
 			return err
@@ -266,6 +266,11 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 			if lim, err = CheckpointLimits(ctx, user, t); err != nil {
 				return err
 			}
+		}
+		if clean, err := cleanWorktree(ctx, wt, head, lim); err != nil {
+			return fmt.Errorf("task %s: reading the edits left in %s: %w", t.ID, dir, err)
+		} else if clean {
+			continue // nothing left uncommitted
 		}
 		crashpoint.Hit("recover.before-commit")
 		old := f
@@ -291,6 +296,20 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 	return nil
 }
 
+// cleanWorktree: the worktree holds exactly the commit ref names, as a
+// checkpoint would read it (never git status).
+func cleanWorktree(ctx context.Context, wt *git.Repo, ref string, lim git.Limits) (bool, error) {
+	out, err := wt.Git(ctx, "rev-parse", ref+"^{tree}")
+	if err != nil {
+		return false, err
+	}
+	tree, _, err := wt.SnapshotTree(ctx, ref, lim)
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(string(out)) == tree, nil
+}
+
 // incompleteWorktree: `git worktree add` locks a new worktree with the
 // reason "initializing" until its checkout is done; a lock still saying so
 // means the adding process died, and the files are a partial checkout
@@ -302,6 +321,12 @@ func incompleteWorktree(ctx context.Context, user *git.Repo, dir string) bool {
 	if err != nil {
 		return errors.Is(err, git.ErrNotLinked)
 	}
+	return initializing(wt)
+}
+
+// initializing: the linked worktree's admin directory still has the lock
+// `git worktree add` takes until its checkout is done.
+func initializing(wt *git.Repo) bool {
 	lock, err := os.ReadFile(filepath.Join(wt.GitDir, "locked"))
 	return err == nil && strings.Contains(string(lock), "initializing")
 }

@@ -86,42 +86,16 @@ type Checkpoint struct {
 // see: a runner that was taken over, and whose successor already moved the
 // branch, fails here instead of writing over the successor's work.
 func Commit(ctx context.Context, wt *git.Repo, branch, subject string, tr Trailers, lim git.Limits) (Checkpoint, error) {
-	var cp Checkpoint
-	parent, err := wt.Resolve(ctx, "refs/heads/"+branch)
+	commit, parent, skipped, err := wt.Checkpoint(ctx, git.CheckpointSpec{
+		Branch:    branch,
+		Message:   subject + "\n\n" + tr.String(),
+		Config:    identity,
+		BeforeRef: func() { crashpoint.Hit("checkpoint.before-ref") },
+	}, lim)
 	if err != nil {
-		return cp, fmt.Errorf("reading the head of %s: %w", branch, err)
+		return Checkpoint{}, err
 	}
-	cp.Parent = parent
-	tree, skipped, err := wt.SnapshotTree(ctx, parent, lim)
-	if err != nil {
-		return cp, fmt.Errorf("reading the worktree's changes: %w", err)
-	}
-	cp.Skipped = skipped
-	out, err := wt.Git(ctx, "rev-parse", parent+"^{tree}")
-	if err != nil {
-		return cp, fmt.Errorf("reading the tree of %s: %w", short(parent), err)
-	}
-	if strings.TrimSpace(string(out)) == tree {
-		return cp, nil
-	}
-	msg := subject + "\n\n" + tr.String()
-	args := append(append([]string(nil), identity...), "commit-tree", tree, "-p", parent, "-m", msg)
-	out, err = wt.Git(ctx, args...)
-	if err != nil {
-		return cp, fmt.Errorf("committing the worktree's changes: %w", err)
-	}
-	commit := strings.TrimSpace(string(out))
-	crashpoint.Hit("checkpoint.before-ref")
-	if _, err := wt.Git(ctx, "update-ref", "-m", "bcode checkpoint", "refs/heads/"+branch, commit, parent); err != nil {
-		return cp, fmt.Errorf("moving %s from %s to %s (did another runner move it?): %w", branch, short(parent), short(commit), err)
-	}
-	cp.Commit = commit
-	// The worktree's index follows the branch (plumbing: read-tree
-	// writes the index only), so git in the worktree sees it clean. The
-	// commit stands whether or not this works: nothing of bcode's reads
-	// that index but as a cache.
-	wt.Git(ctx, "read-tree", commit)
-	return cp, nil
+	return Checkpoint{Commit: commit, Parent: parent, Skipped: skipped}, nil
 }
 
 // Limits are the checkpoint caps of the base commit's configuration.

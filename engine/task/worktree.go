@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
@@ -78,17 +77,13 @@ func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engi
 // not, and they are the user's to look at. Whether it holds edits is
 // decided by snapshotting it the checkpoint way, never by git status.
 func removeClean(ctx context.Context, user *git.Repo, t *engine.Task, dir string, lim git.Limits) error {
-	if wt, err := user.LinkedWorktree(ctx, dir); err == nil && !incompleteWorktree(ctx, user, dir) {
+	if wt, err := user.LinkedWorktree(ctx, dir); err == nil && !initializing(wt) {
 		if head, err := wt.LinkedHead(ctx); err == nil && head == "refs/heads/"+t.Branch {
-			parent, err := wt.Resolve(ctx, head)
-			if err != nil {
-				return err
-			}
-			tree, _, err := wt.SnapshotTree(ctx, parent, lim)
+			clean, err := cleanWorktree(ctx, wt, head, lim)
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", dir, err)
 			}
-			if out, err := wt.Git(ctx, "rev-parse", parent+"^{tree}"); err != nil || strings.TrimSpace(string(out)) != tree {
+			if !clean {
 				return fmt.Errorf("the earlier worktree %s has edits bcode could not commit: look at them and remove the directory", dir)
 			}
 		}

@@ -91,12 +91,73 @@ type walked struct {
 // The admin index of the linked tree is only read, as a cache: a file whose
 // stat data match its entry is not read again.
 func (r *Repo) SnapshotTree(ctx context.Context, parent string, lim Limits) (string, []Skipped, error) {
-	if len(r.env) == 0 {
-		return "", nil, errors.New("SnapshotTree: the repository was not opened with LinkedWorktree")
-	}
 	ptree, err := r.resolveTree(ctx, parent)
 	if err != nil {
 		return "", nil, err
+	}
+	return r.snapshot(ctx, ptree, lim)
+}
+
+// CheckpointSpec says how Checkpoint commits.
+type CheckpointSpec struct {
+	Branch  string   // the branch the worktree is on; the commit moves it
+	Message string   // the commit message
+	Config  []string // "-c" settings for commit-tree (the committer's identity)
+	// BeforeRef, when set, is called between writing the commit and
+	// moving the branch (a crash point for tests).
+	BeforeRef func()
+}
+
+// Checkpoint snapshots the worktree (SnapshotTree) on top of the head of
+// spec.Branch and, when the tree differs from the head's, commits it and
+// moves the branch by compare-and-swap from the head it read, so a commit
+// never lands on one it did not see. The worktree's index is then set to
+// the new tree (it is only a cache for the next snapshot, and for git run
+// in the worktree). It returns the new commit ("" when nothing changed),
+// the head it read, and what the snapshot left out. Every git process here
+// is plumbing, run with the worktree's git directory named explicitly.
+func (r *Repo) Checkpoint(ctx context.Context, spec CheckpointSpec, lim Limits) (commit, parent string, skipped []Skipped, err error) {
+	if err := checkRev(spec.Branch); err != nil {
+		return "", "", nil, err
+	}
+	ref := "refs/heads/" + spec.Branch
+	out, err := r.plumbing(ctx, invocation{args: []string{"rev-parse", ref + "^{commit}", ref + "^{tree}"}})
+	if err != nil {
+		return "", "", nil, fmt.Errorf("reading the head of %s: %w", spec.Branch, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		return "", "", nil, fmt.Errorf("reading the head of %s: unexpected %q", spec.Branch, out)
+	}
+	parent, ptree := f[0], f[1]
+	tree, skipped, err := r.snapshot(ctx, ptree, lim)
+	if err != nil {
+		return "", parent, nil, err
+	}
+	if tree == ptree {
+		return "", parent, skipped, nil
+	}
+	args := append(append([]string(nil), spec.Config...), "commit-tree", tree, "-p", parent, "-m", spec.Message)
+	out, err = r.plumbing(ctx, invocation{args: args})
+	if err != nil {
+		return "", parent, skipped, fmt.Errorf("committing the worktree's changes: %w", err)
+	}
+	commit = strings.TrimSpace(string(out))
+	if spec.BeforeRef != nil {
+		spec.BeforeRef()
+	}
+	if _, err := r.plumbing(ctx, invocation{args: []string{"update-ref", "-m", "bcode checkpoint", ref, commit, parent}}); err != nil {
+		return "", parent, skipped, fmt.Errorf("moving %s from %.12s to %.12s (did another runner move it?): %w", spec.Branch, parent, commit, err)
+	}
+	// The commit stands whether or not this works.
+	r.plumbing(ctx, invocation{args: []string{"read-tree", commit}})
+	return commit, parent, skipped, nil
+}
+
+// snapshot is SnapshotTree on top of the tree ptree.
+func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, []Skipped, error) {
+	if len(r.env) == 0 {
+		return "", nil, errors.New("SnapshotTree: the repository was not opened with LinkedWorktree")
 	}
 	pents, err := r.lsTree(ctx, ptree, true)
 	if err != nil {
@@ -132,17 +193,23 @@ func (r *Repo) SnapshotTree(ctx context.Context, parent string, lim Limits) (str
 		return "", nil, fmt.Errorf("listing the worktree %s: %w", r.Dir, err)
 	}
 
-	// Which untracked paths (files, and directories to prune) are ignored.
+	// Which untracked paths are ignored, themselves or by a directory
+	// above them; tracked files are never ignored, so with no untracked
+	// path git is not asked at all.
 	var ask []string
-	for _, d := range dirs {
-		ask = append(ask, d.path)
+	asked := map[string]bool{}
+	addAsk := func(p string) {
+		for ; p != "." && !asked[p]; p = path.Dir(p) {
+			asked[p] = true
+			ask = append(ask, p)
+		}
 	}
 	for _, s := range skipped {
-		ask = append(ask, s.Path)
+		addAsk(s.Path)
 	}
 	for _, f := range files {
 		if _, ok := tracked[f.path]; !ok {
-			ask = append(ask, f.path)
+			addAsk(f.path)
 		}
 	}
 	ignored, err := r.checkIgnore(ctx, shadow, tmp, ask)
@@ -239,6 +306,11 @@ func (r *Repo) SnapshotTree(ctx context.Context, parent string, lim Limits) (str
 		final[h.path] = h
 	}
 
+	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
+	r.saveStatCache(final, seen)
+	if sameAsParent(final, tracked) {
+		return ptree, skipped, nil
+	}
 	paths := make([]string, 0, len(final))
 	for p := range final {
 		paths = append(paths, p)
@@ -257,9 +329,21 @@ func (r *Repo) SnapshotTree(ctx context.Context, parent string, lim Limits) (str
 	if err != nil {
 		return "", nil, fmt.Errorf("checkpoint of %s: %w", r.Dir, err)
 	}
-	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
-	r.saveStatCache(final, seen)
 	return strings.TrimSpace(string(out)), skipped, nil
+}
+
+// sameAsParent: the snapshot holds exactly the parent tree's entries.
+func sameAsParent(final map[string]hashedFile, tracked map[string]treeEntry) bool {
+	if len(final) != len(tracked) {
+		return false
+	}
+	for p, h := range final {
+		e, ok := tracked[p]
+		if !ok || e.mode != h.mode || e.id != h.id {
+			return false
+		}
+	}
+	return true
 }
 
 // walkHostile lists every regular file and link below root (files) and
