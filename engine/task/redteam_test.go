@@ -127,8 +127,6 @@ type redTeamCase struct {
 	// the checkpoint, and listed by status and accept.
 	skipped  []string // "reason path"
 	findings []string // "code path"
-	// cfg is the base's .bcode/config.toml.
-	cfg string
 }
 
 func redTeamCases() []redTeamCase {
