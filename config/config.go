@@ -66,13 +66,27 @@ type Model struct {
 	FrontierKeyEnv   string `toml:"frontier_key_env"`
 }
 
-// Task holds the budgets that park a task as blocked when spent.
+// Task holds the budgets that park a task as blocked when spent, and the
+// caps on what a checkpoint commit takes in from the agent's worktree.
 type Task struct {
 	MaxAttempts int      `toml:"max_attempts"`
 	MaxTurns    int      `toml:"max_turns"`
 	MaxTokens   int      `toml:"max_tokens"`
 	WallClock   Duration `toml:"wall_clock"`
+	// MaxFileBytes: a worktree file larger than this is left out of the
+	// checkpoint (and reported) instead of being hashed into the object
+	// store; a 4 GiB sparse file costs nothing to make and minutes to hash.
+	MaxFileBytes int64 `toml:"max_file_bytes"`
+	// MaxCheckpointBytes bounds what one checkpoint hashes in all; files
+	// past it are left out and reported.
+	MaxCheckpointBytes int64 `toml:"max_checkpoint_bytes"`
 }
+
+// Checkpoint caps used when the base's configuration sets none.
+const (
+	DefaultMaxFileBytes       = 64 << 20  // 64 MiB
+	DefaultMaxCheckpointBytes = 512 << 20 // 512 MiB
+)
 
 // Sandbox configures where agent work runs.
 type Sandbox struct {
@@ -128,6 +142,9 @@ func Default() Config {
 			MaxTurns:    40,
 			MaxTokens:   400000,
 			WallClock:   Duration{2 * time.Hour},
+
+			MaxFileBytes:       DefaultMaxFileBytes,
+			MaxCheckpointBytes: DefaultMaxCheckpointBytes,
 		},
 		Sandbox: Sandbox{
 			Image:    "bcode-sandbox:latest",
@@ -171,6 +188,12 @@ func (c *Config) validate() error {
 	}
 	if c.Evidence.MaxSurvivors < -1 {
 		return fmt.Errorf("evidence.max_survivors = %d: use -1 for no limit", c.Evidence.MaxSurvivors)
+	}
+	if c.Task.MaxFileBytes < 1 {
+		return fmt.Errorf("task.max_file_bytes = %d: must be at least 1", c.Task.MaxFileBytes)
+	}
+	if c.Task.MaxCheckpointBytes < c.Task.MaxFileBytes {
+		return fmt.Errorf("task.max_checkpoint_bytes = %d: must be at least task.max_file_bytes (%d)", c.Task.MaxCheckpointBytes, c.Task.MaxFileBytes)
 	}
 	for _, p := range c.Gate.Protected {
 		if _, err := path.Match(strings.ReplaceAll(p, "**", "*"), ""); err != nil || p == "" {

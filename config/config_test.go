@@ -28,6 +28,12 @@ max_survivors = 0
 	if c.Gate.SuiteTimeout != Default().Gate.SuiteTimeout || c.Task != Default().Task {
 		t.Errorf("keys not in the file must keep their defaults: %+v", c)
 	}
+	if c.Task.MaxFileBytes != DefaultMaxFileBytes || c.Task.MaxCheckpointBytes != DefaultMaxCheckpointBytes {
+		t.Errorf("checkpoint caps %d, %d; want the defaults", c.Task.MaxFileBytes, c.Task.MaxCheckpointBytes)
+	}
+	if c, err := Parse([]byte("[task]\nmax_file_bytes = 1000\nmax_checkpoint_bytes = 5000\n")); err != nil || c.Task.MaxFileBytes != 1000 || c.Task.MaxCheckpointBytes != 5000 {
+		t.Errorf("checkpoint caps: %+v, %v", c.Task, err)
+	}
 	if g, ok := c.IsProtected("ci/deploy/run.sh"); !ok || g != "ci/**" {
 		t.Errorf("ci/deploy/run.sh: protected by %q, %v", g, ok)
 	}
@@ -56,6 +62,8 @@ func TestParseErrors(t *testing.T) {
 		{"max survivors", "[evidence]\nmax_survivors = -2\n", []string{"evidence.max_survivors = -2"}},
 		{"bad glob", "[gate]\nprotected = [\"[\"]\n", []string{"gate.protected", `"["`}},
 		{"empty glob", "[gate]\nprotected = [\"\"]\n", []string{"gate.protected"}},
+		{"zero file cap", "[task]\nmax_file_bytes = 0\n", []string{"task.max_file_bytes = 0"}},
+		{"checkpoint cap under the file cap", "[task]\nmax_file_bytes = 100\nmax_checkpoint_bytes = 99\n", []string{"task.max_checkpoint_bytes = 99"}},
 		{"not utf-8", "[model]\nname = \"\xff\xfe\"\n", []string{Path}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -315,6 +315,11 @@ func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	t := st.Task
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	// What accepting would land for git to act on comes first: it is
+	// what the user must look at before anything else.
+	for _, f := range st.Findings {
+		fmt.Fprintf(tw, "FINDING\t%s %s: %s\n", f.Code, f.Path, f.Message)
+	}
 	fmt.Fprintf(tw, "task\t%s\n", t.ID)
 	fmt.Fprintf(tw, "goal\t%s\n", oneLineGoal(t.Goal))
 	fmt.Fprintf(tw, "status\t%s\n", t.Status)
@@ -343,6 +348,9 @@ func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	for _, w := range st.Worktrees {
 		fmt.Fprintf(tw, "worktree\t%s\n", w)
+	}
+	for _, s := range st.Skipped {
+		fmt.Fprintf(tw, "not committed\t%s %s: %s\n", s.Reason, s.Path, s.Detail)
 	}
 	for _, a := range st.Attempts {
 		line := fmt.Sprintf("#%d %s", a.Number, a.Status)
@@ -447,7 +455,7 @@ func taskCancel(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 func taskAccept(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd("accept", "accept ID [--force]", stderr)
-	force := c.fs.Bool("force", false, "land a task that is not verified (recorded as forced)")
+	force := c.fs.Bool("force", false, "land a task that is not verified, or that lands files git acts on (recorded as forced)")
 	id, e, done, code := c.openOne(ctx, args)
 	if e == nil {
 		return code
@@ -459,8 +467,11 @@ func taskAccept(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stdout, "task %s accepted: %d commit(s) landed on %s by %s (%.12s..%.12s); nothing was pushed\n",
 		id, len(res.Commits), res.Branch, res.Method, res.From, res.To)
+	for _, f := range res.Findings {
+		fmt.Fprintf(stdout, "landed with --force: %s %s: %s\n", f.Code, f.Path, f.Message)
+	}
 	if res.Forced {
-		fmt.Fprintln(stdout, "note: the task was not verified; the ledger records that it was accepted with --force")
+		fmt.Fprintln(stdout, "note: the task was not verified, or landed files git acts on; the ledger records that it was accepted with --force")
 	}
 	return 0
 }

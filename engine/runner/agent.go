@@ -94,9 +94,14 @@ type Checker interface {
 // CheckInput names what to check.
 type CheckInput struct {
 	Worktree string
-	Base     string
-	TaskID   string
-	Attempt  int64 // the attempt's ledger id
+	// Repo is the user's repository and Head the commit to check (the
+	// worktree's HEAD): the gate opens Repo, never the worktree, whose
+	// .git file the agent could have pointed anywhere.
+	Repo    string
+	Head    string
+	Base    string
+	TaskID  string
+	Attempt int64 // the attempt's ledger id
 	// Number is the attempt's number and Fence the runner's lease fence:
 	// with TaskID they tag sandboxed work so a takeover can clean up.
 	Number int
@@ -116,7 +121,11 @@ type GateChecker struct {
 
 // Check implements Checker.
 func (g GateChecker) Check(ctx context.Context, in CheckInput) (*verify.Report, error) {
-	o := check.Options{Repo: in.Worktree, Base: in.Base, Head: "HEAD", Runner: g.Runner,
+	repo, head := in.Repo, in.Head
+	if repo == "" || head == "" {
+		repo, head = in.Worktree, "HEAD"
+	}
+	o := check.Options{Repo: repo, Base: in.Base, Head: head, Runner: g.Runner,
 		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt}
 	if g.Sandbox != nil {
 		o.Runner = nil

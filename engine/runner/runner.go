@@ -79,6 +79,7 @@ type run struct {
 	leaseMu  sync.Mutex
 	t        *engine.Task
 	wt       *git.Repo
+	limits   git.Limits // what a checkpoint takes in (the base's task caps)
 	phase    string
 	attempt  *engine.Attempt
 	turn     int
@@ -304,6 +305,9 @@ func (s *run) attempts(ctx context.Context, res *Result) error {
 		return err
 	}
 	s.wt, res.Worktree = wt, wt.Dir
+	if s.limits, err = task.CheckpointLimits(ctx, wt, s.t); err != nil {
+		return err
+	}
 	for {
 		spent, err := s.spent(ctx)
 		if err != nil {
@@ -455,21 +459,23 @@ func (s *run) checkpoint(ctx context.Context, tr TurnResult, interrupted bool) e
 	// between staging and moving the branch would only leave work for
 	// the next holder's recovery.
 	cctx := context.WithoutCancel(ctx)
-	commit, parent, err := task.Commit(cctx, s.wt, s.t.Branch, subject,
-		task.Trailers{Task: s.t.ID, Attempt: s.attempt.Number, Turn: s.turn, Fence: s.fence})
+	cp, err := task.Commit(cctx, s.wt, s.t.Branch, subject,
+		task.Trailers{Task: s.t.ID, Attempt: s.attempt.Number, Turn: s.turn, Fence: s.fence}, s.limits)
 	if err != nil {
 		return err
 	}
+	commit, parent := cp.Commit, cp.Parent
 	if commit != "" {
 		crashpoint.Hit("checkpoint.before-event")
 	}
 	d := task.TurnData{Turn: s.turn, Summary: tr.Summary, Tokens: tr.TokensUsed, Changed: commit != "", Done: tr.Done, Stuck: tr.Stuck}
 	data := struct {
 		task.TurnData
-		Commit      string `json:"commit,omitempty"`
-		Parent      string `json:"parent,omitempty"`
-		Interrupted bool   `json:"interrupted,omitempty"`
-	}{d, commit, parent, interrupted}
+		Commit      string        `json:"commit,omitempty"`
+		Parent      string        `json:"parent,omitempty"`
+		Interrupted bool          `json:"interrupted,omitempty"`
+		Skipped     []git.Skipped `json:"skipped,omitempty"`
+	}{d, commit, parent, interrupted, cp.Skipped}
 	if commit == "" {
 		data.Parent = ""
 	}
@@ -493,7 +499,7 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 	if err := s.emit(ctx, task.EventCheckStarted, map[string]any{"head": head}); err != nil {
 		return outcome{}, err
 	}
-	rep, err := s.r.Checker.Check(ctx, CheckInput{Worktree: s.wt.Dir, Base: s.t.Base, TaskID: s.t.ID,
+	rep, err := s.r.Checker.Check(ctx, CheckInput{Worktree: s.wt.Dir, Repo: s.t.Repo, Head: head, Base: s.t.Base, TaskID: s.t.ID,
 		Attempt: s.attempt.ID, Number: s.attempt.Number, Fence: s.fence})
 	if err != nil {
 		if ctx.Err() != nil {

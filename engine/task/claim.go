@@ -66,12 +66,19 @@ func (r *Recovery) Found() bool {
 // engine.ErrLeaseHeld. On any error after the lease was taken, the lease
 // is released again.
 func (e *Engine) Claim(ctx context.Context, taskID string, holder ledger.Holder) (engine.Lease, *Recovery, error) {
+	return e.claim(ctx, taskID, holder, false)
+}
+
+// claim is Claim; with discard, the earlier holders' worktrees are not
+// recovered (the caller is about to delete them with the branch), so
+// nothing they hold can stop the claim.
+func (e *Engine) claim(ctx context.Context, taskID string, holder ledger.Holder, discard bool) (engine.Lease, *Recovery, error) {
 	lease, prev, err := e.Ledger.Acquire(ctx, taskID, holder, e.ttl())
 	if err != nil {
 		return engine.Lease{}, nil, err
 	}
 	crashpoint.Hit("lease.acquired")
-	rec, err := e.recover(ctx, lease, prev, holder)
+	rec, err := e.recover(ctx, lease, prev, holder, discard)
 	if err != nil {
 		e.Ledger.Release(context.WithoutCancel(ctx), lease)
 		return engine.Lease{}, nil, err
@@ -79,7 +86,7 @@ func (e *Engine) Claim(ctx context.Context, taskID string, holder ledger.Holder)
 	return lease, rec, nil
 }
 
-func (e *Engine) recover(ctx context.Context, lease engine.Lease, prev *engine.Lease, me ledger.Holder) (*Recovery, error) {
+func (e *Engine) recover(ctx context.Context, lease engine.Lease, prev *engine.Lease, me ledger.Holder, discard bool) (*Recovery, error) {
 	t, err := e.Ledger.Task(ctx, lease.TaskID)
 	if err != nil {
 		return nil, err
@@ -113,8 +120,10 @@ func (e *Engine) recover(ctx context.Context, lease engine.Lease, prev *engine.L
 	if err := e.adopt(ctx, user, t, lease, events, rec); err != nil {
 		return nil, err
 	}
-	if err := e.recoverWorktrees(ctx, user, t, lease, rec); err != nil {
-		return nil, err
+	if !discard {
+		if err := e.recoverWorktrees(ctx, user, t, lease, rec); err != nil {
+			return nil, err
+		}
 	}
 	if !rec.Found() {
 		return rec, nil
@@ -222,75 +231,103 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 	}
 	slices.Sort(fences)
 	// A move interrupted between renaming the directory and rewriting
-	// git's records of it is repaired first.
-	args := []string{"worktree", "repair"}
+	// git's record of it is repaired first, from the repository's
+	// records alone (nothing in the directories is read).
+	var paths []string
 	for _, f := range fences {
-		args = append(args, dirs[f])
+		paths = append(paths, dirs[f])
 	}
-	user.Git(ctx, args...)
+	if _, err := user.RepairMoved(ctx, t.ID+"-f", paths); err != nil {
+		return fmt.Errorf("task %s: repairing git's record of a moved worktree: %w", t.ID, err)
+	}
+	var lim git.Limits
 	for _, f := range fences {
 		dir := dirs[f]
 		rec.Worktrees = append(rec.Worktrees, dir)
-		if incompleteWorktree(dir) {
-			if err := user.WorktreeRemove(ctx, dir); err != nil {
+		wt, err := user.LinkedWorktree(ctx, dir)
+		if err != nil && !errors.Is(err, git.ErrNotLinked) {
+			return fmt.Errorf("task %s: the earlier worktree %s cannot be opened (%v); its edits are kept there: move them aside and remove it", t.ID, dir, err)
+		}
+		if wt == nil || initializing(wt) {
+			if err := user.RemoveLinkedWorktree(ctx, dir); err != nil {
 				return fmt.Errorf("removing the unfinished worktree %s: %w", dir, err)
 			}
-			os.RemoveAll(dir)
 			rec.Incomplete = append(rec.Incomplete, dir)
 			continue
-		}
-		wt, err := git.Open(ctx, dir)
-		if err != nil {
-			return fmt.Errorf("task %s: the earlier worktree %s cannot be opened (%v); its edits are kept there: move them aside and remove it", t.ID, dir, err)
 		}
 		if err := e.clearIndexLock(ctx, wt, rec); err != nil {
 			return err
 		}
-		head, err := wt.Git(ctx, "symbolic-ref", "--quiet", "HEAD")
-		if err != nil || strings.TrimSpace(string(head)) != "refs/heads/"+t.Branch {
+		head, err := wt.LinkedHead(ctx)
+		if err != nil || head != "refs/heads/"+t.Branch {
 			continue // not on the task branch: nothing of the task's to keep
 		}
-		if out, err := wt.Git(ctx, "status", "--porcelain", "--untracked-files=all"); err == nil && len(out) == 0 {
-			continue // clean: nothing left uncommitted
+		if lim == (git.Limits{}) {
+			if lim, err = CheckpointLimits(ctx, user, t); err != nil {
+				return err
+			}
+		}
+		if clean, err := cleanWorktree(ctx, wt, head, lim); err != nil {
+			return fmt.Errorf("task %s: reading the edits left in %s: %w", t.ID, dir, err)
+		} else if clean {
+			continue // nothing left uncommitted
 		}
 		crashpoint.Hit("recover.before-commit")
 		old := f
 		if rec.PreviousFence > 0 {
 			old = rec.PreviousFence
 		}
-		commit, parent, err := Commit(ctx, wt, t.Branch,
+		cp, err := Commit(ctx, wt, t.Branch,
 			fmt.Sprintf("bcode: keep edits left uncommitted under fence %d", f),
-			Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old})
+			Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old}, lim)
 		if err != nil {
 			return fmt.Errorf("task %s: committing the edits left in %s: %w", t.ID, dir, err)
 		}
-		if commit == "" {
+		if cp.Commit == "" {
 			continue
 		}
-		files, _ := changedFiles(ctx, wt, parent, commit)
-		data, _ := json.Marshal(map[string]any{"commit": commit, "parent": parent, "files": files, "worktree": dir, "left_by_fence": f})
+		files, _ := changedFiles(ctx, wt, cp.Parent, cp.Commit)
+		data, _ := json.Marshal(map[string]any{"commit": cp.Commit, "parent": cp.Parent, "files": files, "worktree": dir, "left_by_fence": f, "skipped": cp.Skipped})
 		if _, err := e.Ledger.Append(ctx, &lease, &engine.Event{TaskID: t.ID, Kind: EventRecoveryCommit, Data: data}); err != nil {
 			return err
 		}
-		rec.RecoveryCommit, rec.RecoveredFiles = commit, files
+		rec.RecoveryCommit, rec.RecoveredFiles = cp.Commit, files
 	}
 	return nil
+}
+
+// cleanWorktree: the worktree holds exactly the commit ref names, as a
+// checkpoint would read it (never git status).
+func cleanWorktree(ctx context.Context, wt *git.Repo, ref string, lim git.Limits) (bool, error) {
+	out, err := wt.Git(ctx, "rev-parse", ref+"^{tree}")
+	if err != nil {
+		return false, err
+	}
+	tree, _, err := wt.SnapshotTree(ctx, ref, lim)
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(string(out)) == tree, nil
 }
 
 // incompleteWorktree: `git worktree add` locks a new worktree with the
 // reason "initializing" until its checkout is done; a lock still saying so
 // means the adding process died, and the files are a partial checkout
-// that must not be mistaken for edits.
-func incompleteWorktree(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+// that must not be mistaken for edits. A directory the repository has no
+// record of never became a worktree. Only the repository's records are
+// read, never the directory's .git.
+func incompleteWorktree(ctx context.Context, user *git.Repo, dir string) bool {
+	wt, err := user.LinkedWorktree(ctx, dir)
 	if err != nil {
-		return !fileExists(filepath.Join(dir, ".git")) // no .git at all: never a worktree
+		return errors.Is(err, git.ErrNotLinked)
 	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
-		return false
-	}
-	lock, err := os.ReadFile(filepath.Join(gitdir, "locked"))
+	return initializing(wt)
+}
+
+// initializing: the linked worktree's admin directory still has the lock
+// `git worktree add` takes until its checkout is done.
+func initializing(wt *git.Repo) bool {
+	lock, err := os.ReadFile(filepath.Join(wt.GitDir, "locked"))
 	return err == nil && strings.Contains(string(lock), "initializing")
 }
 

@@ -11,6 +11,9 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/gitchange"
+	"github.com/bcode-dev/bcode/verify/tamper"
 )
 
 // ErrRunning: a live runner holds the task, and the command needs it idle.
@@ -20,7 +23,13 @@ var ErrRunning = errors.New("task is running")
 // from a dead runner), and releases it after. A live runner's lease makes
 // it fail with an error wrapping ErrRunning and engine.ErrLeaseHeld.
 func (e *Engine) withLease(ctx context.Context, id string, fn func(lease engine.Lease, t *engine.Task) error) error {
-	lease, _, err := e.Claim(ctx, id, e.holder())
+	return e.withLeaseFor(ctx, id, false, fn)
+}
+
+// withLeaseFor is withLease; discard skips recovering the worktrees'
+// uncommitted edits (see claim).
+func (e *Engine) withLeaseFor(ctx context.Context, id string, discard bool, fn func(lease engine.Lease, t *engine.Task) error) error {
+	lease, _, err := e.claim(ctx, id, e.holder(), discard)
 	if errors.Is(err, engine.ErrLeaseHeld) {
 		return fmt.Errorf("%w: %w (cancel it first: bcode task cancel %s)", ErrRunning, err, id)
 	}
@@ -146,12 +155,43 @@ type Accepted struct {
 	To      string   `json:"to"`
 	Commits []string `json:"commits"`
 	Forced  bool     `json:"forced"`
+	// Findings are what the commits landed that git acts on (see
+	// LandingFindings); only a forced accept lands any.
+	Findings []verify.Finding `json:"findings,omitempty"`
+}
+
+// ErrLandsHostile: the task's commits would land files git acts on
+// (outside-pointing links, attribute drivers, .gitmodules, nested
+// repositories); only --force lands them.
+var ErrLandsHostile = errors.New("the task would land files git acts on")
+
+// LandingFindings are the tamper findings (verify/tamper.Landing) of what
+// landing base..head would put in a checkout: symbolic links out of the
+// tree, .gitattributes drivers, .gitmodules, gitlinks and nested or bare
+// repositories. Everything is read from the object database.
+func LandingFindings(ctx context.Context, user *git.Repo, base, head string) ([]verify.Finding, error) {
+	change, err := gitchange.Load(ctx, user, base, head)
+	if err != nil {
+		return nil, fmt.Errorf("reading what the task would land: %w", err)
+	}
+	defer change.Workspace.Close()
+	return tamper.Landing(change), nil
+}
+
+// describeFindings lists findings one per line, for an error a user reads.
+func describeFindings(fs []verify.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "\n  %s %s: %s", f.Code, f.Path, f.Message)
+	}
+	return b.String()
 }
 
 // Accept lands the task's commits on the user's current branch, by
 // fast-forward when the branch has not moved since the base, else by
 // cherry-pick; it never pushes. Only a verified task whose branch is still
-// the verified commit is accepted, unless opts.Force. A working tree with
+// the verified commit, and whose commits land nothing git acts on
+// (LandingFindings), is accepted, unless opts.Force. A working tree with
 // uncommitted changes to tracked files (or untracked files the task would
 // overwrite) is refused and nothing changes; so is a conflict, after which
 // the checkout is as it was.
@@ -178,6 +218,11 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 		}
 		head := commits[len(commits)-1]
 		verified := t.Status == engine.TaskVerified && verifiedHead(events) == head
+		// What git would act on is listed first, whatever else is wrong.
+		findings, err := LandingFindings(ctx, user, t.Base, head)
+		if err != nil {
+			return err
+		}
 		if !verified && !opts.Force {
 			why := fmt.Sprintf("its status is %s", t.Status)
 			if t.Verdict != "" {
@@ -186,7 +231,13 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 			if t.Status == engine.TaskVerified {
 				why = "its branch moved after the verified check"
 			}
+			if len(findings) > 0 {
+				return fmt.Errorf("task %s: %w:%s\nand it is not verified (%s): only a verified task is accepted; --force lands it anyway and records that", id, ErrLandsHostile, describeFindings(findings), why)
+			}
 			return fmt.Errorf("task %s is not verified (%s): only a verified task is accepted; --force lands it anyway and records that", id, why)
+		}
+		if len(findings) > 0 && !opts.Force {
+			return fmt.Errorf("task %s: %w:%s\nlook at them (bcode task diff %s); --force lands them anyway and records that", id, ErrLandsHostile, describeFindings(findings), id)
 		}
 		cur, err := user.Git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
 		if err != nil {
@@ -204,12 +255,20 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 			return err
 		}
 		from := strings.TrimSpace(string(fromOut))
-		res := &Accepted{Branch: branch, From: from, Commits: commits, Forced: !verified}
+		forced := !verified || len(findings) > 0
+		res := &Accepted{Branch: branch, From: from, Commits: commits, Forced: forced, Findings: findings}
 		if _, err := user.Git(ctx, "merge-base", "--is-ancestor", head, "HEAD"); err == nil {
 			res.Method, res.To = "already landed", from // an accept that died before recording it
 		} else if _, err := user.Git(ctx, "merge-base", "--is-ancestor", "HEAD", head); err == nil {
+			// Plumbing, not `git merge`: a two-tree read-tree updates
+			// the index and files (refusing to overwrite anything
+			// untracked) without reading .gitmodules, so no entry in it
+			// can make the landing fail.
 			res.Method = "fast-forward"
-			if _, err := user.Git(ctx, "merge", "--ff-only", "--no-edit", "refs/heads/"+t.Branch); err != nil {
+			if _, err := user.Git(ctx, "read-tree", "-m", "-u", "HEAD", head); err != nil {
+				return fmt.Errorf("fast-forwarding %s: %w", branch, err)
+			}
+			if _, err := user.Git(ctx, "update-ref", "-m", "bcode: accept task "+id, "refs/heads/"+branch, head, from); err != nil {
 				return fmt.Errorf("fast-forwarding %s: %w", branch, err)
 			}
 		} else {
@@ -228,13 +287,16 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 			res.To = strings.TrimSpace(string(toOut))
 		}
 		if err := e.appendData(ctx, &lease, id, EventAccepted, map[string]any{
-			"force": !verified, "by": opts.By, "method": res.Method, "branch": branch,
+			"force": forced, "findings": findings, "by": opts.By, "method": res.Method, "branch": branch,
 			"from": res.From, "to": res.To, "commits": commits, "verdict": t.Verdict}); err != nil {
 			return err
 		}
 		t.Status = engine.TaskAccepted
-		if !verified {
+		switch {
+		case !verified:
 			t.Reason = "accepted with --force by " + opts.By + " (not verified)"
+		case len(findings) > 0:
+			t.Reason = fmt.Sprintf("accepted with --force by %s (landed %d file(s) git acts on)", opts.By, len(findings))
 		}
 		if err := e.Ledger.UpdateTask(ctx, lease, t); err != nil {
 			return err
@@ -249,7 +311,7 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 // checkClean refuses a checkout with staged or unstaged changes to tracked
 // files, or with untracked files at paths the task's commits write.
 func checkClean(ctx context.Context, user *git.Repo, t *engine.Task, head string) error {
-	out, err := user.Git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	out, err := user.Git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all")
 	if err != nil {
 		return err
 	}
@@ -314,7 +376,9 @@ type Rejected struct {
 // branch's last commit in the task.rejected event).
 func (e *Engine) Reject(ctx context.Context, id, by string) (*Rejected, error) {
 	var out *Rejected
-	err := e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
+	// The worktrees go without being read: what the agent left there
+	// cannot stop a reject.
+	err := e.withLeaseFor(ctx, id, true, func(lease engine.Lease, t *engine.Task) error {
 		switch t.Status {
 		case engine.TaskAccepted:
 			return fmt.Errorf("task %s is accepted: its commits are on your branch (revert them with git)", id)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
 	"github.com/bcode-dev/bcode/sandbox/git"
 )
@@ -64,48 +66,50 @@ func ParseTrailers(msg string) Trailers {
 	return t
 }
 
-// Commit stages everything in the worktree wt (which has branch checked
-// out) and, when the staged tree differs from HEAD's, commits it on the
-// branch. The branch moves by compare-and-swap from the HEAD this call read
+// Checkpoint is what Commit made.
+type Checkpoint struct {
+	Commit string // "" when nothing changed
+	Parent string
+	// Skipped is what the worktree held that the commit did not take in
+	// (nested repositories, files over the caps, fifos...), each with why.
+	Skipped []git.Skipped
+}
+
+// Commit writes the worktree wt (opened with git.Repo.LinkedWorktree, on
+// branch) as a commit on the branch when its tree differs from the branch
+// head's. The tree is built by bcode from the files themselves
+// (git.Repo.SnapshotTree): no porcelain runs over the worktree, no nested
+// repository is entered, and lim caps what is taken in.
+//
+// The branch moves by compare-and-swap from the head this call read
 // (update-ref NEW OLD), so a commit never lands on top of one it did not
 // see: a runner that was taken over, and whose successor already moved the
 // branch, fails here instead of writing over the successor's work.
-//
-// It returns the new commit and its parent, or commit "" when nothing
-// changed.
-func Commit(ctx context.Context, wt *git.Repo, branch, subject string, tr Trailers) (commit, parent string, err error) {
-	if _, err := wt.Git(ctx, "add", "--all"); err != nil {
-		return "", "", fmt.Errorf("staging the worktree's changes: %w", err)
-	}
-	out, err := wt.Git(ctx, "write-tree")
+func Commit(ctx context.Context, wt *git.Repo, branch, subject string, tr Trailers, lim git.Limits) (Checkpoint, error) {
+	commit, parent, skipped, err := wt.Checkpoint(ctx, git.CheckpointSpec{
+		Branch:    branch,
+		Message:   subject + "\n\n" + tr.String(),
+		Config:    identity,
+		BeforeRef: func() { crashpoint.Hit("checkpoint.before-ref") },
+	}, lim)
 	if err != nil {
-		return "", "", fmt.Errorf("writing the worktree's tree: %w", err)
+		return Checkpoint{}, err
 	}
-	tree := strings.TrimSpace(string(out))
-	out, err = wt.Git(ctx, "rev-parse", "HEAD", "HEAD^{tree}")
+	return Checkpoint{Commit: commit, Parent: parent, Skipped: skipped}, nil
+}
+
+// Limits are the checkpoint caps of the base commit's configuration.
+func Limits(cfg config.Config) git.Limits {
+	return git.Limits{MaxFileBytes: cfg.Task.MaxFileBytes, MaxTotalBytes: cfg.Task.MaxCheckpointBytes}
+}
+
+// CheckpointLimits reads the checkpoint caps from the task's base commit.
+func CheckpointLimits(ctx context.Context, user *git.Repo, t *engine.Task) (git.Limits, error) {
+	cfg, err := BaseConfig(ctx, user, t.Base)
 	if err != nil {
-		return "", "", fmt.Errorf("reading the worktree's HEAD: %w", err)
+		return git.Limits{}, err
 	}
-	f := strings.Fields(string(out))
-	if len(f) != 2 {
-		return "", "", fmt.Errorf("reading the worktree's HEAD: unexpected %q", out)
-	}
-	parent = f[0]
-	if f[1] == tree {
-		return "", parent, nil
-	}
-	msg := subject + "\n\n" + tr.String()
-	args := append(append([]string(nil), identity...), "commit-tree", tree, "-p", parent, "-m", msg)
-	out, err = wt.Git(ctx, args...)
-	if err != nil {
-		return "", "", fmt.Errorf("committing the worktree's changes: %w", err)
-	}
-	commit = strings.TrimSpace(string(out))
-	crashpoint.Hit("checkpoint.before-ref")
-	if _, err := wt.Git(ctx, "update-ref", "-m", "bcode checkpoint", "refs/heads/"+branch, commit, parent); err != nil {
-		return "", "", fmt.Errorf("moving %s from %s to %s (did another runner move it?): %w", branch, short(parent), short(commit), err)
-	}
-	return commit, parent, nil
+	return Limits(cfg), nil
 }
 
 // changedFiles lists the paths commit changed against its parent.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // Usage is how much of its budgets a task has spent, from the ledger alone
@@ -87,6 +88,13 @@ type Status struct {
 	VerifiedHead string   `json:"verified_head,omitempty"`
 	Worktrees    []string `json:"worktrees,omitempty"`
 	LastSeq      int64    `json:"last_seq"`
+	// Findings are what accepting Head would land that git acts on
+	// (LandingFindings): listed first, and accepted only with --force.
+	Findings []verify.Finding `json:"findings,omitempty"`
+	// Skipped is what the checkpoints left out of the worktree (nested
+	// repositories, files over the caps...), as the last checkpoint that
+	// saw each path reported it.
+	Skipped []git.Skipped `json:"skipped,omitempty"`
 }
 
 // LeaseStatus is the lease with whether it is still live.
@@ -122,9 +130,15 @@ func (e *Engine) Status(ctx context.Context, id string) (*Status, error) {
 	}
 	st.Usage = UsageOf(st.Attempts, events, time.Now())
 	st.VerifiedHead = verifiedHead(events)
+	st.Skipped = skippedOf(events)
 	if repo, err := git.Open(ctx, t.Repo); err == nil {
 		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.Branch); err == nil {
 			st.Head = string(trimNL(out))
+		}
+		if st.Head != "" && st.Head != t.Base {
+			if st.Findings, err = LandingFindings(ctx, repo, t.Base, st.Head); err != nil {
+				return nil, err
+			}
 		}
 	}
 	dirs, _ := e.worktreeDirs(id)
@@ -132,6 +146,24 @@ func (e *Engine) Status(ctx context.Context, id string) (*Status, error) {
 		st.Worktrees = append(st.Worktrees, d)
 	}
 	return st, nil
+}
+
+// skippedOf is what the last checkpoint (turn or recovery commit) left
+// out of the worktree.
+func skippedOf(events []engine.Event) []git.Skipped {
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := events[i]
+		if ev.Kind != EventTurn && ev.Kind != EventRecoveryCommit {
+			continue
+		}
+		var d struct {
+			Skipped []git.Skipped `json:"skipped"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			return d.Skipped
+		}
+	}
+	return nil
 }
 
 // List returns the status of every task of a repository ("" for all),

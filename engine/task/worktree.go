@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
@@ -17,6 +16,10 @@ import (
 // directory is moved there (Claim already committed what it held), other
 // leftovers are removed, and without any a new worktree is added. The
 // branch bcode/<id> starts at the task's base the first time.
+//
+// The returned Repo is opened through the user's repository's records
+// (git.Repo.LinkedWorktree), never by discovery from the directory: the
+// agent writes the directory, its .git file included.
 func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engine.Lease) (*git.Repo, error) {
 	user, err := git.Open(ctx, t.Repo)
 	if err != nil {
@@ -28,7 +31,7 @@ func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engi
 		return nil, err
 	}
 	if _, ok := dirs[lease.Fence]; ok {
-		return openOnBranch(ctx, mine, t.Branch)
+		return openOnBranch(ctx, user, mine, t.Branch)
 	}
 	var old []int64
 	for f := range dirs {
@@ -40,16 +43,22 @@ func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engi
 	if err := os.MkdirAll(e.WorktreeRoot(), 0o700); err != nil {
 		return nil, fmt.Errorf("worktree directory: %w", err)
 	}
+	var lim git.Limits
+	if len(old) > 0 {
+		if lim, err = CheckpointLimits(ctx, user, t); err != nil {
+			return nil, err
+		}
+	}
 	moved := false
 	for i := len(old) - 1; i >= 0; i-- {
 		dir := dirs[old[i]]
-		if !moved && !incompleteWorktree(dir) {
-			if _, err := user.Git(ctx, "worktree", "move", dir, mine); err == nil {
+		if !moved && !incompleteWorktree(ctx, user, dir) {
+			if err := user.MoveWorktree(ctx, dir, mine); err == nil {
 				moved = true
 				continue
 			}
 		}
-		if err := removeClean(ctx, user, dir); err != nil {
+		if err := removeClean(ctx, user, t, dir, lim); err != nil {
 			return nil, err
 		}
 	}
@@ -60,42 +69,45 @@ func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engi
 		}
 	}
 	// Just added or moved with the branch checked out.
-	return git.Open(ctx, mine)
+	return user.LinkedWorktree(ctx, mine)
 }
 
 // removeClean removes an earlier holder's worktree, but only when it holds
 // no uncommitted edits: Claim committed those, so edits here mean it could
-// not, and they are the user's to look at.
-func removeClean(ctx context.Context, user *git.Repo, dir string) error {
-	if wt, err := git.Open(ctx, dir); err == nil && !incompleteWorktree(dir) {
-		out, err := wt.Git(ctx, "status", "--porcelain", "--untracked-files=all")
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", dir, err)
-		}
-		if len(strings.TrimSpace(string(out))) > 0 {
-			return fmt.Errorf("the earlier worktree %s has edits bcode could not commit: look at them and remove the directory", dir)
+// not, and they are the user's to look at. Whether it holds edits is
+// decided by snapshotting it the checkpoint way, never by git status.
+func removeClean(ctx context.Context, user *git.Repo, t *engine.Task, dir string, lim git.Limits) error {
+	if wt, err := user.LinkedWorktree(ctx, dir); err == nil && !initializing(wt) {
+		if head, err := wt.LinkedHead(ctx); err == nil && head == "refs/heads/"+t.Branch {
+			clean, err := cleanWorktree(ctx, wt, head, lim)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", dir, err)
+			}
+			if !clean {
+				return fmt.Errorf("the earlier worktree %s has edits bcode could not commit: look at them and remove the directory", dir)
+			}
 		}
 	}
-	if err := user.WorktreeRemove(ctx, dir); err != nil {
-		return err
-	}
-	return os.RemoveAll(dir)
+	return user.RemoveLinkedWorktree(ctx, dir)
 }
 
-func openOnBranch(ctx context.Context, dir, branch string) (*git.Repo, error) {
-	wt, err := git.Open(ctx, dir)
+func openOnBranch(ctx context.Context, user *git.Repo, dir, branch string) (*git.Repo, error) {
+	wt, err := user.LinkedWorktree(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	head, err := wt.Git(ctx, "symbolic-ref", "--quiet", "HEAD")
-	if err != nil || strings.TrimSpace(string(head)) != "refs/heads/"+branch {
-		return nil, fmt.Errorf("worktree %s is not on %s (HEAD %q)", dir, branch, strings.TrimSpace(string(head)))
+	head, err := wt.LinkedHead(ctx)
+	if err != nil || head != "refs/heads/"+branch {
+		return nil, fmt.Errorf("worktree %s is not on %s (HEAD %q)", dir, branch, head)
 	}
 	return wt, nil
 }
 
-// RemoveWorktrees removes every worktree of the task, with what is in
-// them; Reject and Accept call it once the branch holds everything.
+// removeWorktrees removes every worktree of the task, with what is in
+// them; Reject and Accept call it once the branch holds everything. It
+// deletes the directories itself and then prunes git's records, so nothing
+// the agent left there (a .git file naming another repository, nested
+// repositories, unreadable directories, fifos) can make it fail.
 func (e *Engine) removeWorktrees(ctx context.Context, user *git.Repo, taskID string) ([]string, error) {
 	dirs, err := e.worktreeDirs(taskID)
 	if err != nil {
@@ -103,10 +115,9 @@ func (e *Engine) removeWorktrees(ctx context.Context, user *git.Repo, taskID str
 	}
 	var removed []string
 	for _, dir := range dirs {
-		if err := user.WorktreeRemove(ctx, dir); err != nil {
+		if err := user.RemoveLinkedWorktree(ctx, dir); err != nil {
 			return removed, err
 		}
-		os.RemoveAll(dir)
 		removed = append(removed, dir)
 	}
 	slices.Sort(removed)

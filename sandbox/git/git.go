@@ -40,6 +40,10 @@ type Repo struct {
 	// are off, the index, not the file system, knows the executable bit
 	// and which files are links.
 	fileMode, symlinks bool
+	// env names the git directory and working tree explicitly (GIT_DIR,
+	// GIT_WORK_TREE) for a repository opened without discovery (see
+	// LinkedWorktree): git then never reads the working tree's .git.
+	env []string
 }
 
 // Error is a git command that failed. Its message carries git's own
@@ -87,6 +91,12 @@ var hardening = []string{
 	"-c", "tag.gpgSign=false",
 	"-c", "log.showSignature=false",
 	"-c", "submodule.recurse=false",
+	// Submodules are never entered: no status, diff or summary of a
+	// nested repository runs (its own config would apply there).
+	"-c", "diff.ignoreSubmodules=all",
+	"-c", "status.submoduleSummary=false",
+	"-c", "fetch.recurseSubmodules=false",
+	"-c", "push.recurseSubmodules=no",
 	"-c", "gc.auto=0",
 	"-c", "maintenance.auto=false",
 	"-c", "advice.detachedHead=false",
@@ -182,6 +192,10 @@ type invocation struct {
 	stdout io.Writer
 	// extra are open files the process inherits as descriptors 3, 4, ...
 	extra []*os.File
+	// noLiteral drops --literal-pathspecs, for the commands that refuse
+	// all pathspec magic (check-ignore); their callers make each path
+	// start with "./" so none can be read as magic.
+	noLiteral bool
 }
 
 // maxStderr bounds how much of git's stderr an error keeps.
@@ -194,12 +208,19 @@ func run(ctx context.Context, inv invocation) ([]byte, error) {
 		return nil, err
 	}
 	argv := make([]string, 0, len(hardening)+len(inv.drivers)+len(inv.args))
-	argv = append(argv, hardening...)
+	for _, h := range hardening {
+		if !inv.noLiteral || h != "--literal-pathspecs" {
+			argv = append(argv, h)
+		}
+	}
 	argv = append(argv, inv.drivers...)
 	argv = append(argv, inv.args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
 	cmd.Dir = inv.dir
 	cmd.Env = environ(home, inv.env)
+	if inv.noLiteral {
+		cmd.Env = append(cmd.Env, "GIT_LITERAL_PATHSPECS=0")
+	}
 	cmd.Stdin = inv.stdin
 	cmd.ExtraFiles = inv.extra
 	cmd.WaitDelay = 5 * time.Second
@@ -295,12 +316,19 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if r.Dir == "" {
 		return nil, fmt.Errorf("%s is inside a git directory, not a working tree (run bcode inside a checkout or pass --repo)", abs)
 	}
-	cfg, err := readConfig(ctx, r.Dir)
-	if err != nil {
+	if err := r.loadConfig(ctx); err != nil {
 		return nil, err
 	}
-	r.drivers, r.fileMode, r.symlinks = cfg.drivers, cfg.fileMode, cfg.symlinks
 	return r, nil
+}
+
+func (r *Repo) loadConfig(ctx context.Context) error {
+	cfg, err := readConfig(ctx, r.Dir, r.env)
+	if err != nil {
+		return err
+	}
+	r.drivers, r.fileMode, r.symlinks = cfg.drivers, cfg.fileMode, cfg.symlinks
+	return nil
 }
 
 // repoConfig is what bcode needs from the repository's own configuration.
@@ -320,9 +348,9 @@ type repoConfig struct {
 // external diff (diff.external or a driver's command) becomes "false":
 // porcelain `git diff` then fails loudly unless the caller passes
 // --no-ext-diff, rather than print a diff the repository chose.
-func readConfig(ctx context.Context, dir string) (repoConfig, error) {
+func readConfig(ctx context.Context, dir string, env []string) (repoConfig, error) {
 	cfg := repoConfig{fileMode: true, symlinks: true}
-	out, err := run(ctx, invocation{dir: dir, args: []string{"config", "--null", "--get-regexp", `^(filter|diff|merge)\.|^core\.(filemode|symlinks)$`}})
+	out, err := run(ctx, invocation{dir: dir, env: env, args: []string{"config", "--null", "--get-regexp", `^(filter|diff|merge)\.|^core\.(filemode|symlinks)$`}})
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 { // no such keys
@@ -401,11 +429,11 @@ func (r *Repo) Git(ctx context.Context, args ...string) ([]byte, error) {
 
 // GitInput is Git with stdin.
 func (r *Repo) GitInput(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	cfg, err := readConfig(ctx, r.Dir)
+	cfg, err := readConfig(ctx, r.Dir, r.env)
 	if err != nil {
 		return nil, err
 	}
-	return run(ctx, invocation{dir: r.Dir, args: args, stdin: stdin, drivers: append(cfg.drivers, r.drivers...)})
+	return run(ctx, invocation{dir: r.Dir, args: args, stdin: stdin, env: r.env, drivers: append(cfg.drivers, r.drivers...)})
 }
 
 // plumbing runs one of this package's own commands, none of which reads
@@ -413,6 +441,7 @@ func (r *Repo) GitInput(ctx context.Context, stdin io.Reader, args ...string) ([
 func (r *Repo) plumbing(ctx context.Context, inv invocation) ([]byte, error) {
 	inv.dir = r.Dir
 	inv.drivers = r.drivers
+	inv.env = append(append([]string(nil), r.env...), inv.env...)
 	return run(ctx, inv)
 }
 

@@ -385,7 +385,8 @@ func (w *worktreeReader) open(c candidate) (*os.File, string, error) {
 		f, err := os.Open(name)
 		return f, "120000", err
 	}
-	f, err := w.root.Open(c.path)
+	// O_NONBLOCK: a fifo swapped in since lstat must not block the open.
+	f, err := w.root.OpenFile(c.path, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, "", nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 )
 
 // WorktreeAdd creates a linked working tree at dir on branch: a new branch
@@ -50,22 +49,12 @@ func (r *Repo) WorktreeAdd(ctx context.Context, dir, branch, base string) error 
 
 // WorktreeRemove removes the linked working tree at dir, with any changes
 // left in it, and prunes git's record of it. A directory that is already
-// gone is only pruned.
+// gone is only pruned. It is RemoveLinkedWorktree: git never reads the
+// directory (`git worktree remove` would read and trust its .git file).
 func (r *Repo) WorktreeRemove(ctx context.Context, dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("worktree directory %q: %w", dir, err)
 	}
-	_, rmErr := r.Git(ctx, "worktree", "remove", "--force", "--force", "--", abs)
-	if _, err := r.Git(ctx, "worktree", "prune"); err != nil {
-		return fmt.Errorf("pruning worktrees: %w", err)
-	}
-	if rmErr != nil {
-		var ge *Error
-		if errors.As(rmErr, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
-			return nil // already gone; prune forgot it
-		}
-		return fmt.Errorf("removing worktree %s: %w", abs, rmErr)
-	}
-	return nil
+	return r.RemoveLinkedWorktree(ctx, abs)
 }

@@ -1,6 +1,8 @@
 // Package tamper reports the tampering on a change that no language adapter
 // owns: changes under protected paths, to bcode's own configuration, to CI
-// definitions, to Makefile test targets, and test sources that became binary.
+// definitions, to Makefile test targets, test sources that became binary,
+// and what landing the change would put in a checkout for git to act on
+// (Landing).
 //
 // Every rule reads the configuration the caller loaded from the BASE commit,
 // so a change cannot loosen the rules it is judged by.
@@ -35,6 +37,7 @@ func Check(change *verify.Change, cfg config.Config) []verify.Finding {
 		out = append(out, makefileTargets(change, f)...)
 		out = append(out, binaryTestFile(f)...)
 	}
+	out = append(out, Landing(change)...)
 	slices.SortFunc(out, func(a, b verify.Finding) int {
 		return cmp.Or(
 			cmp.Compare(a.Path, b.Path),

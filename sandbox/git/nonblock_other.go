@@ -1,0 +1,6 @@
+//go:build !unix
+
+package git
+
+// nonblock: no fifos to fear here.
+const nonblock = 0
