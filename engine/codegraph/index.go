@@ -164,6 +164,11 @@ type Scan struct {
 	Refused []string // .go files that are symbolic links, never read
 }
 
+// indexFormat goes into every directory's hash, so units a build of bcode
+// with another format stored (v1 kept the tools' error messages) are
+// re-indexed rather than reused.
+const indexFormat = "codegraph v2\n"
+
 // skipDir reports whether the go tool ignores a directory (and so the index
 // does too): hidden, underscore, testdata and vendor directories.
 func skipDir(name string) bool {
@@ -227,6 +232,7 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 	for dir, es := range perDir {
 		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 		h := sha256.New()
+		h.Write([]byte(indexFormat))
 		h.Write(modSum[:])
 		for _, e := range es {
 			fmt.Fprintf(h, "%s\x00%s\n", e.name, e.sum)
