@@ -81,9 +81,13 @@ func Check(v module.Version) error {
 func Wanted(gomod, gosum []byte) ([]module.Version, error) {
 	seen := map[module.Version]bool{}
 	if len(gomod) > 0 {
-		f, err := modfile.ParseLax("go.mod", gomod, nil)
+		// Parse, not ParseLax: the lax parser skips replace directives,
+		// and a replacement is a module the go command would fetch.
+		f, err := modfile.Parse("go.mod", gomod, nil)
 		if err != nil {
-			return nil, fmt.Errorf("gotool: go.mod: %w", err)
+			if f, err = modfile.ParseLax("go.mod", gomod, nil); err != nil {
+				return nil, fmt.Errorf("gotool: go.mod: %w", err)
+			}
 		}
 		for _, r := range f.Require {
 			seen[r.Mod] = true
