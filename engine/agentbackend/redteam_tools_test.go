@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/sumdb/dirhash"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
 )
 
@@ -363,4 +365,64 @@ func eventsOf(t *testing.T, led *ledger.Ledger, task, kind string) []ModuleEvent
 		}
 	}
 	return out
+}
+
+// TestRedTeamWarmSeedCompilesNothingOnHost (issue 12, item 4): `bcode
+// check --sandbox docker` warms the seed build cache from a base nobody
+// has read. A cgo preamble that includes a host file makes the host's C
+// compiler read it and print its first line. Armed: the old host warm-up
+// (docker.WarmGoCache, the user's environment, cgo on) returns the host
+// file's marker in its error. Held: WarmSeed compiles in a container,
+// where the host file does not exist, under the container's memory limit.
+func TestRedTeamWarmSeedCompilesNothingOnHost(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc for the control: apt-get install gcc")
+	}
+	ctx := context.Background()
+	mark := "HOSTMARK" + strings.ToUpper(randomHex(t, 8))
+	hostDir := t.TempDir()
+	host := filepath.Join(hostDir, "secret.txt")
+	if err := os.WriteFile(host, []byte(mark+" is a secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	for name, body := range map[string]string{
+		"go.mod": "module example.com/untrusted\n\ngo 1.21\n",
+		"a.go":   "package untrusted\n\nfunc Hello() string { return \"hi\" }\n",
+		"c.go":   "package untrusted\n\n// #include \"" + host + "\"\nimport \"C\"\n\nvar _ = C.int(0)\n",
+	} {
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn(t, repo, "init", "-q")
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "base")
+	base := gitIn(t, repo, "rev-parse", "HEAD")
+
+	goenv, err := docker.HostGoEnv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	plain := docker.WarmGoCache(ctx, repo, goenv.GOCACHE)
+	if plain == nil || !strings.Contains(plain.Error(), mark) {
+		t.Fatalf("control: the host warm-up did not carry the host file's marker, so the attack is not armed: %v", plain)
+	}
+	t.Logf("armed: the host warm-up's C compiler read the host file (%.1fs)", time.Since(start).Seconds())
+
+	tmpl := docker.Config{Image: testImage, Go: goenv, Toolchains: docker.HostToolchains(goenv), MemoryBytes: 1 << 30}
+	start = time.Now()
+	held := WarmSeed(ctx, tmpl, repo, base, seedCache(t))
+	t.Logf("WarmSeed in the container: %.1fs: %v", time.Since(start).Seconds(), held)
+	if held == nil {
+		t.Fatal("WarmSeed succeeded on a base whose cgo preamble includes a file that must not exist in the sandbox")
+	}
+	if strings.Contains(held.Error(), mark) {
+		t.Fatalf("held? no: the warm-up read the host file: %v", held)
+	}
+	if !strings.Contains(held.Error(), "in the sandbox") {
+		t.Errorf("the warm-up did not run in the sandbox: %v", held)
+	}
 }
