@@ -161,7 +161,7 @@ type Scan struct {
 	// Hashes maps each repository-relative directory holding .go files to
 	// a hash of go.mod and of every .go file's name and content in it.
 	Hashes  map[string]string
-	Refused []string // .go files that are symbolic links, never read
+	Refused []string // .go files that are symbolic links (never read) or over the size cap
 }
 
 // indexFormat goes into every directory's hash, so units a build of bcode
@@ -217,9 +217,17 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		data, err := conf.ReadFile(rel, 0)
+		// Capped: a 2 GB .go file the agent wrote must not become 2 GB of
+		// bcode. One over the cap is hashed by its size alone; the shadow
+		// copy leaves it out too.
+		data, err := conf.ReadFile(rel, shadowGoFileMax+1)
 		if err != nil {
 			out.Refused = append(out.Refused, rel)
+			return nil
+		}
+		if len(data) > shadowGoFileMax {
+			out.Refused = append(out.Refused, rel)
+			perDir[dir] = append(perDir[dir], entry{d.Name(), "too large"})
 			return nil
 		}
 		sum := sha256.Sum256(data)

@@ -206,7 +206,7 @@ func (b *builder) collect(ctx context.Context) error {
 					b.notes = append(b.notes, fmt.Sprintf("Go index: %d package errors (first: %s)", len(st.Errors), st.Errors[0]))
 				}
 				if len(st.Refused) > 0 {
-					b.notes = append(b.notes, fmt.Sprintf("not read (symbolic links): %s", strings.Join(st.Refused, ", ")))
+					b.notes = append(b.notes, fmt.Sprintf("not read (symbolic links, or over 16 MiB): %s", strings.Join(st.Refused, ", ")))
 				}
 			}
 		}
