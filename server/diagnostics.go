@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
@@ -255,6 +255,29 @@ type testLocator struct {
 	found map[string]lsp.Location
 }
 
+// read reads one of the workspace's test files, confined to the workspace
+// and refused over maxReadBytes (the workspace may be an agent's).
+func (t *testLocator) read(abs string) ([]byte, error) {
+	rel, err := filepath.Rel(t.root, abs)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := sandbox.OpenConfined(t.root)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
+	rel = filepath.ToSlash(rel)
+	fi, err := conf.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxReadBytes {
+		return nil, errTooBig
+	}
+	return conf.ReadFile(rel, maxReadBytes)
+}
+
 var testFuncRE = regexp.MustCompile(`(?m)^func (Test|Example|Fuzz|Benchmark)\w*\(`)
 
 // locate looks for func Name( in the _test.go files of dir. name may carry
@@ -273,7 +296,7 @@ func (t *testLocator) locate(dir, name string) lsp.Location {
 	var loc lsp.Location
 	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := t.read(f)
 		if err != nil {
 			continue
 		}

@@ -13,10 +13,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -200,11 +200,55 @@ func (s *Server) text(abs string) (string, error) {
 	if d != nil {
 		return d.text(), nil
 	}
-	b, err := os.ReadFile(abs)
+	b, err := s.readFile(abs)
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// maxReadBytes caps a read of a file the editor does not have open (for a
+// code action, a task's selection or a context pack's): the workspace may
+// be an agent's, and a 2 GB file must not become 2 GB of the server.
+const maxReadBytes = 4 << 20
+
+// errTooBig is returned for a file over maxReadBytes.
+var errTooBig = errors.New("file too large")
+
+// readFile reads a workspace file that is not open in the editor: confined
+// to the workspace (no symbolic link is followed out of it, nor a final
+// one at all) and refused, before any byte is read, when it is larger than
+// maxReadBytes.
+func (s *Server) readFile(abs string) ([]byte, error) {
+	root, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return nil, fmt.Errorf("%s is outside the workspace %s", abs, root)
+	}
+	rel = filepath.ToSlash(rel)
+	conf, err := sandbox.OpenConfined(root)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
+	fi, err := conf.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxReadBytes {
+		return nil, fmt.Errorf("%w: %s is %d MiB, over bcode-ls's %d MiB limit for a file the editor has not opened: open it in the editor, or work on a smaller file", errTooBig, rel, fi.Size()>>20, maxReadBytes>>20)
+	}
+	b, err := conf.ReadFile(rel, maxReadBytes+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxReadBytes {
+		return nil, fmt.Errorf("%w: %s grew past bcode-ls's %d MiB limit while it was read", errTooBig, rel, maxReadBytes>>20)
+	}
+	return b, nil
 }
 
 // go runs f in the background, tied to the server's lifetime, recovering a

@@ -159,6 +159,8 @@ func TestBadInput(t *testing.T) {
 			badCase{"status, unusable state dir", []string{"task", "status", "--repo", clean, "--state", badState}, []int{1, 2}, stateDir},
 			badCase{"status, non-git directory", []string{"task", "status", "--repo", notGit, "--state", state}, []int{1, 2}, notARepo},
 			badCase{"run a missing task", []string{"task", "run", "nosuchid", "--repo", clean, "--state", state}, []int{1, 2}, noTask},
+			badCase{"approve a module for a missing task", []string{"task", "approve-module", "nosuchid", "golang.org/x/text@v0.14.0", "--repo", clean, "--state", state}, []int{1, 2}, noTask},
+			badCase{"approve a module version that is not one", []string{"task", "approve-module", "nosuchid", "exfil.example/x?d=1@latest", "--repo", clean, "--state", state}, []int{2}, `not a valid module version`},
 			badCase{"run, unusable state dir", []string{"task", "run", "nosuchid", "--repo", clean, "--state", badState}, []int{1, 2}, stateDir},
 		)
 		for i := n; i < len(cases); i++ {

@@ -36,6 +36,7 @@ const taskUsage = `usage: bcode task <subcommand> [flags]
   resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]   run it again, with more budget
   accept ID [--force]             land a verified task on your current branch (never pushes)
   reject ID                       remove its worktree and branch; the record stays
+  approve-module ID MOD@VER       let the host fetch a module the task needs that the base's go.sum does not list
 
 Every subcommand takes --repo DIR and --state DIR.`
 

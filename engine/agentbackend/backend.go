@@ -217,7 +217,7 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config
 		if err := os.MkdirAll(seed, 0o755); err != nil {
 			return docker.Config{}, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
 		}
-		if err := WarmSeed(ctx, t.Repo, t.Base, seed); err != nil {
+		if err := WarmSeed(ctx, dcfg, t.Repo, t.Base, seed); err != nil {
 			warnings = append(warnings, err)
 		}
 		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
@@ -252,7 +252,10 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 	// what is missing (docker.ExplainOffline); the warning goes to the
 	// agent's log.
 	var warnings []error
-	pre := &prefetcher{dir: in.Worktree}
+	pre := &prefetcher{
+		dir: in.Worktree, repo: in.Task.Repo, base: in.Task.Base,
+		task: in.Task.ID, attempt: int64(in.Attempt.Number), lease: &in.Lease, led: led,
+	}
 	if err := pre.refresh(ctx); err != nil {
 		warnings = append(warnings, err)
 	}

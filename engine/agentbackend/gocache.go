@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
@@ -34,11 +37,23 @@ func SeedDir(repo string) (string, error) {
 	return filepath.Join(base, "bcode", "sandbox-gocache", hex.EncodeToString(sum[:8])), nil
 }
 
-// WarmSeed compiles the base commit of repo (exported to a temporary
-// directory, never the worktree: that holds the agent's edits, which must
-// not be built on the host) into the seed cache, once per base commit. A
-// base without go.mod at its root needs no Go cache.
-func WarmSeed(ctx context.Context, repo, base, seed string) error {
+// warmTimeout bounds warming one base's seed: a cold standard library on
+// two loaded cores takes minutes.
+const warmTimeout = 30 * time.Minute
+
+// WarmSeed compiles the base commit of repo into the seed cache, once per
+// base commit, inside a sandbox container made from tmpl — never on the
+// host: the base may be a change nobody has read (`bcode check --sandbox
+// docker`), and compiling it runs the C compiler over its cgo preamble
+// (`#include "/etc/shadow"`, `#include "/dev/zero"`). The base is exported
+// to a temporary directory (never the worktree, which holds the agent's
+// edits); the modules its go.sum lists are fetched on the host first
+// (FetchBaseKnown), and nothing else; then `go build ./...` and `go test
+// -c` run in a container with the seed mounted read-write as its GOCACHE,
+// with the container's own limits, no network and the same environment the
+// checks have, so their action IDs match. A base without go.mod at its
+// root needs no Go cache.
+func WarmSeed(ctx context.Context, tmpl docker.Config, repo, base, seed string) error {
 	marker := filepath.Join(seed, "bcode-warmed", base)
 	if _, err := os.Stat(marker); err == nil {
 		return nil
@@ -55,17 +70,44 @@ func WarmSeed(ctx context.Context, repo, base, seed string) error {
 	if err := r.Export(ctx, base, dir); err != nil {
 		return fmt.Errorf("agentbackend: exporting the base for the Go cache: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+	if fi, err := os.Lstat(filepath.Join(dir, "go.mod")); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	if err := docker.PrefetchGo(ctx, dir); err != nil {
+	sums, err := BaseSums(ctx, repo, base)
+	if err != nil {
 		return err
 	}
-	if err := docker.WarmGoCache(ctx, dir, seed); err != nil {
-		return err
+	if err := FetchBaseKnown(ctx, sums); err != nil {
+		return fmt.Errorf("agentbackend: fetching the base's modules for the Go cache: %w", err)
+	}
+	cfg := tmpl
+	cfg.Worktree, cfg.GoCacheDir = dir, seed
+	cfg.GoCacheSeed, cfg.GoCacheProg, cfg.Env = "", nil, nil
+	runner, err := docker.New(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("agentbackend: warming the Go cache: %w", err)
+	}
+	defer runner.Close()
+	for _, args := range [][]string{{"go", "build", "./..."}, {"go", "test", "-c", "-o", "/tmp", "./..."}} {
+		res, err := runner.Run(ctx, sandbox.Command{Dir: dir, Args: args, Timeout: warmTimeout, OutputLimit: 8 << 10})
+		if err != nil {
+			return fmt.Errorf("agentbackend: warming the Go cache (%s in the sandbox): %w", strings.Join(args, " "), err)
+		}
+		if res.ExitCode != 0 {
+			return fmt.Errorf("agentbackend: warming the Go cache (%s in the sandbox): exit %d: %s", strings.Join(args, " "), res.ExitCode, lastLines(res.Stderr, 5))
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(marker, nil, 0o644)
+}
+
+// lastLines is the end of a command's output, for an error a person reads.
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
 }

@@ -8,9 +8,11 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -19,6 +21,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/gotool"
 )
 
 // loadMode is what the Go indexer asks go/packages for. Dependencies come
@@ -28,36 +31,50 @@ const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledG
 	packages.NeedImports | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo
 
 // indexGo loads the packages of dirs (repository-relative, "." for the
-// root) with their tests and returns one unit per directory. Every source
-// file is read through conf: a file that is a symbolic link contributes
-// only its package clause, never its content.
+// root) with their tests and returns one unit per directory. The go
+// command runs over a shadow copy of the tree (makeShadow), never the tree
+// itself, with bcode's hardened environment (gotool: no cgo, no network,
+// no toolchain switch, no user configuration, limits on the compilers it
+// starts and a timeout), so nothing the tree points at outside itself is
+// read and a hostile package cannot make the host spend without bound.
 func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []string) (map[string]*Unit, error) {
-	repo := conf.Dir()
+	tc, err := gotool.Shared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := os.MkdirTemp("", "bcode-index-")
+	if err != nil {
+		return nil, fmt.Errorf("codegraph: %w", err)
+	}
+	defer os.RemoveAll(repo)
+	if _, err := makeShadow(conf, repo); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, gotool.DefaultLimits.Timeout)
+	defer cancel()
 	var mu sync.Mutex
 	sources := map[string][]byte{}
 	cfg := &packages.Config{
 		Context: ctx,
 		Mode:    loadMode,
 		Dir:     repo,
+		Env:     tc.OfflineEnv(gotool.ModFlag(repo)),
 		Tests:   true,
 		Fset:    token.NewFileSet(),
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
-			rel, inside := relPath(repo, filename)
-			if inside {
-				data, err := conf.ReadFile(rel, 0)
-				if err != nil {
-					// Refused (a symbolic link) or gone: keep only the
-					// package clause so the package still type-checks
-					// as far as it can; the content is never indexed.
-					return parser.ParseFile(fset, filename, src, parser.PackageClauseOnly)
-				}
-				src = data
+			if _, inside := relPath(repo, filename); !inside {
+				// Not bcode's copy (the module cache, GOROOT): parse it
+				// for its types, index nothing of it.
+				return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments)
 			}
 			mu.Lock()
 			sources[filename] = src
 			mu.Unlock()
 			return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments)
 		},
+	}
+	if te := gotool.ToolExec(gotool.DefaultLimits); te != "" {
+		cfg.BuildFlags = []string{"-toolexec=" + te}
 	}
 	patterns := make([]string, len(dirs))
 	for i, d := range dirs {
@@ -155,7 +172,7 @@ func (ix *goIndexer) run() {
 	}
 	for _, e := range p.Errors {
 		if len(u.Errors) < 20 {
-			u.Errors = append(u.Errors, e.Error())
+			u.Errors = append(u.Errors, ix.errorSentence(e))
 		}
 	}
 	if p.TypesInfo == nil || p.Fset == nil {
@@ -172,6 +189,52 @@ func (ix *goIndexer) run() {
 		}
 		ix.file(f, rel, ix.sources[name])
 	}
+}
+
+// errorSentence is what the index keeps of a load, parse or type error: a
+// fixed sentence naming the package, the kind of error and where it is in
+// the tree. Never the tool's message: it quotes what it read, and what it
+// read is the agent's (or, before the shadow copy, a host file's).
+func (ix *goIndexer) errorSentence(e packages.Error) string {
+	kind := "load"
+	switch e.Kind {
+	case packages.ParseError:
+		kind = "syntax"
+	case packages.TypeError:
+		kind = "type"
+	}
+	where := ""
+	if file, line, ok := splitPos(e.Pos); ok {
+		if rel, inside := relPath(ix.repo, file); inside {
+			where = fmt.Sprintf(" at %s:%d", rel, line)
+		}
+	}
+	return fmt.Sprintf("package %s has a %s error%s (the tool's message is not kept)", ix.pkg.PkgPath, kind, where)
+}
+
+// splitPos parses a go/packages position, "file:line:col" or "file:line".
+func splitPos(pos string) (string, int, bool) {
+	file, last, ok := cutLastNumber(pos)
+	if !ok {
+		return "", 0, false
+	}
+	if f, line, ok := cutLastNumber(file); ok {
+		return f, line, true
+	}
+	return file, last, true
+}
+
+// cutLastNumber splits "s:N" into s and N > 0.
+func cutLastNumber(s string) (string, int, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n <= 0 {
+		return "", 0, false
+	}
+	return s[:i], n, true
 }
 
 func (ix *goIndexer) inModule(p string) bool {

@@ -161,8 +161,13 @@ type Scan struct {
 	// Hashes maps each repository-relative directory holding .go files to
 	// a hash of go.mod and of every .go file's name and content in it.
 	Hashes  map[string]string
-	Refused []string // .go files that are symbolic links, never read
+	Refused []string // .go files that are symbolic links (never read) or over the size cap
 }
+
+// indexFormat goes into every directory's hash, so units a build of bcode
+// with another format stored (v1 kept the tools' error messages) are
+// re-indexed rather than reused.
+const indexFormat = "codegraph v2\n"
 
 // skipDir reports whether the go tool ignores a directory (and so the index
 // does too): hidden, underscore, testdata and vendor directories.
@@ -212,9 +217,17 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		data, err := conf.ReadFile(rel, 0)
+		// Capped: a 2 GB .go file the agent wrote must not become 2 GB of
+		// bcode. One over the cap is hashed by its size alone; the shadow
+		// copy leaves it out too.
+		data, err := conf.ReadFile(rel, shadowGoFileMax+1)
 		if err != nil {
 			out.Refused = append(out.Refused, rel)
+			return nil
+		}
+		if len(data) > shadowGoFileMax {
+			out.Refused = append(out.Refused, rel)
+			perDir[dir] = append(perDir[dir], entry{d.Name(), "too large"})
 			return nil
 		}
 		sum := sha256.Sum256(data)
@@ -227,6 +240,7 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 	for dir, es := range perDir {
 		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 		h := sha256.New()
+		h.Write([]byte(indexFormat))
 		h.Write(modSum[:])
 		for _, e := range es {
 			fmt.Fprintf(h, "%s\x00%s\n", e.name, e.sum)

@@ -194,15 +194,19 @@ func (b *builder) collect(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				b.notes = append(b.notes, "Go index failed ("+shortErr(err)+"): sections from text search")
+				// Not the error's text: it can carry what the go command
+				// printed about the agent's code.
+				b.notes = append(b.notes, "Go index failed: sections from text search")
 				lang = "other"
 			default:
 				g, b.stats = graph, &st
 				if len(st.Errors) > 0 {
+					// The index keeps fixed sentences, never a tool's
+					// message; the first names the package and place.
 					b.notes = append(b.notes, fmt.Sprintf("Go index: %d package errors (first: %s)", len(st.Errors), st.Errors[0]))
 				}
 				if len(st.Refused) > 0 {
-					b.notes = append(b.notes, fmt.Sprintf("not read (symbolic links): %s", strings.Join(st.Refused, ", ")))
+					b.notes = append(b.notes, fmt.Sprintf("not read (symbolic links, or over 16 MiB): %s", strings.Join(st.Refused, ", ")))
 				}
 			}
 		}

@@ -218,7 +218,7 @@ func TestSymlinkOutsideRepoIsNotRead(t *testing.T) {
 	if strings.Contains(out, hostText) || strings.Contains(out, "Stolen()") {
 		t.Fatalf("content outside the repository reached the pack:\n%s", out)
 	}
-	for _, want := range []string{"AGENTS.md not read", "not read (symbolic links): app/stolen.go"} {
+	for _, want := range []string{"AGENTS.md not read", "not read (symbolic links, or over 16 MiB): app/stolen.go"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pack does not say %q:\n%s", want, out)
 		}

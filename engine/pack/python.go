@@ -39,7 +39,8 @@ func (b *builder) pythonSections(ctx context.Context) []candidate {
 	if err != nil {
 		why := "Python language server unavailable (" + shortErr(err) + "): install one with `npm i -g pyright` or `pip install python-lsp-server`; callers and tests found by text search instead"
 		if !errors.Is(err, lspclient.ErrNoServer) {
-			why = "Python language server failed to start (" + shortErr(err) + "): callers and tests found by text search instead"
+			// Not the error's text: the server ran over the agent's code.
+			why = "Python language server failed to start: callers and tests found by text search instead"
 		}
 		b.notes = append(b.notes, why)
 		return b.textSearchSections(why)
@@ -48,7 +49,7 @@ func (b *builder) pythonSections(ctx context.Context) []candidate {
 	b.notes = append(b.notes, "Python through the language server "+filepath.Base(argv[0]))
 	out, err := b.pythonGraph(ctx, client)
 	if err != nil {
-		why := "Python language server request failed (" + shortErr(err) + "): text search instead"
+		why := "Python language server request failed: text search instead"
 		b.notes = append(b.notes, why)
 		return b.textSearchSections(why)
 	}

@@ -62,7 +62,7 @@ func ExplainOffline(out []byte) []byte {
 			what = "the module providing package " + m[1]
 		}
 		fmt.Fprintf(&b, "bcode sandbox: %s was not prefetched: the sandbox has no network (GOPROXY=off) and only sees the host's module cache, read-only. "+
-			"Add the dependency to go.mod and run 'go mod download' on the host with your proxy settings (bcode does this before each attempt). [go: %s]",
+			"After each turn the host runs 'go mod download' for what go.mod needs if the base commit's go.sum lists it; any other module waits for the user's approval (bcode task approve-module). [go: %s]",
 			what, strings.TrimSpace(body))
 		if strings.HasSuffix(line, "\n") {
 			b.WriteString("\n")

@@ -1,0 +1,126 @@
+package agentbackend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"golang.org/x/mod/module"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/gotool"
+)
+
+// The host reaches the network for the agent only for module versions the
+// base commit already depends on (a line in its go.sum) or that the user
+// approved. Any other module the agent's go.mod or go.sum names is an
+// event the user answers (`bcode task approve-module TASK MOD@VER`), never
+// a request: a module path is text the agent chose, and a request for it
+// carries that text to the proxy.
+const (
+	// EventModuleApprovalNeeded: the agent's code needs a module version
+	// the base does not; nothing was fetched. Data: ModuleEvent.
+	EventModuleApprovalNeeded = "module.approval_needed"
+	// EventModuleApproved: the user allowed the host to fetch a module
+	// version for the task. Data: ModuleEvent.
+	EventModuleApproved = "module.approved"
+)
+
+// ModuleEvent is the data of the module events.
+type ModuleEvent struct {
+	Module string `json:"module"` // path@version
+	Why    string `json:"why,omitempty"`
+}
+
+// ModuleLedger is what the module events need of the ledger.
+type ModuleLedger interface {
+	Append(ctx context.Context, lease *engine.Lease, e *engine.Event) (int64, error)
+	Events(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, error)
+}
+
+// ParseModule parses and validates "path@version" (gotool.Check).
+func ParseModule(s string) (module.Version, error) {
+	p, v, ok := strings.Cut(s, "@")
+	if !ok {
+		return module.Version{}, fmt.Errorf("%q: want MODULE@VERSION, e.g. golang.org/x/text@v0.14.0", s)
+	}
+	mv := module.Version{Path: p, Version: v}
+	if err := gotool.Check(mv); err != nil {
+		return module.Version{}, fmt.Errorf("%q: %w", s, err)
+	}
+	return mv, nil
+}
+
+// ApproveModule records the user's approval of mod for task (no lease:
+// it is the user's command).
+func ApproveModule(ctx context.Context, led ModuleLedger, taskID, mod string) (module.Version, error) {
+	mv, err := ParseModule(mod)
+	if err != nil {
+		return mv, err
+	}
+	data, _ := json.Marshal(ModuleEvent{Module: gotool.String(mv), Why: "approved by the user"})
+	_, err = led.Append(ctx, nil, &engine.Event{TaskID: taskID, Kind: EventModuleApproved, Data: data})
+	return mv, err
+}
+
+// moduleEvents reads the module versions of task's events of kind.
+func moduleEvents(ctx context.Context, led ModuleLedger, taskID, kind string) (map[module.Version]bool, error) {
+	evs, err := led.Events(ctx, taskID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := map[module.Version]bool{}
+	for _, e := range evs {
+		if e.Kind != kind {
+			continue
+		}
+		var d ModuleEvent
+		if json.Unmarshal(e.Data, &d) != nil {
+			continue
+		}
+		if mv, err := ParseModule(d.Module); err == nil {
+			out[mv] = true
+		}
+	}
+	return out, nil
+}
+
+// BaseSums is what the go.sum of repo's base commit vouches for (none when
+// it has no go.sum).
+func BaseSums(ctx context.Context, repo, base string) (map[module.Version]gotool.Sum, error) {
+	r, err := git.Open(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	data, err := r.ShowFile(ctx, base, "go.sum")
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[module.Version]gotool.Sum{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the base commit's go.sum: %w", err)
+	}
+	return gotool.ParseSum(data), nil
+}
+
+// FetchBaseKnown fetches, with the user's proxy settings, every module
+// version the base's go.sum lists that the module cache lacks, and nothing
+// else. The container is offline: this is what lets the base build there.
+func FetchBaseKnown(ctx context.Context, sums map[module.Version]gotool.Sum) error {
+	if len(sums) == 0 {
+		return nil
+	}
+	tc, err := gotool.Shared(ctx)
+	if err != nil {
+		return err
+	}
+	pairs := make([]module.Version, 0, len(sums))
+	for v := range sums {
+		pairs = append(pairs, v)
+	}
+	_, err = tc.Fetch(ctx, pairs, sums, gotool.DefaultLimits)
+	return err
+}
