@@ -19,6 +19,12 @@ const canaryAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 // canaryCoreLen is the core's length: 26 characters of 5 bits, 130 bits.
 const canaryCoreLen = 26
 
+// canaryWindow is how many consecutive characters of a core Redact takes
+// for the canary: 16 characters are 80 random bits, never in ordinary text
+// by chance, so a core printed with up to ten characters cut off is still
+// found. A core cut into pieces shorter than this is not.
+const canaryWindow = minSkeleton
+
 // NewCanary returns a fresh canary secret: CanaryPrefix and a random core
 // of canaryCoreLen characters. Give it to NewScanner (or NewScannerKnown)
 // and Redact finds it whole or its core alone, in any form the scanner

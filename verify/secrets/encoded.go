@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"slices"
+	"unicode/utf8"
 )
 
 // Encoded secrets are found by decoding, not by encoding each value in
@@ -34,13 +35,14 @@ const (
 // every view, so no match spans two runs.
 const barrier = 0xFF
 
-// segment is one decoded run in a level's buffer: bytes [start, end) of the
-// buffer decode input characters at pos (compact-view offsets, in decoding
-// order), each character holding charBits bits.
+// segment is a stretch of one decoded run in a level's buffer: bytes
+// [start, end) of the buffer are bytes [off, off+end-start) of what the
+// run's characters at pos (compact-view offsets, in decoding order) decode
+// to, each character holding charBits bits.
 type segment struct {
-	start, end int
-	pos        []int32
-	charBits   int // 6 for base64, 4 for hex
+	start, end, off int
+	pos             []int32
+	charBits        int // 6 for base64, 4 for hex
 }
 
 // decoded is one level of decoding: the buffer and where each part of it
@@ -50,14 +52,52 @@ type decoded struct {
 	segs []segment
 }
 
-func (d *decoded) add(out []byte, pos []int32, charBits int) {
-	if len(out) < MinExtraLen {
-		return
+// add keeps the stretches of out that read as text (see textLen) and are
+// long enough to hold a value. A run decoded at the wrong alignment, or a
+// word that merely looks like base64, decodes to bytes with no such
+// stretch, and costs nothing further.
+func (d *decoded) add(out []byte, positions func() []int32, charBits int) {
+	var pos []int32 // built on the first stretch kept
+	for i := 0; i < len(out); {
+		n := textLen(out[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		if n >= MinExtraLen {
+			if pos == nil {
+				pos = positions()
+			}
+			start := len(d.buf)
+			d.buf = append(d.buf, out[i:i+n]...)
+			d.segs = append(d.segs, segment{start: start, end: len(d.buf), off: i, pos: pos, charBits: charBits})
+			d.buf = append(d.buf, barrier)
+		}
+		i += n
 	}
-	start := len(d.buf)
-	d.buf = append(d.buf, out...)
-	d.segs = append(d.segs, segment{start: start, end: len(d.buf), pos: pos, charBits: charBits})
-	d.buf = append(d.buf, barrier)
+}
+
+// textLen returns the length of the text at the start of b: printable
+// ASCII, whitespace, NUL (UTF-16 and \u0000 escapes) and ESC, and valid
+// multi-byte UTF-8.
+func textLen(b []byte) int {
+	i := 0
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c >= 0x20 && c < 0x7F, c == '\t', c == '\n', c == '\r', c == 0, c == 0x1b:
+			i++
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i
+			}
+			i += size
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 // source maps decoded bytes [i, j) back to the compact-view span of the
@@ -78,8 +118,9 @@ func (d *decoded) source(i, j int) (int, int, bool) {
 	s := d.segs[k]
 	j = min(j, s.end)
 	// The characters holding any bit of bytes [i, j).
-	cs := (i - s.start) * 8 / s.charBits
-	ce := min(len(s.pos), ((j-s.start)*8+s.charBits-1)/s.charBits)
+	bi, bj := s.off+i-s.start, s.off+j-s.start
+	cs := bi * 8 / s.charBits
+	ce := min(len(s.pos), (bj*8+s.charBits-1)/s.charBits)
 	lo, hi := s.pos[cs], s.pos[cs]
 	for _, p := range s.pos[cs:ce] {
 		lo, hi = min(lo, p), max(hi, p)
@@ -149,15 +190,17 @@ func decodeRuns(text []byte) decoded {
 					if err != nil {
 						continue
 					}
-					pos := make([]int32, n)
-					for k := range pos {
-						if reversed {
-							pos[k] = int32(j - 1 - (a + k))
-						} else {
-							pos[k] = int32(i + a + k)
+					d.add(out[:w], func() []int32 {
+						pos := make([]int32, n)
+						for k := range pos {
+							if reversed {
+								pos[k] = int32(j - 1 - (a + k))
+							} else {
+								pos[k] = int32(i + a + k)
+							}
 						}
-					}
-					d.add(out[:w], pos, 6)
+						return pos
+					}, 6)
 				}
 			}
 		}
@@ -200,7 +243,7 @@ func decodeRuns(text []byte) decoded {
 					if _, err := hex.Decode(out, digits[a:a+n]); err != nil {
 						continue
 					}
-					d.add(out, slices.Clone(pos[a:a+n]), 4)
+					d.add(out, func() []int32 { return slices.Clone(pos[a : a+n]) }, 4)
 				}
 			}
 		}

@@ -61,6 +61,14 @@ func (fs *forms) addValue(v, rule string) {
 			fs.addSkeleton(core, rule)
 		}
 	}
+	// A canary's core is random: any canaryWindow characters of it are
+	// the canary, so printing it with a few characters cut off (${C:1})
+	// leaks it too.
+	if core, ok := CanaryCore(v); ok {
+		for i := 0; i+canaryWindow <= len(core); i++ {
+			fs.addSkeleton(core[i:i+canaryWindow], rule)
+		}
+	}
 }
 
 func (fs *forms) addSkeleton(skel, rule string) {

@@ -22,10 +22,10 @@ import (
 //	         Unicode NFKC (fullwidth, mathematical and circled letters,
 //	         ligatures become ASCII). gitleaks' rules run on this view.
 //	compact  nfkc without whitespace (so line and space folding disappear),
-//	         control characters and combining marks; case kept, since
-//	         base64 and hex runs are read from it.
-//	fold     compact lower-cased, accents removed (NFD, marks dropped), and
-//	         Cyrillic and Greek look-alikes of Latin letters mapped to them.
+//	         control characters and accents (NFD, combining marks dropped);
+//	         case kept, since base64 and hex runs are read from it.
+//	fold     compact lower-cased, with Cyrillic and Greek look-alikes of
+//	         Latin letters mapped to them.
 //	skel     fold with only letters and digits: punctuation between the
 //	         characters of a secret ("a-b-c", "['a', 'b']") disappears.
 
@@ -222,14 +222,14 @@ func foldViews(nv *view) folded {
 		if unicode.IsSpace(r) || unicode.IsControl(r) || isFormat(r) || unicode.In(r, unicode.Mn, unicode.Me) {
 			continue
 		}
-		f.compact.appendRune(r, from, to)
-		// Accents go in fold: NFKC composed "v\u0301" to "v́" but "u\u0301"
-		// to "ú", and a secret with a mark on every letter is still it.
+		// Accents go: NFKC composed "v\u0301" to "v́" but "u\u0301" to "ú",
+		// and a secret with a mark on every letter is still it.
 		dec = norm.NFD.AppendString(dec[:0], string(r))
 		for _, r := range string(dec) {
 			if unicode.In(r, unicode.Mn, unicode.Me) {
 				continue
 			}
+			f.compact.appendRune(r, from, to)
 			r = unicode.ToLower(r)
 			if l, ok := lookalike[r]; ok {
 				r = l

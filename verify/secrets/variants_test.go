@@ -123,6 +123,8 @@ func leakVariants(canary, core, envSecret, path, awsKey string) []variant {
 		{"canary core without prefix", core, ""},
 		{"canary upper-cased", strings.ToUpper(canary), ""},
 		{"core upper-cased", strings.ToUpper(core), ""},
+		{"core with three characters cut off (${C:11})", core[3:], ""},
+		{"core after an escape that swallows a letter (ESC [)", "\x1b[" + core, ""},
 		{"canary reversed", rev(canary), ""},
 		{"core reversed", rev(core), ""},
 		{"canary folded across lines (fold -w 5)", foldLines(canary, 5, "\n"), ""},
@@ -170,7 +172,7 @@ func leakVariants(canary, core, envSecret, path, awsKey string) []variant {
 		{"env secret reversed", rev(envSecret), ""},
 		{"env secret with U+2060", interleave(envSecret, "\u2060"), ""},
 		{"env secret base64 at byte offset 2", b64At(base64.StdEncoding, 2, envSecret), ""},
-		{"env secret core alone", "bPxRfiCYEXAMPLEKEY" + envSecret[len(envSecret)-18:], ""},
+		{"env secret's last part alone", envSecret[strings.LastIndex(envSecret, "/")+1:], ""},
 		// a host path
 		{"host path base64 at byte offset 0", b64At(base64.StdEncoding, 0, path), ""},
 		{"host path base64 at byte offset 1", b64At(base64.StdEncoding, 1, path), ""},
