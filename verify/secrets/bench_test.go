@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -67,7 +66,7 @@ func BenchmarkBuildRules(b *testing.B) {
 // source file being viewed (net/http's server.go from GOROOT), `go test
 // -v` output, an `env` listing and a base64 blob, as one tool result.
 func toolOutput64K(b *testing.B) string {
-	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "net", "http", "server.go"))
+	src, err := os.ReadFile(filepath.Join(goroot(b), "src", "net", "http", "server.go"))
 	if err != nil {
 		b.Fatalf("%v (the benchmark reads Go's own sources from GOROOT)", err)
 	}
