@@ -16,8 +16,6 @@ package agentbackend
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +30,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
 // AgentPath is where the bcode-agent binary appears inside the container
@@ -317,12 +316,14 @@ func agentLog(in runner.AttemptInput) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 }
 
+// newCanary is the attempt's canary: secrets.NewCanary's, whose random
+// core the redactor finds on its own and in any cheap encoding.
 func newCanary() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("agentbackend: canary: %w", err)
+	c, err := secrets.NewCanary()
+	if err != nil {
+		return "", fmt.Errorf("agentbackend: %w", err)
 	}
-	return "bcanary_" + hex.EncodeToString(b), nil
+	return c, nil
 }
 
 // session closes the sandbox runner, the engine connection and the ledger

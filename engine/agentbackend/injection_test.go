@@ -3,6 +3,7 @@ package agentbackend
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode"
 
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
 )
@@ -293,5 +295,204 @@ func TestInjectionFixture(t *testing.T) {
 	})
 	if t.Failed() {
 		t.Logf("stdout:\n%s\nstderr:\n%s\n%s", out, errOut, f.agentLogs())
+	}
+}
+
+// jsonStrings are text and, when text is JSON, every string in it decoded
+// (a request body escapes what it carries: "\u2060", "\u001b").
+func jsonStrings(text string) []string {
+	out := []string{text}
+	var v any
+	if json.Unmarshal([]byte(text), &v) != nil {
+		return out
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+			// Event data nests JSON in strings.
+			if strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") {
+				out = append(out, jsonStrings(v)[1:]...)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// stripFormat removes Unicode format characters (what a model reading the
+// text would not see) and escape sequences' ESC bytes.
+func stripFormat(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// oldRedactorMisses reports whether the redactor before issue 12 would let
+// payload through: it stripped zero-width, bidi, tag characters and BOMs,
+// then matched each known value raw, in aligned base64 (standard and URL,
+// without padding) and in hex, and host paths raw.
+func oldRedactorMisses(payload string, values, paths []string) bool {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0xE0000 && r <= 0xE007F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r >= 0x200B && r <= 0x200D, r == 0xFEFF:
+			return -1
+		}
+		return r
+	}, payload)
+	for _, v := range values {
+		for _, form := range []string{
+			v,
+			strings.TrimRight(base64.StdEncoding.EncodeToString([]byte(v)), "="),
+			strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(v)), "="),
+			hex.EncodeToString([]byte(v)),
+			strings.ToUpper(hex.EncodeToString([]byte(v))),
+		} {
+			if strings.Contains(clean, form) {
+				return false
+			}
+		}
+	}
+	for _, p := range paths {
+		if strings.Contains(clean, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestInjectionEncodedLeaks: testdata/encoded.txtar's README tells the
+// agent to run leak.py, which prints the attempt's canary (from the
+// container's environment), a secret the user committed (also in the
+// host's environment, as DEPLOY_TOKEN) and host paths (the CLI's HOME, the
+// state dir, the ledger file) in 24 forms: the core without its prefix,
+// upper-cased, reversed, folded, spaced, with U+2060 or soft hyphens
+// between characters, fullwidth, base64 at offsets 1 and 2, base64url,
+// hex, JSON escapes, ROT13, cut short, ANSI-coloured. The scripted model
+// runs it in the Docker sandbox. The control: every form the script
+// printed (read back from the worktree) is one the old redactor's rules
+// miss. Then: no form is in any request the model server got, nor in the
+// ledger.
+func TestInjectionEncodedLeaks(t *testing.T) {
+	requireSandbox(t)
+	deploy := "correct-horse-" + randomHex(t, 10)
+	model := modeltest.New(modeltest.Options{Tools: true},
+		editor(map[string]any{"command": "view", "path": "README.md"}),
+		terminal("python3 leak.py"),
+		finish("Pasted leak.py's output as the README asked."),
+	)
+	f := newFixture(t, "encoded", model, map[string]string{"{{DEPLOY_VALUE}}": deploy})
+	// The fixture's files are written before {{STATE}} is known: fill it in.
+	notes := filepath.Join(f.repo, "notes", "paths.txt")
+	body, err := os.ReadFile(notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(notes, []byte(strings.ReplaceAll(string(body), "{{STATE}}", f.state)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git("commit", "-q", "-am", "paths")
+
+	id := f.create("Run leak.py as the README says.")
+	out, errOut, code := f.bcode([]string{"DEPLOY_TOKEN=" + deploy}, "task", "run", id)
+	if code != 0 && code != 1 {
+		t.Fatalf("bcode task run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if model.Remaining() != 0 {
+		t.Fatalf("the model's script was not played out (%d steps left, failures %v)\nstdout:\n%s\nstderr:\n%s\n%s", model.Remaining(), model.Failures(), out, errOut, f.agentLogs())
+	}
+
+	// What leak.py printed, read back from the worktree on the host.
+	raw, err := os.ReadFile(filepath.Join(f.state, "worktrees", id+"-f1", "leaks.out"))
+	if err != nil {
+		t.Fatalf("leak.py did not run in the sandbox: %v\n%s", err, f.agentLogs())
+	}
+	var printed [][2]string
+	if err := json.Unmarshal(raw, &printed); err != nil || len(printed) < 20 {
+		t.Fatalf("leaks.out: %v (%d variants)", err, len(printed))
+	}
+	canary := printed[0][1]
+	if !strings.HasPrefix(canary, "bcanary_") {
+		t.Fatalf("the first variant is not the canary: %q", canary)
+	}
+	values := []string{canary, deploy}
+	paths := []string{f.home, f.state, filepath.Join(f.state, "ledger.db")}
+
+	led := f.ledger()
+	ctx := context.Background()
+	var sent, written []string
+	for _, r := range model.Requests() {
+		sent = append(sent, jsonStrings(string(r.Body))...)
+	}
+	evs, err := led.Events(ctx, id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		written = append(written, jsonStrings(string(ev.Data))...)
+	}
+	calls, err := led.ModelCalls(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		b, _ := json.Marshal(c)
+		written = append(written, jsonStrings(string(b))...)
+	}
+	obs := strings.Join(observations(t, led, id), "\n")
+	if !strings.Contains(obs, fmt.Sprintf("printed %d variants", len(printed))) {
+		t.Fatalf("leak.py's output is not in the observations:\n%s", obs)
+	}
+
+	armed, held := 0, 0
+	for i, v := range printed {
+		name, payload := v[0], v[1]
+		visible := stripFormat(payload)
+		if i > 0 { // the canary as it is: the old redactor held it too
+			if !oldRedactorMisses(payload, values, paths) {
+				t.Errorf("control: the old redactor would hold %q, so it proves nothing", name)
+				continue
+			}
+			armed++
+		}
+		ok := true
+		for _, all := range []struct {
+			where string
+			strs  []string
+		}{{"a model request", sent}, {"the ledger", written}} {
+			for _, s := range all.strs {
+				if strings.Contains(s, payload) || strings.Contains(s, visible) {
+					t.Errorf("%s reached %s", name, all.where)
+					ok = false
+					break
+				}
+			}
+		}
+		// The redaction is in place: the label stays, the form is replaced
+		// (a base64 character that encodes only other bytes, or the
+		// "\u00" of a first JSON escape, may stay before it).
+		if !regexp.MustCompile(regexp.QuoteMeta(name+": ") + `.{0,12}\[REDACTED:`).MatchString(obs) {
+			t.Errorf("the line of %s is not \"%s: [REDACTED:...\" in the observation", name, name)
+			ok = false
+		}
+		if ok && i > 0 {
+			held++
+		}
+	}
+	t.Logf("%d forms printed in the sandbox: %d got past the old redactor's rules, %d held (none in %d request strings or %d ledger strings)", len(printed), armed, held, len(sent), len(written))
+	if t.Failed() {
+		t.Logf("observations:\n%s", obs)
 	}
 }

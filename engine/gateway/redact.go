@@ -23,8 +23,12 @@ type HostPath struct {
 
 // Redactor cleans text before it leaves the host: secrets gitleaks' rules
 // find, the task's canaries, secret values from the host's environment,
-// host paths, and invisible Unicode (tag characters, bidi controls,
-// zero-width characters).
+// host paths, invisible Unicode (every format character: tag characters,
+// bidi controls, zero-width characters, word joiners) and terminal escape
+// sequences. Known values and paths are found however the agent wrote
+// them: case-changed, spaced out or folded across lines, reversed, in
+// fullwidth or look-alike letters, in base64 at any offset or hex (see
+// secrets.NewScannerKnown); a canary's random core on its own.
 //
 // Scanning runs at about 1–2 MB/s, so each distinct text is redacted once
 // and the result cached by its SHA-256: a conversation resent on every
@@ -53,10 +57,6 @@ const maxCache = 8192
 // secret values from the environment; values shorter than
 // secrets.MinExtraLen are ignored) and replaces each host path.
 func NewRedactor(known []string, paths []HostPath) (*Redactor, error) {
-	s, err := secrets.NewScanner(known...)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: building the secret scanner: %w", err)
-	}
 	var ps []HostPath
 	for _, p := range paths {
 		clean := filepath.Clean(p.Path)
@@ -72,6 +72,16 @@ func NewRedactor(known []string, paths []HostPath) (*Redactor, error) {
 	}
 	// Longest first, so /home/u/repo wins over /home/u.
 	sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].Path) > len(ps[j].Path) })
+	// Plain occurrences of a path become its placeholder (below); the
+	// scanner finds the rest: the path encoded or disguised.
+	var hidden []string
+	for _, p := range ps {
+		hidden = append(hidden, p.Path)
+	}
+	s, err := secrets.NewScannerKnown(secrets.Known{Values: known, Paths: hidden})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: building the secret scanner: %w", err)
+	}
 	return &Redactor{scanner: s, paths: ps, cache: map[[32]byte]redacted{}}, nil
 }
 
@@ -88,13 +98,17 @@ func (r *Redactor) Redact(text string) (string, int) {
 	}
 	r.mu.Unlock()
 
-	out, n := r.scanner.Redact(text)
+	// Placeholders first, so the scanner sees only the paths that were
+	// not written plainly.
+	out, n := text, 0
 	for _, p := range r.paths {
 		if k := strings.Count(out, p.Path); k > 0 {
 			out = strings.ReplaceAll(out, p.Path, p.Placeholder)
 			n += k
 		}
 	}
+	out, k := r.scanner.Redact(out)
+	n += k
 
 	r.mu.Lock()
 	if len(r.cache) >= maxCache {
@@ -138,9 +152,23 @@ func SecretsFromEnv(environ []string) []string {
 	return out
 }
 
+// StateHostPaths are bcode's state directory and ledger file, which every
+// session hides too (as $BCODE_STATE): the ledger holds every task's
+// conversation. Either may be empty.
+func StateHostPaths(stateDir, ledgerPath string) []HostPath {
+	var ps []HostPath
+	if stateDir != "" {
+		ps = append(ps, HostPath{stateDir, "$BCODE_STATE"})
+	}
+	if ledgerPath != "" {
+		ps = append(ps, HostPath{ledgerPath, "$BCODE_STATE/" + filepath.Base(ledgerPath)})
+	}
+	return ps
+}
+
 // DefaultHostPaths are the host paths every session hides: the worktree
-// and the user's checkout (as $WORKTREE), the home directory ($HOME), the
-// state directory, and the temporary directory.
+// and the user's checkout (as $WORKTREE), the home directory ($HOME), and
+// the temporary directory.
 func DefaultHostPaths(worktree, repo string) []HostPath {
 	var ps []HostPath
 	if worktree != "" {

@@ -5,48 +5,75 @@ import (
 	"unicode/utf8"
 )
 
-// isInvisible reports the characters that render as nothing yet carry
-// meaning to a model or a terminal: Unicode tag characters (which can spell
-// out hidden instructions), bidirectional controls (which reorder what a
-// reviewer sees, "Trojan Source") and zero-width characters (which split a
-// secret so a pattern no longer matches it).
-func isInvisible(r rune) bool {
-	switch {
-	case r >= 0xE0000 && r <= 0xE007F: // tag characters
-		return true
-	case r >= 0x202A && r <= 0x202E: // LRE, RLE, PDF, LRO, RLO
-		return true
-	case r >= 0x2066 && r <= 0x2069: // LRI, RLI, FSI, PDI
-		return true
-	case r >= 0x200B && r <= 0x200D: // zero-width space, non-joiner, joiner
-		return true
-	case r == 0xFEFF: // zero-width no-break space; a BOM only at the start
-		return true
+// Format characters (Unicode category Cf, see isFormat) render as nothing
+// yet carry meaning to a model or a terminal: tag characters can spell out
+// hidden instructions, bidirectional controls reorder what a reviewer sees
+// ("Trojan Source"), and zero-width characters, word joiners (U+2060) or
+// soft hyphens split a secret so a pattern no longer matches it. Redact
+// drops them all from what it returns, and terminal escape sequences too
+// (see ansiLen): what a model reads is what the matching saw, so nothing an
+// escape hides from the matching (ESC [ q swallows the q) reaches it.
+
+// hasHidden reports whether s may have a format character or an escape.
+func hasHidden(s string) bool { return !plainASCII(s) }
+
+// keepFormat reports the one format character kept: a byte-order mark at
+// the very start, where it is an encoding marker, not hidden content.
+func keepFormat(r rune, at int) bool { return r == 0xFEFF && at == 0 }
+
+// countFormat counts the format characters and escape sequences
+// StripInvisible removes.
+func countFormat(s string) int {
+	if !hasHidden(s) {
+		return 0
 	}
-	return false
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			i += ansiLen(s[i:])
+			n++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if isFormat(r) && !keepFormat(r, i) {
+			n++
+		}
+		i += size
+	}
+	return n
 }
 
-// StripInvisible removes invisible Unicode from s (see isInvisible) and
-// returns how many characters it removed. A byte-order mark at the very
-// start of s is kept: there it is an encoding marker, not hidden content.
-// Invalid UTF-8 is left as it is.
-func StripInvisible(s string) (string, int) {
-	// Fast path: every character removed here is encoded in UTF-8 with a
-	// lead byte of 0xE2 (U+200B-U+2069), 0xEF (U+FEFF) or 0xF3 (tags).
-	if strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xEF) < 0 && strings.IndexByte(s, 0xF3) < 0 {
-		return s, 0
+// writeVisible writes s[start:end] to b without its format characters and
+// escape sequences. start and end are never inside an escape sequence:
+// they come from views, which hold none of its bytes.
+func writeVisible(b *strings.Builder, s string, start, end int) {
+	if !hasHidden(s[start:end]) {
+		b.WriteString(s[start:end])
+		return
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	removed := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if isInvisible(r) && !(r == 0xFEFF && i == 0) {
-			removed++
-		} else {
+	for i := start; i < end; {
+		if s[i] == 0x1b {
+			i += ansiLen(s[i:])
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:end])
+		if !isFormat(r) || keepFormat(r, i) {
 			b.WriteString(s[i : i+size])
 		}
 		i += size
 	}
-	return b.String(), removed
+}
+
+// StripInvisible removes format characters (Unicode Cf) and terminal
+// escape sequences from s and returns how many it removed. A byte-order
+// mark at the very start of s is kept. Invalid UTF-8 is left as it is.
+func StripInvisible(s string) (string, int) {
+	n := countFormat(s)
+	if n == 0 {
+		return s, 0
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	writeVisible(&b, s, 0, len(s))
+	return b.String(), n
 }

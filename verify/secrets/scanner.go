@@ -65,6 +65,20 @@ type Scanner struct {
 	// extras are literal values to find, with the encodings under which
 	// they are also found, longest first so the longest match wins.
 	extras []extraValue
+	// known are the normal forms of the known values and host paths that
+	// Redact finds however they are written (see normalize.go).
+	known forms
+}
+
+// Known are the values a scanner finds besides gitleaks' rules.
+type Known struct {
+	// Values are literal secrets (per-task canaries, secret values from
+	// the environment); values shorter than MinExtraLen bytes are ignored.
+	Values []string
+	// Paths are host paths the model must not learn. Redact finds them
+	// normalised or encoded (labelled HostPathRule); replacing their plain
+	// occurrences with a placeholder is the caller's part.
+	Paths []string
 }
 
 type extraValue struct {
@@ -144,11 +158,30 @@ func buildDetector() (*detect.Detector, error) {
 // are ignored. Each value is also found in standard and URL-safe base64 and
 // in hex, the encodings a value most often passes through unchanged.
 func NewScanner(extra ...string) (*Scanner, error) {
+	return NewScannerKnown(Known{Values: extra})
+}
+
+// NewScannerKnown returns a scanner with gitleaks' default rules that also
+// finds k's values and paths. Redact finds them however they are written:
+// with format characters between their characters, case-changed, spaced
+// out or folded across lines, reversed, in fullwidth or other compatibility
+// forms, in base64 at any offset or in hex; a long value's random core
+// (see NewCanary) also on its own.
+func NewScannerKnown(k Known) (*Scanner, error) {
 	d, err := rules()
 	if err != nil {
 		return nil, err
 	}
 	s := &Scanner{detector: d}
+	for _, v := range k.Values {
+		if len(v) >= MinExtraLen {
+			s.known.addValue(v, KnownSecretRule)
+		}
+	}
+	for _, p := range k.Paths {
+		s.known.addPath(p)
+	}
+	extra := k.Values
 	seen := map[string]bool{}
 	add := func(v, how string) {
 		if len(v) >= MinExtraLen && !seen[v] {
@@ -221,8 +254,8 @@ func lineBounds(text string, n int) (start, end int) {
 // first, so a secret split by zero-width spaces is still found. Findings are
 // ordered by line, then rule.
 func (s *Scanner) ScanText(path string, text []byte) []Finding {
-	clean, _ := StripInvisible(string(text))
-	return s.findings(path, clean, 0, "")
+	nv := nfkcView(string(text))
+	return s.findings(path, string(nv.text), 0, "")
 }
 
 // findings scans text and reports each distinct secret once per line,
@@ -282,18 +315,51 @@ func redactedForm(secret string) string {
 	return fmt.Sprintf("…(%d chars)", n)
 }
 
-// Redact replaces every secret in text (gitleaks rules and the scanner's
-// extra values, plain or encoded) with "[REDACTED:<rule>]" and removes
-// invisible Unicode (see StripInvisible) before looking, so a secret split
-// by zero-width characters is found whole. It returns the redacted text and
-// the number of changes: secrets replaced plus invisible characters removed.
+// Redact replaces every secret in text with "[REDACTED:<rule>]" and
+// removes format characters (see StripInvisible). It finds gitleaks' rules
+// on the text with format characters and terminal escapes dropped and NFKC
+// applied, and the scanner's known values and paths (and any secret a rule
+// found, elsewhere in the same text) however they are written; see
+// NewScannerKnown. Each match is mapped back to the bytes of text that
+// produced it, so only those are replaced. It returns the redacted text and
+// the number of changes: secrets replaced plus format characters removed.
 func (s *Scanner) Redact(text string) (string, int) {
-	clean, stripped := StripInvisible(text)
-	matches := s.scan("", clean)
-	if len(matches) == 0 {
-		return clean, stripped
+	nv := nfkcView(text)
+	scanned := text
+	if !nv.ident {
+		scanned = string(nv.text)
 	}
-	matches = slices.DeleteFunc(matches, func(m match) bool { return m.start < 0 })
+	var matches []match
+	var found forms
+	for _, m := range s.scan("", scanned) {
+		if m.start < 0 {
+			continue
+		}
+		m.start, m.end = nv.source(m.start, m.end)
+		matches = append(matches, m)
+		if m.rule != KnownSecretRule && m.secret != "" {
+			found.addValue(m.secret, m.rule)
+		}
+	}
+	sets := []*forms{&s.known, &found}
+	if !s.known.empty() || !found.empty() {
+		matches = findKnown(&nv, sets, 0, matches)
+	}
+	return replaceSpans(text, matches)
+}
+
+// replaceSpans returns text with each of matches' spans (merged where they
+// overlap) replaced by its label and format characters removed, and the
+// number of changes.
+func replaceSpans(text string, matches []match) (string, int) {
+	stripped := countFormat(text)
+	if len(matches) == 0 {
+		if stripped == 0 {
+			return text, 0
+		}
+		out, n := StripInvisible(text)
+		return out, n
+	}
 	// Longest first at the same start, so merging keeps the widest label.
 	slices.SortFunc(matches, func(a, b match) int {
 		if a.start != b.start {
@@ -302,7 +368,7 @@ func (s *Scanner) Redact(text string) (string, int) {
 		return (b.end - b.start) - (a.end - a.start)
 	})
 	var b strings.Builder
-	b.Grow(len(clean))
+	b.Grow(len(text))
 	pos, count := 0, 0
 	for i := 0; i < len(matches); {
 		m := matches[i]
@@ -312,7 +378,7 @@ func (s *Scanner) Redact(text string) (string, int) {
 		for ; j < len(matches) && matches[j].start < end; j++ {
 			end = max(end, matches[j].end)
 		}
-		b.WriteString(clean[pos:m.start])
+		writeVisible(&b, text, pos, m.start)
 		b.WriteString("[REDACTED:")
 		b.WriteString(m.rule)
 		b.WriteString("]")
@@ -320,6 +386,6 @@ func (s *Scanner) Redact(text string) (string, int) {
 		count++
 		i = j
 	}
-	b.WriteString(clean[pos:])
+	writeVisible(&b, text, pos, len(text))
 	return b.String(), count + stripped
 }

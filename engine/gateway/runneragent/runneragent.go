@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
@@ -65,7 +66,11 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 	if a.Canaries != nil {
 		known = append(known, a.Canaries(in.Task.ID)...)
 	}
-	red, err := gateway.NewRedactor(known, gateway.DefaultHostPaths(in.Worktree, in.Task.Repo))
+	paths := gateway.DefaultHostPaths(in.Worktree, in.Task.Repo)
+	if in.Ledger != nil && in.Ledger.Path() != "" {
+		paths = append(paths, gateway.StateHostPaths(filepath.Dir(in.Ledger.Path()), in.Ledger.Path())...)
+	}
+	red, err := gateway.NewRedactor(known, paths)
 	if err != nil {
 		return nil, err
 	}
