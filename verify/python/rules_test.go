@@ -168,14 +168,14 @@ func tamperedHead(files map[string]string) map[string]string {
 func TestGateRunTimeTampering(t *testing.T) {
 	t.Parallel()
 	cases := map[string]map[string]string{
-		"__test__ = False": {"tests/test_calc.py": "import calc\n__test__ = False\n\ndef test_high():\n    assert calc.clamp(9, 0, 5) == 5\n"},
+		"__test__ = False":           {"tests/test_calc.py": "import calc\n__test__ = False\n\ndef test_high():\n    assert calc.clamp(9, 0, 5) == 5\n"},
 		"setUpClass raises SkipTest": {"tests/test_calc.py": "import unittest\nimport calc\n\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n        raise unittest.SkipTest('later')\n\n    def test_high(self):\n        assert calc.clamp(9, 0, 5) == 5\n\ndef test_high():\n    T.setUpClass()\n"},
-		"conftest deselects it": {"tests/conftest.py": "def pytest_collection_modifyitems(config, items):\n    keep = [i for i in items if 'high' not in i.name]\n    config.hook.pytest_deselected(items=[i for i in items if 'high' in i.name])\n    items[:] = keep\n"},
+		"conftest deselects it":      {"tests/conftest.py": "def pytest_collection_modifyitems(config, items):\n    keep = [i for i in items if 'high' not in i.name]\n    config.hook.pytest_deselected(items=[i for i in items if 'high' in i.name])\n    items[:] = keep\n"},
 		"xfail from a helper marker": {"tests/conftest.py": "import pytest\n\ndef pytest_collection_modifyitems(items):\n    for i in items:\n        i.add_marker(pytest.mark.xfail(reason='known'))\n"},
 		"plugin turns the failure into a pass": {
 			"tests/conftest.py": "pytest_plugins = ['tests.helpers']\n",
 			"tests/__init__.py": "",
-			"tests/helpers.py": "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    rep = outcome.get_result()\n    if rep.when == 'call' and rep.failed:\n        rep.outcome = 'passed'\n        rep.longrepr = None\n"},
+			"tests/helpers.py":  "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    rep = outcome.get_result()\n    if rep.when == 'call' and rep.failed:\n        rep.outcome = 'passed'\n        rep.longrepr = None\n"},
 	}
 	for name, files := range cases {
 		t.Run(name, func(t *testing.T) {
