@@ -397,7 +397,7 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	}
 
 	// 6. Pass to pass and tampering, from the full runs of both sides.
-	p2p, vanished, headBroken, cannotRun := passToPass(base, head)
+	p2p, vanished, headBroken, cannotRun := passToPass(base, head, inUnits)
 	rep.PassToPass = p2p
 	rep.Tamper = append(rep.Tamper, vanished...)
 	for _, s := range []*sideRun{base, head, before} {
@@ -565,9 +565,10 @@ func (g *Gate) judgeBase(change *Change, r TestResult) TestResult {
 
 // passToPass checks every test ID that passed on the untouched base against
 // the head. It returns the summary, the tamper findings for tests that
-// vanished, the units that no longer build or import, and the units that
-// build or import on neither side.
-func passToPass(base, head *sideRun) (*PassToPass, []Finding, []string, []string) {
+// vanished, the units that no longer build or import, and the candidate
+// units that build or import on neither side (the gate cannot judge the
+// change's tests; other units broken on both sides are not its doing).
+func passToPass(base, head *sideRun, candidate map[string]bool) (*PassToPass, []Finding, []string, []string) {
 	out := &PassToPass{}
 	var findings []Finding
 	var headBroken, cannotRun []string
@@ -585,7 +586,9 @@ func passToPass(base, head *sideRun) (*PassToPass, []Finding, []string, []string
 			continue
 		}
 		if bu, ok := base.units[k]; ok && brokenUnit(bu) {
-			cannotRun = append(cannotRun, fmt.Sprintf("%s: %s", hu.Unit, firstLine(hu.Detail)))
+			if candidate[k] || hu.Unit == "*" {
+				cannotRun = append(cannotRun, fmt.Sprintf("%s: %s", hu.Unit, firstLine(hu.Detail)))
+			}
 		} else {
 			headBroken = append(headBroken, hu.Unit)
 		}

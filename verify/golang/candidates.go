@@ -41,6 +41,13 @@ func (a *Adapter) Candidates(ctx context.Context, _ sandbox.Runner, dir string, 
 			if !ignoredByGo(p) {
 				units[packageOfDir(path.Dir(p))] = true
 			}
+			if f.HeadMode == modeSymlink && f.Head != nil {
+				// go test reads the file the link points to: it is test
+				// support wherever it lives.
+				if t := path.Join(path.Dir(p), string(f.Head)); !path.IsAbs(string(f.Head)) && t != ".." && !strings.HasPrefix(t, "../") {
+					c.Support = append(c.Support, t)
+				}
+			}
 		case strings.HasSuffix(p, ".go"):
 			code = append(code, f)
 		}
