@@ -148,4 +148,6 @@ func ignoredByGo(p string) bool {
 // modeSymlink is git's mode for a symbolic link.
 const modeSymlink = "120000"
 
-func isLink(fc verify.FileChange) bool { return fc.HeadMode == modeSymlink || fc.BaseMode == modeSymlink }
+func isLink(fc verify.FileChange) bool {
+	return fc.HeadMode == modeSymlink || fc.BaseMode == modeSymlink
+}
