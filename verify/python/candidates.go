@@ -13,12 +13,16 @@ import (
 )
 
 // IsTestSupport reports whether p belongs to the tests only: test files,
-// conftest.py, and anything under a test directory (tests/, test/,
-// testing/, fixtures/, testdata/, or one named test_*): helpers that are not
-// test_*.py, plugins, data.
+// conftest.py, modules named for tests (testutil.py, testing.py), and
+// anything under a test directory (tests/, test/, testing/, fixtures/,
+// testdata/, or one named test_*): helpers that are not test_*.py, plugins,
+// data.
 func (a *Adapter) IsTestSupport(p string) bool {
 	if a.IsTestFile(p) || path.Base(p) == "conftest.py" {
 		return true
+	}
+	if name, ok := strings.CutSuffix(path.Base(p), ".py"); ok && testNamed(name) {
+		return true // testutil.py, testing.py, helpers_tests.py: made for tests wherever they live
 	}
 	for _, el := range strings.Split(path.Dir(p), "/") {
 		switch {
@@ -82,6 +86,13 @@ func (a *Adapter) Candidates(_ context.Context, _ sandbox.Runner, dir string, ch
 	}
 	sort.Strings(c.Units)
 	return c, nil
+}
+
+// testNamed reports whether a module's name says it is made for tests.
+func testNamed(name string) bool {
+	name = strings.ToLower(name)
+	return strings.HasPrefix(name, "test") || strings.Contains(name, "_test") || strings.HasSuffix(name, "tests") ||
+		strings.Contains(name, "testutil") || strings.Contains(name, "testing")
 }
 
 func testsBelow(tests []string, d string) []string {

@@ -46,6 +46,10 @@ type Adapter struct {
 	pytestFor map[string]probe // by runner, and by snapshot for those with a .venv
 	parser    sandbox.Runner
 	parserPy  string
+	parsed    struct { // the last change's test files, parsed
+		change *verify.Change
+		infos  []fileInfo
+	}
 }
 
 type probe struct {

@@ -217,3 +217,19 @@ func TestGateLaxHelperWithTheFixDropped(t *testing.T) {
 		"tests/test_calc.py": base["tests/test_calc.py"] + "\ndef test_low():\n    same(calc.clamp(-1, 0, 5), 0)\n"}
 	runPyCase(t, pyCase{base: base, head: head, want: verify.Tampered, code: verify.FindingChangedExpectations})
 }
+
+// TestGateLaxTestUtilOutsideTests: a helper module named for tests lives in
+// the package, not under tests/. Made lax with the fix dropped, it must not
+// earn a new test credit: it is test support, laid over the base too.
+func TestGateLaxTestUtilOutsideTests(t *testing.T) {
+	t.Parallel()
+	strict := "def same(a, b):\n    assert a == b\n"
+	lax := "def same(a, b):\n    return True\n"
+	test := "import calc\nfrom testutil import same\n\ndef test_high():\n    same(calc.clamp(9, 0, 5), 5)\n"
+	base := map[string]string{"calc.py": pyBuggy, "testutil.py": strict}
+	head := map[string]string{"calc.py": pyBuggy, "testutil.py": lax, "tests/test_calc.py": test}
+	rep := runPyCase(t, pyCase{base: base, head: head, want: verify.Green})
+	if len(rep.Credited()) != 0 {
+		t.Fatalf("credited %+v", rep.Credited())
+	}
+}
