@@ -204,6 +204,7 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	// 2. The static hint: tests whose source the diff adds or modifies.
 	t0 = time.Now()
 	hinted := map[string]bool{}
+	hintFile := map[string]string{} // Go reports no file per test; the diff knows it
 	for _, a := range g.adaptersFor(change) {
 		ts, err := a.ChangedTests(ctx, change)
 		if err != nil {
@@ -211,6 +212,7 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		}
 		for _, t := range ts {
 			hinted[t.ID()] = true
+			hintFile[t.ID()] = t.File
 		}
 	}
 
@@ -375,6 +377,9 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		}
 		tr := judge(t, baseRuns[t.ID()], headRuns[t.ID()], control)
 		tr.Changed = hinted[t.ID()]
+		if tr.File == "" {
+			tr.File = hintFile[t.ID()]
+		}
 		tr.Runs = len(headRuns[t.ID()])
 		if tr.Credited {
 			credited[t.ID()] = true
