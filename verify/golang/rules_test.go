@@ -14,7 +14,6 @@ import (
 // real go test: base and head trees, the verdict, and a reason or finding
 // code the report must carry.
 type gateCase struct {
-	name       string
 	base, head map[string]string
 	want       verify.Verdict
 	code       string
