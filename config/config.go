@@ -41,6 +41,12 @@ type Gate struct {
 	Python string `toml:"python"`
 	// SkipFullSuite runs only the targeted suite (large repositories).
 	SkipFullSuite bool `toml:"skip_full_suite"`
+	// AllowChangedExpectations says whether a change may rewrite what an
+	// existing test pinned (the base's version of a test fails against the
+	// head) and still be verified. Unset: agent tasks may not; `bcode
+	// check` may when the rewritten test itself fails on the base and
+	// passes on the head.
+	AllowChangedExpectations *bool `toml:"allow_changed_expectations"`
 }
 
 // Evidence tunes mutation evidence.

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
@@ -67,57 +68,78 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-// scripted is an adapter whose outcomes are given per side. The gate's
+// scripted is an adapter whose outcomes are given per snapshot. The gate's
 // decisions are tested here against it; the real adapters are tested
-// against real toolchains in their own packages and end to end in cmd/bcode.
+// against real toolchains in their own packages and end to end in
+// engine/check.
 type scripted struct {
-	tests          []Test
-	base, head     map[string]Outcome
-	targeted, full Outcome
-	tamper         []Finding
+	hinted []Test
+	// Outcomes by test name on each snapshot: pristine (the untouched
+	// base), base (the base with the head's tests), head, old (the head
+	// with the base's tests). A missing map on pristine means "like base".
+	pristine, base, head, old map[string]Outcome
+	tamper                    []Finding
 }
 
 func (s *scripted) Language() string         { return "fake" }
 func (s *scripted) Owns(string) bool         { return true }
 func (s *scripted) IsTestFile(p string) bool { return p == "x_test" }
 func (s *scripted) ChangedTests(context.Context, *Change) ([]Test, error) {
-	return s.tests, nil
+	return s.hinted, nil
+}
+func (s *scripted) side(dir string) map[string]Outcome {
+	switch dir {
+	case "pristine":
+		return s.pristine
+	case "base":
+		return s.base
+	case "old":
+		return s.old
+	}
+	return s.head
 }
 func (s *scripted) RunTests(_ context.Context, _ sandbox.Runner, dir string, tests []Test, o RunOptions) ([]TestResult, error) {
-	side := s.head
-	if dir == "base" || dir == "pristine" {
-		side = s.base
-	}
 	var out []TestResult
 	for _, t := range tests {
 		for i := 0; i < o.Count; i++ {
-			oc := side[t.Name]
-			if dir == "pristine" {
-				oc = Pass
-			}
-			out = append(out, TestResult{Test: t, Outcome: oc})
+			out = append(out, TestResult{Test: t, Outcome: s.side(dir)[t.Name]})
 		}
 	}
 	return out, nil
 }
 func (s *scripted) Targets(context.Context, sandbox.Runner, string, *Change) ([]string, error) {
-	return []string{"t"}, nil
+	return []string{"."}, nil
 }
-func (s *scripted) RunSuite(_ context.Context, _ sandbox.Runner, _ string, targets []string, _ time.Duration) (SuiteResult, error) {
-	if targets != nil {
-		return SuiteResult{Outcome: s.targeted}, nil
+func (s *scripted) RunSuite(_ context.Context, _ sandbox.Runner, dir string, _ []string, _ time.Duration) (SuiteResult, error) {
+	res := SuiteResult{Outcome: Pass, Units: []UnitResult{{Unit: ".", Outcome: Pass}}}
+	names := []string{}
+	for n := range s.side(dir) {
+		names = append(names, n)
 	}
-	return SuiteResult{Outcome: s.full}, nil
+	sort.Strings(names)
+	for _, n := range names {
+		o := s.side(dir)[n]
+		if o == EnvError {
+			res.Outcome = EnvError
+		}
+		res.Results = append(res.Results, TestResult{Test: Test{Language: "fake", Package: ".", File: "x_test", Name: n}, Outcome: o})
+	}
+	return res, nil
 }
 func (s *scripted) Tamper(context.Context, *Change) ([]Finding, error) { return s.tamper, nil }
+func (s *scripted) Candidates(context.Context, sandbox.Runner, string, *Change) (Candidates, error) {
+	return Candidates{Support: []string{"x_test"}, Units: []string{"."}}, nil
+}
 
 type dirs struct{}
 
 func (d *dirs) Materialize(_ context.Context, side Side, overlay []FileChange) (string, error) {
-	if side == HeadSide {
+	switch {
+	case side == HeadSide && overlay == nil:
 		return "head", nil
-	}
-	if overlay == nil {
+	case side == HeadSide:
+		return "old", nil
+	case overlay == nil:
 		return "pristine", nil
 	}
 	return "base", nil
@@ -134,32 +156,51 @@ func (nameRunner) Run(context.Context, sandbox.Command) (sandbox.Result, error) 
 
 func TestGateVerdicts(t *testing.T) {
 	tA := Test{Language: "fake", Package: ".", File: "x_test", Name: "A"}
-	change := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x_test", Status: Modified}}, Workspace: &dirs{}}
+	change := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
+	o := func(kv ...any) map[string]Outcome {
+		m := map[string]Outcome{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1].(Outcome)
+		}
+		return m
+	}
+	yes, no := true, false
 	cases := []struct {
-		name string
-		s    scripted
-		ev   *MutationSummary
-		max  int
-		want Verdict
+		name  string
+		s     scripted
+		ev    *MutationSummary
+		max   int
+		agent bool
+		allow *bool
+		want  Verdict
+		code  string // a reason or finding code the report must carry
 	}{
-		{"verified", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Fail}, head: map[string]Outcome{"A": Pass}, targeted: Pass, full: Pass}, nil, -1, Verified},
-		{"green: passes on base", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Pass}, head: map[string]Outcome{"A": Pass}, targeted: Pass, full: Pass}, nil, -1, Green},
-		{"green: no tests", scripted{targeted: Pass, full: Pass}, nil, -1, Green},
-		{"failed: test fails on head", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Fail}, head: map[string]Outcome{"A": Fail}, targeted: Pass, full: Pass}, nil, -1, Failed},
-		{"failed: full suite", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Fail}, head: map[string]Outcome{"A": Pass}, targeted: Pass, full: Fail}, nil, -1, Failed},
-		{"tampered wins over verified", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Fail}, head: map[string]Outcome{"A": Pass}, targeted: Pass, full: Pass, tamper: []Finding{{Code: FindingTestSkipped, Path: "x_test"}}}, nil, -1, Tampered},
-		{"error: toolchain", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": EnvError}, head: map[string]Outcome{"A": EnvError}, targeted: EnvError, full: Pass}, nil, -1, Error},
-		{"green: credited kills no mutant", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Fail}, head: map[string]Outcome{"A": Pass}, targeted: Pass, full: Pass},
-			&MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "survived"}}, Survived: 1}, -1, Green},
-		{"verified: credited kills one, survivors allowed", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Fail}, head: map[string]Outcome{"A": Pass}, targeted: Pass, full: Pass},
-			&MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, -1, Verified},
-		{"green: too many survivors for the base's config", scripted{tests: []Test{tA}, base: map[string]Outcome{"A": Fail}, head: map[string]Outcome{"A": Pass}, targeted: Pass, full: Pass},
-			&MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, 0, Green},
+		{name: "verified", s: scripted{hinted: []Test{tA}, pristine: o("B", Pass), base: o("A", Fail, "B", Pass), head: o("A", Pass, "B", Pass), old: o("B", Pass)}, max: -1, want: Verified, code: ReasonCredited},
+		{name: "verified without a static hint: credit is by what runs", s: scripted{pristine: o("B", Pass), base: o("A", Fail, "B", Pass), head: o("A", Pass, "B", Pass), old: o("B", Pass)}, max: -1, want: Verified, code: ReasonCredited},
+		{name: "green: passes on base", s: scripted{hinted: []Test{tA}, pristine: o(), base: o("A", Pass), head: o("A", Pass), old: o()}, max: -1, want: Green, code: ReasonNothingCredited},
+		{name: "green: no tests", s: scripted{pristine: o(), base: o(), head: o(), old: o()}, max: -1, want: Green},
+		{name: "failed: test fails on head", s: scripted{hinted: []Test{tA}, pristine: o(), base: o("A", Fail), head: o("A", Fail), old: o()}, max: -1, want: Failed},
+		{name: "failed: pass to pass", s: scripted{hinted: []Test{tA}, pristine: o("B", Pass), base: o("A", Fail, "B", Pass), head: o("A", Pass, "B", Fail), old: o("B", Fail)}, max: -1, want: Failed, code: ReasonFullFailed},
+		{name: "tampered: a passing test skipped at run time", s: scripted{hinted: []Test{tA}, pristine: o("B", Pass), base: o("A", Fail, "B", Pass), head: o("A", Pass, "B", Skip), old: o("B", Skip)}, max: -1, want: Tampered, code: FindingTestVanished},
+		{name: "tampered: a passing test not run on the head", s: scripted{hinted: []Test{tA}, pristine: o("B", Pass), base: o("A", Fail), head: o("A", Pass), old: o()}, max: -1, want: Tampered, code: FindingTestVanished},
+		{name: "tampered wins over verified", s: scripted{hinted: []Test{tA}, pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o(), tamper: []Finding{{Code: FindingTestSkipped, Path: "x_test"}}}, max: -1, want: Tampered},
+		{name: "error: toolchain", s: scripted{hinted: []Test{tA}, pristine: o("A", EnvError), base: o("A", EnvError), head: o("A", EnvError), old: o()}, max: -1, want: Error},
+		{name: "changed expectations of an uncredited test block", s: scripted{pristine: o("B", Pass), base: o("A", Fail, "B", Pass), head: o("A", Pass, "B", Pass), old: o("B", Fail)}, max: -1, want: Tampered, code: ReasonChangedExpectations},
+		{name: "changed expectations allowed by the base's config", s: scripted{pristine: o("B", Pass), base: o("A", Fail, "B", Pass), head: o("A", Pass, "B", Pass), old: o("B", Fail)}, max: -1, allow: &yes, want: Verified},
+		{name: "changed expectations of a credited test: a person's change", s: scripted{pristine: o("A", Pass), base: o("A", Fail), head: o("A", Pass), old: o("A", Fail)}, max: -1, want: Verified},
+		{name: "changed expectations of a credited test: an agent's change", s: scripted{pristine: o("A", Pass), base: o("A", Fail), head: o("A", Pass), old: o("A", Fail)}, max: -1, agent: true, want: Tampered, code: ReasonChangedExpectations},
+		{name: "changed expectations forbidden by the base's config", s: scripted{pristine: o("A", Pass), base: o("A", Fail), head: o("A", Pass), old: o("A", Fail)}, max: -1, allow: &no, want: Tampered, code: ReasonChangedExpectations},
+		{name: "green: credited kills no mutant", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
+			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "survived"}}, Survived: 1}, max: -1, want: Green},
+		{name: "verified: credited kills one, survivors allowed", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
+			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, max: -1, want: Verified},
+		{name: "green: too many survivors for the base's config", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
+			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, max: 0, want: Green},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := c.s
-			g := &Gate{Runner: nameRunner{}, Adapters: []Adapter{&s}}
+			g := &Gate{Runner: nameRunner{}, Adapters: []Adapter{&s}, AgentTask: c.agent}
 			if c.ev != nil {
 				ev := c.ev
 				g.Evidence = func(context.Context, sandbox.Runner, string, *Change, []Test) (*MutationSummary, error) {
@@ -168,40 +209,34 @@ func TestGateVerdicts(t *testing.T) {
 			}
 			cfg := config.Default()
 			cfg.Evidence.MaxSurvivors = c.max
+			cfg.Gate.AllowChangedExpectations = c.allow
 			rep, err := g.Check(context.Background(), change, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rep.Verdict != c.want {
-				t.Fatalf("verdict %s, want %s; reasons %+v", rep.Verdict, c.want, rep.Reasons)
+				t.Fatalf("verdict %s, want %s; reasons %+v; tamper %+v; tests %+v", rep.Verdict, c.want, rep.Reasons, rep.Tamper, rep.Tests)
 			}
 			if len(rep.Reasons) == 0 {
 				t.Fatalf("verdict %s without reasons", rep.Verdict)
+			}
+			if c.code != "" && !hasCode(rep, c.code) {
+				t.Fatalf("no %s in reasons %+v or findings %+v", c.code, rep.Reasons, rep.Tamper)
 			}
 		})
 	}
 }
 
-func TestExistedOnBase(t *testing.T) {
-	change := &Change{Files: []FileChange{
-		{Path: "new/x_test.go", Status: Added, Head: []byte("func TestNew(t *testing.T) {}")},
-		{Path: "old/y_test.go", Status: Modified, Base: []byte("func TestOld(t *testing.T) {}"), Head: []byte("func TestOld(t *testing.T) {}\nfunc TestAdded(t *testing.T) {}")},
-		{Path: "tests/test_z.py", Status: Modified, Base: []byte("class TestC:\n    def test_m(self): pass\n"), Head: []byte("")},
-	}}
-	cases := []struct {
-		test Test
-		want bool
-	}{
-		{Test{File: "new/x_test.go", Name: "TestNew"}, false},       // a file the change adds
-		{Test{File: "old/y_test.go", Name: "TestAdded"}, false},     // the base file never names it
-		{Test{File: "old/y_test.go", Name: "TestOld"}, true},        // a modified test
-		{Test{File: "old/y_test.go", Name: "TestOld/case_1"}, true}, // its subtest
-		{Test{File: "tests/test_z.py", Name: "TestC::test_m"}, true},
-		{Test{File: "missing.go", Name: "TestGone"}, false},
-	}
-	for _, c := range cases {
-		if got := existedOnBase(c.test, change); got != c.want {
-			t.Errorf("existedOnBase(%s %s) = %v, want %v", c.test.File, c.test.Name, got, c.want)
+func hasCode(rep *Report, code string) bool {
+	for _, r := range rep.Reasons {
+		if r.Code == code {
+			return true
 		}
 	}
+	for _, f := range rep.Tamper {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
 }

@@ -52,6 +52,15 @@ const (
 	ReasonNothingCredited = "nothing_credited"
 	ReasonMutantsSurvive  = "mutants_survive"
 	ReasonNoKill          = "credited_tests_kill_no_mutant"
+	// ReasonPassToPass: a test ID that passed on the untouched base fails
+	// (or does not build) on the head.
+	ReasonPassToPass = "pass_to_pass_failed"
+	// ReasonChangedExpectations: the base's version of a test fails against
+	// the head and the base's config does not allow it.
+	ReasonChangedExpectations = "changed_expectations"
+	// ReasonCannotRun: tests that cannot be collected or built on either
+	// side: the environment, not the change, is broken.
+	ReasonCannotRun = "cannot_run_either_side"
 )
 
 // Reason is one reason code with the sentence a person reads.
@@ -80,6 +89,27 @@ type TestReport struct {
 	HeadDetail     string  `json:"head_detail,omitempty"`
 	BaseMS         int64   `json:"base_ms"`
 	HeadMS         int64   `json:"head_ms"`
+	// Changed is set when the diff itself adds or modifies this test (the
+	// static hint); credit never depends on it.
+	Changed bool `json:"changed,omitempty"`
+	// Runs is how many times the test ran on each side (repeats only for
+	// fail-to-pass candidates, each in its own process).
+	Runs int `json:"runs,omitempty"`
+}
+
+// PassToPass is the run-time check that every test ID passing on the
+// untouched base still passes on the head.
+type PassToPass struct {
+	// Checked is how many test IDs passed on the untouched base.
+	Checked int `json:"checked"`
+	// Failed names those that fail, or do not build, on the head.
+	Failed []string `json:"failed,omitempty"`
+	// Vanished names those skipped, xfailed, deselected, not collected or
+	// not run on the head (each is also a test_vanished finding).
+	Vanished []string `json:"vanished,omitempty"`
+	// PreExisting names test IDs that fail on both sides: not the
+	// change's doing, and not counted against it.
+	PreExisting []string `json:"pre_existing,omitempty"`
 }
 
 // SuiteReport holds the targeted and full suite runs on the head.
@@ -90,16 +120,26 @@ type SuiteReport struct {
 
 // Report is the gate's whole answer. Its JSON form is `bcode check --json`.
 type Report struct {
-	Verdict    Verdict          `json:"verdict"`
-	Reasons    []Reason         `json:"reasons"`
-	Repo       string           `json:"repo,omitempty"`
-	Base       string           `json:"base"`
-	Head       string           `json:"head"`
-	Files      int              `json:"files_changed"`
-	Tests      []TestReport     `json:"tests"`
-	Tamper     []Finding        `json:"tamper"`
-	Suite      SuiteReport      `json:"suite"`
-	Mutants    *MutationSummary `json:"mutants,omitempty"`
+	Verdict Verdict          `json:"verdict"`
+	Reasons []Reason         `json:"reasons"`
+	Repo    string           `json:"repo,omitempty"`
+	Base    string           `json:"base"`
+	Head    string           `json:"head"`
+	Files   int              `json:"files_changed"`
+	Tests   []TestReport     `json:"tests"`
+	Tamper  []Finding        `json:"tamper"`
+	Suite   SuiteReport      `json:"suite"`
+	Mutants *MutationSummary `json:"mutants,omitempty"`
+	// PassToPass is the pass-to-pass check over the full suites of both
+	// sides; nil when the suites did not run.
+	PassToPass *PassToPass `json:"pass_to_pass,omitempty"`
+	// ChangedExpectations lists the base's tests that fail against the
+	// head (old tests on new code), blocking or not.
+	ChangedExpectations []Finding `json:"changed_expectations,omitempty"`
+	// Candidates is how many test IDs were candidates for credit (every
+	// test of the test files and support the change touches); Tests lists
+	// the informative ones.
+	Candidates int              `json:"candidates"`
 	Runner     string           `json:"runner"`
 	Timings    map[string]int64 `json:"timings_ms"`
 	DurationMS int64            `json:"duration_ms"`

@@ -149,6 +149,36 @@ type SuiteResult struct {
 	Failed   []string      `json:"failed,omitempty"` // failing test or package names
 	Detail   string        `json:"detail,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// Results holds one result per test ID that reported in this run:
+	// every test, Go subtest, pytest parametrized case and unittest
+	// method, read from per-test events (never from a package's exit
+	// status). The gate's pass-to-pass and tampering rules work on it.
+	Results []TestResult `json:"-"`
+	// Units are the Go packages or Python test files the run reached, each
+	// with Pass when its tests ran (whatever they did) or the reason none
+	// could run (BuildError, ImportError, Timeout, EnvError).
+	Units []UnitResult `json:"-"`
+}
+
+// UnitResult is whether one Go package or Python test file could run.
+type UnitResult struct {
+	Unit    string  `json:"unit"` // as Test.Package names it
+	Outcome Outcome `json:"outcome"`
+	Detail  string  `json:"detail,omitempty"`
+}
+
+// Candidates is what an adapter says about a change's tests, given the head
+// snapshot: which changed files belong to the tests only, and which units
+// hold the test IDs that are candidates for credit.
+type Candidates struct {
+	// Support lists the changed files that only tests use: test files,
+	// helpers, conftest.py and plugins, testdata, test-only packages. The
+	// head's versions are laid over the base for "fail before", and the
+	// base's over the head for "old tests on new code".
+	Support []string
+	// Units are the Go packages ("./dir") or Python test files whose every
+	// test ID is a candidate, in the form RunSuite accepts as targets.
+	Units []string
 }
 
 // Finding is one tamper (or secret) finding on the diff.
@@ -157,6 +187,8 @@ type Finding struct {
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+
+	testID string // the test a run-time finding is about
 }
 
 // Tamper finding codes shared by every adapter, so reports read the same
@@ -170,6 +202,17 @@ const (
 	FindingConfigChanged  = "config_changed"
 	FindingSecret         = "secret"
 	FindingBinaryTestFile = "binary_test_file"
+	// FindingTestVanished: a test ID that passed on the untouched base was
+	// skipped, xfailed, deselected, not collected or not run on the head,
+	// whatever made it so (found at run time, not in the diff).
+	FindingTestVanished = "test_vanished"
+	// FindingReportAltered: a pytest plugin or hook from the repository
+	// turned a failure into another outcome.
+	FindingReportAltered = "report_altered"
+	// FindingChangedExpectations: the base's version of a test, run against
+	// the head, fails where it passed on the base: the change rewrote what
+	// the test pinned.
+	FindingChangedExpectations = "changed_expectations"
 )
 
 // RunOptions tune one batch of test runs.
@@ -206,6 +249,17 @@ type Adapter interface {
 	// Tamper reports language-specific tampering on the change: deleted
 	// tests, newly skipped tests, changed test infrastructure.
 	Tamper(ctx context.Context, change *Change) ([]Finding, error)
+	// Candidates reads the head snapshot in dir to say which changed files
+	// are test support and which units hold the candidate test IDs.
+	Candidates(ctx context.Context, r sandbox.Runner, dir string, change *Change) (Candidates, error)
+}
+
+// BaseFailureJudge is implemented by adapters that can tell, from the
+// change, whether a failure on the base that looks like a missing name is
+// one: a name the change adds (no credit) or a name the bug itself got
+// wrong (an AttributeError raised inside the code under test: credit).
+type BaseFailureJudge interface {
+	JudgeBaseFailure(change *Change, r TestResult) TestResult
 }
 
 // Progress receives human-readable steps of long operations. The CLI prints

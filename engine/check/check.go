@@ -132,6 +132,18 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	if err != nil {
 		return fail(err), nil
 	}
+	// An agent's change may not rewrite what existing tests pinned unless
+	// the base's config allows it.
+	g.AgentTask = o.TaskID != ""
+	if o.TaskID == "" && o.Sandbox == nil {
+		// The user's own change on the host: their untracked .venv is the
+		// interpreter the tests run with.
+		for _, a := range g.Adapters {
+			if py, ok := a.(*python.Adapter); ok {
+				py.Checkout = repo.Dir
+			}
+		}
+	}
 	switch {
 	case o.NoEvidence:
 	case o.Evidence != nil:

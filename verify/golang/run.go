@@ -348,13 +348,13 @@ func buildFailure(s *Stream, p *PackageRun, res sandbox.Result) (verify.Outcome,
 		text = fmt.Sprintf("go test exited with status %d and no output", res.ExitCode)
 	}
 	if isToolchainProblem(text) {
-		return verify.EnvError, excerpt(text)
+		return verify.EnvError, toolchainDetail(text)
 	}
 	return verify.BuildError, excerpt(text)
 }
 
 func isToolchainProblem(text string) bool {
-	for _, s := range []string{"GOTOOLCHAIN", "requires go >=", "toolchain not available", "downloading go1", "go: cannot find GOROOT"} {
+	for _, s := range []string{"GOTOOLCHAIN", "requires go >=", "toolchain not available", "downloading go1", "go: cannot find GOROOT", "C compiler \""} {
 		if strings.Contains(text, s) {
 			return true
 		}

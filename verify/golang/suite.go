@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -70,6 +72,7 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	}
 
 	out := verify.SuiteResult{Outcome: verify.Pass, Targets: reported}
+	mods := modulePaths(dir, l)
 	var details []string
 	timedOut, buildBroken, failed := false, false, false
 	for _, root := range order {
@@ -98,6 +101,11 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		}
 		sawFailure := false
 		for _, p := range stream.Packages {
+			if toolchain := strings.TrimSpace(stream.BuildErrorText(p)); p.BuildFailed() && isToolchainProblem(toolchain) {
+				return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: toolchainDetail(toolchain), Duration: time.Since(start)}, nil
+			}
+			out.Results = append(out.Results, perTest(p, mods)...)
+			out.Units = append(out.Units, unitOf(stream, p, mods))
 			switch {
 			case p.BuildFailed():
 				buildBroken, sawFailure = true, true
@@ -131,9 +139,12 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 				text = fmt.Sprintf("go test exited with status %d", res.ExitCode)
 			}
 			if isToolchainProblem(text) {
-				return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: excerpt(text), Duration: time.Since(start)}, nil
+				return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: toolchainDetail(text), Duration: time.Since(start)}, nil
 			}
 			buildBroken = true
+			// The go command failed before any package ran: every test
+			// of this module is as unbuildable as a package that fails.
+			out.Units = append(out.Units, verify.UnitResult{Unit: "*", Outcome: verify.BuildError, Detail: excerpt(text)})
 			out.Failed = append(out.Failed, joinPattern(root, "./..."))
 			details = append(details, excerpt(text))
 		}
@@ -167,4 +178,120 @@ func joinPattern(root, pattern string) string {
 		return pattern
 	}
 	return "./" + root + strings.TrimPrefix(pattern, ".")
+}
+
+// perTest turns every run of every test and subtest of p into a result,
+// named by its package directory: outcomes come from the test events, never
+// from the package's exit status (a TestMain that calls os.Exit(0) after
+// failing tests does not make them pass).
+func perTest(p *PackageRun, mods []modulePath) []verify.TestResult {
+	unit, ok := unitName(p.Package, mods)
+	if !ok {
+		return nil
+	}
+	var out []verify.TestResult
+	idx := map[string]int{}
+	for _, run := range p.Tests {
+		t := verify.Test{Language: "go", Package: unit, Name: run.Name}
+		r := runResult(t, run, p.TimedOut)
+		if i, ok := idx[run.Name]; ok {
+			// A second run of the same name (-count, or a name the
+			// testing package made unique too late): the worse one counts.
+			if r.Outcome != verify.Pass && out[i].Outcome == verify.Pass {
+				out[i] = r
+			}
+			continue
+		}
+		idx[run.Name] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+// unitOf says whether p's tests could run at all.
+func unitOf(s *Stream, p *PackageRun, mods []modulePath) verify.UnitResult {
+	unit, ok := unitName(p.Package, mods)
+	if !ok {
+		unit = p.Package
+	}
+	u := verify.UnitResult{Unit: unit, Outcome: verify.Pass}
+	switch {
+	case p.BuildFailed():
+		u.Outcome, u.Detail = verify.BuildError, excerpt(s.BuildErrorText(p))
+	case p.TimedOut:
+		u.Outcome, u.Detail = verify.Timeout, excerpt(timeoutText(p))
+	case p.Action == "fail" && len(p.Tests) == 0:
+		// TestMain or an initializer failed before any test ran.
+		u.Outcome, u.Detail = verify.Fail, excerpt("the test binary failed before running any test:\n"+filterOutput(p.Output))
+	case p.Action == "":
+		u.Outcome, u.Detail = verify.Fail, "the test binary exited before reporting a result"
+	}
+	return u
+}
+
+// modulePath is one module of a snapshot: its root and its path.
+type modulePath struct {
+	root string // slash-separated, relative to the snapshot
+	path string
+}
+
+// modulePaths reads the module path of every root of l, longest first.
+func modulePaths(dir string, l layout) []modulePath {
+	var out []modulePath
+	for _, root := range l.Roots {
+		data, err := sandbox.ReadFile(dir, path.Join(root, "go.mod"), 1<<20)
+		if err != nil {
+			continue
+		}
+		if mp := modfileModule(data); mp != "" {
+			out = append(out, modulePath{root: root, path: mp})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i].path) > len(out[j].path) })
+	return out
+}
+
+// modfileModule is the module path a go.mod declares.
+func modfileModule(data []byte) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "module" {
+			return unquote(f[1])
+		}
+	}
+	return ""
+}
+
+// unitName is the package directory ("./dir", "." for the root) of an
+// import path, the form Test.Package and suite targets use.
+func unitName(importPath string, mods []modulePath) (string, bool) {
+	for _, m := range mods {
+		rest, ok := strings.CutPrefix(importPath, m.path)
+		if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+			continue
+		}
+		return packageOfDir(path.Join(m.root, strings.TrimPrefix(rest, "/"))), true
+	}
+	return "", false
+}
+
+// toolchainDetail names what is missing: a C compiler for cgo gets the
+// fix spelled out.
+func toolchainDetail(text string) string {
+	if strings.Contains(text, "C compiler") {
+		return "cgo needs a C compiler that is not installed (apt-get install gcc, or set CC): " + firstLineOf(text, "C compiler")
+	}
+	return excerpt(text)
+}
+
+func firstLineOf(text, substr string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, substr) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(text)
 }

@@ -42,7 +42,7 @@ func (a *Adapter) parseSides(ctx context.Context, change *verify.Change, strict 
 			slots = append(slots, slot{s, true})
 		}
 	}
-	infos, err := a.parseNoDir(ctx, modeTests, files)
+	infos, err := a.parseOnce(ctx, change, files)
 	if err != nil {
 		return nil, err
 	}
@@ -123,4 +123,25 @@ func lastDump(ts []pyTest, name string) string {
 		}
 	}
 	return d
+}
+
+// parseOnce runs the syntax helper over a change's test files once: the
+// gate asks ChangedTests and Tamper about the same change, and a Python
+// start-up is a large share of a small change's check.
+func (a *Adapter) parseOnce(ctx context.Context, change *verify.Change, files []source) ([]fileInfo, error) {
+	a.mu.Lock()
+	if a.parsed.change == change && a.parsed.change != nil {
+		infos := a.parsed.infos
+		a.mu.Unlock()
+		return infos, nil
+	}
+	a.mu.Unlock()
+	infos, err := a.parseNoDir(ctx, modeTests, files)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.parsed.change, a.parsed.infos = change, infos
+	a.mu.Unlock()
+	return infos, nil
 }

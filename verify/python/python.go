@@ -35,12 +35,21 @@ type Adapter struct {
 	// environment: the helper only parses (python -I, no repository code is
 	// imported), so running it outside the sandbox exposes nothing.
 	Parser sandbox.Runner
+	// Checkout is the user's checkout, whose .venv (untracked, so absent
+	// from the snapshots) is the interpreter when the snapshot has none.
+	// Only set it for the user's own changes run on the host: an agent's
+	// worktree is hostile, and a container does not see the path.
+	Checkout string
 
 	mu        sync.Mutex
 	probing   sync.Mutex       // held while an interpreter is being chosen
 	pytestFor map[string]probe // by runner, and by snapshot for those with a .venv
 	parser    sandbox.Runner
 	parserPy  string
+	parsed    struct { // the last change's test files, parsed
+		change *verify.Change
+		infos  []fileInfo
+	}
 }
 
 type probe struct {
@@ -97,6 +106,11 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 		if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
 			candidates = append(candidates, venv)
 			cacheKey += dir
+		} else if a.Checkout != "" {
+			venv := filepath.Join(a.Checkout, ".venv", "bin", "python")
+			if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
+				candidates = append(candidates, venv)
+			}
 		}
 		candidates = append(candidates, "python3", "/usr/bin/python3")
 	}

@@ -308,6 +308,7 @@ func notFound(output string) idSet {
 type pytestRun struct {
 	res   sandbox.Result
 	cases []Case
+	log   []byte // bcode's own per-test record (bcode_pytest_log)
 }
 
 // pytest runs `python -m pytest` on args in dir. Its JUnit report and live
@@ -332,7 +333,10 @@ func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, 
 		Dir:  dir,
 		Args: argv,
 		Env: []string{
-			"PYTHONPATH=" + scratch,
+			"PYTHONPATH=" + pythonPath(dir, scratch),
+			// The snapshot is on PYTHONPATH; the working directory need
+			// not be (Python 3.11+).
+			"PYTHONSAFEPATH=1",
 			"BCODE_PYTEST_LOG=" + filepath.Join(scratch, "log.jsonl"),
 			"PYTHONDONTWRITEBYTECODE=1",
 			"PYTHONUNBUFFERED=1",
@@ -346,6 +350,9 @@ func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, 
 		return pytestRun{}, fmt.Errorf("running pytest: %w", err)
 	}
 	run := pytestRun{res: res}
+	if data, err := sandbox.ReadFile(scratch, "log.jsonl", maxJUnitBytes); err == nil {
+		run.log = data
+	}
 	if data, err := sandbox.ReadFile(scratch, "r.xml", maxJUnitBytes); err == nil {
 		if cases, perr := ParseJUnit(bytes.NewReader(data)); perr == nil {
 			run.cases = cases
@@ -355,9 +362,7 @@ func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, 
 		return pytestRun{}, fmt.Errorf("reading pytest's junit report: %w", err)
 	}
 	// No report: the run was killed (or crashed) before the session ended.
-	if data, err := sandbox.ReadFile(scratch, "log.jsonl", maxJUnitBytes); err == nil {
-		run.cases = parseLiveLog(data)
-	}
+	run.cases = parseLiveLog(run.log)
 	return run, nil
 }
 
@@ -392,6 +397,8 @@ func parseLiveLog(data []byte) []Case {
 			c.Time = time.Duration(rec.Duration * float64(time.Second))
 		}
 		switch {
+		case rec.When == "collected" || rec.When == "deselected":
+			continue // not a test's outcome
 		case rec.When == "collect":
 			c.ClassName, c.Name, c.Status, c.Message = "", dottedPath(rec.NodeID), Errored, "collection failure"
 		case rec.Outcome == "passed":
@@ -409,4 +416,17 @@ func parseLiveLog(data []byte) []Case {
 		out = append(out, c)
 	}
 	return out
+}
+
+// pythonPath puts bcode's plugin first, then the snapshot's src/ (a src
+// layout), then the snapshot itself: ahead of anything an editable install
+// adds (.pth entries and import finders come after PYTHONPATH), so each
+// snapshot imports its own code, never the user's checkout.
+func pythonPath(dir, scratch string) string {
+	parts := []string{scratch}
+	if fi, err := os.Stat(filepath.Join(dir, "src")); err == nil && fi.IsDir() {
+		parts = append(parts, filepath.Join(dir, "src"))
+	}
+	parts = append(parts, dir)
+	return strings.Join(parts, string(os.PathListSeparator))
 }

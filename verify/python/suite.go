@@ -98,6 +98,7 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		return verify.SuiteResult{}, err
 	}
 	out.Duration = time.Since(start)
+	out.Results, out.Units = resultsFromLog(run.log)
 	output := string(run.res.Stdout) + "\n" + string(run.res.Stderr)
 	byDotted := map[string]string{}
 	for _, f := range files {
@@ -123,9 +124,12 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		out.Outcome = verify.Timeout
 		out.Failed = append(collectFailed, failed...)
 		out.Detail = fmt.Sprintf("the suite did not finish within %s", timeout)
+		out.Units = append(out.Units, verify.UnitResult{Unit: "*", Outcome: verify.Timeout, Detail: out.Detail})
 	case run.res.ExitCode == exitUsage && strings.Contains(output, "while loading conftest"):
 		c, _ := conftestFailure(output)
 		out.Outcome, out.Detail = verify.BuildError, c.Text
+		o, d := Classify(c)
+		out.Units = append(out.Units, verify.UnitResult{Unit: "*", Outcome: o, Detail: d})
 	case len(collectFailed) > 0 || run.res.ExitCode == exitInterrupted:
 		// A module that does not import breaks the suite as a build error
 		// breaks a Go package.
@@ -147,6 +151,10 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	default:
 		out.Outcome = verify.EnvError
 		out.Detail = fmt.Sprintf("pytest exited %d: %s", run.res.ExitCode, lastLines(output, 20))
+	}
+	if run.res.ExitCode == exitUsage && out.Outcome != verify.BuildError && len(out.Results) == 0 {
+		out.Outcome = verify.EnvError
+		out.Detail = "pytest usage error (exit 4): " + lastLines(output, 20)
 	}
 	return out, nil
 }

@@ -1,0 +1,94 @@
+package check_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// gitRepo is a scratch repository driven by plain git without the user's
+// configuration.
+type gitRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	for _, tool := range []string{"git", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+				t.Fatalf("%s is required", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	r := &gitRepo{t: t, dir: t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	return r
+}
+
+func (r *gitRepo) git(args ...string) {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "-c", "protocol.file.allow=always"}, args...)...)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func (r *gitRepo) write(files map[string]string) {
+	r.t.Helper()
+	for p, content := range files {
+		full := filepath.Join(r.dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+func (r *gitRepo) commit(msg string) {
+	r.t.Helper()
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", msg)
+}
+
+// TestGateReadsASymlinkedTestFileAsGoTestDoes: the head's test file is a
+// symbolic link to a file elsewhere in the repository. go test reads the
+// file it points to, and so does the gate: the link's new test fails on the
+// base (with the link and its target laid over it) and passes on the head.
+func TestGateReadsASymlinkedTestFileAsGoTestDoes(t *testing.T) {
+	r := newGitRepo(t)
+	r.write(map[string]string{
+		"go.mod":       "module example.com/m\n\ngo 1.26\n",
+		"calc/calc.go": "package calc\n\nfunc Abs(x int) int { return x }\n",
+	})
+	r.commit("base")
+	r.write(map[string]string{
+		"calc/calc.go":          "package calc\n\nfunc Abs(x int) int {\n\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}\n",
+		"shared/abs_test.go.in": "package calc\n\nimport \"testing\"\n\nfunc TestAbsNegative(t *testing.T) {\n\tif Abs(-3) != 3 {\n\t\tt.Fatal(Abs(-3))\n\t}\n}\n",
+	})
+	if err := os.Symlink("../shared/abs_test.go.in", filepath.Join(r.dir, "calc", "abs_test.go")); err != nil {
+		t.Fatal(err)
+	}
+	r.commit("head")
+	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD",
+		Runner: &host.Runner{Extra: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}}, NoEvidence: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != verify.Verified {
+		t.Fatalf("verdict %s, want verified: reasons %+v tests %+v tamper %+v", rep.Verdict, rep.Reasons, rep.Tests, rep.Tamper)
+	}
+}

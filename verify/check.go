@@ -1,0 +1,772 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/config"
+)
+
+// The gate defines credit by what runs, the way the SWE-bench harness
+// defines FAIL_TO_PASS and PASS_TO_PASS, at the granularity of test IDs (Go
+// tests and subtests from `go test -json` events, pytest node IDs with their
+// parameters, unittest methods). Four snapshots, each run once:
+//
+//	base   the untouched base, full suite: what passed before (pass-to-pass
+//	       baseline, and the control for fail-to-pass candidates)
+//	head   the head, full suite: what passes after
+//	before the base with the head's tests and test support laid over it,
+//	       candidate units only: what the head's tests say about the old code
+//	old    the head with the base's tests and test support laid over it,
+//	       candidate units only: what the old tests say about the new code
+//
+// base and head are what a person runs to compare two commits; before and
+// old run only the packages or files the change's tests live in. Repeats
+// happen only for fail-to-pass candidates, each round in its own process.
+
+// sideRun is one snapshot's run, merged over the adapters.
+type sideRun struct {
+	dir      string
+	results  map[string]TestResult // by Test.ID()
+	order    []string              // IDs in the order they reported
+	units    map[string]UnitResult // by unitKey
+	env      []string              // environment errors (toolchain missing, runner failed)
+	duration time.Duration
+	ran      bool
+}
+
+func unitKey(lang, unit string) string { return lang + ":" + unit }
+
+func newSideRun(dir string) *sideRun {
+	return &sideRun{dir: dir, results: map[string]TestResult{}, units: map[string]UnitResult{}}
+}
+
+func (s *sideRun) add(lang string, res SuiteResult) {
+	s.ran = true
+	for _, r := range res.Results {
+		if r.Test.Language == "" {
+			r.Test.Language = lang
+		}
+		id := r.Test.ID()
+		if _, ok := s.results[id]; !ok {
+			s.order = append(s.order, id)
+		}
+		s.results[id] = r
+	}
+	for _, u := range res.Units {
+		s.units[unitKey(lang, u.Unit)] = u
+	}
+	s.duration += res.Duration
+	if res.Outcome == EnvError {
+		s.env = append(s.env, res.Detail)
+	}
+}
+
+// unitOf is a test's unit outcome on a side; ok is false when the side never
+// reached the unit.
+func (s *sideRun) unitOf(t Test) (UnitResult, bool) {
+	if u, ok := s.units[unitKey(t.Language, t.Package)]; ok {
+		return u, true
+	}
+	// "*": the language's run failed before any unit ran.
+	u, ok := s.units[unitKey(t.Language, "*")]
+	return u, ok
+}
+
+// outcome is a test's result on a side: its own event, else what kept its
+// unit from running, else NotRun.
+func (s *sideRun) outcome(t Test) TestResult {
+	if r, ok := s.results[t.ID()]; ok {
+		return r
+	}
+	if u, ok := s.unitOf(t); ok && u.Outcome != Pass {
+		return TestResult{Test: t, Outcome: u.Outcome, Detail: u.Detail}
+	}
+	if parent, ok := goParent(t); ok {
+		// A Go subtest whose parent failed or skipped before reaching it.
+		if p, ok := s.results[parent.ID()]; ok && (p.Outcome == Fail || p.Outcome == Skip || p.Outcome == Timeout) {
+			return TestResult{Test: t, Outcome: p.Outcome, Detail: parent.Name + " ended before this subtest ran:\n" + p.Detail}
+		}
+	}
+	return TestResult{Test: t, Outcome: NotRun, Detail: "no result for this test on this side"}
+}
+
+func goParent(t Test) (Test, bool) {
+	if t.Language != "go" {
+		return Test{}, false
+	}
+	i := strings.LastIndex(t.Name, "/")
+	if i < 0 {
+		return Test{}, false
+	}
+	p := t
+	p.Name = t.Name[:i]
+	return p, true
+}
+
+// runSide runs targets (language → units; nil runs every adapter's full
+// suite) in dir.
+func (g *Gate) runSide(ctx context.Context, dir string, targets map[string][]string, timeout time.Duration) *sideRun {
+	s := newSideRun(dir)
+	for _, a := range g.Adapters {
+		var units []string
+		if targets != nil {
+			units = targets[a.Language()]
+			if len(units) == 0 {
+				continue
+			}
+		}
+		res, err := a.RunSuite(ctx, g.Runner, dir, units, timeout)
+		if err != nil {
+			res = SuiteResult{Outcome: EnvError, Detail: fmt.Sprintf("%s suite: %v", a.Language(), err)}
+		}
+		s.add(a.Language(), res)
+	}
+	return s
+}
+
+// parallel runs fns with at most n at once and waits for all.
+func parallel(n int, fns ...func()) {
+	sem := make(chan struct{}, max(n, 1))
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		if fn == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn()
+		}()
+	}
+	wg.Wait()
+}
+
+// sides is how many snapshot runs go at once: two (base and head) on a
+// small machine, up to four where cores allow.
+func sides() int { return min(max(runtime.NumCPU()/2, 2), 4) }
+
+// Check runs the gate on change with cfg (read from the base by the caller).
+// The error is for failures that leave no report at all (cancellation);
+// everything else, including a missing toolchain, is a Report with verdict
+// Error and its reasons.
+func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*Report, error) {
+	start := time.Now()
+	p := g.progress()
+	rep := &Report{
+		Base:    change.Base,
+		Head:    change.Head,
+		Files:   len(change.Files),
+		Tests:   []TestReport{},
+		Tamper:  []Finding{},
+		Runner:  g.Runner.Name(),
+		Timings: map[string]int64{},
+	}
+	defer func() { rep.DurationMS = ms(time.Since(start)) }()
+	if len(g.Adapters) == 0 {
+		return g.errorReport(rep, ErrNoAdapters), nil
+	}
+	phase := func(name string, t0 time.Time) { rep.Timings[name] += ms(time.Since(t0)) }
+
+	if len(change.Files) == 0 {
+		// Green promises that the suites pass; with nothing changed none
+		// ran, so the gate says it could not decide, and why.
+		rep.Verdict = Error
+		rep.Reasons = []Reason{{ReasonNoChange, reasonText[ReasonNoChange]}}
+		rep.Suite.Targeted = SuiteResult{Outcome: NotRun}
+		rep.Suite.Full = SuiteResult{Outcome: NotRun}
+		return rep, nil
+	}
+
+	// 1. Static checks: tamper rules of every adapter and the change-wide ones.
+	t0 := time.Now()
+	p.Step("checking the diff for tampering")
+	for _, a := range g.adaptersFor(change) {
+		fs, err := a.Tamper(ctx, change)
+		if err != nil {
+			return g.errorReport(rep, fmt.Errorf("%s tamper check: %w", a.Language(), err)), ctxErr(ctx)
+		}
+		rep.Tamper = append(rep.Tamper, fs...)
+	}
+	for _, c := range g.Checks {
+		fs, err := c(ctx, change, cfg)
+		if err != nil {
+			return g.errorReport(rep, err), ctxErr(ctx)
+		}
+		rep.Tamper = append(rep.Tamper, fs...)
+	}
+	phase("tamper", t0)
+
+	// 2. The static hint: tests whose source the diff adds or modifies.
+	t0 = time.Now()
+	hinted := map[string]bool{}
+	hintFile := map[string]string{} // Go reports no file per test; the diff knows it
+	for _, a := range g.adaptersFor(change) {
+		ts, err := a.ChangedTests(ctx, change)
+		if err != nil {
+			return g.errorReport(rep, fmt.Errorf("finding changed %s tests: %w", a.Language(), err)), ctxErr(ctx)
+		}
+		for _, t := range ts {
+			hinted[t.ID()] = true
+			hintFile[t.ID()] = t.File
+		}
+	}
+
+	// 3. Snapshots of both sides, and what the change's tests are.
+	p.Step("laying out snapshots of base and head")
+	baseDir, err := change.Workspace.Materialize(ctx, BaseSide, nil)
+	if err != nil {
+		return g.errorReport(rep, fmt.Errorf("snapshot of the base: %w", err)), ctxErr(ctx)
+	}
+	headDir, err := change.Workspace.Materialize(ctx, HeadSide, nil)
+	if err != nil {
+		return g.errorReport(rep, fmt.Errorf("snapshot of the head: %w", err)), ctxErr(ctx)
+	}
+	support := map[string]bool{}
+	units := map[string][]string{}
+	nUnits := 0
+	for _, a := range g.adaptersFor(change) {
+		c, err := a.Candidates(ctx, g.Runner, headDir, change)
+		if err != nil {
+			return g.errorReport(rep, fmt.Errorf("finding the %s tests the change touches: %w", a.Language(), err)), ctxErr(ctx)
+		}
+		for _, f := range c.Support {
+			support[f] = true
+		}
+		if len(c.Units) > 0 {
+			units[a.Language()] = c.Units
+			nUnits += len(c.Units)
+		}
+	}
+	var overBase, overHead []FileChange
+	for _, f := range change.Files {
+		if !support[f.Path] && !g.isTestSupport(f.Path) {
+			continue
+		}
+		overBase = append(overBase, f)
+		if f.Base != nil || f.BaseMode != "" {
+			overHead = append(overHead, FileChange{Path: f.Path, Status: f.Status, Head: f.Base, HeadMode: f.BaseMode})
+		}
+	}
+	var beforeDir, oldDir string
+	if nUnits > 0 {
+		if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
+			return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
+		}
+		if len(overHead) > 0 {
+			if oldDir, err = change.Workspace.Materialize(ctx, HeadSide, overHead); err != nil {
+				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's tests: %w", err)), ctxErr(ctx)
+			}
+		}
+	}
+	phase("snapshot", t0)
+
+	// 4. One run per snapshot, sides in parallel.
+	t0 = time.Now()
+	var fullTargets map[string][]string // nil: everything
+	if cfg.Gate.SkipFullSuite {
+		fullTargets = map[string][]string{}
+		for _, a := range g.adaptersFor(change) {
+			ts, err := a.Targets(ctx, g.Runner, headDir, change)
+			if err != nil {
+				return g.errorReport(rep, fmt.Errorf("%s: finding what the change reaches: %w", a.Language(), err)), ctxErr(ctx)
+			}
+			fullTargets[a.Language()] = mergeUnits(ts, units[a.Language()])
+		}
+	}
+	suiteTimeout, testTimeout := cfg.Gate.SuiteTimeout.Duration, cfg.Gate.TestTimeout.Duration
+	var base, head, before, old *sideRun
+	p.Step("running the tests on the base and the head (%d candidate units)", nUnits)
+	parallel(sides(),
+		func() { before = g.runSide(ctx, beforeDir, units, testTimeout) },
+		func() { head = g.runSide(ctx, headDir, fullTargets, suiteTimeout) },
+		func() { base = g.runSide(ctx, baseDir, fullTargets, suiteTimeout) },
+		func() {
+			if oldDir != "" {
+				old = g.runSide(ctx, oldDir, units, testTimeout)
+			}
+		},
+	)
+	if beforeDir == "" {
+		before = newSideRun("")
+	}
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+	phase("runs", t0)
+
+	// 5. Fail to pass: every test ID of the candidate units.
+	t0 = time.Now()
+	inUnits := map[string]bool{}
+	for lang, us := range units {
+		for _, u := range us {
+			inUnits[unitKey(lang, u)] = true
+		}
+	}
+	var cands []Test
+	seen := map[string]bool{}
+	for _, s := range []*sideRun{before, head} {
+		for _, id := range s.order {
+			t := s.results[id].Test
+			if !seen[id] && inUnits[unitKey(t.Language, t.Package)] {
+				seen[id] = true
+				cands = append(cands, t)
+			}
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].ID() < cands[j].ID() })
+	rep.Candidates = len(cands)
+	baseRuns := map[string][]TestResult{}
+	headRuns := map[string][]TestResult{}
+	var f2p []Test
+	for _, t := range cands {
+		b := g.judgeBase(change, before.outcome(t))
+		h := head.outcome(t)
+		baseRuns[t.ID()] = []TestResult{b}
+		headRuns[t.ID()] = []TestResult{h}
+		if b.Outcome == Fail && h.Outcome == Pass {
+			f2p = append(f2p, t)
+		}
+	}
+	if rounds := cfg.Gate.FlakeRuns - 1; rounds > 0 && len(f2p) > 0 {
+		p.Step("repeating %d fail-to-pass candidates %d more times on each side, each run in its own process", len(f2p), rounds)
+		for round := 0; round < rounds; round++ {
+			var bres, hres []TestResult
+			var errs []error
+			var mu sync.Mutex
+			repeat := func(dir string, into *[]TestResult) func() {
+				return func() {
+					for lang, ts := range groupByLanguage(f2p) {
+						res, err := g.adapter(lang).RunTests(ctx, g.Runner, dir, ts, RunOptions{Count: 1, Timeout: testTimeout})
+						mu.Lock()
+						*into = append(*into, res...)
+						if err != nil {
+							errs = append(errs, err)
+						}
+						mu.Unlock()
+					}
+				}
+			}
+			parallel(sides(), repeat(beforeDir, &bres), repeat(headDir, &hres))
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			if len(errs) > 0 {
+				return g.errorReport(rep, fmt.Errorf("repeating fail-to-pass candidates: %w", errs[0])), nil
+			}
+			for _, r := range bres {
+				baseRuns[r.Test.ID()] = append(baseRuns[r.Test.ID()], g.judgeBase(change, r))
+			}
+			collect(headRuns, hres)
+		}
+	}
+	phase("repeats", t0)
+
+	headFails := false
+	var envErrs []string
+	credited := map[string]bool{}
+	var creditedTests []Test
+	for _, t := range cands {
+		var control []TestResult
+		if r, ok := base.results[t.ID()]; ok {
+			control = []TestResult{r}
+		}
+		tr := judge(t, baseRuns[t.ID()], headRuns[t.ID()], control)
+		tr.Changed = hinted[t.ID()]
+		if tr.File == "" {
+			tr.File = hintFile[t.ID()]
+		}
+		tr.Runs = len(headRuns[t.ID()])
+		if tr.Credited {
+			credited[t.ID()] = true
+			creditedTests = append(creditedTests, t)
+		}
+		switch tr.HeadOutcome {
+		case Fail, BuildError, ImportError, MissingSymbol, Timeout:
+			// A candidate failing on the head counts against the change
+			// unless it failed on the untouched base as well.
+			if r, ok := base.results[t.ID()]; !ok || r.Outcome == Pass || r.Outcome == Skip {
+				headFails = true
+			}
+		}
+		if tr.BaseOutcome == EnvError || tr.HeadOutcome == EnvError {
+			envErrs = append(envErrs, firstNonEmpty(tr.HeadDetail, tr.BaseDetail))
+		}
+		if tr.Changed || tr.Credited || tr.BaseOutcome != Pass || tr.HeadOutcome != Pass {
+			rep.Tests = append(rep.Tests, tr)
+		}
+	}
+
+	// 6. Pass to pass and tampering, from the full runs of both sides.
+	p2p, vanished, headBroken, cannotRun := passToPass(base, head, inUnits)
+	rep.PassToPass = p2p
+	rep.Tamper = append(rep.Tamper, vanished...)
+	for _, s := range []*sideRun{base, head, before} {
+		envErrs = append(envErrs, s.env...)
+	}
+	if old != nil {
+		envErrs = append(envErrs, old.env...)
+	}
+	for _, s := range []*sideRun{before, head} {
+		rep.Tamper = append(rep.Tamper, alteredReports(s)...)
+	}
+
+	// 7. Old tests on new code.
+	blocking := 0
+	if old != nil {
+		rep.ChangedExpectations = changedExpectations(base, head, old)
+		for i, f := range rep.ChangedExpectations {
+			if g.blocksChange(cfg, credited[f.testID]) {
+				rep.ChangedExpectations[i].Message += " (blocks verified)"
+				blocking++
+			}
+		}
+	}
+	sortFindings(rep.Tamper)
+	rep.Suite.Targeted = SuiteResult{Outcome: Pass, Targets: flatUnits(units), Duration: before.duration}
+	if headFails {
+		rep.Suite.Targeted.Outcome = Fail
+	}
+	rep.Suite.Full = SuiteResult{Outcome: Pass, Targets: []string{"all"}, Duration: head.duration}
+	if fullTargets != nil {
+		rep.Suite.Full.Targets = flatUnits(fullTargets)
+	}
+	switch {
+	case len(headBroken) > 0:
+		rep.Suite.Full.Outcome = BuildError
+		rep.Suite.Full.Failed = append(rep.Suite.Full.Failed, headBroken...)
+	case len(p2p.Failed) > 0:
+		rep.Suite.Full.Outcome = Fail
+	}
+	rep.Suite.Full.Failed = append(rep.Suite.Full.Failed, p2p.Failed...)
+	phase("judge", time.Now())
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+
+	// 8. Evidence: mutants of the changed code against the credited tests.
+	if g.Evidence != nil && len(creditedTests) > 0 && !headFails && len(p2p.Failed) == 0 {
+		t0 = time.Now()
+		p.Step("running mutation evidence on the changed code")
+		ms, err := g.Evidence(ctx, g.Runner, headDir, change, creditedTests)
+		if err != nil {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			envErrs = append(envErrs, "mutation evidence: "+err.Error())
+		}
+		rep.Mutants = ms
+		phase("evidence", t0)
+	}
+
+	// 9. The verdict, most serious first.
+	g.decide(rep, cfg, verdictInputs{
+		headFails:  headFails,
+		headBroken: headBroken,
+		cannotRun:  cannotRun,
+		envErrs:    envErrs,
+		blocking:   blocking,
+	})
+	return rep, nil
+}
+
+// verdictInputs are the facts decide weighs besides the report itself.
+type verdictInputs struct {
+	headFails  bool     // a candidate fails on the head
+	headBroken []string // units that build or import on the base but not on the head
+	cannotRun  []string // units that build or import on neither side
+	envErrs    []string
+	blocking   int // changed expectations that block verified
+}
+
+func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
+	add := func(code, msg string) {
+		if msg == "" {
+			msg = reasonText[code]
+		}
+		rep.Reasons = append(rep.Reasons, Reason{code, msg})
+	}
+	p2pFailed := rep.PassToPass != nil && len(rep.PassToPass.Failed) > 0
+	switch {
+	case len(rep.Tamper) > 0 || in.blocking > 0:
+		rep.Verdict = Tampered
+		for _, f := range rep.Tamper {
+			add(ReasonTamper, fmt.Sprintf("%s: %s", f.Path, f.Message))
+		}
+		for _, f := range rep.ChangedExpectations {
+			if strings.HasSuffix(f.Message, "(blocks verified)") {
+				add(ReasonChangedExpectations, fmt.Sprintf("%s: %s", f.Path, f.Message))
+			}
+		}
+	case len(in.envErrs) > 0 || len(in.cannotRun) > 0:
+		rep.Verdict = Error
+		for _, e := range in.envErrs {
+			add(ReasonEnvironment, e)
+		}
+		for _, u := range in.cannotRun {
+			add(ReasonCannotRun, u)
+		}
+	case in.headFails || p2pFailed || len(in.headBroken) > 0:
+		rep.Verdict = Failed
+		for _, t := range rep.Tests {
+			if t.Reason == ReasonFailsOnHead || t.Reason == ReasonNoBuildOnHead || t.Reason == ReasonTimeoutOnHead {
+				add(t.Reason, fmt.Sprintf("%s %s", t.Name, t.ReasonText))
+			}
+		}
+		if in.headFails {
+			add(ReasonTargetedFailed, "")
+		}
+		if p2pFailed || len(in.headBroken) > 0 {
+			add(ReasonFullFailed, suiteMessage(reasonText[ReasonPassToPass], rep.Suite.Full))
+		}
+	case len(rep.Credited()) == 0:
+		rep.Verdict = Green
+		if rep.Candidates == 0 {
+			add(ReasonNoTestsChanged, "")
+		} else {
+			add(ReasonNothingCredited, "")
+		}
+	default:
+		rep.Verdict = Verified
+		add(ReasonCredited, fmt.Sprintf("%d test(s) fail on the base and pass with the change", len(rep.Credited())))
+		if m := rep.Mutants; m != nil && len(m.Mutants) > 0 {
+			if m.CreditedKills == 0 {
+				rep.Verdict = Green
+				rep.Reasons = nil
+				add(ReasonNoKill, "")
+			} else if max := cfg.Evidence.MaxSurvivors; max >= 0 && m.Survived > max {
+				rep.Verdict = Green
+				rep.Reasons = nil
+				add(ReasonMutantsSurvive, fmt.Sprintf("%d mutants survive; the base's evidence.max_survivors is %d", m.Survived, max))
+			}
+		}
+	}
+}
+
+// blocksChange says whether a changed expectation keeps the change from
+// being verified: the base's config decides; unset, an agent's change is
+// always held, and a person's only when the rewritten test earns no credit
+// (the new version of a test that fails on the base and passes on the head
+// is the fix's own evidence).
+func (g *Gate) blocksChange(cfg config.Config, testCredited bool) bool {
+	if a := cfg.Gate.AllowChangedExpectations; a != nil {
+		return !*a
+	}
+	return g.AgentTask || !testCredited
+}
+
+// judgeBase lets the adapter that ran r decide whether a missing name on
+// the base is one the change adds.
+func (g *Gate) judgeBase(change *Change, r TestResult) TestResult {
+	if j, ok := g.adapter(r.Test.Language).(BaseFailureJudge); ok {
+		return j.JudgeBaseFailure(change, r)
+	}
+	return r
+}
+
+// passToPass checks every test ID that passed on the untouched base against
+// the head. It returns the summary, the tamper findings for tests that
+// vanished, the units that no longer build or import, and the candidate
+// units that build or import on neither side (the gate cannot judge the
+// change's tests; other units broken on both sides are not its doing).
+func passToPass(base, head *sideRun, candidate map[string]bool) (*PassToPass, []Finding, []string, []string) {
+	out := &PassToPass{}
+	var findings []Finding
+	var headBroken, cannotRun []string
+	brokenUnit := func(u UnitResult) bool {
+		return u.Outcome == BuildError || u.Outcome == ImportError || u.Outcome == MissingSymbol
+	}
+	keys := make([]string, 0, len(head.units))
+	for k := range head.units {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		hu := head.units[k]
+		if !brokenUnit(hu) {
+			continue
+		}
+		if bu, ok := base.units[k]; ok && brokenUnit(bu) {
+			if candidate[k] || hu.Unit == "*" {
+				cannotRun = append(cannotRun, fmt.Sprintf("%s: %s", hu.Unit, firstLine(hu.Detail)))
+			}
+		} else {
+			headBroken = append(headBroken, hu.Unit)
+		}
+	}
+	for _, id := range base.order {
+		b := base.results[id]
+		t := b.Test
+		h := head.outcome(t)
+		if b.Outcome != Pass {
+			if isFailure(b.Outcome) && isFailure(h.Outcome) {
+				out.PreExisting = append(out.PreExisting, displayName(t))
+			}
+			continue
+		}
+		out.Checked++
+		switch h.Outcome {
+		case Pass:
+		case Skip:
+			out.Vanished = append(out.Vanished, displayName(t))
+			how := "skipped"
+			if strings.HasPrefix(h.Detail, "xfail") {
+				how = "marked xfail"
+			}
+			findings = append(findings, vanishedFinding(t, fmt.Sprintf("%s passed on the base and is %s on the head: %s", displayName(t), how, firstLine(h.Detail))))
+		case NotRun:
+			if u, ok := head.unitOf(t); ok && brokenUnit(u) {
+				out.Failed = append(out.Failed, displayName(t))
+				continue
+			}
+			out.Vanished = append(out.Vanished, displayName(t))
+			findings = append(findings, vanishedFinding(t, displayName(t)+" passed on the base and was not run on the head: "+notRunHow(head, t)))
+		default:
+			out.Failed = append(out.Failed, displayName(t))
+		}
+	}
+	// A test the base did not have that fails on the head is the
+	// change's failure too.
+	for _, id := range head.order {
+		h := head.results[id]
+		if _, ok := base.results[id]; ok || !isFailure(h.Outcome) {
+			continue
+		}
+		if u, ok := base.unitOf(h.Test); ok && brokenUnit(u) {
+			continue // the base could not even build it: counted below if it stays broken
+		}
+		out.Failed = append(out.Failed, displayName(h.Test))
+	}
+	return out, findings, headBroken, cannotRun
+}
+
+func notRunHow(head *sideRun, t Test) string {
+	u, ok := head.unitOf(t)
+	switch {
+	case !ok && t.Language == "go":
+		return "its package has no tests that ran on the head (deleted, excluded by build tags or file names, or its test binary ran nothing)"
+	case !ok:
+		return "its test file collected no tests on the head (deleted, __test__ = False, excluded by configuration, or not collected)"
+	case u.Detail != "":
+		return u.Detail
+	case t.Language == "go":
+		return "its package's tests ran on the head, but this test did not (removed, renamed, excluded by build tags, or TestMain or a helper did not run it)"
+	default:
+		return "its test file ran on the head, but this test was not collected or was deselected (removed, shadowed by a second definition, renamed, or filtered by a hook or configuration)"
+	}
+}
+
+func vanishedFinding(t Test, msg string) Finding {
+	p := t.File
+	if p == "" {
+		p = t.Package
+	}
+	return Finding{Code: FindingTestVanished, Path: p, Message: msg}
+}
+
+func isFailure(o Outcome) bool {
+	switch o {
+	case Fail, Timeout, Flaky, BuildError, ImportError, MissingSymbol:
+		return true
+	}
+	return false
+}
+
+// displayName is how a test ID is named in reports: "./pkg.TestX/sub" for
+// Go, the pytest node ID for Python.
+func displayName(t Test) string {
+	if t.Language == "go" {
+		return t.Package + "." + t.Name
+	}
+	return t.Package + "::" + t.Name
+}
+
+// alteredReports are the tests whose outcome a repository plugin rewrote,
+// as the adapter marked them (Detail starting with reportAlteredMarker).
+func alteredReports(s *sideRun) []Finding {
+	var out []Finding
+	for _, id := range s.order {
+		r := s.results[id]
+		if strings.HasPrefix(r.Detail, ReportAlteredMarker) {
+			out = append(out, Finding{Code: FindingReportAltered, Path: r.Test.Package, Message: displayName(r.Test) + ": " + firstLine(r.Detail)})
+		}
+	}
+	return out
+}
+
+// ReportAlteredMarker starts the detail of a result whose runner saw the
+// test fail but whose report (from a plugin of the repository) said
+// otherwise. The result's outcome is the runner's own.
+const ReportAlteredMarker = "report altered by the repository:"
+
+// changedExpectations compares the base's tests on the untouched base with
+// the same tests against the head: a test that passed and now fails by
+// assertion (or exception) pinned something the change rewrote. Build and
+// import failures are API changes, not changed expectations; a test that
+// fails on the head as well is a pass-to-pass failure already.
+func changedExpectations(base, head, old *sideRun) []Finding {
+	var out []Finding
+	for _, id := range old.order {
+		o := old.results[id]
+		b, ok := base.results[id]
+		if !ok || b.Outcome != Pass || (o.Outcome != Fail && o.Outcome != Timeout) {
+			continue
+		}
+		if h, ok := head.results[id]; ok && h.Outcome != Pass {
+			continue
+		}
+		p := o.Test.File
+		if p == "" {
+			p = o.Test.Package
+		}
+		out = append(out, Finding{
+			Code:    FindingChangedExpectations,
+			Path:    p,
+			Message: fmt.Sprintf("%s passed on the base; the base's version fails against the head: %s", displayName(o.Test), firstLine(o.Detail)),
+			testID:  id,
+		})
+	}
+	return out
+}
+
+func mergeUnits(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range append(append([]string(nil), a...), b...) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func flatUnits(m map[string][]string) []string {
+	var out []string
+	for _, us := range m {
+		out = append(out, us...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func suiteMessage(prefix string, s SuiteResult) string {
+	msg := prefix
+	if len(s.Failed) > 0 {
+		names := s.Failed
+		if len(names) > 5 {
+			names = append(append([]string(nil), names[:5]...), fmt.Sprintf("and %d more", len(s.Failed)-5))
+		}
+		msg += ": " + strings.Join(names, ", ")
+	} else if s.Detail != "" {
+		msg += ": " + firstLine(s.Detail)
+	}
+	return msg
+}

@@ -1,0 +1,189 @@
+package python
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// IsTestSupport reports whether p belongs to the tests only: test files,
+// conftest.py, modules named for tests (testutil.py, testing.py), and
+// anything under a test directory (tests/, test/, testing/, fixtures/,
+// testdata/, or one named test_*): helpers that are not test_*.py, plugins,
+// data.
+func (a *Adapter) IsTestSupport(p string) bool {
+	if a.IsTestFile(p) || path.Base(p) == "conftest.py" {
+		return true
+	}
+	if name, ok := strings.CutSuffix(path.Base(p), ".py"); ok && testNamed(name) {
+		return true // testutil.py, testing.py, helpers_tests.py: made for tests wherever they live
+	}
+	for _, el := range strings.Split(path.Dir(p), "/") {
+		switch {
+		case el == "tests" || el == "test" || el == "testing" || el == "fixtures" || el == "testdata":
+			return true
+		case strings.HasPrefix(el, "test_") || strings.HasSuffix(el, "_tests"):
+			return true
+		}
+	}
+	return false
+}
+
+// Candidates implements verify.Adapter. The units are the changed test
+// files that exist on the head, and, for each other changed support file
+// (conftest.py, a helper or plugin, data), the test files below its
+// directory — or below the nearest directory above it that has any.
+func (a *Adapter) Candidates(_ context.Context, _ sandbox.Runner, dir string, change *verify.Change) (verify.Candidates, error) {
+	var c verify.Candidates
+	var support []verify.FileChange
+	for _, f := range change.Files {
+		if a.IsTestSupport(f.Path) {
+			c.Support = append(c.Support, f.Path)
+			support = append(support, f)
+		}
+	}
+	if len(support) == 0 {
+		return c, nil
+	}
+	files, err := pyFiles(dir)
+	if err != nil {
+		return c, fmt.Errorf("listing python files in %s: %w", dir, err)
+	}
+	var tests []string
+	present := map[string]bool{}
+	for _, f := range files {
+		if a.IsTestFile(f) {
+			tests = append(tests, f)
+			present[f] = true
+		}
+	}
+	units := map[string]bool{}
+	for _, f := range support {
+		if a.IsTestFile(f.Path) {
+			if present[f.Path] {
+				units[f.Path] = true
+			}
+			continue
+		}
+		for d := path.Dir(f.Path); ; d = path.Dir(d) {
+			below := testsBelow(tests, d)
+			for _, t := range below {
+				units[t] = true
+			}
+			if len(below) > 0 || d == "." || d == "/" {
+				break
+			}
+		}
+	}
+	for u := range units {
+		c.Units = append(c.Units, u)
+	}
+	sort.Strings(c.Units)
+	return c, nil
+}
+
+// testNamed reports whether a module's name says it is made for tests.
+func testNamed(name string) bool {
+	name = strings.ToLower(name)
+	return strings.HasPrefix(name, "test") || strings.Contains(name, "_test") || strings.HasSuffix(name, "tests") ||
+		strings.Contains(name, "testutil") || strings.Contains(name, "testing")
+}
+
+func testsBelow(tests []string, d string) []string {
+	if d == "." {
+		return tests
+	}
+	var out []string
+	for _, t := range tests {
+		if strings.HasPrefix(t, d+"/") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+var (
+	missingAttr    = regexp.MustCompile(`has no attribute '([A-Za-z_]\w*)'`)
+	missingName    = regexp.MustCompile(`name '([A-Za-z_]\w*)' is not defined`)
+	unexpectedKw   = regexp.MustCompile(`unexpected keyword argument '([A-Za-z_]\w*)'`)
+	signatureOf    = regexp.MustCompile(`([A-Za-z_]\w*)\(\) (?:takes|missing|got)`)
+	fixtureMissing = regexp.MustCompile(`fixture '([A-Za-z_]\w*)' not found`)
+)
+
+// JudgeBaseFailure implements verify.BaseFailureJudge: a test that fails
+// on the base because a name is missing earns no credit only when the
+// change adds that name (a new function, attribute, parameter or fixture,
+// or a new signature). An AttributeError or TypeError the bug itself
+// raises inside the code under test is a behavioural failure.
+func (a *Adapter) JudgeBaseFailure(change *verify.Change, r verify.TestResult) verify.TestResult {
+	if r.Outcome != verify.MissingSymbol {
+		return r
+	}
+	text := r.Detail
+	var name string
+	signature := false
+	for _, re := range []*regexp.Regexp{missingAttr, missingName, unexpectedKw, fixtureMissing} {
+		if m := re.FindStringSubmatch(text); m != nil {
+			name = m[1]
+			break
+		}
+	}
+	if name == "" {
+		if m := signatureOf.FindStringSubmatch(text); m != nil {
+			name, signature = m[1], true
+		}
+	}
+	if name == "" {
+		return r // no name to look up: stay on the side of no credit
+	}
+	if signature && signatureChanged(change, name) || !signature && a.addsName(change, name) {
+		return r
+	}
+	r.Outcome = verify.Fail
+	r.Detail = fmt.Sprintf("%s is not a name the change adds: the failure is the code's own\n%s", name, r.Detail)
+	return r
+}
+
+// addsName reports whether the change defines name where the base did
+// not: the name occurs more often on the head than on the base in some
+// changed Python file of the code (test files that start using a name do
+// not add it; conftest.py and helpers may add fixtures, so they count).
+func (a *Adapter) addsName(change *verify.Change, name string) bool {
+	word := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+	for _, f := range change.Files {
+		if f.Binary || !strings.HasSuffix(f.Path, ".py") || a.IsTestFile(f.Path) {
+			continue
+		}
+		if len(word.FindAllIndex(f.Head, -1)) > len(word.FindAllIndex(f.Base, -1)) {
+			return true
+		}
+	}
+	return false
+}
+
+// signatureChanged reports whether a changed file's `def name(` line
+// differs between base and head.
+func signatureChanged(change *verify.Change, name string) bool {
+	def := regexp.MustCompile(`(?m)^\s*(?:async\s+)?def\s+` + regexp.QuoteMeta(name) + `\s*\(.*$`)
+	for _, f := range change.Files {
+		if f.Binary || !strings.HasSuffix(f.Path, ".py") {
+			continue
+		}
+		b, h := def.FindAll(f.Base, -1), def.FindAll(f.Head, -1)
+		if len(b) != len(h) {
+			return true
+		}
+		for i := range b {
+			if string(b[i]) != string(h[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,169 @@
+package python
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// logRecord is one line of bcode_pytest_log, every field any record kind
+// carries.
+type logRecord struct {
+	NodeID      string  `json:"nodeid"`
+	When        string  `json:"when"`
+	Outcome     string  `json:"outcome"`
+	XFail       bool    `json:"xfail"`
+	Message     string  `json:"message"`
+	Text        string  `json:"text"`
+	Duration    float64 `json:"duration"`
+	Raw         string  `json:"raw"`
+	RawText     string  `json:"raw_text"`
+	XFailMarker bool    `json:"xfail_marker"`
+}
+
+// resultsFromLog turns bcode's own record of a pytest run into one result
+// per node ID (parametrized cases and unittest methods included) and one
+// unit per test file that collected or failed to. A report that says a test
+// passed (or skipped) while the test call raised is the work of a plugin or
+// hook of the repository: the result is the raised failure, marked with
+// verify.ReportAlteredMarker.
+func resultsFromLog(data []byte) ([]verify.TestResult, []verify.UnitResult) {
+	type acc struct {
+		test     verify.Test
+		deciding *Case
+		rank     int
+		dur      time.Duration
+		raw      logRecord
+		sawCall  bool
+	}
+	var order []string
+	tests := map[string]*acc{}
+	var unitOrder []string
+	units := map[string]verify.UnitResult{}
+	setUnit := func(u verify.UnitResult) {
+		old, ok := units[u.Unit]
+		if !ok {
+			unitOrder = append(unitOrder, u.Unit)
+		}
+		if !ok || old.Outcome == verify.Pass {
+			units[u.Unit] = u
+		}
+	}
+	get := func(nodeid string) *acc {
+		a := tests[nodeid]
+		if a == nil {
+			file, name, _ := strings.Cut(nodeid, "::")
+			a = &acc{test: verify.Test{Language: "python", Package: file, File: file, Name: name}}
+			tests[nodeid] = a
+			order = append(order, nodeid)
+		}
+		return a
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var rec logRecord
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &rec) != nil || rec.NodeID == "" {
+			continue
+		}
+		switch rec.When {
+		case "collected":
+			setUnit(verify.UnitResult{Unit: rec.NodeID, Outcome: verify.Pass})
+			continue
+		case "collect":
+			file, _, _ := strings.Cut(rec.NodeID, "::")
+			o, d := classifyCollection(Case{Status: Errored, Message: rec.Message, Text: rec.Text})
+			setUnit(verify.UnitResult{Unit: file, Outcome: o, Detail: d})
+			continue
+		case "deselected":
+			if !strings.Contains(rec.NodeID, "::") {
+				continue
+			}
+			a := get(rec.NodeID)
+			if a.deciding == nil {
+				a.deciding = &Case{Status: Skipped, Message: "deselected (by -k/-m, configuration or a collection hook)", Type: "deselected"}
+				a.rank = 0
+			}
+			continue
+		}
+		if !strings.Contains(rec.NodeID, "::") {
+			continue
+		}
+		a := get(rec.NodeID)
+		c := Case{ClassName: mangle(rec.NodeID).class, Message: rec.Message, Text: rec.Text}
+		if c.ClassName == "" {
+			c.ClassName = "?" // a test, never a collection error
+		}
+		if rec.Duration > 0 && rec.Duration < 1e9 {
+			a.dur += time.Duration(rec.Duration * float64(time.Second))
+		}
+		switch {
+		case rec.Outcome == "passed":
+			c.Status = Passed
+		case rec.Outcome == "skipped":
+			c.Status = Skipped
+			if rec.XFail {
+				c.Type = "pytest.xfail"
+			}
+		case rec.When == "call":
+			c.Status = Failure
+		default:
+			c.Status = Errored
+		}
+		if rec.When == "call" {
+			a.sawCall = true
+			a.raw = rec
+		}
+		// Failures outrank skips, skips outrank passes; the first of a
+		// rank decides.
+		r := map[Status]int{Passed: 1, Skipped: 2, Failure: 3, Errored: 3}[c.Status]
+		if a.deciding == nil || r > a.rank {
+			cc := c
+			a.deciding, a.rank = &cc, r
+		}
+	}
+	var out []verify.TestResult
+	for _, id := range order {
+		a := tests[id]
+		res := verify.TestResult{Test: a.test, Duration: a.dur}
+		if a.deciding == nil {
+			res.Outcome = verify.NotRun
+		} else if a.deciding.Type == "deselected" {
+			res.Outcome, res.Detail = verify.Skip, "deselected: "+a.deciding.Message
+		} else {
+			res.Outcome, res.Detail = Classify(*a.deciding)
+		}
+		if altered, why := alteredReport(a.sawCall, a.raw); altered {
+			res.Outcome = verify.Fail
+			res.Detail = verify.ReportAlteredMarker + " " + why
+		}
+		out = append(out, res)
+		file := a.test.File
+		if _, ok := units[file]; !ok {
+			setUnit(verify.UnitResult{Unit: file, Outcome: verify.Pass})
+		}
+	}
+	var us []verify.UnitResult
+	for _, u := range unitOrder {
+		us = append(us, units[u])
+	}
+	return out, us
+}
+
+// alteredReport says whether the final report of a test contradicts what
+// its call raised: a failure reported as a pass, or as a skip without an
+// xfail marker.
+func alteredReport(sawCall bool, raw logRecord) (bool, string) {
+	if !sawCall || raw.Raw != "failed" {
+		return false, ""
+	}
+	switch {
+	case raw.Outcome == "passed":
+		return true, fmt.Sprintf("reported as passed, but the test raised %s", firstLine(raw.RawText))
+	case raw.Outcome == "skipped" && !raw.XFailMarker:
+		return true, fmt.Sprintf("reported as skipped, but the test raised %s", firstLine(raw.RawText))
+	}
+	return false, ""
+}
