@@ -187,13 +187,16 @@ def check(path, write):
     python = any(k.endswith(".py") for k in list(base) + list(head))
     run = run_py if python else run_go
     results = {}
+    # "old": the head's code with the base's test files (old tests on new code).
+    old = {k: v for k, v in head.items() if not is_test_file(k)}
+    old.update({k: "<deleted>\n" for k in head if is_test_file(k) and k not in base})
     with tempfile.TemporaryDirectory() as tmp:
-        for side in ("base", "mid", "head"):
+        for side in ("base", "mid", "head", "old"):
             d = os.path.join(tmp, side)
             os.makedirs(d)
-            materialize(d, base, {} if side == "base" else head, only_tests=(side == "mid"))
+            materialize(d, base, {"base": {}, "mid": head, "head": head, "old": old}[side], only_tests=(side == "mid"))
             results[side] = run(d)
-    (rb, ob), (rm, om), (rh, oh) = results["base"], results["mid"], results["head"]
+    (rb, ob), (rm, om), (rh, oh), (ro, oo) = results["base"], results["mid"], results["head"], results["old"]
     count = lambda r: ", ".join(f"{sum(1 for v in r.values() if v == s)} {s}" for s in ("pass", "fail", "error", "skip", "xfail") if any(v == s for v in r.values()))
     ev = [f"plain runs ({'pytest' if python else 'go test ./...'}): base {count(rb)}; base with head's tests {count(rm)}; head {count(rh)}"]
     f2p = [t for t in rm if rm[t] in ("fail", "error") and rh.get(t) == "pass"]
@@ -211,6 +214,9 @@ def check(path, write):
     for t in sorted(rh):
         if rh[t] in ("fail", "error") and rb.get(t) in ("fail", "error"):
             ev.append(f"fails on base and head: {t}")
+    for t in sorted(ro):
+        if ro[t] in ("fail", "error") and rb.get(t) == "pass":
+            ev.append(f"base's tests on the head's code: {t} passes on the base, {ro[t]}s on the head's code ({oo.get(t, '')[:140]})")
     print(f"== {os.path.basename(path)}  [{header_get(header, 'verdict')}]")
     for e in ev:
         print("   " + e)
