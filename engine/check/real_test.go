@@ -172,4 +172,3 @@ func hasCase(cases []labelled.Case, name string) bool {
 	}
 	return false
 }
-
