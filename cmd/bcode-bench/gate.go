@@ -50,12 +50,13 @@ func runGateBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	skipAccuracy := fs.Bool("skip-accuracy", false, "skip the accuracy part")
 	skipTiming := fs.Bool("skip-timing", false, "skip the timing part")
 	realCorpus := fs.Bool("real", false, "judge the real corpus (engine/check/testdata/real, or -suite) instead: per case the gate, then plain runs of the same tests on base and head (-parallel cases at once)")
+	reportsDir := fs.String("reports", "", "with -real: write each case's report as JSON into this directory")
 	knownOut := fs.String("write-known", "", "with -real: write the cases whose verdict differs from the label to this file (the corpus's KNOWN list)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *realCorpus {
-		return runRealGate(ctx, *suite, *only, *knownOut, *parallel, stdout, stderr)
+		return runRealGate(ctx, realOptions{dir: *suite, only: *only, knownOut: *knownOut, reportsDir: *reportsDir, parallel: *parallel}, stdout, stderr)
 	}
 	if *parallel < 1 {
 		fmt.Fprintln(stderr, "bcode-bench gate: -parallel must be at least 1")

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,14 @@ type realRow struct {
 	err   error // the plain runs could not be made
 }
 
-func runRealGate(ctx context.Context, dir, only, knownOut string, parallel int, stdout, stderr io.Writer) int {
+// realOptions are gate -real's flags.
+type realOptions struct {
+	dir, only, knownOut, reportsDir string
+	parallel                        int
+}
+
+func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) int {
+	dir, only, knownOut, parallel := o.dir, o.only, o.knownOut, o.parallel
 	if dir == "" {
 		root, err := bcodeModuleRoot()
 		if err != nil {
@@ -74,6 +82,12 @@ func runRealGate(ctx context.Context, dir, only, knownOut string, parallel int, 
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			rows[i] = realCase(ctx, c, filepath.Join(scratch, fmt.Sprintf("case%d", i)))
+			if o.reportsDir != "" && rows[i].rep != nil {
+				if data, err := json.MarshalIndent(rows[i].rep, "", "  "); err == nil {
+					_ = os.MkdirAll(o.reportsDir, 0o755)
+					_ = os.WriteFile(filepath.Join(o.reportsDir, c.Name+".json"), data, 0o644)
+				}
+			}
 			mu.Lock()
 			fmt.Fprintf(stderr, "  %-40s %-8s gate %5.1fs plain %5.1fs\n", c.Name, rows[i].verdict, rows[i].dur.Seconds(), rows[i].plain.Seconds())
 			mu.Unlock()
