@@ -49,8 +49,14 @@ func runGateBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	materialize := fs.String("materialize", "", "the corpus materialize script (default: ../shared/corpus/materialize beside the bcode module)")
 	skipAccuracy := fs.Bool("skip-accuracy", false, "skip the accuracy part")
 	skipTiming := fs.Bool("skip-timing", false, "skip the timing part")
+	realCorpus := fs.Bool("real", false, "judge the real corpus (engine/check/testdata/real, or -suite) instead: per case the gate, then plain runs of the same tests on base and head (-parallel cases at once)")
+	reportsDir := fs.String("reports", "", "with -real: write each case's report as JSON into this directory")
+	knownOut := fs.String("write-known", "", "with -real: write the cases whose verdict differs from the label to this file (the corpus's KNOWN list)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *realCorpus {
+		return runRealGate(ctx, realOptions{dir: *suite, only: *only, knownOut: *knownOut, reportsDir: *reportsDir, parallel: *parallel}, stdout, stderr)
 	}
 	if *parallel < 1 {
 		fmt.Fprintln(stderr, "bcode-bench gate: -parallel must be at least 1")
@@ -178,6 +184,7 @@ type caseResult struct {
 	verdict verify.Verdict
 	detail  string // the first reason, for mismatches
 	dur     time.Duration
+	rep     *verify.Report // -real keeps it for the plain runs
 }
 
 func accuracy(ctx context.Context, cases []labelled.Case, parallel int, scratch string, stderr io.Writer) []caseResult {
@@ -239,7 +246,11 @@ func gateTally(rs []caseResult) (fa, fr, right int) {
 }
 
 func printAccuracy(w io.Writer, rs []caseResult) {
-	fmt.Fprintln(w, "## Labelled suite")
+	printAccuracyTitled(w, "Labelled suite", rs)
+}
+
+func printAccuracyTitled(w io.Writer, title string, rs []caseResult) {
+	fmt.Fprintln(w, "## "+title)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CASE\tLANG\tKIND\tLABEL\tVERDICT\tMATCH\tTIME")

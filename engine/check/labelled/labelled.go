@@ -35,6 +35,12 @@ type Case struct {
 	Python   bool
 	Base     []txtar.File // paths relative to the repository root
 	Head     []txtar.File // content "<deleted>" deletes the file
+
+	// Real-corpus provenance (engine/check/testdata/real/README.md).
+	Source   string   // the public repository the change comes from
+	Commit   string   // the original commit
+	From     string   // a variant: the case whose base and head it starts from
+	Evidence []string // the hand runs the label comes from
 }
 
 // Verdicts are the labels a case may carry.
@@ -92,6 +98,16 @@ func Parse(path string) (Case, error) {
 				return c, fmt.Errorf("head: %q (only \"worktree\" is known)", val)
 			}
 			c.Worktree = true
+		case "source":
+			c.Source = val
+		case "commit":
+			c.Commit = val
+		case "from":
+			c.From = val
+		case "evidence":
+			c.Evidence = append(c.Evidence, val)
+		case "subject", "trimmed":
+			// descriptive only
 		case "findings":
 			for _, f := range strings.Split(val, ",") {
 				if f = strings.TrimSpace(f); f != "" {
@@ -126,8 +142,8 @@ func Parse(path string) (Case, error) {
 			return c, fmt.Errorf("file %q is not base/<path> or head/<path>", f.Name)
 		}
 	}
-	if len(c.Base) == 0 || len(c.Head) == 0 {
-		return c, fmt.Errorf("a case needs base/ and head/ files")
+	if (len(c.Base) == 0 && c.From == "") || len(c.Head) == 0 {
+		return c, fmt.Errorf("a case needs base/ and head/ files (a variant, with from:, only head/ files)")
 	}
 	return c, nil
 }

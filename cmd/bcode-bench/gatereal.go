@@ -1,0 +1,210 @@
+package main
+
+// `bcode-bench gate -real`: the gate on the real corpus
+// (engine/check/testdata/real): real bug-fix commits of public projects and
+// variants of them, each labelled by hand. Per case, the gate (check.Run, as `bcode
+// check` runs it), then the same tests run plainly on the base and on the
+// head. It prints label against verdict, false acceptance and false
+// rejection, and the gate's time against the plain runs.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/check/labelled"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// realRow is one case of the real corpus: its verdict and both timings.
+type realRow struct {
+	caseResult
+	plain time.Duration
+	err   error // the plain runs could not be made
+}
+
+// realOptions are gate -real's flags.
+type realOptions struct {
+	dir, only, knownOut, reportsDir string
+	parallel                        int
+}
+
+func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) int {
+	dir, only, knownOut, parallel := o.dir, o.only, o.knownOut, o.parallel
+	if dir == "" {
+		root, err := bcodeModuleRoot()
+		if err != nil {
+			fmt.Fprintf(stderr, "bcode-bench gate -real: %v; pass -suite\n", err)
+			return 2
+		}
+		dir = filepath.Join(root, "engine", "check", "testdata", "real")
+	}
+	cases, err := labelled.LoadReal(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate -real: %v\n", err)
+		return 2
+	}
+	havePytest := pytestAvailable()
+	if !havePytest {
+		fmt.Fprintf(stderr, "bcode-bench gate -real: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
+	}
+	sel := selectCases(cases, only, havePytest)
+	if len(sel) == 0 {
+		fmt.Fprintln(stderr, "bcode-bench gate -real: no case selected")
+		return 2
+	}
+	scratch, err := os.MkdirTemp("", "bcode-bench-real-")
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-bench gate -real: %v\n", err)
+		return 2
+	}
+	defer os.RemoveAll(scratch)
+
+	// Cases run -parallel at a time; each case's gate and plain runs run
+	// one after the other, so both see the same contention.
+	rows := make([]realRow, len(sel))
+	slots := make(chan struct{}, parallel)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, c := range sel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			rows[i] = realCase(ctx, c, filepath.Join(scratch, fmt.Sprintf("case%d", i)))
+			if o.reportsDir != "" && rows[i].rep != nil {
+				if data, err := json.MarshalIndent(rows[i].rep, "", "  "); err == nil {
+					_ = os.MkdirAll(o.reportsDir, 0o755)
+					_ = os.WriteFile(filepath.Join(o.reportsDir, c.Name+".json"), data, 0o644)
+				}
+			}
+			mu.Lock()
+			fmt.Fprintf(stderr, "  %-40s %-8s gate %5.1fs plain %5.1fs\n", c.Name, rows[i].verdict, rows[i].dur.Seconds(), rows[i].plain.Seconds())
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return 2
+	}
+	printReal(stdout, rows)
+	if knownOut != "" {
+		if err := writeKnown(knownOut, rows); err != nil {
+			fmt.Fprintf(stderr, "bcode-bench gate -real: %v\n", err)
+			return 2
+		}
+	}
+	results := make([]caseResult, len(rows))
+	for i, r := range rows {
+		results[i] = r.caseResult
+	}
+	if fa, _, _ := gateTally(results); fa > 0 {
+		return 1
+	}
+	return 0
+}
+
+// realCase builds the case, runs the gate on it, then runs the tests the
+// gate targeted (all of them when it reports none) plainly on base and head.
+func realCase(ctx context.Context, c labelled.Case, dir string) realRow {
+	row := realRow{caseResult: checkCaseKeep(ctx, c, filepath.Join(dir, "repo"))}
+	defer os.RemoveAll(dir)
+	if row.rep == nil {
+		row.err = fmt.Errorf("no report")
+		return row
+	}
+	base, head := c.Revisions()
+	b, h, _, err := plainRuns(ctx, filepath.Join(dir, "repo"), base, head, row.rep, filepath.Join(dir, "plain"))
+	row.plain, row.err = b+h, err
+	return row
+}
+
+// checkCaseKeep is checkCase that keeps the repository and the report, for
+// the plain runs that follow.
+func checkCaseKeep(ctx context.Context, c labelled.Case, dir string) caseResult {
+	r := caseResult{c: c}
+	base, head, err := buildCase(ctx, dir, c)
+	if err != nil {
+		r.verdict, r.detail = verify.Error, "building the repository: "+err.Error()
+		return r
+	}
+	start := time.Now()
+	rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New()})
+	r.dur = time.Since(start)
+	r.rep = rep
+	switch {
+	case rep == nil:
+		r.verdict, r.detail = verify.Error, fmt.Sprint(err)
+	default:
+		r.verdict = rep.Verdict
+		if len(rep.Reasons) > 0 {
+			r.detail = rep.Reasons[0].Message
+		}
+	}
+	return r
+}
+
+func printReal(w io.Writer, rows []realRow) {
+	results := make([]caseResult, len(rows))
+	for i, r := range rows {
+		results[i] = r.caseResult
+	}
+	printAccuracyTitled(w, "Real corpus", results)
+
+	fmt.Fprintln(w, "## Gate wall time against plain runs of the same tests on base and head")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CASE\tLANG\tGATE\tPLAIN\tRATIO")
+	var gate, plain [2]time.Duration // go, python
+	for _, r := range rows {
+		lang, li := "go", 0
+		if r.c.Python {
+			lang, li = "python", 1
+		}
+		if r.err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%.1fs\t\tplain runs failed: %s\n", r.c.Name, lang, r.dur.Seconds(), firstLineOf(r.err.Error()))
+			continue
+		}
+		gate[li] += r.dur
+		plain[li] += r.plain
+		fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%.1fs\t%s\n", r.c.Name, lang, r.dur.Seconds(), r.plain.Seconds(), ratio(r.dur, r.plain))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "time ratio gate / plain: go %s (%.0fs / %.0fs), python %s (%.0fs / %.0fs), all %s\n",
+		ratio(gate[0], plain[0]), gate[0].Seconds(), plain[0].Seconds(),
+		ratio(gate[1], plain[1]), gate[1].Seconds(), plain[1].Seconds(),
+		ratio(gate[0]+gate[1], plain[0]+plain[1]))
+	fmt.Fprintln(w, "Plain: one `go test -count=1 -vet=off` (or pytest) of the gate's targeted tests per side, in snapshots made beforehand and not timed.")
+}
+
+func ratio(a, b time.Duration) string {
+	if b <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f×", a.Seconds()/b.Seconds())
+}
+
+// writeKnown writes the corpus's list of known disagreements: one case a
+// line, with today's verdict and the first reason, for real_test.go.
+func writeKnown(path string, rows []realRow) error {
+	var b strings.Builder
+	b.WriteString("# Cases where the gate's verdict differs from the label, as `bcode-bench gate -real -write-known` last found them.\n")
+	b.WriteString("# name\tverdict today\tfirst reason\n")
+	for _, r := range rows {
+		if r.verdict != r.c.Verdict {
+			fmt.Fprintf(&b, "%s\t%s\t%s\n", r.c.Name, r.verdict, strings.ReplaceAll(firstLineOf(r.detail), "\t", " "))
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Build and hand-run cases of the real corpus (see README.md).
+
+  mkcase.py new NAME --repo GITDIR --commit SHA --source URL --keep PATH... [--gomod MODULE]
+      Writes NAME.txtar: base/ = the commit's parent trimmed to the kept paths
+      (a path is a file or a directory prefix), head/ = the kept files the
+      commit changes. The label starts as "TODO"; then runs `check`.
+  mkcase.py check FILE.txtar... [--write]
+      Builds base, base+head's tests, and head as plain directories and runs
+      every test in each with plain `go test -json ./...` or
+      `/usr/bin/python3 -m pytest --junitxml`, then prints each test ID whose
+      outcome differs between them. --write replaces the case's evidence:
+      lines with the result.
+
+Nothing here is the gate: it is the hand run the labels come from.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"
+
+
+def git(gitdir, *args, binary=False):
+    out = subprocess.run(["git", "--git-dir", gitdir, *args], check=True, capture_output=True).stdout
+    return out if binary else out.decode()
+
+
+def kept(path, keep):
+    return any(path == k or path.startswith(k.rstrip("/") + "/") for k in keep)
+
+
+def tree(gitdir, rev, keep):
+    files = {}
+    for line in git(gitdir, "ls-tree", "-r", rev).splitlines():
+        meta, path = line.split("\t", 1)
+        mode, typ, sha = meta.split()
+        if typ != "blob" or mode == "120000" or not kept(path, keep):
+            continue
+        data = git(gitdir, "cat-file", "blob", sha, binary=True)
+        try:
+            if b"\0" in data:
+                raise UnicodeError
+            files[path] = data.decode()
+        except UnicodeError:
+            print(f"  skipping binary or non-UTF-8 {path}", file=sys.stderr)
+    return files
+
+
+def is_test_file(path):
+    base = os.path.basename(path)
+    parts = path.split("/")
+    return (base.endswith("_test.go") or (base.startswith("test_") and base.endswith(".py"))
+            or base.endswith("_test.py") or base == "conftest.py"
+            or "testdata" in parts or (parts[0] in ("tests", "test", "testing") and len(parts) > 1))
+
+
+# ---- txtar -------------------------------------------------------------
+
+def parse_txtar(path):
+    text = open(path).read()
+    parts = re.split(r"^-- (.+?) --\n", text, flags=re.M)
+    header, files = parts[0], {}
+    for i in range(1, len(parts), 2):
+        files[parts[i]] = parts[i + 1]
+    return header, files
+
+
+def write_txtar(path, header, files):
+    with open(path, "w") as f:
+        f.write(header if header.endswith("\n") else header + "\n")
+        for name, data in files.items():
+            if re.search(r"^-- .* --$", data, flags=re.M):
+                raise SystemExit(f"{name}: a line looks like a txtar file marker")
+            if data and not data.endswith("\n"):
+                data += "\n"
+            f.write(f"-- {name} --\n{data}")
+
+
+def header_get(header, key):
+    return [l.split(":", 1)[1].strip() for l in header.splitlines() if l.startswith(key + ":")]
+
+
+def resolve(path):
+    """Returns (header, base files, head overlay) with a variant's from: applied."""
+    header, files = parse_txtar(path)
+    base = {k[5:]: v for k, v in files.items() if k.startswith("base/")}
+    head = {k[5:]: v for k, v in files.items() if k.startswith("head/")}
+    frm = header_get(header, "from")
+    if frm:
+        _, pbase, phead = resolve(os.path.join(os.path.dirname(path), frm[0] + ".txtar"))
+        base = dict(pbase, **base)
+        head = dict(phead, **head)
+    for k, v in list(head.items()):
+        if v.strip() == "<base>":
+            head[k] = base.get(k, "<deleted>\n")
+    return header, base, head
+
+
+def materialize(dir_, base, overlay, only_tests=False):
+    for k, v in base.items():
+        p = os.path.join(dir_, k)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "w").write(v)
+    for k, v in overlay.items():
+        if only_tests and not is_test_file(k):
+            continue
+        p = os.path.join(dir_, k)
+        if v.strip() == "<deleted>":
+            if os.path.exists(p):
+                os.remove(p)
+            continue
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "w").write(v)
+
+
+# ---- plain runs --------------------------------------------------------
+
+def run_go(dir_):
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="-mod=mod", GOPROXY="off")
+    p = subprocess.run(["go", "test", "-count=1", "-json", "./..."], cwd=dir_, env=env, capture_output=True, text=True)
+    res, out = {}, {}
+    for line in p.stdout.splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        t = ev.get("Test")
+        if not t:
+            if ev.get("Action") == "fail" and ev.get("Package"):
+                res.setdefault("(package " + ev["Package"] + ")", "fail")
+            continue
+        if ev.get("Action") == "output":
+            o = ev.get("Output", "")
+            if re.search(r"\S+\.go:\d+:", o) and t not in out:
+                out[t] = o.strip()
+        if ev.get("Action") in ("pass", "fail", "skip"):
+            res[t] = ev["Action"]
+    if p.stderr.strip() and not res:
+        res["(build)"] = "fail"
+        out["(build)"] = p.stderr.strip().splitlines()[0]
+    elif p.stderr.strip():
+        for l in p.stderr.splitlines():
+            if ".go:" in l:
+                out.setdefault("(build)", l.strip())
+                res.setdefault("(build)", "fail")
+                break
+    # a package that failed while every test passed (TestMain, build error)
+    return res, out
+
+
+def run_py(dir_):
+    xml = os.path.join(dir_, ".junit.xml")
+    # A src/ layout is imported from the snapshot's own src/, as an
+    # install of that snapshot would be.
+    path = os.path.join(dir_, "src") + os.pathsep + dir_ if os.path.isdir(os.path.join(dir_, "src")) else dir_
+    env = dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+    subprocess.run([PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--junitxml", xml],
+                   cwd=dir_, env=env, capture_output=True, text=True)
+    res, out = {}, {}
+    if not os.path.exists(xml):
+        return {"(pytest)": "fail"}, {"(pytest)": "no junit report"}
+    for tc in ET.parse(xml).getroot().iter("testcase"):
+        tid = tc.get("classname", "") + "::" + tc.get("name", "")
+        st = "pass"
+        for child in tc:
+            if child.tag in ("failure", "error"):
+                st = "fail" if child.tag == "failure" else "error"
+                msg = (child.get("message") or "").strip().splitlines()
+                out[tid] = (msg[0] if msg else "")[:160]
+            elif child.tag == "skipped":
+                st = "xfail" if child.get("type") == "pytest.xfail" else "skip"
+        res[tid] = st
+    os.remove(xml)
+    return res, out
+
+
+def check(path, write):
+    header, base, head = resolve(path)
+    python = any(k.endswith(".py") for k in list(base) + list(head))
+    run = run_py if python else run_go
+    results = {}
+    # "old": the head's code with the base's test files (old tests on new code).
+    old = {k: v for k, v in head.items() if not is_test_file(k)}
+    old.update({k: "<deleted>\n" for k in head if is_test_file(k) and k not in base})
+    with tempfile.TemporaryDirectory() as tmp:
+        for side in ("base", "mid", "head", "old"):
+            d = os.path.join(tmp, side)
+            os.makedirs(d)
+            materialize(d, base, {"base": {}, "mid": head, "head": head, "old": old}[side], only_tests=(side == "mid"))
+            results[side] = run(d)
+    (rb, ob), (rm, om), (rh, oh), (ro, oo) = results["base"], results["mid"], results["head"], results["old"]
+    count = lambda r: ", ".join(f"{sum(1 for v in r.values() if v == s)} {s}" for s in ("pass", "fail", "error", "skip", "xfail") if any(v == s for v in r.values()))
+    ev = [f"plain runs ({'pytest' if python else 'go test ./...'}): base {count(rb)}; base with head's tests {count(rm)}; head {count(rh)}"]
+    f2p = [t for t in rm if rm[t] in ("fail", "error") and rh.get(t) == "pass"]
+    for t in f2p:
+        ev.append(f"fail-to-pass {t}: base with head's tests {rm[t]} ({om.get(t, '')[:140]}); head pass")
+    for t in sorted(set(rb) | set(rh)):
+        b, h = rb.get(t, "absent"), rh.get(t, "absent")
+        if b != h and not (b == "absent" and h == "pass"):
+            ev.append(f"base {b}, head {h}: {t}" + (f" ({oh.get(t, '')[:140]})" if h in ("fail", "error") else ""))
+    for t in sorted(rm):
+        if t.startswith("(package") and any(v in ("fail", "error") for k, v in rm.items() if not k.startswith("(")):
+            continue
+        if rm[t] in ("fail", "error") and t not in f2p and rh.get(t) != rm[t]:
+            ev.append(f"base with head's tests {rm[t]}, head {rh.get(t, 'absent')}: {t} ({om.get(t, '')[:140]})")
+    for t in sorted(rh):
+        if rh[t] in ("fail", "error") and rb.get(t) in ("fail", "error"):
+            ev.append(f"fails on base and head: {t}")
+    for t in sorted(ro):
+        if ro[t] in ("fail", "error") and rb.get(t) == "pass":
+            ev.append(f"base's tests on the head's code: {t} passes on the base, {ro[t]}s on the head's code ({oo.get(t, '')[:140]})")
+    print(f"== {os.path.basename(path)}  [{header_get(header, 'verdict')}]")
+    for e in ev:
+        print("   " + e)
+    if write:
+        lines = [l for l in header.splitlines() if not l.startswith("evidence:")]
+        lines += ["evidence: " + e.replace("\n", " ") for e in ev]
+        _, files = parse_txtar(path)
+        write_txtar(path, "\n".join(lines) + "\n", files)
+
+
+def new(a):
+    parent = a.commit + "~1"
+    base = tree(a.repo, parent, a.keep)
+    head = tree(a.repo, a.commit, a.keep)
+    if a.gomod:
+        for side in (base, head):
+            side.setdefault("go.mod", f"module {a.gomod}\n\ngo 1.16\n")
+    files = {}
+    for k in sorted(base):
+        files["base/" + k] = base[k]
+    for k in sorted(set(base) | set(head)):
+        if k not in head:
+            files["head/" + k] = "<deleted>\n"
+        elif base.get(k) != head[k]:
+            files["head/" + k] = head[k]
+    subject = git(a.repo, "log", "-1", "--format=%s", a.commit).strip()
+    header = "\n".join([
+        "verdict: TODO", "kind: TODO", "why: TODO",
+        f"source: {a.source}", f"commit: {git(a.repo, 'rev-parse', a.commit).strip()}",
+        f"subject: {subject}",
+        "trimmed: " + " ".join(a.keep) + (f" (go.mod synthesized: module {a.gomod})" if a.gomod else ""),
+    ]) + "\n"
+    out = os.path.join(HERE, a.name + ".txtar")
+    write_txtar(out, header, files)
+    print(f"wrote {out}: {len(base)} base files, {sum(1 for k in files if k.startswith('head/'))} changed; {os.path.getsize(out)} bytes")
+    check(out, True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    n = sub.add_parser("new")
+    n.add_argument("name")
+    n.add_argument("--repo", required=True)
+    n.add_argument("--commit", required=True)
+    n.add_argument("--source", required=True)
+    n.add_argument("--keep", nargs="+", required=True)
+    n.add_argument("--gomod")
+    c = sub.add_parser("check")
+    c.add_argument("files", nargs="+")
+    c.add_argument("--write", action="store_true")
+    a = ap.parse_args()
+    if a.cmd == "new":
+        new(a)
+    else:
+        for f in a.files:
+            check(f, a.write)
+
+
+if __name__ == "__main__":
+    main()
