@@ -117,7 +117,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('bcode.restartServer', async () => {
       pickCurrent();
       if (!current) {
-        for (const f of vscode.workspace.workspaceFolders ?? []) open(f);
+        await Promise.all((vscode.workspace.workspaceFolders ?? []).map(consider));
+        if (sessions.size === 0) {
+          void vscode.window.showInformationMessage('bcode: no Go or Python project in this workspace (go.mod, pyproject.toml, setup.py, setup.cfg or pytest.ini), so bcode-ls is not started.');
+        }
         return;
       }
       // Restart every folder whose server is not running, and the current one.
