@@ -1,103 +1,146 @@
-// The bcode extension: starts bcode-ls --stdio and puts its diagnostics,
-// code actions, tasks, context packs and evidence state in VS Code.
+// The bcode extension: starts bcode-ls --stdio for each workspace folder
+// with a Go or Python project and puts its diagnostics, code actions,
+// tasks, context packs and evidence state in VS Code.
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { BcodeApi } from './api';
 import { registerCommands } from './commands';
-import { contentWithFallback } from './content';
-import { Method, TaskChanged } from './protocol';
-import { resolveServer } from './serverPath';
+import { Session } from './session';
 import { EvidenceStatus } from './statusBar';
 import { TasksTree } from './tasksTree';
 import { EventsProvider, eventsScheme, TaskDiffProvider, taskDiffScheme } from './virtualDocs';
 
-let client: LanguageClient | undefined;
+/** What makes a folder a bcode project; package.json's activationEvents name the same files. */
+export const projectFiles = '**/{go.mod,pyproject.toml,setup.py,setup.cfg,pytest.ini}';
+const projectLanguages = new Set(['go', 'python']);
+
+const sessions = new Map<string, Session>();
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('bcode', { log: true });
-  let api: BcodeApi | undefined;
-  let problem: string | undefined;
   const tree = new TasksTree(undefined);
   const status = new EvidenceStatus();
-  const events = new EventsProvider(() => api);
-  context.subscriptions.push(
-    output, status,
-    vscode.window.createTreeView('bcode.tasks', { treeDataProvider: tree, showCollapseAll: true }),
-    vscode.workspace.registerTextDocumentContentProvider(taskDiffScheme, new TaskDiffProvider(tree.diffs)),
-    vscode.workspace.registerTextDocumentContentProvider(eventsScheme, events),
-    ...registerCommands({ api: () => api, tree, status, problem: () => problem }),
-  );
-
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  const cfg = vscode.workspace.getConfiguration('bcode');
-  const found = resolveServer(cfg.get<string>('serverPath'), process.env.PATH, folder?.uri.fsPath);
-  if (!found.ok) {
-    problem = `${found.message} ${found.fix}`;
-    tree.setApi(undefined, found.message);
-    status.unavailable(problem);
-    const choice = await vscode.window.showErrorMessage(`bcode: ${found.message}`, { detail: found.fix }, 'Open Settings');
-    if (choice === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'bcode.serverPath');
-    return;
-  }
+  const view = vscode.window.createTreeView('bcode.tasks', { treeDataProvider: tree, showCollapseAll: true });
+  let current: Session | undefined;
+  const api = (): BcodeApi | undefined => current?.api;
+  const problem = (): string | undefined => current ? current.problem : 'no Go or Python project in this workspace: bcode-ls starts when one is opened';
+  const events = new EventsProvider(api);
 
   let refreshTimer: NodeJS.Timeout | undefined;
   const refreshStatus = () => {
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(() => {
-      api?.evidence().then((r) => status.show(r), (e) => output.appendLine(`bcode/evidence: ${(e as Error).message}`));
+      const s = current;
+      s?.api?.evidence().then((r) => { if (s === current && s.api) status.show(r); }, (e) => output.warn(`bcode/evidence: ${(e as Error).message}`));
     }, 200);
   };
 
-  const serverOptions: ServerOptions = {
-    command: found.path,
-    args: ['--stdio', ...(cfg.get<string[]>('serverArgs') ?? [])],
-    options: { cwd: folder?.uri.fsPath },
-  };
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: 'file', language: 'go' }, { scheme: 'file', language: 'python' }],
-    outputChannel: output,
-    middleware: {
-      handleDiagnostics: (uri, diagnostics, next) => {
-        next(uri, diagnostics);
-        refreshStatus();
-      },
-      provideTextDocumentContent: (uri, token, next) =>
-        contentWithFallback(uri.toString(), () => next(uri, token) as PromiseLike<string | null | undefined>, (u) => api!.documentContent(u)),
-    },
-  };
-  client = new LanguageClient('bcode', 'bcode', serverOptions, clientOptions);
-  context.subscriptions.push(client.onDidChangeState((e) => {
-    if (e.newState === State.Stopped) {
-      api = undefined;
-      problem = 'bcode-ls stopped: see the bcode output channel, then run "bcode: Restart bcode-ls"';
-      tree.setApi(undefined, problem);
-      status.unavailable(problem);
+  // show makes the status bar, the Tasks view and the palette's `when`
+  // context follow the current session's state.
+  const show = () => {
+    const s = current;
+    const running = s?.state === 'running' && !!s.api;
+    void vscode.commands.executeCommand('setContext', 'bcode.active', running);
+    view.description = s && sessions.size > 1 ? s.folder.name : undefined;
+    if (running) {
+      tree.setApi(s!.api);
+      status.show(undefined);
+      refreshStatus();
+    } else if (s?.state === 'starting') {
+      tree.setApi(undefined, 'bcode-ls is starting…');
+      status.starting();
+    } else {
+      tree.setApi(undefined, problem());
+      status.unavailable(problem() ?? 'bcode-ls is not running');
     }
-  }));
-  context.subscriptions.push(vscode.commands.registerCommand('bcode.restartServer', async () => {
-    await client?.restart();
-  }));
-  try {
-    await client.start();
-  } catch (e) {
-    problem = `bcode-ls (${found.path}) failed to start: ${(e as Error).message}`;
-    tree.setApi(undefined, problem);
-    status.unavailable(problem);
-    void vscode.window.showErrorMessage(`bcode: ${problem}`);
-    return;
-  }
-  api = new BcodeApi(client);
-  problem = undefined;
-  context.subscriptions.push(client.onNotification(Method.taskChanged, (c: TaskChanged) => {
-    tree.taskChanged(c);
-    events.refresh(c.id);
-  }));
-  tree.setApi(api);
-  void vscode.commands.executeCommand('setContext', 'bcode.active', true);
-  refreshStatus();
+  };
+
+  // The current session is the active editor's folder's, else the first.
+  const pickCurrent = () => {
+    const doc = vscode.window.activeTextEditor?.document;
+    const folder = doc ? vscode.workspace.getWorkspaceFolder(doc.uri) : undefined;
+    const next = (folder && sessions.get(folder.uri.toString())) ?? (current && sessions.has(current.folder.uri.toString()) ? current : sessions.values().next().value);
+    if (next !== current) {
+      current = next;
+      show();
+    }
+  };
+
+  const open = (folder: vscode.WorkspaceFolder): Session => {
+    const key = folder.uri.toString();
+    let s = sessions.get(key);
+    if (s) return s;
+    s = new Session(folder, {
+      output,
+      diagnostics: (from) => { if (from === current) refreshStatus(); },
+      taskChanged: (from, c) => {
+        if (from !== current) return;
+        tree.taskChanged(c);
+        events.refresh(c.id);
+      },
+    });
+    sessions.set(key, s);
+    s.onDidChange((from) => { if (from === current) show(); });
+    pickCurrent();
+    void s.start();
+    return s;
+  };
+
+  const close = async (folder: vscode.WorkspaceFolder) => {
+    const s = sessions.get(folder.uri.toString());
+    if (!s) return;
+    sessions.delete(folder.uri.toString());
+    await s.stop();
+    s.dispose();
+    if (current === s) current = undefined;
+    pickCurrent();
+    if (!current) show();
+  };
+
+  // A folder is a bcode project when it holds go.mod, pyproject.toml,
+  // setup.py, setup.cfg or pytest.ini outside node_modules, or when a Go or
+  // Python file in it is opened.
+  const consider = async (folder: vscode.WorkspaceFolder) => {
+    const hits = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, projectFiles), '**/node_modules/**', 1);
+    if (hits.length > 0) open(folder);
+  };
+  const considerDocument = (doc: vscode.TextDocument) => {
+    if (doc.uri.scheme !== 'file' || !projectLanguages.has(doc.languageId)) return;
+    const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
+    if (folder) open(folder);
+  };
+
+  context.subscriptions.push(
+    output, status, view,
+    vscode.workspace.registerTextDocumentContentProvider(taskDiffScheme, new TaskDiffProvider(tree.diffs)),
+    vscode.workspace.registerTextDocumentContentProvider(eventsScheme, events),
+    ...registerCommands({ api, tree, status, problem }),
+    vscode.commands.registerCommand('bcode.restartServer', async () => {
+      pickCurrent();
+      if (!current) {
+        await Promise.all((vscode.workspace.workspaceFolders ?? []).map(consider));
+        if (sessions.size === 0) {
+          void vscode.window.showInformationMessage('bcode: no Go or Python project in this workspace (go.mod, pyproject.toml, setup.py, setup.cfg or pytest.ini), so bcode-ls is not started.');
+        }
+        return;
+      }
+      // Restart every folder whose server is not running, and the current one.
+      await Promise.all([...sessions.values()].filter((s) => s === current || s.state !== 'running').map((s) => s.start()));
+    }),
+    vscode.window.onDidChangeActiveTextEditor(() => pickCurrent()),
+    vscode.workspace.onDidOpenTextDocument(considerDocument),
+    vscode.workspace.onDidChangeWorkspaceFolders(async (e) => {
+      for (const f of e.removed) await close(f);
+      for (const f of e.added) await consider(f);
+    }),
+    { dispose: () => { for (const s of sessions.values()) s.dispose(); sessions.clear(); } },
+  );
+
+  show();
+  await Promise.all((vscode.workspace.workspaceFolders ?? []).map(consider));
+  for (const doc of vscode.workspace.textDocuments) considerDocument(doc);
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
-  client = undefined;
+  await Promise.all([...sessions.values()].map((s) => s.stop()));
+  sessions.clear();
 }

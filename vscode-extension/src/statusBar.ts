@@ -16,14 +16,24 @@ export class EvidenceStatus implements vscode.Disposable {
 
   show(r: EvidenceReport | undefined): void {
     const s = summarize(r);
+    this.item.command = 'bcode.runEvidence';
     this.item.text = s.text;
     this.item.tooltip = s.tooltip;
     this.item.backgroundColor = s.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
 
+  starting(): void {
+    this.item.command = undefined;
+    this.item.text = '$(sync~spin) bcode: starting…';
+    this.item.tooltip = 'bcode-ls is starting';
+    this.item.backgroundColor = undefined;
+  }
+
+  /** unavailable: the server is off; a click restarts it. */
   unavailable(why: string): void {
+    this.item.command = 'bcode.restartServer';
     this.item.text = '$(error) bcode: server off';
-    this.item.tooltip = why;
+    this.item.tooltip = `${why}\n\nClick to restart bcode-ls.`;
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
   }
 

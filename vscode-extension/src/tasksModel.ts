@@ -68,11 +68,16 @@ export interface TaskRow {
   icon: { id: string; color?: string };
 }
 
+const explained = new Set(['failed', 'blocked', 'cancelled', 'queued']);
+
 /** describe is what the Tasks view shows for one task: status, verdict and last event. */
 export function describe(t: TaskSummary, now: Date = new Date()): TaskRow {
   const label = t.goal.length > 80 ? t.goal.slice(0, 79) + '…' : t.goal;
   const parts = [t.status];
   if (t.verdict && t.verdict !== t.status) parts.push(t.verdict);
+  // Why a task stopped is the first thing to know about it: on the row,
+  // not only in a log (the full text is its first child and the tooltip).
+  if (t.reason && explained.has(t.status)) parts.push(t.reason.length > 60 ? t.reason.slice(0, 59) + '…' : t.reason);
   if (t.lastEvent) {
     const when = ago(t.lastEvent.at, now);
     parts.push(when ? `${t.lastEvent.kind} ${when}` : t.lastEvent.kind);

@@ -14,6 +14,7 @@ export type Node =
   | { kind: 'file'; task: TaskSummary; diff: TaskDiffResult; file: FileDiff }
   | { kind: 'events'; task: TaskSummary }
   | { kind: 'event'; task: TaskSummary; seq: number; label: string; description: string }
+  | { kind: 'reason'; task: TaskSummary; text: string }
   | { kind: 'message'; text: string; tooltip?: string };
 
 const fileStatus: Record<string, string> = { A: 'added', M: 'modified', D: 'deleted', T: 'type changed' };
@@ -74,7 +75,17 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
         item.tooltip = new vscode.MarkdownString(row.tooltip);
         item.contextValue = row.contextValue;
         item.iconPath = new vscode.ThemeIcon(row.icon.id, row.icon.color ? new vscode.ThemeColor(row.icon.color) : undefined);
-        item.command = { command: 'bcode.tasks.open', title: 'Open task', arguments: [n] };
+        // A click expands the row (its reason, changes and events) and
+        // does nothing else: opening every diff is "Open Task Diff" in the
+        // row's menu, one file's diff is a click on that file.
+        return item;
+      }
+      case 'reason': {
+        const item = new vscode.TreeItem(`Why: ${n.text}`, vscode.TreeItemCollapsibleState.None);
+        item.id = 'reason:' + n.task.id;
+        item.tooltip = n.text;
+        item.iconPath = new vscode.ThemeIcon(n.task.status === 'failed' ? 'error' : 'warning',
+          new vscode.ThemeColor(n.task.status === 'failed' ? 'testing.iconFailed' : 'list.warningForeground'));
         return item;
       }
       case 'files': {
@@ -128,8 +139,11 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
       return this.tasks.map((task) => ({ kind: 'task', task }));
     }
     switch (n.kind) {
-      case 'task':
-        return [{ kind: 'files', task: n.task }, { kind: 'events', task: n.task }];
+      case 'task': {
+        const kids: Node[] = [{ kind: 'files', task: n.task }, { kind: 'events', task: n.task }];
+        if (n.task.reason) kids.unshift({ kind: 'reason', task: n.task, text: n.task.reason });
+        return kids;
+      }
       case 'files': {
         try {
           if (!this.api) throw new Error(this.problem ?? 'bcode-ls is not running');

@@ -10,7 +10,8 @@ const os = require('os');
 const path = require('path');
 const { actionsFor, contextValue, describe, applyChanged, acceptPlan, ago } = require('../out/src/tasksModel');
 const { summarize } = require('../out/src/evidenceStatus');
-const { resolveServer } = require('../out/src/serverPath');
+const { resolveServer, goBinDirs, installCommand } = require('../out/src/serverPath');
+const { levelOf } = require('../out/src/serverLog');
 const { contentWithFallback } = require('../out/src/content');
 
 const manifest = require('../package.json');
@@ -45,9 +46,30 @@ test('every contributed command has a title, and tree-only commands stay out of 
   for (const menu of Object.values(manifest.contributes.menus)) {
     for (const m of menu) assert.ok(ids.has(m.command), `menu names unknown command ${m.command}`);
   }
-  const hidden = manifest.contributes.menus.commandPalette.filter((m) => m.when === 'false').map((m) => m.command);
-  assert.ok(hidden.includes('bcode.tasks.accept'));
-  assert.ok(!hidden.includes('bcode.createTask'));
+  const palette = new Map(manifest.contributes.menus.commandPalette.map((m) => [m.command, m.when]));
+  assert.equal(palette.get('bcode.tasks.accept'), 'false');
+  // In the palette only while the server runs, Create Task only with a selection.
+  assert.equal(palette.get('bcode.createTask'), 'bcode.active && editorHasSelection');
+  for (const c of ['bcode.previewPack', 'bcode.runEvidence', 'bcode.tasks.refresh']) assert.match(palette.get(c), /^bcode\.active\b/, c);
+  assert.equal(palette.has('bcode.restartServer'), false, 'Restart stays available while the server is off');
+  for (const c of manifest.contributes.commands) {
+    assert.equal(c.category, 'bcode', c.command);
+    assert.match(c.title, /^[A-Z][a-z]*( ([A-Z][a-z]*|from|a|the|of))*$/, `Title Case, short: ${c.title}`);
+    assert.ok(c.title.length <= 28, c.title);
+  }
+  assert.deepEqual(manifest.categories, ['Testing', 'Linters', 'Other']);
+  assert.equal(manifest.icon, 'media/icon.png');
+  const png = fs.readFileSync(path.join(__dirname, '..', manifest.icon));
+  assert.equal(png.subarray(1, 4).toString(), 'PNG');
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128], 'the icon is 128x128');
+  assert.equal(manifest.capabilities.untrustedWorkspaces.supported, false, 'it runs tests: trusted workspaces only');
+  assert.match(manifest.capabilities.untrustedWorkspaces.description, /runs its tests/);
+  // Activation: projects bcode applies to, not every git repository.
+  assert.ok(!manifest.activationEvents.includes('workspaceContains:.git'));
+  assert.ok(!manifest.activationEvents.includes('*'));
+  assert.deepEqual(manifest.activationEvents.filter((e) => e.startsWith('onLanguage:')), ['onLanguage:go', 'onLanguage:python']);
+  assert.ok(manifest.activationEvents.includes('workspaceContains:**/go.mod'));
+  assert.ok(manifest.activationEvents.includes('workspaceContains:**/pyproject.toml'));
   assert.equal(manifest.contributes.views.bcode[0].id, 'bcode.tasks');
   assert.equal(manifest.contributes.viewsContainers.activitybar[0].id, 'bcode');
 });
@@ -56,7 +78,7 @@ test('a task row shows status, verdict and last event', () => {
   const now = new Date('2025-01-02T10:10:00Z');
   const row = describe({ id: 'abc', goal: 'Pin the boundary', status: 'failed', verdict: 'unverified', reason: 'passes on base', branch: 'bcode/abc', updatedAt: '', lastEvent: { seq: 7, kind: 'check.finished', at: '2025-01-02T10:07:00Z' } }, now);
   assert.equal(row.label, 'Pin the boundary');
-  assert.equal(row.description, 'failed · unverified · check.finished 3m ago');
+  assert.equal(row.description, 'failed · unverified · passes on base · check.finished 3m ago', 'why it failed is on the row');
   assert.match(row.tooltip, /reason: passes on base/);
   assert.equal(row.contextValue, 'bcodeTask status=failed +reject +resume');
   assert.equal(row.icon.id, 'error');
@@ -126,6 +148,10 @@ test('bcode-ls is found on PATH or through the setting, and a miss says how to f
   assert.match(miss.message, /not on PATH/);
   assert.match(miss.fix, /go install github\.com\/bcode-dev\/bcode\/cmd\/bcode-ls@latest/);
   assert.match(miss.fix, /bcode\.serverPath/);
+  assert.match(installCommand, /^go install github\.com\/bcode-dev\/bcode\/cmd\/bcode-ls@latest$/);
+  // Where `go install` puts it counts even when PATH lacks it.
+  assert.deepEqual(resolveServer(undefined, '/nonexistent', undefined, ['/also-nonexistent', dir]), { ok: true, path: exe });
+  assert.match(resolveServer(undefined, '/nonexistent', undefined, ['/gopath/bin']).message, /nor in \/gopath\/bin/);
   const notExec = resolveServer(path.join(dir, 'not-exec'), '');
   assert.equal(notExec.ok, false);
   assert.match(notExec.message, /not executable/);
@@ -137,4 +163,28 @@ test('virtual documents fall back to bcode/documentContent', async () => {
   assert.equal(await contentWithFallback('bcode-pack:/1/x.md', async () => null, async () => 'via request'), 'via request');
   await assert.rejects(contentWithFallback('bcode-pack:/9/x.md', async () => { throw new Error('no such'); }, async () => { throw new Error('too old'); }),
     /bcode-ls has no document bcode-pack:\/9\/x\.md: too old \(workspace\/textDocumentContent: no such\)/);
+});
+
+test('the Go bin directories: GOBIN, each GOPATH/bin, ~/go/bin, with go env run outside the workspace', async () => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bcode-home-'));
+  // A fake go on PATH that records where it ran and with which GOTOOLCHAIN.
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'bcode-gobin-'));
+  const log = path.join(bin, 'log');
+  fs.writeFileSync(path.join(bin, 'go'), `#!/bin/sh\necho "$PWD $GOTOOLCHAIN $*" > ${log}\necho\necho /gp1:/gp2\n`, { mode: 0o755 });
+  const dirs = await goBinDirs({ PATH: `${bin}${path.delimiter}/usr/bin:/bin`, GOBIN: '/explicit/bin' }, home);
+  assert.deepEqual(dirs, ['/explicit/bin', '/gp1/bin', '/gp2/bin', path.join(home, 'go', 'bin')]);
+  assert.equal(fs.readFileSync(log, 'utf8').trim(), `${fs.realpathSync(home)} local env GOBIN GOPATH`);
+  // No go at all: $GOPATH and the default.
+  assert.deepEqual(await goBinDirs({ PATH: '/nonexistent', GOPATH: '/gp' }, home), ['/gp/bin', path.join(home, 'go', 'bin')]);
+});
+
+test("bcode-ls's stderr is logged at its own level", () => {
+  assert.equal(levelOf('time=2025-01-02T10:00:00Z level=INFO msg="evidence run" files=2'), 'info');
+  assert.equal(levelOf('time=2025-01-02T10:00:00Z level=DEBUG msg=x'), 'debug');
+  assert.equal(levelOf('time=2025-01-02T10:00:00Z level=WARN msg=x'), 'warn');
+  assert.equal(levelOf('time=2025-01-02T10:00:00Z level=ERROR msg="connection ended" err=EOF'), 'error');
+  assert.equal(levelOf('time=… level=INFO+2 msg=x'), 'info');
+  assert.equal(levelOf('panic: runtime error: index out of range'), 'error');
+  assert.equal(levelOf('bcode-ls: --workers must be positive, got 0'), 'error');
+  assert.equal(levelOf('some other line'), 'info');
 });

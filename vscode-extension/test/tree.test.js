@@ -44,7 +44,7 @@ function scripted(r) {
   const sent = [];
   const tasks = [
     { id: 't1', goal: 'Bump A', status: 'verified', verdict: 'verified', branch: 'bcode/t1', updatedAt: '2025-01-02T10:00:00Z', lastEvent: { seq: 3, kind: 'check.finished', at: '2025-01-02T10:00:00Z' } },
-    { id: 't2', goal: 'Other', status: 'failed', verdict: 'unverified', branch: 'bcode/t2', updatedAt: '2025-01-02T10:00:00Z' },
+    { id: 't2', goal: 'Other', status: 'failed', verdict: 'unverified', reason: 'the new test passes on the base commit too', branch: 'bcode/t2', updatedAt: '2025-01-02T10:00:00Z' },
   ];
   const detail = (id) => ({
     task: { id, repo: r.dir, goal: 'Bump A', base: r.base, branch: 'bcode/' + id, status: tasks.find((t) => t.id === id).status, created_at: '', updated_at: '' },
@@ -119,18 +119,24 @@ test('the tree lists tasks with their inline actions, changed files and events',
   assert.equal(item.description, 'verified · check.finished 5m ago');
   assert.equal(item.contextValue, 'bcodeTask status=verified +accept +reject');
   assert.equal(item.iconPath.id, 'pass');
-  assert.equal(item.command.command, 'bcode.tasks.open');
+  assert.equal(item.command, undefined, 'a click on a task only expands it: opening every diff is in its menu');
   assert.equal(s.tree.getTreeItem(roots[1]).contextValue, 'bcodeTask status=failed +reject +resume');
 
   const [files, events] = await s.tree.getChildren(roots[0]);
+  assert.equal(s.tree.getTreeItem(files).command, undefined);
   const fileNodes = await s.tree.getChildren(files);
   assert.deepEqual(fileNodes.map((n) => `${n.file.status} ${n.file.path}`), ['M assets/logo.png', 'M pkg/a.go', 'A pkg/a_test.go', 'M pkg/z.go']);
   assert.equal(s.tree.getTreeItem(fileNodes[1]).description, 'pkg · modified');
   assert.equal(s.tree.getTreeItem(fileNodes[0]).description, 'assets · modified · binary');
   assert.match(s.tree.getTreeItem(fileNodes[0]).tooltip, /binary file \(20 B before, 21 B after\)/);
   assert.deepEqual(s.server.sent.filter((x) => x.method === 'bcode/taskDiff').map((x) => x.params), [{ id: 't1' }], 'the files come from bcode/taskDiff');
+  // One click on a file opens one diff.
+  assert.deepEqual(s.tree.getTreeItem(fileNodes[1]).command.arguments, [fileNodes[1]]);
+  // A failed task says why, first.
+  const [why, failedFiles] = await s.tree.getChildren(roots[1]);
+  assert.equal(s.tree.getTreeItem(why).label, 'Why: the new test passes on the base commit too');
+  assert.equal(s.tree.getTreeItem(why).iconPath.id, 'error');
   // A task without a branch says why it shows nothing.
-  const [failedFiles] = await s.tree.getChildren(roots[1]);
   assert.match((await s.tree.getChildren(failedFiles))[0].text, /branch bcode\/t2 does not exist/);
   const eventNodes = await s.tree.getChildren(events);
   assert.deepEqual(eventNodes.map((n) => n.label), ['check.finished', 'task.created'], 'newest first');

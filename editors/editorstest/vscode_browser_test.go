@@ -1,0 +1,92 @@
+package editorstest
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// e2eDir is editors/vscode-e2e with code-server set up and a chromium to
+// drive, or a skip (a failure with BCODE_REQUIRE_ALL=1) saying how to get
+// them.
+func e2eDir(t *testing.T) (dir, chromium string) {
+	t.Helper()
+	_, err := exec.LookPath("node")
+	need(t, err == nil, "node", "install Node.js 20 (apt-get install nodejs npm)")
+	dir = filepath.Join(repoRoot(t), "editors", "vscode-e2e")
+	_, err = os.Stat(filepath.Join(dir, "node_modules", "code-server", "lib", "vscode", ".bcode-setup-done"))
+	need(t, err == nil, "code-server (editors/vscode-e2e)", "run `npm ci && npm run setup` in editors/vscode-e2e (needs g++, make, python3 and ripgrep: apt-get install build-essential ripgrep)")
+	_, err = os.Stat(filepath.Join(dir, "node_modules", "playwright-core"))
+	need(t, err == nil, "playwright-core (editors/vscode-e2e)", "run `npm ci` in editors/vscode-e2e")
+	chromium = os.Getenv("BCODE_E2E_CHROMIUM")
+	if chromium == "" {
+		chromium, _ = exec.LookPath("chromium")
+	}
+	need(t, chromium != "", "chromium", "apt-get install chromium (or set BCODE_E2E_CHROMIUM to a Chromium executable)")
+	return dir, chromium
+}
+
+// TestVSCodeBrowser runs the extension in a real VS Code in a real browser:
+// code-server from npm with the packaged .vsix installed, driven through
+// Chromium by playwright-core (editors/vscode-e2e/e2e.mjs) on the fixture
+// repository against the bcode-ls built from this tree. It opens quota.go,
+// runs evidence and waits for the squiggle on `n <= limit`, hovers it, runs
+// the quick fix, lists the Tasks view, expands the failed task to its
+// reason, restarts bcode-ls and sees the status bar and the view come back,
+// then takes bcode-ls away, gets the toast with the install line, puts
+// bcode-ls in $GOPATH/bin and sees the toast's Restart start it.
+//
+// BCODE_E2E_SCREENSHOTS=DIR keeps a screenshot of each step (the ones in
+// docs/img/vscode-*.png come from this run).
+func TestVSCodeBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a browser session: not in -short")
+	}
+	dir, chromium := e2eDir(t)
+	ext := vscodeDir(t)
+	ls := bcodeLS(t)
+	f := NewFixture(t)
+
+	// The .vsix as a user gets it: `npm run package`, copied away so a
+	// concurrent TestVSCodePackage does not rewrite it under code-server.
+	run(t, ext, nil, "npm", "run", "-s", "package")
+	vsix := filepath.Join(t.TempDir(), "bcode.vsix")
+	b, err := os.ReadFile(filepath.Join(ext, "bcode.vsix"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(vsix, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	env := append(f.Env(ls), "BCODE_VSIX="+vsix, "BCODE_E2E_CHROMIUM="+chromium)
+	start := time.Now()
+	cmd := exec.Command("node", "e2e.mjs")
+	cmd.Dir = dir
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err = cmd.Run()
+	steps := 0
+	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "step ") {
+			steps++
+			t.Log(l)
+		}
+	}
+	if err != nil {
+		t.Fatalf("the browser session failed after %s: %v\n%s", time.Since(start).Round(time.Second), err, out.String())
+	}
+	if !strings.Contains(out.String(), "\nok ") || steps < 13 {
+		t.Fatalf("the browser session did not run every step (%d):\n%s", steps, out.String())
+	}
+	t.Logf("VS Code in Chromium: %d steps in %s", steps, time.Since(start).Round(time.Second))
+}

@@ -1,0 +1,385 @@
+// The bcode extension in a real VS Code in a real browser: code-server
+// (from npm) with the packaged .vsix installed, driven through Debian's
+// chromium by playwright-core, on the fixture repository of
+// editors/editorstest. It does what a user does, with the mouse and the
+// keyboard, and checks what the screen shows:
+//
+//   open quota.go → run evidence → the squiggle on `n <= limit` → its hover
+//   → the quick fix "Show mutant diff" → the Tasks view → the failed task's
+//   reason → "bcode: Restart Language Server" and the status bar back from
+//   "server off" → bcode-ls missing: a toast with the install line → the
+//   server installed where `go install` puts it → the toast's Restart works.
+//
+// Run by editors/editorstest/vscode_browser_test.go, which builds bcode-ls,
+// the fixture and the .vsix and passes them in the environment:
+//   BCODE_LS, BCODE_STATE, BCODE_FIXTURE_REPO, BCODE_FIXTURE_FAILED,
+//   BCODE_VSIX, BCODE_E2E_SCREENSHOTS (a directory, optional),
+//   BCODE_E2E_CHROMIUM (default /usr/bin/chromium).
+// Each step prints one line, `step <ms> <name>`; a failure prints
+// `fail <step>: <why>` and leaves a screenshot named after the step.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run this through go test ./editors/editorstest -run VSCodeBrowser`);
+  return v;
+};
+const ls = env('BCODE_LS');
+const repo = env('BCODE_FIXTURE_REPO');
+const failedTask = env('BCODE_FIXTURE_FAILED');
+const vsix = env('BCODE_VSIX');
+const shots = process.env.BCODE_E2E_SCREENSHOTS || '';
+const browserPath = process.env.BCODE_E2E_CHROMIUM || '/usr/bin/chromium';
+const installLine = 'go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bcode-vscode-e2e-'));
+const dirs = {
+  home: path.join(tmp, 'home'),
+  userData: path.join(tmp, 'user-data'),
+  extensions: path.join(tmp, 'extensions'),
+  gopath: path.join(tmp, 'gopath'),
+};
+for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+const settingsFile = path.join(dirs.userData, 'User', 'settings.json');
+const codeServer = path.join(here, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+
+// PATH without any bcode-ls on it, so the "missing" step is real on a
+// machine that has one installed.
+const cleanPath = (process.env.PATH || '').split(path.delimiter)
+  .filter((d) => d && !fs.existsSync(path.join(d, 'bcode-ls'))).join(path.delimiter);
+const childEnv = {
+  ...process.env,
+  PATH: cleanPath,
+  HOME: dirs.home,
+  XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
+  XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
+  GOPATH: dirs.gopath,
+  GOBIN: '',
+  // The build and module caches stay the real ones: a cold cache would
+  // make every evidence run compile the standard library.
+  GOCACHE: process.env.GOCACHE || execFileSync('go', ['env', 'GOCACHE'], { encoding: 'utf8' }).trim(),
+  GOMODCACHE: process.env.GOMODCACHE || execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim(),
+};
+delete childEnv.GOBIN;
+// VS Code takes the extension host's environment from a login shell
+// (`$SHELL -il`), which reads the profile of this HOME: give it the PATH
+// with Go on it, as a user's profile would.
+for (const f of ['.profile', '.bashrc']) {
+  fs.writeFileSync(path.join(dirs.home, f), `export PATH='${cleanPath.replace(/'/g, "'\\''")}'\nexport GOPATH='${dirs.gopath}'\n`);
+}
+
+const started = Date.now();
+let current = 'setup';
+const timings = [];
+async function step(name, f) {
+  current = name;
+  const t0 = Date.now();
+  await f();
+  const ms = Date.now() - t0;
+  timings.push([name, ms]);
+  console.log(`step ${ms} ${name}`);
+}
+
+function writeSettings(extra) {
+  fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+  fs.writeFileSync(settingsFile, JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'workbench.colorTheme': 'Default Dark Modern',
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.ignoreRecommendations': true,
+    'update.mode': 'none',
+    'editor.hover.delay': 300,
+    'window.commandCenter': false,
+    'chat.commandCenter.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    ...extra,
+  }, null, 2));
+}
+
+const installed = path.join(dirs.gopath, 'bin', 'bcode-ls');
+function installServer() {
+  fs.mkdirSync(path.dirname(installed), { recursive: true });
+  fs.copyFileSync(ls, installed);
+  fs.chmodSync(installed, 0o755);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+async function waitHTTP(url, ms) {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch { /* not up yet */ }
+    if (Date.now() > end) throw new Error(`${url} did not answer in ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+let server;
+let browser;
+let page;
+let serverLog = '';
+
+async function shot(name) {
+  if (!shots || !page) return;
+  fs.mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: path.join(shots, `${name}.png`) });
+}
+
+// palette runs a command through F1, the way a user does; it fails when the
+// command is not in the palette (a `when` clause hides it).
+async function palette(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 10_000 });
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+}
+
+// The extension's status-bar item; VS Code gives it the id
+// <publisher>.<name>.<item id>.
+const statusItem = () => page.locator('[id="bcode-dev.bcode.bcode.evidence"]').first();
+
+async function statusText() {
+  return (await statusItem().innerText({ timeout: 5_000 }).catch(() => '')).trim();
+}
+
+async function waitStatus(re, ms, what) {
+  const end = Date.now() + ms;
+  let last = '';
+  while (Date.now() < end) {
+    last = await statusText();
+    if (re.test(last)) return last;
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`${what}: the status bar says "${last}", not ${re}`);
+}
+
+async function tasksViewText() {
+  return (await page.locator('[id="workbench.view.extension.bcode"], .pane-body').filter({ hasText: /Tasks|tasks|bcode/ }).first().innerText().catch(() => '')).trim();
+}
+
+async function main() {
+  const port = await freePort();
+  await step('install the .vsix', async () => {
+    const out = execFileSync(process.execPath, [codeServer, '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions, '--install-extension', vsix],
+      { env: childEnv, encoding: 'utf8', timeout: 60_000 });
+    if (!/was successfully installed/.test(out)) throw new Error(`code-server --install-extension: ${out}`);
+  });
+  // No bcode.serverPath and no bcode-ls on PATH: the extension finds it
+  // where `go install` puts it, $(go env GOPATH)/bin.
+  writeSettings({});
+  installServer();
+
+  await step('start code-server', async () => {
+    server = spawn(process.execPath, [codeServer,
+      '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
+      '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions,
+      '--config', path.join(tmp, 'config.yaml'),
+      '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+      '--ignore-last-opened', repo], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    server.stdout.on('data', (b) => { serverLog += b; });
+    server.stderr.on('data', (b) => { serverLog += b; });
+    await waitHTTP(`http://127.0.0.1:${port}/healthz`, 60_000);
+  });
+
+  await step('open the workspace in chromium', async () => {
+    browser = await chromium.launch({ executablePath: browserPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 860 }, deviceScaleFactor: 1 });
+    page = await ctx.newPage();
+    // The machine may be busy (CI runs other tests in parallel): generous
+    // waits, each still bounded.
+    page.setDefaultTimeout(45_000);
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`, { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.statusbar').waitFor();
+  });
+
+  await step('open quota/quota.go', async () => {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('quota/quota.go');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'quota.go' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: 'quota.go' }).waitFor();
+    await page.locator('.monaco-editor .view-line', { hasText: 'if n <= limit' }).waitFor();
+  });
+
+  await step('bcode-ls, found in $GOPATH/bin, runs: the status bar leaves "starting"', async () => {
+    await waitStatus(/no evidence yet|mutant|evidence/, 60_000, 'after activation');
+  });
+
+  await step('run evidence: the squiggle on the boundary', async () => {
+    await palette('bcode: Run Evidence');
+    await page.locator('.monaco-editor .squiggly-warning').first().waitFor({ timeout: 90_000 });
+    await waitStatus(/mutants? survives?/, 30_000, 'after evidence');
+    await shot('vscode-squiggle');
+  });
+
+  await step('hover the squiggle', async () => {
+    const squiggle = page.locator('.monaco-editor .squiggly-warning').first();
+    const box = await squiggle.boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const hover = page.locator('.monaco-hover', { hasText: /survived/i });
+    await hover.first().waitFor({ state: 'visible', timeout: 15_000 });
+    const text = await hover.first().innerText();
+    if (!/n <= limit|<=/.test(text) || !/bcode/.test(text)) throw new Error(`the hover does not name the mutant: ${text}`);
+    await shot('vscode-hover');
+  });
+
+  await step('quick fix: Show mutant diff', async () => {
+    // The cursor inside the diagnostic's range (the squiggle), then Ctrl+.
+    const squiggle = await page.locator('.monaco-editor .squiggly-warning').first().boundingBox();
+    await page.mouse.click(squiggle.x + squiggle.width / 2, squiggle.y + squiggle.height / 2);
+    await page.mouse.move(10, 10);
+    const item = page.locator('.action-widget .monaco-list-row', { hasText: /Show mutant diff/i }).first();
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('Control+.');
+      try {
+        await item.waitFor({ state: 'visible', timeout: 10_000 });
+        break;
+      } catch (e) {
+        // A busy machine: the code actions may not have arrived yet.
+        if (attempt === 3) throw e;
+        await page.keyboard.press('Escape');
+        await page.waitForTimeout(1000);
+      }
+    }
+    await shot('vscode-quickfix');
+    // The keyboard, as a user of Ctrl+. does (the menu's pointer guard
+    // swallows synthetic clicks).
+    for (let i = 0; ; i++) {
+      const focused = (await page.locator('.action-widget .monaco-list-row.focused').first().getAttribute('aria-label')) || '';
+      if (/Show mutant diff/i.test(focused)) break;
+      if (i > 8) throw new Error(`no "Show mutant diff" among the quick fixes (focus on "${focused}")`);
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Enter');
+    // The mutant's diff is a read-only bcode-mutant: document from bcode-ls.
+    const editor = page.locator('.editor-group-container .monaco-editor', { hasText: /n < limit/ }).first();
+    await editor.waitFor({ timeout: 15_000 });
+    await shot('vscode-mutant-diff');
+  });
+
+  await step('the Tasks view lists the tasks', async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="bcode"], .activitybar .action-label[aria-label^="bcode"]').first().click();
+    const rows = page.locator('[id="workbench.view.extension.bcode"] .monaco-list-row, .pane-body .monaco-list-row');
+    await page.locator('.monaco-list-row', { hasText: 'Add a test for the boundary of Allowed at the limit' }).waitFor({ timeout: 20_000 });
+    // Widen the side bar by its sash, as a user would to read the rows.
+    const bar = await page.locator('.part.sidebar').boundingBox();
+    await page.mouse.move(bar.x + bar.width + 1, bar.y + bar.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + bar.width + 330, bar.y + bar.height / 2, { steps: 8 });
+    await page.mouse.up();
+    await page.locator('.monaco-list-row', { hasText: 'Make Allowed count bursts' }).waitFor();
+    await page.locator('.monaco-list-row', { hasText: 'Document quota semantics' }).waitFor();
+    if ((await rows.count()) < 3) throw new Error('fewer than 3 rows in the Tasks view');
+  });
+
+  await step('a failed task says why', async () => {
+    const row = page.locator('.monaco-list-row', { hasText: 'Make Allowed count bursts' }).first();
+    const desc = await row.innerText();
+    if (!/failed/.test(desc) || !/passes on the base commit/.test(desc)) throw new Error(`the failed row does not say why: ${desc}`);
+    const tabs = await page.locator('.tab').count();
+    await row.click();
+    await page.locator('.monaco-list-row', { hasText: /Why: the new test passes on the base commit too, so it proves nothing/ }).waitFor({ timeout: 10_000 });
+    await page.locator('.monaco-list-row', { hasText: 'Changes' }).first().waitFor();
+    await page.waitForTimeout(500);
+    const after = await page.locator('.tab').count();
+    if (after !== tabs) throw new Error(`a click on a task opened ${after - tabs} editors: it should only expand it`);
+    await shot('vscode-tasks-failed');
+    void failedTask;
+  });
+
+  await step('restart bcode-ls: the status bar and the Tasks view recover', async () => {
+    await palette('bcode: Restart Language Server');
+    const end = Date.now() + 30_000;
+    let seen = '';
+    // It must come back to an evidence state, not stay at "server off".
+    for (;;) {
+      seen = await statusText();
+      if (/no evidence yet|mutants? survives?|mutants killed|no mutants/.test(seen)) break;
+      if (Date.now() > end) throw new Error(`after a restart the status bar says "${seen}"`);
+      await page.waitForTimeout(250);
+    }
+    await page.locator('.monaco-list-row', { hasText: 'Make Allowed count bursts' }).waitFor({ timeout: 15_000 });
+    if (await page.locator('.monaco-list-row', { hasText: /bcode-ls stopped/ }).count()) throw new Error('the Tasks view still says bcode-ls stopped');
+    await shot('vscode-restarted');
+  });
+
+  await step('bcode-ls missing: a toast with the install line', async () => {
+    fs.rmSync(installed);
+    await palette('bcode: Restart Language Server');
+    const toast = page.locator('.notification-toast', { hasText: installLine });
+    await toast.first().waitFor({ state: 'visible', timeout: 20_000 });
+    const text = await toast.first().innerText();
+    if (!text.includes(path.join(dirs.gopath, 'bin'))) throw new Error(`the toast does not say where it looked: ${text}`);
+    await waitStatus(/server off/, 10_000, 'with bcode-ls missing');
+    await shot('vscode-missing-server');
+  });
+
+  await step('installed into $GOPATH/bin, the toast\'s Restart starts it', async () => {
+    // What `go install` does: the binary lands in $(go env GOPATH)/bin,
+    // which is not on the editor's PATH.
+    installServer();
+    const toast = page.locator('.notification-toast', { hasText: installLine }).first();
+    await toast.hover();
+    await toast.locator('.monaco-button', { hasText: /^Restart$/ }).click();
+    await waitStatus(/no evidence yet|mutants? survives?|mutants killed|no mutants/, 30_000, 'after Restart');
+    await page.locator('.monaco-list-row', { hasText: 'Make Allowed count bursts' }).waitFor({ timeout: 15_000 });
+    await shot('vscode-recovered');
+  });
+}
+
+function findFiles(dir, re) {
+  const out = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile() && re.test(e.name)) out.push(path.join(e.parentPath ?? e.path, e.name));
+  }
+  return out;
+}
+
+let failed = false;
+try {
+  await main();
+  console.log(`ok ${Date.now() - started} ms`);
+} catch (e) {
+  failed = true;
+  console.log(`fail ${current}: ${e.stack || e}`);
+  try { await shot(`fail-${current.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`); } catch { /* best effort */ }
+  for (const f of findFiles(path.join(dirs.userData, 'logs'), /bcode\.log$/)) {
+    console.log(`--- ${path.relative(tmp, f)} (tail)`);
+    console.log(fs.readFileSync(f, 'utf8').split('\n').slice(-30).join('\n'));
+  }
+  console.log('--- code-server log (tail)');
+  console.log(serverLog.split('\n').slice(-40).join('\n'));
+} finally {
+  await browser?.close().catch(() => {});
+  server?.kill('SIGTERM');
+  if (process.env.BCODE_E2E_KEEP) console.log(`kept ${tmp}`);
+  else fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 3 });
+}
+process.exit(failed ? 1 : 0);

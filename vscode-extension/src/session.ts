@@ -1,0 +1,164 @@
+// One bcode-ls per workspace folder: the server serves one checkout (its
+// rootUri), so a multi-root workspace gets one client per folder that holds
+// a Go or Python project. A session owns its client's whole life: finding
+// the executable again on every (re)start, so a server installed or a
+// setting fixed after a failure is picked up by "Restart"; and its state,
+// which the status bar and the Tasks view follow through onDidChange.
+import * as vscode from 'vscode';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import * as readline from 'readline';
+import { BcodeApi } from './api';
+import { contentWithFallback } from './content';
+import { Method, TaskChanged } from './protocol';
+import { levelOf } from './serverLog';
+import { goBinDirs, installCommand, resolveServer } from './serverPath';
+
+export type SessionState = 'starting' | 'running' | 'stopped' | 'missing';
+
+export interface SessionHooks {
+  output: vscode.LogOutputChannel;
+  /** a publishDiagnostics arrived: the evidence state may have changed */
+  diagnostics(s: Session): void;
+  taskChanged(s: Session, c: TaskChanged): void;
+}
+
+const stoppedProblem = 'bcode-ls stopped: see the bcode output channel, then run "bcode: Restart Language Server"';
+
+export class Session implements vscode.Disposable {
+  state: SessionState = 'stopped';
+  /** why the server is not running, when it is not */
+  problem: string | undefined = 'bcode-ls is not started yet';
+  api: BcodeApi | undefined;
+  private client: LanguageClient | undefined;
+  private generation = 0;
+  private readonly changed = new vscode.EventEmitter<Session>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(readonly folder: vscode.WorkspaceFolder, private readonly hooks: SessionHooks) {}
+
+  private set(state: SessionState, problem: string | undefined): void {
+    this.state = state;
+    this.problem = problem;
+    this.changed.fire(this);
+  }
+
+  /**
+   * start (re)starts bcode-ls for the folder: it stops a running one, finds
+   * the executable again and starts it. A missing server is a notification
+   * that carries the install line and a Restart button.
+   */
+  async start(): Promise<void> {
+    const gen = ++this.generation;
+    await this.stopClient();
+    this.set('starting', undefined);
+    const cfg = vscode.workspace.getConfiguration('bcode', this.folder.uri);
+    const found = resolveServer(cfg.get<string>('serverPath'), process.env.PATH, this.folder.uri.fsPath, await goBinDirs());
+    if (gen !== this.generation) return; // a newer start won
+    if (!found.ok) {
+      this.set('missing', `${found.message} ${found.fix}`);
+      this.hooks.output.warn(`${this.folder.name}: ${found.message}`);
+      void this.offerFix(`bcode: ${found.message} Install it with: ${installCommand}`, true);
+      return;
+    }
+    const client = this.newClient(found.path, cfg);
+    this.client = client;
+    client.onDidChangeState((e) => {
+      if (this.client !== client) return; // an old client stopping after a restart
+      if (e.newState === State.Running) {
+        this.api = new BcodeApi(client);
+        this.set('running', undefined);
+      } else if (e.newState === State.Stopped) {
+        this.api = undefined;
+        this.set('stopped', stoppedProblem);
+      } else {
+        this.api = undefined;
+        this.set('starting', undefined);
+      }
+    });
+    client.onNotification(Method.taskChanged, (c: TaskChanged) => this.hooks.taskChanged(this, c));
+    try {
+      await client.start();
+    } catch (e) {
+      if (this.client !== client) return;
+      this.api = undefined;
+      const why = `bcode-ls (${found.path}) failed to start: ${(e as Error).message}`;
+      this.set('stopped', why);
+      void this.offerFix(`bcode: ${why}`, false);
+      return;
+    }
+    if (this.client === client && client.state === State.Running && this.state !== 'running') {
+      this.api = new BcodeApi(client);
+      this.set('running', undefined);
+    }
+  }
+
+  private async offerFix(message: string, missing: boolean): Promise<void> {
+    const actions = missing ? ['Restart', 'Copy Install Command', 'Open Settings'] : ['Restart', 'Show Log'];
+    const choice = await vscode.window.showErrorMessage(message, ...actions);
+    switch (choice) {
+      case 'Restart': await vscode.commands.executeCommand('bcode.restartServer'); break;
+      case 'Copy Install Command': await vscode.env.clipboard.writeText(installCommand); break;
+      case 'Open Settings': await vscode.commands.executeCommand('workbench.action.openSettings', 'bcode.serverPath'); break;
+      case 'Show Log': this.hooks.output.show(true); break;
+    }
+  }
+
+  private newClient(command: string, cfg: vscode.WorkspaceConfiguration): LanguageClient {
+    const dir = this.folder.uri.fsPath;
+    const serverOptions: ServerOptions = {
+      command,
+      args: ['--stdio', ...(cfg.get<string[]>('serverArgs') ?? [])],
+      options: { cwd: dir },
+    };
+    const pattern = `${dir.replace(/\\/g, '/')}/**`;
+    const log = this.hooks.output;
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file', language: 'go', pattern }, { scheme: 'file', language: 'python', pattern }],
+      workspaceFolder: this.folder,
+      outputChannel: log,
+      // bcode-ls's stderr is its slog log: INFO is info, not an error.
+      stdioOptions: {
+        stdout: (input) => { readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (l) => log.info(l)); },
+        stderr: (input) => {
+          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (l) => log[levelOf(l)](l));
+        },
+      },
+      middleware: {
+        handleDiagnostics: (uri, diagnostics, next) => {
+          next(uri, diagnostics);
+          this.hooks.diagnostics(this);
+        },
+        provideTextDocumentContent: (uri, token, next) =>
+          contentWithFallback(uri.toString(), () => next(uri, token) as PromiseLike<string | null | undefined>, (u) => {
+            if (!this.api) throw new Error(this.problem ?? 'bcode-ls is not running');
+            return this.api.documentContent(u);
+          }),
+      },
+    };
+    const name = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders.length > 1 ? `bcode (${this.folder.name})` : 'bcode';
+    return new LanguageClient('bcode', name, serverOptions, clientOptions);
+  }
+
+  private async stopClient(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    this.api = undefined;
+    if (!c) return;
+    try {
+      await c.dispose(2000);
+    } catch (e) {
+      this.hooks.output.warn(`stopping bcode-ls: ${(e as Error).message}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.generation++;
+    await this.stopClient();
+    this.set('stopped', 'bcode-ls is stopped');
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.changed.dispose();
+  }
+}
