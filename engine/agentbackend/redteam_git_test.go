@@ -13,11 +13,11 @@ import (
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
 )
 
-// plantScript is what the agent types into its terminal, in the container:
+// plantGitScript is what the agent types into its terminal, in the container:
 // every trick on the host's git it can play from the worktree. markers is a
 // host directory the planted programs would write to (the container
 // cannot see it: only a program run on the host can leave a marker there).
-func plantScript(markers, hostFile string) string {
+func plantGitScript(markers, hostFile string) string {
 	return strings.Join([]string{
 		"set -e",
 		"export GIT_CONFIG_GLOBAL=/dev/null",
@@ -48,7 +48,7 @@ func plantScript(markers, hostFile string) string {
 }
 
 // TestRedTeamGitFromContainer: the agent, in the Docker sandbox, plants
-// every trick on the host's git at once (plantScript). The same script run
+// every trick on the host's git at once (plantGitScript). The same script run
 // on the host in a plain repository arms them: plain git runs the nested
 // repository's filter and the bare repository's fsmonitor, and fails or
 // hangs. Through bcode, the checkpoint commits (leaving the repositories,
@@ -76,7 +76,7 @@ func TestRedTeamGitFromContainer(t *testing.T) {
 	}
 	plain(ctrl, 10*time.Second, "init", "-q")
 	plain(ctrl, 10*time.Second, "commit", "-q", "--allow-empty", "-m", "base")
-	if out, err := exec.Command("sh", "-c", "cd "+ctrl+" && "+plantScript(markers, "/nonexistent/id_ed25519")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("sh", "-c", "cd "+ctrl+" && "+plantGitScript(markers, "/nonexistent/id_ed25519")).CombinedOutput(); err != nil {
 		t.Fatalf("planting the control: %v\n%s", err, out)
 	}
 	_, addErr := plain(ctrl, 3*time.Second, "add", "--all")
@@ -107,7 +107,7 @@ func TestRedTeamGitFromContainer(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	model := modeltest.New(modeltest.Options{Tools: true},
 		editor(map[string]any{"command": "str_replace", "path": "calc.go", "old_str": "\treturn x\n", "new_str": "\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n"}),
-		terminal(plantScript(markers, filepath.Join(home, ".ssh", "id_ed25519"))+" 2>&1"),
+		terminal(plantGitScript(markers, filepath.Join(home, ".ssh", "id_ed25519"))+" 2>&1"),
 		finish("Abs negates negative input."),
 	)
 	f := newFixture(t, "e2e-abs", model, map[string]string{"{{HOME}}": home})
