@@ -126,10 +126,3 @@ func changedFiles(ctx context.Context, r *git.Repo, parent, commit string) ([]st
 	}
 	return files, nil
 }
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}

@@ -330,9 +330,6 @@ func TestRedTeamHostileWorktree(t *testing.T) {
 		for _, tc := range redTeamCases() {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				mu.Lock()
-				tried++
-				mu.Unlock()
 				ctx := context.Background()
 				// Armed: the same trick through plain git.
 				ctrlMarkers := t.TempDir()
