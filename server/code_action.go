@@ -56,6 +56,18 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 			Criteria: []string{fmt.Sprintf("bcode evidence reports mutant %s as killed", m.mutant.ID)},
 			Run:      true,
 		}))
+		// The tests that ran against it: go to each, or run them.
+		for _, ri := range s.relatedOf(p.URI, m.mutant.ID, d) {
+			name := strings.TrimPrefix(ri.Message, "ran ")
+			loc := ri.Location
+			if loc.URI == p.URI && loc.Range == d.Range {
+				continue // not located: the related entry points at the mutant
+			}
+			add(lsp.KindQuickFix, nil, command.New(command.TitleGoToTest+" "+name, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
+		}
+		if len(m.mutant.Tests) > 0 {
+			add(lsp.KindQuickFix, nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.mutant.ID}))
+		}
 		if kindWanted(lsp.KindQuickFix, p.Only) {
 			if edit, ok := s.ignoreEdit(abs, p.URI, d.Range.Start.Line); ok {
 				out = append(out, lsp.CodeAction{Title: command.TitleIgnoreMutant + which, Kind: lsp.KindQuickFix, Diagnostics: []lsp.Diagnostic{d}, Edit: edit})
@@ -70,6 +82,25 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 	}
 	add(lsp.KindSource, nil, command.New(command.TitleRunEvidence, command.EvidenceRun, command.EvidenceRunArgs{}))
 	return out, nil
+}
+
+// relatedOf is the related information of mutant id's diagnostic as the
+// server makes it (a client may send its diagnostic back without it).
+func (s *Server) relatedOf(uri, id string, sent lsp.Diagnostic) []lsp.RelatedInformation {
+	root, err := s.workspace()
+	if err != nil {
+		return sent.RelatedInformation
+	}
+	s.ev.mu.Lock()
+	rep := s.ev.last
+	s.ev.mu.Unlock()
+	for _, d := range s.diagnosticsOf(root, &rep)[uri] {
+		var did string
+		if json.Unmarshal(d.Data, &did) == nil && did == id {
+			return d.RelatedInformation
+		}
+	}
+	return sent.RelatedInformation
 }
 
 // ignoreEdit inserts a //bcode:ignore-mutant directive on its own line

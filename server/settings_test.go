@@ -225,3 +225,67 @@ func titlesOf(as []lsp.CodeAction) []string {
 	}
 	return out
 }
+
+// TestCoveringTestActions: on a survivor, "Go to covering test TestX"
+// shows TestX's declaration with its name selected, and "Run the covering
+// tests" runs them in the workspace and says they pass (the mutant
+// survives them: that is the point).
+func TestCoveringTestActions(t *testing.T) {
+	needGo(t)
+	e, ctx := setup(t, "boundary.txtar", server.Options{})
+	const file = "price/price.go"
+	if err := e.Open(ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Edit(ctx, file, "if n >= 10 {", "if n > 10 {"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Save(ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := e.AwaitDiagnostics(ctx, file, "a survivor", func(ds []lsp.Diagnostic) bool { return len(warnings(ds)) > 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := warnings(ds)
+	as, err := e.CodeActions(ctx, file, w[0].Range, w[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goTo, run *lsp.CodeAction
+	for i, a := range as {
+		switch {
+		case strings.HasPrefix(a.Title, command.TitleGoToTest):
+			goTo = &as[i]
+		case strings.HasPrefix(a.Title, command.TitleRunTests):
+			run = &as[i]
+		}
+	}
+	if goTo == nil || run == nil {
+		t.Fatalf("no go-to or run action among %q", titlesOf(as))
+	}
+	if goTo.Title != command.TitleGoToTest+" TestDiscount" {
+		t.Errorf("go-to title %q", goTo.Title)
+	}
+	var doc command.DocumentResult
+	if err := e.Execute(ctx, *goTo.Command, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Shown || !strings.HasSuffix(doc.URI, "/price/price_test.go") {
+		t.Errorf("go-to result %+v", doc)
+	}
+	var res command.TestRunResult
+	if err := e.Execute(ctx, *run.Command, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Passed || len(res.Tests) == 0 || !strings.Contains(res.Output, "ok") {
+		t.Errorf("run result %+v", res)
+	}
+	var said bool
+	for _, m := range e.Messages() {
+		said = said || strings.HasSuffix(m, ": pass")
+	}
+	if !said {
+		t.Errorf("no message with the outcome: %q", e.Messages())
+	}
+}

@@ -35,6 +35,8 @@ var table = []entry{
 	bind(EvidenceRun, Interface.EvidenceRun),
 	bind(MutantDiff, Interface.MutantDiff),
 	bind(TaskDiff, Interface.TaskDiff),
+	bind(TestOpen, Interface.TestOpen),
+	bind(TestRun, Interface.TestRun),
 }
 
 // Dispatch runs the command name with args on s. A wrong name, a wrong

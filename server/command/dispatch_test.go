@@ -55,6 +55,16 @@ func (r *recorder) TaskDiff(_ context.Context, a TaskDiffArgs) (TaskDiffResult, 
 	return TaskDiffResult{ID: a.ID}, nil
 }
 
+func (r *recorder) TestOpen(_ context.Context, a TestOpenArgs) (DocumentResult, error) {
+	r.got = a
+	return DocumentResult{URI: a.URI}, nil
+}
+
+func (r *recorder) TestRun(_ context.Context, a MutantArgs) (TestRunResult, error) {
+	r.got = a
+	return TestRunResult{}, nil
+}
+
 // TestEveryCommandRoundTrips: each command built with New reaches its
 // method with the same typed argument.
 func TestEveryCommandRoundTrips(t *testing.T) {
@@ -70,6 +80,8 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		EvidenceRun: EvidenceRunArgs{Base: "main"},
 		MutantDiff:  MutantArgs{ID: "m2"},
 		TaskDiff:    TaskDiffArgs{ID: "t6", Path: "a/b.go"},
+		TestOpen:    TestOpenArgs{URI: "file:///x_test.go", Range: &r},
+		TestRun:     MutantArgs{ID: "m3"},
 	}
 	if len(args) != len(Names()) {
 		t.Fatalf("the test covers %d commands, the contract has %d", len(args), len(Names()))

@@ -24,6 +24,8 @@ const (
 	EvidenceRun = "bcode.evidence.run"
 	MutantDiff  = "bcode.mutant.diff"
 	TaskDiff    = "bcode.task.diff"
+	TestOpen    = "bcode.test.open"
+	TestRun     = "bcode.test.run"
 )
 
 // MethodTaskDiff is the bcode/taskDiff request: the same as the
@@ -60,6 +62,26 @@ type Interface interface {
 	// its own diff view without running git) and the unified diff. Binary
 	// and large files are named, not sent.
 	TaskDiff(ctx context.Context, a TaskDiffArgs) (TaskDiffResult, error)
+	// TestOpen shows a test's declaration (window/showDocument with its
+	// range): "go to the covering test" of a mutant.
+	TestOpen(ctx context.Context, a TestOpenArgs) (DocumentResult, error)
+	// TestRun runs the tests that covered a mutant, in the workspace, and
+	// answers when they end: whether they pass and the end of their output.
+	TestRun(ctx context.Context, a MutantArgs) (TestRunResult, error)
+}
+
+// TestOpenArgs name a place: a test's declaration.
+type TestOpenArgs struct {
+	URI   string     `json:"uri"`
+	Range *lsp.Range `json:"range,omitempty"`
+}
+
+// TestRunResult is the outcome of bcode.test.run.
+type TestRunResult struct {
+	Tests  []string `json:"tests"`
+	Passed bool     `json:"passed"`
+	// Output is the end of go test's output (at most 8 KiB).
+	Output string `json:"output"`
 }
 
 // TaskCreateArgs describe a new task.
@@ -206,6 +228,9 @@ const (
 	// TitleIgnoreMutant inserts //bcode:ignore-mutant above the line; the
 	// user writes the reason after it.
 	TitleIgnoreMutant = "bcode: Ignore this mutant (write why after the directive)"
+	// TitleGoToTest and TitleRunTests are followed by the test's name.
+	TitleGoToTest = "bcode: Go to covering test"
+	TitleRunTests = "bcode: Run the covering tests"
 	TitlePreviewPack  = "bcode: Preview context pack"
 	TitleResumeTask   = "bcode: Resume task"
 	TitleRunEvidence  = "bcode: Run evidence now"

@@ -251,6 +251,16 @@ func (c *client) ShowDocument(ctx context.Context, u string, takeFocus bool) (bo
 	return res != nil && res.Success, nil
 }
 
+func (c *client) ShowLocation(ctx context.Context, u string, r Range) (bool, error) {
+	yes := true
+	sel := toRange(r)
+	res, err := c.d.ShowDocument(ctx, &protocol.ShowDocumentParams{URI: uri.URI(u), TakeFocus: &yes, Selection: &sel})
+	if err != nil {
+		return false, err
+	}
+	return res != nil && res.Success, nil
+}
+
 func (c *client) ShowMessage(ctx context.Context, t MessageType, msg string) error {
 	return c.d.ShowMessage(ctx, &protocol.ShowMessageParams{Type: protocol.MessageType(t), Message: msg})
 }

@@ -67,6 +67,8 @@ type Client interface {
 	// ShowDocument asks the client to show uri; it reports whether the
 	// client did.
 	ShowDocument(ctx context.Context, uri string, takeFocus bool) (bool, error)
+	// ShowLocation asks the client to show uri with r selected.
+	ShowLocation(ctx context.Context, uri string, r Range) (bool, error)
 	ShowMessage(ctx context.Context, t MessageType, msg string) error
 	LogMessage(ctx context.Context, t MessageType, msg string) error
 	// Notify sends a custom notification; params are encoded with
