@@ -224,8 +224,9 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config
 	return dcfg, warnings, nil
 }
 
-// StartAttempt implements runner.Agent. It prefetches Go modules and warms
-// the seed build cache on the host, then starts bcode-agent in a container
+// StartAttempt implements runner.Agent. It prefetches the Go modules the
+// base vouches for or the user approved (prefetcher) and warms the seed
+// build cache in a container (WarmSeed), then starts bcode-agent in a container
 // over the worktree with stdin and stdout attached to the gateway. (What
 // earlier runners left was removed by Recover when this one took the
 // lease.)

@@ -72,15 +72,25 @@ type Toolchain struct {
 }
 
 var (
-	resolveOnce sync.Once
-	resolved    *Toolchain
-	resolveErr  error
+	sharedMu sync.Mutex
+	shared   *Toolchain
 )
 
-// Shared is Resolve, done once for the life of the process.
+// Shared is Resolve, done once for the life of the process. A failure is
+// not remembered (it may have been the caller's cancelled context, or a Go
+// installed since).
 func Shared(ctx context.Context) (*Toolchain, error) {
-	resolveOnce.Do(func() { resolved, resolveErr = Resolve(ctx) })
-	return resolved, resolveErr
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared != nil {
+		return shared, nil
+	}
+	tc, err := Resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shared = tc
+	return tc, nil
 }
 
 // proxyVars are the settings a download honours as the user made them.
