@@ -229,11 +229,11 @@ const (
 	// user writes the reason after it.
 	TitleIgnoreMutant = "bcode: Ignore this mutant (write why after the directive)"
 	// TitleGoToTest and TitleRunTests are followed by the test's name.
-	TitleGoToTest = "bcode: Go to covering test"
-	TitleRunTests = "bcode: Run the covering tests"
-	TitlePreviewPack  = "bcode: Preview context pack"
-	TitleResumeTask   = "bcode: Resume task"
-	TitleRunEvidence  = "bcode: Run evidence now"
+	TitleGoToTest    = "bcode: Go to covering test"
+	TitleRunTests    = "bcode: Run the covering tests"
+	TitlePreviewPack = "bcode: Preview context pack"
+	TitleResumeTask  = "bcode: Resume task"
+	TitleRunEvidence = "bcode: Run evidence now"
 )
 
 // Names lists every command, for the server's executeCommandProvider.
