@@ -88,7 +88,6 @@ func severity(o Outcome) int {
 	return 2
 }
 
-
 // judge turns one test's runs on each side into its report line.
 func judge(t Test, base, head, control []TestResult) TestReport {
 	b, h := summarize(base), summarize(head)
