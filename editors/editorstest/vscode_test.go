@@ -90,10 +90,13 @@ func TestVSCodePackage(t *testing.T) {
 		}
 	}
 	var pkg struct {
-		Name, Publisher, Version, Main string
-		Engines                        map[string]string
-		ActivationEvents               []string
-		Contributes                    struct {
+		Name, Publisher, Version, Main, Icon string
+		Engines                              map[string]string
+		ActivationEvents                     []string
+		Capabilities                         struct {
+			UntrustedWorkspaces struct{ Supported bool } `json:"untrustedWorkspaces"`
+		}
+		Contributes struct {
 			ViewsContainers map[string][]struct{ ID string } `json:"viewsContainers"`
 			Views           map[string][]struct{ ID string }
 			Commands        []struct{ Command string }
@@ -111,6 +114,17 @@ func TestVSCodePackage(t *testing.T) {
 	}
 	if pkg.Engines["vscode"] != "^1.91.0" {
 		t.Errorf("engines.vscode = %q, want ^1.91.0", pkg.Engines["vscode"])
+	}
+	if pkg.Icon == "" || len(files["extension/"+pkg.Icon]) == 0 {
+		t.Errorf("icon %q is not in the .vsix", pkg.Icon)
+	}
+	if pkg.Capabilities.UntrustedWorkspaces.Supported {
+		t.Error("capabilities.untrustedWorkspaces.supported is true, but bcode-ls runs the workspace's tests")
+	}
+	for _, e := range pkg.ActivationEvents {
+		if e == "*" || e == "workspaceContains:.git" || e == "onStartupFinished" {
+			t.Errorf("activation event %q starts bcode in workspaces it does not apply to", e)
+		}
 	}
 	if pkg.Main != "./dist/extension.js" {
 		t.Errorf("main = %q", pkg.Main)

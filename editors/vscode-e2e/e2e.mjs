@@ -194,15 +194,23 @@ async function main() {
   installServer();
 
   await step('start code-server', async () => {
-    server = spawn(process.execPath, [codeServer,
-      '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
-      '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions,
-      '--config', path.join(tmp, 'config.yaml'),
-      '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
-      '--ignore-last-opened', repo], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    server.stdout.on('data', (b) => { serverLog += b; });
-    server.stderr.on('data', (b) => { serverLog += b; });
-    await waitHTTP(`http://127.0.0.1:${port}/healthz`, 60_000);
+    // code-server's parent waits 10 s for its child's handshake; a busy
+    // machine can miss that, and then it exits ("timed out"): start again.
+    for (let attempt = 1; ; attempt++) {
+      server = spawn(process.execPath, [codeServer,
+        '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
+        '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions,
+        '--config', path.join(tmp, 'config.yaml'),
+        '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+        '--ignore-last-opened', repo], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      server.stdout.on('data', (b) => { serverLog += b; });
+      server.stderr.on('data', (b) => { serverLog += b; });
+      const exited = new Promise((resolve) => server.once('exit', (code) => resolve(`code-server exited with ${code}`)));
+      const up = await Promise.race([waitHTTP(`http://127.0.0.1:${port}/healthz`, 90_000).then(() => ''), exited]);
+      if (up === '') return;
+      if (attempt === 3) throw new Error(up);
+      console.log(`retry: ${up}`);
+    }
   });
 
   await step('open the workspace in chromium', async () => {
@@ -351,6 +359,16 @@ async function main() {
     await waitStatus(/no evidence yet|mutants? survives?|mutants killed|no mutants/, 30_000, 'after Restart');
     await page.locator('.monaco-list-row', { hasText: 'Make Allowed count bursts' }).waitFor({ timeout: 15_000 });
     await shot('vscode-recovered');
+  });
+
+  await step("the bcode output channel: bcode-ls's INFO lines at info, not error", async () => {
+    const logs = findFiles(path.join(dirs.userData, 'logs'), /^bcode\.log$/);
+    if (logs.length === 0) throw new Error('no bcode output channel log under the user data dir');
+    const lines = logs.flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'));
+    const info = lines.filter((l) => / level=INFO /.test(l));
+    if (info.length === 0) throw new Error(`no INFO line from bcode-ls in the log:\n${lines.join('\n')}`);
+    const wrong = info.filter((l) => !/\[info\] /.test(l));
+    if (wrong.length) throw new Error(`INFO lines logged at another level:\n${wrong.join('\n')}`);
   });
 }
 

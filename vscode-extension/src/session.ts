@@ -47,8 +47,20 @@ export class Session implements vscode.Disposable {
    * the executable again and starts it. A missing server is a notification
    * that carries the install line and a Restart button.
    */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    // One (re)start at a time: a client stopped while it is still starting
+    // keeps the commands it registers, and the next one cannot register
+    // them again ("command 'bcode.task.create' already exists").
     const gen = ++this.generation;
+    const next = this.queue.then(() => (gen === this.generation ? this.startNow(gen) : undefined));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private queue: Promise<void> = Promise.resolve();
+  private starting: Promise<void> | undefined;
+
+  private async startNow(gen: number): Promise<void> {
     await this.stopClient();
     this.set('starting', undefined);
     const cfg = vscode.workspace.getConfiguration('bcode', this.folder.uri);
@@ -77,7 +89,8 @@ export class Session implements vscode.Disposable {
     });
     client.onNotification(Method.taskChanged, (c: TaskChanged) => this.hooks.taskChanged(this, c));
     try {
-      await client.start();
+      this.starting = client.start();
+      await this.starting;
     } catch (e) {
       if (this.client !== client) return;
       this.api = undefined;
@@ -144,8 +157,13 @@ export class Session implements vscode.Disposable {
     this.client = undefined;
     this.api = undefined;
     if (!c) return;
+    // A client can only be stopped once it runs: let a start in flight
+    // (the client's own restart after a crash included) finish first.
+    await this.starting?.catch(() => undefined);
+    this.starting = undefined;
+    for (let i = 0; i < 50 && c.state === State.Starting; i++) await new Promise((r) => setTimeout(r, 100));
     try {
-      await c.dispose(2000);
+      await c.dispose(5000);
     } catch (e) {
       this.hooks.output.warn(`stopping bcode-ls: ${(e as Error).message}`);
     }
@@ -153,7 +171,9 @@ export class Session implements vscode.Disposable {
 
   async stop(): Promise<void> {
     this.generation++;
-    await this.stopClient();
+    const done = this.queue.then(() => this.stopClient());
+    this.queue = done.catch(() => undefined);
+    await done;
     this.set('stopped', 'bcode-ls is stopped');
   }
 
