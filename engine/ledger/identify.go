@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"time"
 )
 
 // applicationID marks a SQLite file as a bcode ledger ("bcod" in the
@@ -29,16 +30,28 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // application id at all looks at its schema through an immutable,
 // read-only connection (no lock, no journal, no -wal or -shm file).
 func identify(ctx context.Context, path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("ledger at %s: %w", path, err)
-	}
 	var hdr [100]byte
-	n, err := io.ReadFull(f, hdr[:])
-	f.Close()
+	var n int
+	var err error
+	// Another bcode may be creating this very ledger: a header read while
+	// its first page is being written can come back short or zero. Such a
+	// header gets a few more looks before it counts as not SQLite.
+	for try := 0; ; try++ {
+		f, oerr := os.Open(path)
+		if errors.Is(oerr, os.ErrNotExist) {
+			return nil
+		}
+		if oerr != nil {
+			return fmt.Errorf("ledger at %s: %w", path, oerr)
+		}
+		hdr = [100]byte{}
+		n, err = io.ReadFull(f, hdr[:])
+		f.Close()
+		if try == 4 || (n == len(hdr) && hdr != [100]byte{}) || n == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	switch {
 	case n == 0 && (err == io.EOF || err == nil):
 		return nil // an empty file: SQLite makes a new database of it
@@ -54,7 +67,15 @@ func identify(ctx context.Context, path string) error {
 	default:
 		return fmt.Errorf("ledger at %s is a SQLite database of another program (application_id %#x): %w; set BCODE_STATE or --state to another directory", path, id, ErrForeign)
 	}
-	return identifySchema(ctx, path)
+	err = identifySchema(ctx, path, true)
+	if err != nil && !errors.Is(err, ErrForeign) && (hdr[18] == 2 || hdr[19] == 2) {
+		// A WAL database's file can be caught mid-checkpoint (a ledger
+		// another bcode just created), which an immutable read may see
+		// half-written. Read it again the ordinary read-only way, through
+		// the WAL and its locks; that still never writes the database.
+		err = identifySchema(ctx, path, false)
+	}
+	return err
 }
 
 // ErrForeign is the error Open returns for a file at the ledger path that is
@@ -66,10 +87,12 @@ var ErrForeign = errors.New("ledger: not a bcode ledger")
 // schema_migrations (columns "set", version, applied_at, and a row of the
 // core set) is a ledger made before the application id; anything else is
 // another program's.
-func identifySchema(ctx context.Context, path string) error {
+func identifySchema(ctx context.Context, path string, immutable bool) error {
 	q := url.Values{}
 	q.Set("mode", "ro")
-	q.Set("immutable", "1")
+	if immutable {
+		q.Set("immutable", "1")
+	}
 	q.Add("_pragma", "query_only(1)")
 	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}
 	db, err := sql.Open("sqlite", u.String())

@@ -11,24 +11,30 @@ import (
 	"time"
 )
 
+// owned is a real process started for a test, waited for by one goroutine.
+type owned struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
 // startOwned starts a real `sleep` whose environment says owner started it.
-func startOwned(t *testing.T, owner string) *exec.Cmd {
+func startOwned(t *testing.T, owner string) *owned {
 	t.Helper()
 	cmd := exec.Command("sleep", "60")
 	cmd.Env = append(os.Environ(), OwnerEnv+"="+owner)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd
+	o := &owned{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(o.done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-o.done })
+	return o
 }
 
-// exited reports whether cmd's process has ended (it is reaped here).
-func exited(cmd *exec.Cmd, within time.Duration) bool {
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+// exited reports whether o's process has ended within the time given.
+func exited(o *owned, within time.Duration) bool {
 	select {
-	case <-done:
+	case <-o.done:
 		return true
 	case <-time.After(within):
 		return false
@@ -56,10 +62,10 @@ func TestSweep(t *testing.T) {
 	dead := Owner{PID: gone.Process.Pid, StartTime: 12345, BootID: bootID()}
 	// A live owner, with its real start time.
 	live := startOwned(t, "unrelated")
-	st, _ := processStartTime(live.Process.Pid)
-	liveOwner := Owner{PID: live.Process.Pid, StartTime: st, BootID: bootID()}
+	st, _ := processStartTime(live.cmd.Process.Pid)
+	liveOwner := Owner{PID: live.cmd.Process.Pid, StartTime: st, BootID: bootID()}
 	// The same live pid with another start time: a reused pid, so dead.
-	reused := Owner{PID: live.Process.Pid, StartTime: st + 1, BootID: bootID()}
+	reused := Owner{PID: live.cmd.Process.Pid, StartTime: st + 1, BootID: bootID()}
 	// Another boot: dead whatever its pid.
 	otherBoot := Owner{PID: os.Getpid(), StartTime: 1, BootID: "00000000-0000-0000-0000-000000000000"}
 
@@ -122,7 +128,7 @@ func TestOwnDirectory(t *testing.T) {
 	if _, err := os.Stat(d); err != nil {
 		t.Fatalf("a sweep removed this live process's directory: %v", err)
 	}
-	var child *exec.Cmd
+	var child *owned
 	if runtime.GOOS == "linux" {
 		child = startOwned(t, Self().String())
 	}
