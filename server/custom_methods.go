@@ -315,6 +315,11 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 			for _, e := range evs {
 				latest[e.TaskID] = e
 				last = max(last, e.Seq)
+				if e.Kind == eventModuleApprovalNeeded {
+					if t, err := s.tasks.Get(ctx, e.TaskID); err == nil && t.Repo == root {
+						s.askModuleApproval(t, e)
+					}
+				}
 			}
 			for id, e := range latest {
 				t, err := s.tasks.Get(ctx, id)

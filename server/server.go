@@ -91,6 +91,8 @@ type Server struct {
 	// workspace/didChangeConfiguration).
 	set     Settings
 	initErr error // a bad initializationOptions, said after initialized
+	// asked: module approvals already asked, "task module".
+	asked map[string]bool
 	// watching starts the disk watchers once.
 	watching sync.Once
 

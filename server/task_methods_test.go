@@ -531,3 +531,80 @@ func TestTaskThatCannotStartIsExplained(t *testing.T) {
 		t.Errorf("bcode/tasks: %+v", list.Tasks)
 	}
 }
+
+// TestModuleApprovalAskedInTheEditor: a module.approval_needed event (the
+// agent's code needs a module its base does not use) is a question to the
+// user in the editor (window/showMessageRequest), asked once; their
+// "Approve" records module.approved in the ledger, which is what lets the
+// host fetch it. bcode.task.approveModule says yes directly, and refuses a
+// bad module version before anything is recorded.
+func TestModuleApprovalAskedInTheEditor(t *testing.T) {
+	t.Setenv("BCODE_STATE", t.TempDir())
+	dir := fake.Repo(t, fixture(t, "boundary.txtar"))
+	e := fake.Connect(t, dir, server.Options{NoEvidenceOnOpen: true, Debounce: 50 * time.Millisecond, CacheDir: t.TempDir()})
+	e.Answer = "Approve"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	led := openLedger(t, ctx)
+	tk := seedTask(t, ctx, led, dir, "needs a module", engine.TaskRunning)
+	if _, err := e.Initialize(ctx, fake.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	// The task watcher starts from the end of the ledger: let it see where
+	// that is before the event comes.
+	time.Sleep(1500 * time.Millisecond)
+	const mod = "golang.org/x/text@v0.14.0"
+	if _, err := led.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: "module.approval_needed", Data: json.RawMessage(`{"module":"` + mod + `","why":"go.mod requires it"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Await(ctx, "the question", func() bool {
+		for _, q := range e.AskedLocked() {
+			if strings.Contains(q, "task "+tk.ID+" needs module "+mod) {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatal(err)
+	}
+	approved := func() int {
+		evs, err := led.Events(ctx, tk.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ev := range evs {
+			if ev.Kind == "module.approved" && strings.Contains(string(ev.Data), mod) {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for approved() == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if approved() != 1 {
+		t.Fatalf("the user's Approve recorded %d module.approved events", approved())
+	}
+	time.Sleep(2 * time.Second) // the watcher ticks again: no second question
+	e.Answer = ""
+	n := 0
+	if err := e.Await(ctx, "count", func() bool { n = len(e.AskedLocked()); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("asked %d times, want once", n)
+	}
+	var res command.TaskResult
+	if err := e.Execute(ctx, command.New("", command.TaskApproveModule, command.TaskModuleArgs{ID: tk.ID, Module: "golang.org/x/net@v0.20.0"}), &res); err != nil || !strings.Contains(res.Message, "approved golang.org/x/net@v0.20.0") {
+		t.Errorf("approveModule: %+v %v", res, err)
+	}
+	err := e.Execute(ctx, command.New("", command.TaskApproveModule, command.TaskModuleArgs{ID: tk.ID, Module: "example.com/m@latest?x=1"}), &res)
+	if err == nil {
+		t.Errorf("a bad module version was approved")
+	}
+	if approved() != 1 {
+		t.Errorf("the refused approval wrote an event")
+	}
+}

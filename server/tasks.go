@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
@@ -39,6 +40,9 @@ type TaskEngine interface {
 	Cancel(ctx context.Context, id string) error
 	Accept(ctx context.Context, id string, force bool) error
 	Reject(ctx context.Context, id string) error
+	// ApproveModule is the user's yes to a module.approval_needed event:
+	// the host may fetch that module version for the task (path@version).
+	ApproveModule(ctx context.Context, id, module string) (string, error)
 }
 
 // TaskRequest is a new task.
@@ -206,6 +210,21 @@ func (t *ledgerTasks) Resume(ctx context.Context, id string, p verify.Progress) 
 	}
 	_, err = runner.ResumeTask(ctx, e, id, engine.Budgets{}, runner.Options{Progress: p})
 	return err
+}
+
+func (t *ledgerTasks) ApproveModule(ctx context.Context, id, mod string) (string, error) {
+	led, err := t.open(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := led.Task(ctx, id); err != nil {
+		return "", err
+	}
+	mv, err := agentbackend.ApproveModule(ctx, led, id, mod)
+	if err != nil {
+		return "", err
+	}
+	return mv.Path + "@" + mv.Version, nil
 }
 
 func (t *ledgerTasks) Cancel(ctx context.Context, id string) error {

@@ -37,6 +37,7 @@ var table = []entry{
 	bind(TaskDiff, Interface.TaskDiff),
 	bind(TestOpen, Interface.TestOpen),
 	bind(TestRun, Interface.TestRun),
+	bind(TaskApproveModule, Interface.TaskApproveModule),
 }
 
 // Dispatch runs the command name with args on s. A wrong name, a wrong

@@ -60,6 +60,11 @@ func (r *recorder) TestOpen(_ context.Context, a TestOpenArgs) (DocumentResult, 
 	return DocumentResult{URI: a.URI}, nil
 }
 
+func (r *recorder) TaskApproveModule(_ context.Context, a TaskModuleArgs) (TaskResult, error) {
+	r.got = a
+	return TaskResult{ID: a.ID}, nil
+}
+
 func (r *recorder) TestRun(_ context.Context, a MutantArgs) (TestRunResult, error) {
 	r.got = a
 	return TestRunResult{}, nil
@@ -70,18 +75,19 @@ func (r *recorder) TestRun(_ context.Context, a MutantArgs) (TestRunResult, erro
 func TestEveryCommandRoundTrips(t *testing.T) {
 	r := lsp.Range{Start: lsp.Position{Line: 1}, End: lsp.Position{Line: 2, Character: 3}}
 	args := map[string]any{
-		TaskCreate:  TaskCreateArgs{Goal: "g", URI: "file:///x.go", Range: &r, MutantID: "m1", Criteria: []string{"c"}},
-		TaskRun:     TaskIDArgs{ID: "t1"},
-		TaskResume:  TaskIDArgs{ID: "t2"},
-		TaskCancel:  TaskIDArgs{ID: "t3"},
-		TaskAccept:  TaskAcceptArgs{ID: "t4", Force: true},
-		TaskReject:  TaskIDArgs{ID: "t5"},
-		PackPreview: PackArgs{URI: "file:///x.go", Range: &r, Budget: 500},
-		EvidenceRun: EvidenceRunArgs{Base: "main"},
-		MutantDiff:  MutantArgs{ID: "m2"},
-		TaskDiff:    TaskDiffArgs{ID: "t6", Path: "a/b.go"},
-		TestOpen:    TestOpenArgs{URI: "file:///x_test.go", Range: &r},
-		TestRun:     MutantArgs{ID: "m3"},
+		TaskCreate:        TaskCreateArgs{Goal: "g", URI: "file:///x.go", Range: &r, MutantID: "m1", Criteria: []string{"c"}},
+		TaskRun:           TaskIDArgs{ID: "t1"},
+		TaskResume:        TaskIDArgs{ID: "t2"},
+		TaskCancel:        TaskIDArgs{ID: "t3"},
+		TaskAccept:        TaskAcceptArgs{ID: "t4", Force: true},
+		TaskReject:        TaskIDArgs{ID: "t5"},
+		PackPreview:       PackArgs{URI: "file:///x.go", Range: &r, Budget: 500},
+		EvidenceRun:       EvidenceRunArgs{Base: "main"},
+		MutantDiff:        MutantArgs{ID: "m2"},
+		TaskDiff:          TaskDiffArgs{ID: "t6", Path: "a/b.go"},
+		TestOpen:          TestOpenArgs{URI: "file:///x_test.go", Range: &r},
+		TestRun:           MutantArgs{ID: "m3"},
+		TaskApproveModule: TaskModuleArgs{ID: "t7", Module: "golang.org/x/text@v0.14.0"},
 	}
 	if len(args) != len(Names()) {
 		t.Fatalf("the test covers %d commands, the contract has %d", len(args), len(Names()))

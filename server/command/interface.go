@@ -26,6 +26,8 @@ const (
 	TaskDiff    = "bcode.task.diff"
 	TestOpen    = "bcode.test.open"
 	TestRun     = "bcode.test.run"
+	// TaskApproveModule is the editor's answer to module.approval_needed.
+	TaskApproveModule = "bcode.task.approveModule"
 )
 
 // MethodTaskDiff is the bcode/taskDiff request: the same as the
@@ -68,6 +70,15 @@ type Interface interface {
 	// TestRun runs the tests that covered a mutant, in the workspace, and
 	// answers when they end: whether they pass and the end of their output.
 	TestRun(ctx context.Context, a MutantArgs) (TestRunResult, error)
+	// TaskApproveModule lets the host fetch one module version the task's
+	// code needs and its base does not (a module.approval_needed event).
+	TaskApproveModule(ctx context.Context, a TaskModuleArgs) (TaskResult, error)
+}
+
+// TaskModuleArgs name a task and a module version (path@version).
+type TaskModuleArgs struct {
+	ID     string `json:"id"`
+	Module string `json:"module"`
 }
 
 // TestOpenArgs name a place: a test's declaration.

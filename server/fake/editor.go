@@ -102,11 +102,15 @@ type Editor struct {
 	notes    []Notification
 	shown    []string
 	messages []string
+	asked    []string // window/showMessageRequest texts
 	buffers  map[string]string
 	versions map[string]int32
 
 	// ShowDocument is what the editor answers window/showDocument with.
 	ShowDocument bool
+	// Answer is the action the editor picks in window/showMessageRequest
+	// ("" dismisses it). Set it before the server asks.
+	Answer string
 }
 
 // Config says what the fake editor announces.
@@ -376,6 +380,10 @@ func (e *Editor) Messages() []string {
 	return append([]string(nil), e.messages...)
 }
 
+// AskedLocked lists the window/showMessageRequest texts received, for use
+// inside an Await condition.
+func (e *Editor) AskedLocked() []string { return e.asked }
+
 // MessagesLocked is Messages for use inside an Await condition, which
 // already holds the editor's lock.
 func (e *Editor) MessagesLocked() []string { return e.messages }
@@ -437,6 +445,16 @@ func (e *Editor) Request(method string, params json.RawMessage) (any, error) {
 		_ = json.Unmarshal(params, &p)
 		e.created = append(e.created, p.Token)
 		return nil, nil
+	case "window/showMessageRequest":
+		var p struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(params, &p)
+		e.asked = append(e.asked, p.Message)
+		if e.Answer == "" {
+			return nil, nil
+		}
+		return map[string]any{"title": e.Answer}, nil
 	case "window/showDocument":
 		var p struct {
 			URI string `json:"uri"`

@@ -265,6 +265,18 @@ func (c *client) ShowMessage(ctx context.Context, t MessageType, msg string) err
 	return c.d.ShowMessage(ctx, &protocol.ShowMessageParams{Type: protocol.MessageType(t), Message: msg})
 }
 
+func (c *client) ShowMessageRequest(ctx context.Context, t MessageType, msg string, actions []string) (string, error) {
+	items := make([]protocol.MessageActionItem, len(actions))
+	for i, a := range actions {
+		items[i] = protocol.MessageActionItem{Title: a}
+	}
+	res, err := c.d.ShowMessageRequest(ctx, &protocol.ShowMessageRequestParams{Type: protocol.MessageType(t), Message: msg, Actions: items})
+	if err != nil || res == nil {
+		return "", err
+	}
+	return res.Title, nil
+}
+
 func (c *client) LogMessage(ctx context.Context, t MessageType, msg string) error {
 	return c.d.LogMessage(ctx, &protocol.LogMessageParams{Type: protocol.MessageType(t), Message: msg})
 }

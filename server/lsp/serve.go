@@ -70,6 +70,9 @@ type Client interface {
 	// ShowLocation asks the client to show uri with r selected.
 	ShowLocation(ctx context.Context, uri string, r Range) (bool, error)
 	ShowMessage(ctx context.Context, t MessageType, msg string) error
+	// ShowMessageRequest asks the user to pick one of actions; "" when
+	// they dismissed it.
+	ShowMessageRequest(ctx context.Context, t MessageType, msg string, actions []string) (string, error)
 	LogMessage(ctx context.Context, t MessageType, msg string) error
 	// Notify sends a custom notification; params are encoded with
 	// encoding/json.
