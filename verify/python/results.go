@@ -99,19 +99,7 @@ func resultsFromLog(data []byte) ([]verify.TestResult, []verify.UnitResult) {
 		if rec.Duration > 0 && rec.Duration < 1e9 {
 			a.dur += time.Duration(rec.Duration * float64(time.Second))
 		}
-		switch {
-		case rec.Outcome == "passed":
-			c.Status = Passed
-		case rec.Outcome == "skipped":
-			c.Status = Skipped
-			if rec.XFail {
-				c.Type = "pytest.xfail"
-			}
-		case rec.When == "call":
-			c.Status = Failure
-		default:
-			c.Status = Errored
-		}
+		c.Status, c.Type = recordStatus(rec.When, rec.Outcome, rec.XFail)
 		if rec.When == "call" {
 			a.sawCall = true
 			a.raw = rec
@@ -166,4 +154,20 @@ func alteredReport(sawCall bool, raw logRecord) (bool, string) {
 		return true, fmt.Sprintf("reported as skipped, but the test raised %s", firstLine(raw.RawText))
 	}
 	return false, ""
+}
+
+// recordStatus is how one phase record of bcode's pytest log ended, as a
+// JUnit case status (and type, for an xfail).
+func recordStatus(when, outcome string, xfail bool) (Status, string) {
+	switch {
+	case outcome == "passed":
+		return Passed, ""
+	case outcome == "skipped" && xfail:
+		return Skipped, "pytest.xfail"
+	case outcome == "skipped":
+		return Skipped, ""
+	case when == "call":
+		return Failure, ""
+	}
+	return Errored, ""
 }

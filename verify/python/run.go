@@ -401,17 +401,8 @@ func parseLiveLog(data []byte) []Case {
 			continue // not a test's outcome
 		case rec.When == "collect":
 			c.ClassName, c.Name, c.Status, c.Message = "", dottedPath(rec.NodeID), Errored, "collection failure"
-		case rec.Outcome == "passed":
-			c.Status = Passed
-		case rec.Outcome == "skipped":
-			c.Status = Skipped
-			if rec.XFail {
-				c.Type = "pytest.xfail"
-			}
-		case rec.When == "call":
-			c.Status = Failure
 		default:
-			c.Status = Errored
+			c.Status, c.Type = recordStatus(rec.When, rec.Outcome, rec.XFail)
 		}
 		out = append(out, c)
 	}
