@@ -36,7 +36,13 @@ export function summarize(r: EvidenceReport | undefined): StatusText {
     };
   }
   if (ms.length === 0) {
-    return { text: '$(pass) bcode: no mutants', tooltip: `No mutants on the changed lines${range}.${stale} ${click}`, warning: false };
+    // Say why there is nothing: no change at all, no Go files, no
+    // mutable code (the server's note), never "0 of 0".
+    const why = (r.notes ?? []).at(-1);
+    if (why && why.startsWith('no change')) {
+      return { text: '$(circle-slash) bcode: no change', tooltip: `${why}.${stale} ${click}`, warning: false };
+    }
+    return { text: '$(pass) bcode: no mutants', tooltip: `${why ?? `No mutants on the changed lines${range}`}.${stale} ${click}`, warning: false };
   }
   if (extra.length > 0) {
     return { text: `$(info) ${extra.join(', ')}`, tooltip: `No mutant survived, but ${extra.join(' and ')}${range}.${stale} ${click}`, warning: false };

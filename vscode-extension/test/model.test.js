@@ -128,6 +128,11 @@ test('the status bar counts surviving mutants', () => {
   assert.equal(summarize({ run: 1, state: 'done', mutants: [m('survived')] }).text, '$(bug) 1 mutant survives');
   assert.equal(summarize({ run: 1, state: 'done', mutants: [m('survived')] }).warning, true);
   assert.equal(summarize({ run: 1, state: 'done', mutants: [m('killed'), m('killed')] }).text, '$(pass) all 2 mutants killed');
+  // Nothing to judge is said as such, with the server's reason, never "0 of 0".
+  const none = summarize({ run: 1, state: 'done', mutants: [], notes: ['no change: the working tree is the base abc123, so there is nothing to judge'] });
+  assert.equal(none.text, '$(circle-slash) bcode: no change');
+  assert.match(none.tooltip, /nothing to judge/);
+  assert.match(summarize({ run: 1, state: 'done', mutants: [], notes: ['the change has no Go files, so there is nothing to mutate'] }).tooltip, /no Go files/);
   assert.equal(summarize({ run: 1, state: 'done', mutants: [m('killed'), m('not_covered')] }).text, '$(info) 1 mutant not covered');
   assert.equal(summarize({ run: 1, state: 'done', mutants: [] }).text, '$(pass) bcode: no mutants');
   assert.match(summarize({ run: 2, state: 'failed', error: 'baseline failed', mutants: [] }).tooltip, /baseline failed/);
