@@ -127,6 +127,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await Promise.all([...sessions.values()].filter((s) => s === current || s.state !== 'running').map((s) => s.start()));
     }),
     vscode.window.onDidChangeActiveTextEditor(() => pickCurrent()),
+    // bcode-ls's own settings take effect at once, without a restart.
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      for (const s of sessions.values()) {
+        if (['evidenceOnSave', 'evidenceOnOpen', 'notCovered'].some((k) => e.affectsConfiguration(`bcode.${k}`, s.folder))) {
+          void s.sendSettings();
+        }
+      }
+    }),
     vscode.workspace.onDidOpenTextDocument(considerDocument),
     vscode.workspace.onDidChangeWorkspaceFolders(async (e) => {
       for (const f of e.removed) await close(f);

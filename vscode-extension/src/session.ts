@@ -11,6 +11,7 @@ import { BcodeApi } from './api';
 import { contentWithFallback } from './content';
 import { Method, TaskChanged } from './protocol';
 import { levelOf } from './serverLog';
+import { serverSettings } from './settings';
 import { goBinDirs, installCommand, resolveServer } from './serverPath';
 
 export type SessionState = 'starting' | 'running' | 'stopped' | 'missing';
@@ -35,6 +36,13 @@ export class Session implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
 
   constructor(readonly folder: vscode.WorkspaceFolder, private readonly hooks: SessionHooks) {}
+
+  /** sendSettings tells a running bcode-ls the current settings. */
+  async sendSettings(): Promise<void> {
+    const c = this.client;
+    if (!c || c.state !== State.Running) return;
+    await c.sendNotification('workspace/didChangeConfiguration', { settings: serverSettings(this.folder) });
+  }
 
   private set(state: SessionState, problem: string | undefined): void {
     this.state = state;
@@ -126,6 +134,9 @@ export class Session implements vscode.Disposable {
     const pattern = `${dir.replace(/\\/g, '/')}/**`;
     const log = this.hooks.output;
     const clientOptions: LanguageClientOptions = {
+      // bcode-ls's settings (docs/lsp.md); later changes go through
+      // workspace/didChangeConfiguration (see serverSettings).
+      initializationOptions: serverSettings(this.folder),
       documentSelector: [{ scheme: 'file', language: 'go', pattern }, { scheme: 'file', language: 'python', pattern }],
       workspaceFolder: this.folder,
       outputChannel: log,

@@ -77,7 +77,7 @@ const workspace = {
     return { uri: undefined, getText: () => arg.content };
   },
   asRelativePath(u) { return typeof u === 'string' ? u : u.path.replace(/^.*\//, ''); },
-  getConfiguration() { return { get: () => undefined }; },
+  getConfiguration() { return { get: (_key, fallback) => fallback }; },
 };
 
 const vscodeCommands = {

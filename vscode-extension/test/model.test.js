@@ -193,3 +193,13 @@ test("bcode-ls's stderr is logged at its own level", () => {
   assert.equal(levelOf('bcode-ls: --workers must be positive, got 0'), 'error');
   assert.equal(levelOf('some other line'), 'info');
 });
+
+test('bcode-ls settings go to the server as it reads them', () => {
+  const { serverSettings } = require('../out/src/settings');
+  assert.deepEqual(serverSettings({ uri: { fsPath: '/w' } }), { bcode: { evidenceOnSave: true, evidenceOnOpen: true, notCovered: 'line' } });
+  const pkg = require('../package.json');
+  for (const k of ['evidenceOnSave', 'evidenceOnOpen', 'notCovered']) {
+    assert.ok(pkg.contributes.configuration.properties[`bcode.${k}`], `bcode.${k} is contributed`);
+  }
+  assert.deepEqual(pkg.contributes.configuration.properties['bcode.notCovered'].enum, ['line', 'each', 'off']);
+});
