@@ -109,9 +109,14 @@ function writeSettings(extra) {
 
 const installed = path.join(dirs.gopath, 'bin', 'bcode-ls');
 function installServer() {
+  // Copy beside it, then rename into place (as go install does): the path
+  // never names a file still open for writing, which a spawn at that
+  // moment would meet as ETXTBSY.
   fs.mkdirSync(path.dirname(installed), { recursive: true });
-  fs.copyFileSync(ls, installed);
-  fs.chmodSync(installed, 0o755);
+  const tmp = `${installed}.tmp-${process.pid}`;
+  fs.copyFileSync(ls, tmp);
+  fs.chmodSync(tmp, 0o755);
+  fs.renameSync(tmp, installed);
 }
 
 function freePort() {
@@ -353,9 +358,17 @@ async function main() {
     // What `go install` does: the binary lands in $(go env GOPATH)/bin,
     // which is not on the editor's PATH.
     installServer();
-    const toast = page.locator('.notification-toast', { hasText: installLine }).first();
-    await toast.hover();
-    await toast.locator('.monaco-button', { hasText: /^Restart$/ }).click();
+    // The toast's own Restart button. The workbench may re-render the
+    // toast (a detached element): find it again and retry, a few times.
+    for (let i = 0; ; i++) {
+      try {
+        await page.locator('.notification-toast', { hasText: installLine }).last()
+          .locator('.monaco-button', { hasText: /^Restart$/ }).click({ timeout: 10_000 });
+        break;
+      } catch (e) {
+        if (i === 3) throw e;
+      }
+    }
     await waitStatus(/no evidence yet|mutants? survives?|mutants killed|no mutants/, 30_000, 'after Restart');
     await page.locator('.monaco-list-row', { hasText: 'Make Allowed count bursts' }).waitFor({ timeout: 15_000 });
     await shot('vscode-recovered');
