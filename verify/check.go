@@ -682,6 +682,9 @@ func isFailure(o Outcome) bool {
 // Go, the pytest node ID for Python.
 func displayName(t Test) string {
 	if t.Language == "go" {
+		if t.Package == "" || t.Package == "." {
+			return t.Name // the module's root package
+		}
 		return t.Package + "." + t.Name
 	}
 	return t.Package + "::" + t.Name
