@@ -40,6 +40,7 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 			command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r}))
 	}
 
+	goTo := map[string]bool{} // one "Go to covering test" per test, however many mutants it covers
 	for _, m := range s.survivorsAt(p) {
 		d := m.diag
 		// Several mutants can sit on one line: each action names its own.
@@ -63,7 +64,10 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 			if loc.URI == p.URI && loc.Range == d.Range {
 				continue // not located: the related entry points at the mutant
 			}
-			add(lsp.KindQuickFix, nil, command.New(command.TitleGoToTest+" "+name, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
+			if title := command.TitleGoToTest + " " + name; !goTo[title] {
+				goTo[title] = true
+				add(lsp.KindQuickFix, nil, command.New(title, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
+			}
 		}
 		if len(m.mutant.Tests) > 0 {
 			add(lsp.KindQuickFix, nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.mutant.ID}))
