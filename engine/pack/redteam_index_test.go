@@ -269,10 +269,21 @@ func TestRedTeamIndexDevZero(t *testing.T) {
 	defer cancel()
 	// What go/packages runs, with the user's environment and cgo on; the
 	// cap is inherited by the C compiler and keeps the machine safe.
+	// Warm the build cache first: on a cold cache (a fresh CI machine) the
+	// go command compiles runtime/cgo and friends itself, and its own
+	// threads can exhaust the address-space cap before the C compiler
+	// ever reads /dev/zero, which would leave the control unarmed for a
+	// reason that has nothing to do with the attack.
+	warm := exec.CommandContext(ctx, "go", "build", "runtime/cgo", "net", "os/user")
+	warm.Dir = repo
+	warm.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := warm.CombinedOutput(); err != nil {
+		t.Fatalf("warming the build cache: %v\n%s", err, out)
+	}
 	cmd := exec.CommandContext(ctx, "prlimit", fmt.Sprintf("--as=%d", capBytes), "--",
 		"go", "list", "-e", "-json", "-compiled", "-export", "-test", ".")
 	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOMAXPROCS=2")
 	start := time.Now()
 	out, _ := cmd.CombinedOutput()
 	controlRSS := maxRSS(cmd.ProcessState)
