@@ -15,7 +15,7 @@ import (
 
 // nopHandler answers every request with nothing; the framing tests only
 // need a server that stays up.
-type nopHandler struct{ exited chan struct{} }
+type nopHandler struct{}
 
 func (nopHandler) Initialize(context.Context, *InitializeParams) (*InitializeResult, error) {
 	return &InitializeResult{}, nil
