@@ -169,22 +169,8 @@ func TestNotCoveredSetting(t *testing.T) {
 // it: a bare directive suppresses nothing); "Add a test" starts the task.
 func TestMutantActionsNameTheirMutant(t *testing.T) {
 	needGo(t)
-	e, ctx := setup(t, "boundary.txtar", server.Options{})
+	e, ctx, w := boundarySurvivors(t)
 	const file = "price/price.go"
-	if err := e.Open(ctx, file); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Edit(ctx, file, "if n >= 10 {", "if n > 10 {"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Save(ctx, file); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := e.AwaitDiagnostics(ctx, file, "a survivor", func(ds []lsp.Diagnostic) bool { return len(warnings(ds)) > 0 })
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := warnings(ds)
 	as, err := e.CodeActions(ctx, file, w[0].Range, w)
 	if err != nil {
 		t.Fatal(err)
@@ -218,20 +204,10 @@ func TestMutantActionsNameTheirMutant(t *testing.T) {
 	}
 }
 
-func titlesOf(as []lsp.CodeAction) []string {
-	var out []string
-	for _, a := range as {
-		out = append(out, a.Title)
-	}
-	return out
-}
-
-// TestCoveringTestActions: on a survivor, "Go to covering test TestX"
-// shows TestX's declaration with its name selected, and "Run the covering
-// tests" runs them in the workspace and says they pass (the mutant
-// survives them: that is the point).
-func TestCoveringTestActions(t *testing.T) {
-	needGo(t)
+// boundarySurvivors makes the boundary fixture's comparison stricter in the
+// editor, saves, and returns the surviving mutants' diagnostics.
+func boundarySurvivors(t *testing.T) (*fake.Editor, context.Context, []lsp.Diagnostic) {
+	t.Helper()
 	e, ctx := setup(t, "boundary.txtar", server.Options{})
 	const file = "price/price.go"
 	if err := e.Open(ctx, file); err != nil {
@@ -247,7 +223,25 @@ func TestCoveringTestActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := warnings(ds)
+	return e, ctx, warnings(ds)
+}
+
+func titlesOf(as []lsp.CodeAction) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Title)
+	}
+	return out
+}
+
+// TestCoveringTestActions: on a survivor, "Go to covering test TestX"
+// shows TestX's declaration with its name selected, and "Run the covering
+// tests" runs them in the workspace and says they pass (the mutant
+// survives them: that is the point).
+func TestCoveringTestActions(t *testing.T) {
+	needGo(t)
+	e, ctx, w := boundarySurvivors(t)
+	const file = "price/price.go"
 	as, err := e.CodeActions(ctx, file, w[0].Range, w[:1])
 	if err != nil {
 		t.Fatal(err)
