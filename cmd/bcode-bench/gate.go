@@ -205,27 +205,11 @@ func accuracy(ctx context.Context, cases []labelled.Case, parallel int, scratch 
 	return out
 }
 
+// checkCase judges one labelled case in a repository built in dir, then
+// removes it.
 func checkCase(ctx context.Context, c labelled.Case, dir string) caseResult {
-	r := caseResult{c: c}
-	base, head, err := buildCase(ctx, dir, c)
-	if err != nil {
-		r.verdict, r.detail = verify.Error, "building the repository: "+err.Error()
-		return r
-	}
 	defer os.RemoveAll(dir)
-	start := time.Now()
-	rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New()})
-	r.dur = time.Since(start)
-	switch {
-	case rep == nil:
-		r.verdict, r.detail = verify.Error, fmt.Sprint(err)
-	default:
-		r.verdict = rep.Verdict
-		if len(rep.Reasons) > 0 {
-			r.detail = rep.Reasons[0].Message
-		}
-	}
-	return r
+	return checkCaseKeep(ctx, c, dir)
 }
 
 // gateTally: false acceptances (a non-verified label marked verified),
