@@ -40,7 +40,8 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 			command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r}))
 	}
 
-	goTo := map[string]bool{} // one "Go to covering test" per test, however many mutants it covers
+	goTo := map[string]bool{}           // one "Go to covering test" per test, however many mutants it covers
+	var own map[string][]lsp.Diagnostic // the server's own diagnostics, made once per request
 	for _, m := range s.survivorsAt(p) {
 		d := m.diag
 		// Several mutants can sit on one line: each action names its own.
@@ -58,7 +59,10 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 			Run:      true,
 		}))
 		// The tests that ran against it: go to each, or run them.
-		for _, ri := range s.relatedOf(p.URI, m.mutant.ID, d) {
+		if own == nil {
+			own = s.ownDiagnostics()
+		}
+		for _, ri := range relatedOf(own[p.URI], m.mutant.ID, d) {
 			name := strings.TrimPrefix(ri.Message, "ran ")
 			loc := ri.Location
 			if loc.URI == p.URI && loc.Range == d.Range {
@@ -88,17 +92,24 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 	return out, nil
 }
 
-// relatedOf is the related information of mutant id's diagnostic as the
-// server makes it (a client may send its diagnostic back without it).
-func (s *Server) relatedOf(uri, id string, sent lsp.Diagnostic) []lsp.RelatedInformation {
+// ownDiagnostics are the diagnostics the server makes from its last
+// report, by URI (a client may send its own back without related
+// information).
+func (s *Server) ownDiagnostics() map[string][]lsp.Diagnostic {
 	root, err := s.workspace()
 	if err != nil {
-		return sent.RelatedInformation
+		return map[string][]lsp.Diagnostic{}
 	}
 	s.ev.mu.Lock()
 	rep := s.ev.last
 	s.ev.mu.Unlock()
-	for _, d := range s.diagnosticsOf(root, &rep)[uri] {
+	return s.diagnosticsOf(root, &rep)
+}
+
+// relatedOf is the related information of mutant id's diagnostic among
+// own, else what the client sent.
+func relatedOf(own []lsp.Diagnostic, id string, sent lsp.Diagnostic) []lsp.RelatedInformation {
+	for _, d := range own {
 		var did string
 		if json.Unmarshal(d.Data, &did) == nil && did == id {
 			return d.RelatedInformation
