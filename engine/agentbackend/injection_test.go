@@ -482,8 +482,12 @@ func TestInjectionEncodedLeaks(t *testing.T) {
 		}
 		// The redaction is in place: the label stays, the form is replaced
 		// (a base64 character that encodes only other bytes, or the
-		// "\u00" of a first JSON escape, may stay before it).
-		if !regexp.MustCompile(regexp.QuoteMeta(name+": ") + `.{0,12}\[REDACTED:`).MatchString(obs) {
+		// "\u00" of a first JSON escape, may stay before it). The label's
+		// last characters may go with it: the skeleton view drops ": ", so
+		// when the random canary's cut-off characters end like the label
+		// ("…cut" before a core whose fourth letter is "t"), the longer
+		// match is the redacted one. Seen once in CI-like runs.
+		if !regexp.MustCompile(regexp.QuoteMeta(name[:len(name)-4]) + `.{0,16}\[REDACTED:`).MatchString(obs) {
 			t.Errorf("the line of %s is not \"%s: [REDACTED:...\" in the observation", name, name)
 			ok = false
 		}
