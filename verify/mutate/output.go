@@ -421,7 +421,10 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 		id := dir + ":" + name
 		if !seenTest[id] {
 			seenTest[id] = true
-			top, _, _ := strings.Cut(name, "/")
+			top := name // a pytest node ID names its file itself
+			if !strings.Contains(name, "::") {
+				top, _, _ = strings.Cut(name, "/")
+			}
 			file := rep.TestFiles[dir+":"+top]
 			if file == "" {
 				// Not found (a test binary built elsewhere): name the
@@ -440,7 +443,7 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 	for _, m := range rep.Mutants {
 		f := files[m.File]
 		if f == nil {
-			f = &file{Language: "go", Source: rep.Sources[m.File]}
+			f = &file{Language: languageOf(m.File), Source: rep.Sources[m.File]}
 			files[m.File] = f
 		}
 		src := f.Source
