@@ -23,6 +23,7 @@ import time
 
 SEL_NAME = "__bcode_sel__"
 SEL = [0]  # the active mutant's number; 0 is none
+FORK_BUDGET = 60.0  # seconds a forked child may take to start
 
 # ---------------------------------------------------------------- generation
 
@@ -684,6 +685,11 @@ class Schemata:
         import select
         import signal
 
+        import gc
+
+        # Objects alive now stay out of the collector's reach, so children
+        # do not copy the pages a collection would touch.
+        gc.freeze()
         items = {it.nodeid: it for it in session.items}
         order = {it.nodeid: i for i, it in enumerate(session.items)}
         for job in self.jobs:
@@ -702,6 +708,7 @@ class Schemata:
                 code = 0
                 try:
                     os.setpgid(0, 0)
+                    os.write(w, b"S")  # started: the budget counts from here
                     res = self.child(job["k"], [items[t] for t in tests])
                 except BaseException as e:  # noqa: BLE001 -- reported, never a kill
                     res = {"verdict": "error", "detail": "bcode worker: %r" % (e,)}
@@ -711,7 +718,10 @@ class Schemata:
                 finally:
                     os._exit(code)
             os.close(w)
-            deadline = t0 + job["timeout"]
+            # Until the child says it started, the budget is for the fork
+            # itself (slow on a loaded machine), not for the tests.
+            deadline = t0 + FORK_BUDGET
+            started = False
             chunks = []
             timed_out = False
             while True:
@@ -725,6 +735,11 @@ class Schemata:
                 b = os.read(r, 65536)
                 if not b:
                     break
+                if not started:
+                    started = True
+                    t0 = time.perf_counter()
+                    deadline = t0 + job["timeout"]
+                    b = b[1:]
                 chunks.append(b)
             os.close(r)
             if timed_out:

@@ -554,7 +554,7 @@ func (ps *pySession) cacheKey() string {
 }
 
 // assignCoverage gives each mutant the passing baseline tests that execute
-// one of its lines.
+// one of its lines (for module-level code: any line of its file).
 func (ps *pySession) assignCoverage(live []*pyRun) {
 	for _, m := range live {
 		var tests []string
@@ -562,7 +562,10 @@ func (ps *pySession) assignCoverage(live []*pyRun) {
 			if t.Outcome != "passed" {
 				continue
 			}
-			if coversLines(t.Lines[m.File], m.gen) {
+			lines := t.Lines[m.File]
+			// Module-level code runs at import, before any test: a test
+			// that uses the module at all is one that could notice.
+			if m.gen.ImportTime && len(lines) > 0 || coversLines(lines, m.gen) {
 				tests = append(tests, t.NodeID)
 			}
 		}
@@ -584,7 +587,9 @@ func coversLines(lines []int, g pyMutant) bool {
 }
 
 // jobTimeout is a mutant's budget: ten times its tests' baseline time plus
-// two seconds, as for Go.
+// five seconds (Go's engine adds two: a Python test that fails spends
+// longer than a passing one formatting its report, and a loaded machine
+// stretches that).
 func (ps *pySession) jobTimeout(tests []string) time.Duration {
 	var sum float64
 	for _, t := range tests {
@@ -592,7 +597,7 @@ func (ps *pySession) jobTimeout(tests []string) time.Duration {
 			sum += bt.Duration
 		}
 	}
-	d := 10*time.Duration(sum*float64(time.Second)) + 2*time.Second
+	d := 10*time.Duration(sum*float64(time.Second)) + 5*time.Second
 	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
 		d = ps.opts.RunTimeout
 	}
@@ -718,7 +723,7 @@ func (ps *pySession) runFresh(m *pyRun) {
 		m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
 	case res.TimedOut && (!got[m.gen.K] || m.Verdict == Survived):
 		m.Verdict, m.KilledBy = Timeout, ""
-		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (10x their baseline time + 2s)", d.Round(time.Millisecond))
+		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (10x their baseline time + 5s)", d.Round(time.Millisecond))
 	case !got[m.gen.K]:
 		m.Verdict, m.Detail = NoVerdict, "the test process died: "+lastLine(string(res.Stdout)+string(res.Stderr))
 	}
