@@ -137,7 +137,7 @@ type Stats struct {
 	Generated int             `json:"generated"` // mutants found on the selected lines, before pruning
 	Pruned    int             `json:"pruned"`    // dropped by go/types: cannot build or cannot differ
 	Verdicts  map[Verdict]int `json:"verdicts"`
-	Packages  int             `json:"packages"`
+	Packages  int             `json:"packages"` // Go packages, plus one for a Python suite
 	// SchemaMutants ran from a package's single schema binary;
 	// OverlayMutants needed a build of their own.
 	SchemaMutants  int `json:"schema_mutants"`

@@ -80,8 +80,8 @@ func WriteText(w io.Writer, rep *Report) error {
 	if summary == "" {
 		summary = "none run"
 	}
-	ew.printf("%d mutants: %s; %d pruned by type checking (of %d generated)\n", len(rep.Mutants), summary, st.Pruned, st.Generated)
-	ew.printf("baseline %s (%d of %d packages cached), compile %s, run %s, wall %s; %.0f mutants/min; %d from schemata, %d from per-mutant builds\n",
+	ew.printf("%d mutants: %s; %d pruned: cannot build or cannot differ (of %d generated)\n", len(rep.Mutants), summary, st.Pruned, st.Generated)
+	ew.printf("baseline %s (%d of %d baselines cached), compile %s, run %s, wall %s; %.0f mutants/min; %d from schemata, %d from per-mutant builds or processes\n",
 		round(st.Baseline), st.BaselineCached, st.Packages, round(st.Compile), round(st.Run), round(st.Wall), st.MutantsPerMinute, st.SchemaMutants, st.OverlayMutants)
 	return ew.err
 }

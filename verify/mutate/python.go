@@ -204,6 +204,7 @@ func (ps *pySession) run() error {
 		}
 	}
 	if len(live) > 0 {
+		ps.rep.Stats.Packages++ // the Python suite: one baseline
 		t0 := time.Now()
 		if err := ps.loadBaseline(); err != nil {
 			return err
