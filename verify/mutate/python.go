@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -227,9 +228,29 @@ func (ps *pySession) run() error {
 	return ps.ctx.Err()
 }
 
+// probed remembers, per runner and candidate list, the interpreter that
+// imported pytest, so a server's saves do not start the same interpreters
+// again only to learn the same answer. A snapshot's .venv is never cached:
+// its path is new every time.
+var probed sync.Map
+
 // interpreter is Options.Python, else the snapshot's .venv/bin/python,
 // python3 or /usr/bin/python3: the first that imports pytest.
 func (ps *pySession) interpreter() (string, error) {
+	key := ps.runner.Name() + "\x00" + ps.opts.Python
+	if py, ok := probed.Load(key); ok {
+		if _, err := os.Stat(filepath.Join(ps.root, ".venv", "bin", "python")); err != nil || ps.opts.Python != "" {
+			return py.(string), nil
+		}
+	}
+	py, err := ps.probe()
+	if err == nil && !strings.HasPrefix(py, ps.root) {
+		probed.Store(key, py)
+	}
+	return py, err
+}
+
+func (ps *pySession) probe() (string, error) {
 	var candidates []string
 	if ps.opts.Python != "" {
 		candidates = []string{ps.opts.Python}
