@@ -71,7 +71,7 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	pyReal := fs.String("python-real", "engine/check/testdata/real", "directory of the real corpus's txtar cases")
 	pyCases := fs.String("python", "boltons-bits-length,boltons-jsonl-eof,boltons-split-maxsplit-zero,cachetools-popitem-context,parse-hex-binary-prefix,tabulate-empty-maxcolwidths",
 		"comma-separated real Python cases (their HEAD~1..HEAD); \"\" skips them")
-	pyWhole := fs.String("python-whole", "boltons-bits-length:boltons/mathutils.py,cachetools-popitem-context:cachetools/__init__.py",
+	pyWhole := fs.String("python-whole", "boltons-bits-length:boltons/mathutils.py,cachetools-popitem-context:cachetools/ttl.py",
 		"comma-separated CASE:MODULE: every line of a real module at the case's head")
 	goToo := fs.Bool("go", true, "run the Go cases (false: Python only)")
 	if err := fs.Parse(args); err != nil {

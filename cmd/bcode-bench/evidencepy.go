@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -32,8 +33,27 @@ type pyRun struct {
 	mode    string
 	rep     *mutate.Report
 	wall    time.Duration
+	cpu     time.Duration // user+system time of every process the run started
 	counted int
 	err     string
+}
+
+func (r pyRun) perCPUMinute() float64 {
+	if r.cpu <= 0 {
+		return 0
+	}
+	return float64(r.counted) / r.cpu.Minutes()
+}
+
+// childCPU is the user and system time of this process's waited-for
+// children so far: on a shared machine it says what a run cost, where wall
+// time also says how busy the machine was.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (r pyRun) perMinute() float64 {
@@ -79,18 +99,23 @@ func benchPython(ctx context.Context, realDir, cases, whole string, workers int,
 		add(name, module)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tmode\tmutants\tverdicts\twall\trun phase\tmutants/min\tvs fresh\tverdicts equal")
-	var sumS, sumF time.Duration
+	fmt.Fprintln(tw, "case\tmode\tmutants\tverdicts\twall\trun phase\tCPU\tmutants/min\tvs fresh\tmutants/CPU-min\tvs fresh\tverdicts equal")
+	var sumS, sumF, cpuS, cpuF time.Duration
 	var nS, nF, same, both int
 	for _, c := range list {
 		fmt.Fprintf(stderr, "== %s\n", c.name)
 		s := runPyMode(ctx, c, workers, false, stderr)
 		f := runPyMode(ctx, c, workers, true, stderr)
-		ratio, agree := "", ""
+		ratio, cpuRatio, agree := "", "", ""
 		if s.err == "" && f.err == "" {
 			if f.perMinute() > 0 {
 				ratio = fmt.Sprintf("%.1fx", s.perMinute()/f.perMinute())
 			}
+			if f.perCPUMinute() > 0 {
+				cpuRatio = fmt.Sprintf("%.1fx", s.perCPUMinute()/f.perCPUMinute())
+			}
+			cpuS += s.cpu
+			cpuF += f.cpu
 			eq, n, diffs := pyAgreement(s.rep, f.rep)
 			agree = fmt.Sprintf("%d/%d", eq, n)
 			same += eq
@@ -105,21 +130,23 @@ func benchPython(ctx context.Context, realDir, cases, whole string, workers int,
 		}
 		for _, r := range []pyRun{s, f} {
 			if r.err != "" {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t%s\n", c.name, r.mode, r.err)
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", c.name, r.mode, r.err)
 				continue
 			}
-			rr := ""
+			rr, cr, ag := "", "", ""
 			if r.mode == "bcode" {
-				rr = ratio
+				rr, cr, ag = ratio, cpuRatio, agree
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%.0f\t%s\t%s\n", c.name, r.mode, r.counted, verdictCounts(r.rep),
-				r.wall.Round(100*time.Millisecond), r.rep.Stats.Run.Round(100*time.Millisecond), r.perMinute(), rr, agree)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t%s\t%.0f\t%s\t%s\n", c.name, r.mode, r.counted, verdictCounts(r.rep),
+				r.wall.Round(100*time.Millisecond), r.rep.Stats.Run.Round(100*time.Millisecond), r.cpu.Round(100*time.Millisecond),
+				r.perMinute(), rr, r.perCPUMinute(), cr, ag)
 		}
 	}
-	if sumS > 0 && sumF > 0 {
+	if sumS > 0 && sumF > 0 && cpuS > 0 && cpuF > 0 {
 		ps, pf := float64(nS)/sumS.Minutes(), float64(nF)/sumF.Minutes()
-		fmt.Fprintf(tw, "all cases\tbcode\t%d\t\t%s\t\t%.0f\t%.1fx\t%d/%d\n", nS, sumS.Round(100*time.Millisecond), ps, ps/pf, same, both)
-		fmt.Fprintf(tw, "all cases\tfresh\t%d\t\t%s\t\t%.0f\t\t\n", nF, sumF.Round(100*time.Millisecond), pf)
+		cs, cf := float64(nS)/cpuS.Minutes(), float64(nF)/cpuF.Minutes()
+		fmt.Fprintf(tw, "all cases\tbcode\t%d\t\t%s\t\t%s\t%.0f\t%.1fx\t%.0f\t%.1fx\t%d/%d\n", nS, sumS.Round(100*time.Millisecond), cpuS.Round(100*time.Millisecond), ps, ps/pf, cs, cs/cf, same, both)
+		fmt.Fprintf(tw, "all cases\tfresh\t%d\t\t%s\t\t%s\t%.0f\t\t%.0f\t\t\n", nF, sumF.Round(100*time.Millisecond), cpuF.Round(100*time.Millisecond), pf, cf)
 	}
 	tw.Flush()
 }
@@ -183,7 +210,7 @@ func runPyMode(ctx context.Context, c pyCase, workers int, fresh bool, stderr io
 	if fresh {
 		run.mode = "fresh"
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), childCPU()
 	change, err := diffChange(ctx, c.dir)
 	if err != nil {
 		run.err = err.Error()
@@ -205,7 +232,7 @@ func runPyMode(ctx context.Context, c pyCase, workers int, fresh bool, stderr io
 	}
 	defer os.RemoveAll(cache)
 	rep, err := mutate.Run(ctx, host.New(), c.dir, change, mutate.Options{Workers: workers, Overlay: fresh, CacheDir: cache}, verify.NoProgress{})
-	run.wall = time.Since(start)
+	run.wall, run.cpu = time.Since(start), childCPU()-cpu0
 	if err != nil {
 		run.err = oneLineErr(err)
 		return run

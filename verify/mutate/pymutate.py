@@ -834,7 +834,9 @@ def run(cfg_path):
 
     out = open(cfg["results"], "a", buffering=1)
     plugin = {"baseline": Baseline, "schema": Schemata, "fresh": Fresh}[mode](cfg, out)
-    args = ["-p", "no:cacheprovider", "-q", "--rootdir=" + cfg["root"], "-o", "console_output_style=classic"]
+    # --tb=line: a killed mutant needs one line of why, and formatting a
+    # long traceback costs more than many a test.
+    args = ["-p", "no:cacheprovider", "-q", "--tb=line", "--rootdir=" + cfg["root"], "-o", "console_output_style=classic"]
     if mode == "fresh" and not cfg.get("preferred"):
         args.append("-x")
     args.append("--")
