@@ -233,14 +233,14 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 		rep.Stats = &mutate.Stats{Verdicts: map[mutate.Verdict]int{}}
 		return nil
 	}
-	goFiles := 0
+	mutable := 0
 	for _, f := range change.Files {
-		if f.Status != verify.Deleted && len(f.Path) > 3 && f.Path[len(f.Path)-3:] == ".go" {
-			goFiles++
+		if f.Status != verify.Deleted && mutate.Mutable(f.Path) {
+			mutable++
 		}
 	}
-	if goFiles == 0 {
-		rep.Notes = append(rep.Notes, "the change has no Go files, so there is nothing to mutate")
+	if mutable == 0 {
+		rep.Notes = append(rep.Notes, "the change has no Go or Python sources, so there is nothing to mutate")
 		rep.Mutants = []mutate.Mutant{}
 		rep.Stats = &mutate.Stats{Verdicts: map[mutate.Verdict]int{}}
 		return nil

@@ -42,16 +42,34 @@ func TestNodeClient(t *testing.T) {
 	if err := os.WriteFile(p, []byte(strings.Replace(string(src), "n >= 10", "n > 10", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The Python repository: the same survivor in a .py file, when pytest
+	// is installed (TestPythonSurvivorInTheEditor says how to get it).
+	want := "pass 1"
+	var pyRepo string
+	if exec.Command("/usr/bin/python3", "-I", "-c", "import pytest").Run() == nil {
+		pyRepo = fake.Repo(t, fixture(t, "pyboundary.txtar"))
+		pp := filepath.Join(pyRepo, "shop", "price.py")
+		src, err := os.ReadFile(pp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pp, []byte(strings.Replace(string(src), "n >= 10", "n > 10", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = "pass 2"
+	} else if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+		t.Fatal("/usr/bin/python3 cannot import pytest: apt-get install python3-pytest")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "bcode-ls.test.mjs")
 	cmd.Dir = "nodeclient"
-	cmd.Env = append(os.Environ(), "BCODE_LS="+bin, "BCODE_REPO="+dir, "BCODE_STATE="+t.TempDir())
+	cmd.Env = append(os.Environ(), "BCODE_LS="+bin, "BCODE_REPO="+dir, "BCODE_PY_REPO="+pyRepo, "BCODE_STATE="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "pass 1") {
+	if !strings.Contains(string(out), want) {
 		t.Fatalf("the node test did not pass:\n%s", out)
 	}
 	t.Logf("%s", out)

@@ -68,8 +68,18 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// times out mutants that merely waited for a CPU. A larger coefficient
 	// keeps the comparison about verdicts, and only slows gremlins down.
 	coefficient := fs.Int("gremlins-timeout-coefficient", 20, "gremlins --timeout-coefficient")
+	pyReal := fs.String("python-real", "engine/check/testdata/real", "directory of the real corpus's txtar cases")
+	pyCases := fs.String("python", "boltons-bits-length,boltons-jsonl-eof,boltons-split-maxsplit-zero,cachetools-popitem-context,parse-hex-binary-prefix,tabulate-empty-maxcolwidths",
+		"comma-separated real Python cases (their HEAD~1..HEAD); \"\" skips them")
+	pyWhole := fs.String("python-whole", "boltons-bits-length:boltons/mathutils.py,cachetools-popitem-context:cachetools/ttl.py",
+		"comma-separated CASE:MODULE: every line of a real module at the case's head")
+	goToo := fs.Bool("go", true, "run the Go cases (false: Python only)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if !*goToo {
+		benchPython(ctx, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
+		return 0
 	}
 	work, err := os.MkdirTemp("", "bcode-bench-evidence-")
 	if err != nil {
@@ -136,6 +146,10 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 		for _, d := range disagreements {
 			fmt.Fprintln(stdout, "  "+d)
 		}
+	}
+	if *pyCases != "" || *pyWhole != "" {
+		fmt.Fprintln(stdout)
+		benchPython(ctx, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
 	}
 	return 0
 }

@@ -154,6 +154,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 			CompileTimeout: cfg.Evidence.CompileTimeout.Duration,
 			RunTimeout:     cfg.Evidence.RunTimeout.Duration,
 			TempDir:        work,
+			Python:         cfg.Gate.Python,
 		})
 	}
 	rep, err := g.Check(ctx, change, cfg)

@@ -106,3 +106,51 @@ test('bcode-ls over stdio with the VS Code protocol stack', { skip: !ls || !repo
     conn.dispose();
   }
 });
+
+const pyRepo = process.env.BCODE_PY_REPO;
+
+test('bcode-ls shows a surviving Python mutant', { skip: !ls || !pyRepo ? 'set BCODE_LS and BCODE_PY_REPO (the Go test TestNodeClient does when pytest is installed)' : false, timeout: 240_000 }, async () => {
+  const child = spawn(ls, ['--stdio', '--no-watch', '--debounce', '50ms'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const conn = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const file = path.join(pyRepo, 'shop', 'price.py');
+  const uri = pathToFileURL(file).href;
+  let resolveDiags;
+  const diagnostics = new Promise((resolve) => { resolveDiags = resolve; });
+  conn.onRequest(WorkDoneProgressCreateRequest.type, () => null);
+  conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
+    if (p.uri === uri && p.diagnostics.some((d) => d.severity === DiagnosticSeverity.Warning)) resolveDiags(p.diagnostics);
+  });
+  conn.listen();
+  try {
+    await conn.sendRequest(InitializeRequest.type, {
+      processId: process.pid,
+      rootUri: pathToFileURL(pyRepo).href,
+      capabilities: { window: { workDoneProgress: true }, textDocument: { codeAction: { dataSupport: true } } },
+      clientInfo: { name: 'node vscode-languageserver-protocol' },
+    });
+    await conn.sendNotification(InitializedNotification.type, {});
+    const text = readFileSync(file, 'utf8');
+    await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text } });
+    await conn.sendNotification(DidSaveTextDocumentNotification.type, { textDocument: { uri } });
+    const diags = await diagnostics;
+    const survivor = diags.find((d) => d.severity === DiagnosticSeverity.Warning && d.code === 'conditional_boundary');
+    assert.ok(survivor, `no conditional_boundary warning in ${JSON.stringify(diags)}`);
+    assert.equal(survivor.source, 'bcode');
+    assert.equal(survivor.range.start.line, 2);
+    const line = text.split('\n')[2];
+    assert.equal(line.slice(survivor.range.start.character, survivor.range.end.character), 'n > 10');
+    assert.match(survivor.message, /n >= 10/);
+    await conn.sendRequest(ShutdownRequest.type);
+    await conn.sendNotification(ExitNotification.type);
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0, stderr);
+  } catch (err) {
+    child.kill();
+    err.message += `\nbcode-ls stderr:\n${stderr}`;
+    throw err;
+  } finally {
+    conn.dispose();
+  }
+});

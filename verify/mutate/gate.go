@@ -29,6 +29,15 @@ func GateEvidence(opts Options) verify.Evidence {
 func Summarize(rep *Report, credited []verify.Test) *verify.MutationSummary {
 	names := map[string]bool{}
 	for _, t := range credited {
+		if t.Language == "python" {
+			// Python kills are named file::name, as pytest's node IDs.
+			f := t.File
+			if f == "" {
+				f = t.Package
+			}
+			names[f+"::"+t.Name] = true
+			continue
+		}
 		names[topLevel(t.Name)] = true
 	}
 	sum := &verify.MutationSummary{Mutants: []verify.MutantVerdict{}}

@@ -1,5 +1,5 @@
 // Package mutate produces mutation evidence for a change: small wrong
-// versions (mutants) of the changed Go code, each run against the tests that
+// versions (mutants) of the changed Go and Python code, each run against the tests that
 // cover it, so a person sees which wrong versions no test notices.
 //
 // Speed comes from mutant schemata: every mutant of a package is compiled
@@ -8,6 +8,12 @@
 // has. Each mutant then runs only the tests that cover it (per-test coverage
 // recorded once from the baseline and cached by content hash). Mutants a
 // schema cannot express fall back to one `go test -c -overlay` build each.
+//
+// Python gets the same design from an embedded engine (pymutate.py) run by
+// the repository's interpreter: mutants from Python's own ast, each target
+// module compiled through an import hook with every mutant behind a switch,
+// one pytest collection per worker process, and a forked child per mutant
+// that runs only the tests whose baseline run executed its line.
 package mutate
 
 import (
@@ -120,6 +126,10 @@ type Options struct {
 	// written; "" is the system's temporary directory. A sandboxed runner
 	// that can write below one directory only needs it there.
 	TempDir string
+	// Python is the interpreter for Python mutants (gate.python); empty
+	// means the snapshot's .venv/bin/python, else python3, else
+	// /usr/bin/python3: the first that imports pytest.
+	Python string
 }
 
 // Stats are the counts and timings of a run.
@@ -127,7 +137,7 @@ type Stats struct {
 	Generated int             `json:"generated"` // mutants found on the selected lines, before pruning
 	Pruned    int             `json:"pruned"`    // dropped by go/types: cannot build or cannot differ
 	Verdicts  map[Verdict]int `json:"verdicts"`
-	Packages  int             `json:"packages"`
+	Packages  int             `json:"packages"` // Go packages, plus one for a Python suite
 	// SchemaMutants ran from a package's single schema binary;
 	// OverlayMutants needed a build of their own.
 	SchemaMutants  int `json:"schema_mutants"`
@@ -242,6 +252,9 @@ func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Chang
 	s.tmp = tmp
 
 	if err := s.run(); err != nil {
+		return nil, err
+	}
+	if err := s.runPython(); err != nil {
 		return nil, err
 	}
 	s.finish(time.Since(start))

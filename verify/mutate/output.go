@@ -80,8 +80,8 @@ func WriteText(w io.Writer, rep *Report) error {
 	if summary == "" {
 		summary = "none run"
 	}
-	ew.printf("%d mutants: %s; %d pruned by type checking (of %d generated)\n", len(rep.Mutants), summary, st.Pruned, st.Generated)
-	ew.printf("baseline %s (%d of %d packages cached), compile %s, run %s, wall %s; %.0f mutants/min; %d from schemata, %d from per-mutant builds\n",
+	ew.printf("%d mutants: %s; %d pruned: cannot build or cannot differ (of %d generated)\n", len(rep.Mutants), summary, st.Pruned, st.Generated)
+	ew.printf("baseline %s (%d of %d baselines cached), compile %s, run %s, wall %s; %.0f mutants/min; %d from schemata, %d from per-mutant builds or processes\n",
 		round(st.Baseline), st.BaselineCached, st.Packages, round(st.Compile), round(st.Run), round(st.Wall), st.MutantsPerMinute, st.SchemaMutants, st.OverlayMutants)
 	return ew.err
 }
@@ -421,7 +421,10 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 		id := dir + ":" + name
 		if !seenTest[id] {
 			seenTest[id] = true
-			top, _, _ := strings.Cut(name, "/")
+			top := name // a pytest node ID names its file itself
+			if !strings.Contains(name, "::") {
+				top, _, _ = strings.Cut(name, "/")
+			}
 			file := rep.TestFiles[dir+":"+top]
 			if file == "" {
 				// Not found (a test binary built elsewhere): name the
@@ -440,7 +443,7 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 	for _, m := range rep.Mutants {
 		f := files[m.File]
 		if f == nil {
-			f = &file{Language: "go", Source: rep.Sources[m.File]}
+			f = &file{Language: languageOf(m.File), Source: rep.Sources[m.File]}
 			files[m.File] = f
 		}
 		src := f.Source

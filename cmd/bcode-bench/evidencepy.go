@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+// pyCase is one real Python change: a two-commit repository built from a
+// case of the real corpus (engine/check/testdata/real), or its head with
+// every line of one module selected ("whole").
+type pyCase struct {
+	name  string
+	dir   string
+	whole string // a module whose every line is mutated, or ""
+}
+
+// pyRun is one engine mode's result on a case.
+type pyRun struct {
+	mode    string
+	rep     *mutate.Report
+	wall    time.Duration
+	cpu     time.Duration // user+system time of every process the run started
+	counted int
+	err     string
+}
+
+func (r pyRun) perCPUMinute() float64 {
+	if r.cpu <= 0 {
+		return 0
+	}
+	return float64(r.counted) / r.cpu.Minutes()
+}
+
+// childCPU is the user and system time of this process's waited-for
+// children so far: on a shared machine it says what a run cost, where wall
+// time also says how busy the machine was.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (r pyRun) perMinute() float64 {
+	if r.wall <= 0 {
+		return 0
+	}
+	return float64(r.counted) / r.wall.Minutes()
+}
+
+// benchPython compares the schemata engine with the honest baseline (a
+// fresh interpreter per mutant running its covering tests, the mutant
+// applied as text) on real Python changes, both from an empty cache.
+func benchPython(ctx context.Context, realDir, cases, whole string, workers int, stdout, stderr io.Writer) {
+	work, err := os.MkdirTemp("", "bcode-bench-pyevidence-")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return
+	}
+	defer os.RemoveAll(work)
+	var list []pyCase
+	add := func(name, module string) {
+		data, err := os.ReadFile(filepath.Join(realDir, name+".txtar"))
+		if err != nil {
+			fmt.Fprintf(stderr, "python case %s: %v\n", name, err)
+			return
+		}
+		dir := filepath.Join(work, fmt.Sprintf("case%d", len(list)))
+		if err := buildPyCase(ctx, dir, txtar.Parse(data)); err != nil {
+			fmt.Fprintf(stderr, "python case %s: %v\n", name, err)
+			return
+		}
+		label := name
+		if module != "" {
+			label = name + " (all of " + module + ")"
+		}
+		list = append(list, pyCase{name: label, dir: dir, whole: module})
+	}
+	for _, c := range splitList(cases) {
+		add(c, "")
+	}
+	for _, c := range splitList(whole) {
+		name, module, _ := strings.Cut(c, ":")
+		add(name, module)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tmode\tmutants\tverdicts\twall\trun phase\tCPU\tmutants/min\tvs fresh\tmutants/CPU-min\tvs fresh\tverdicts equal")
+	var sumS, sumF, cpuS, cpuF time.Duration
+	var nS, nF, same, both int
+	for _, c := range list {
+		fmt.Fprintf(stderr, "== %s\n", c.name)
+		s := runPyMode(ctx, c, workers, false, stderr)
+		f := runPyMode(ctx, c, workers, true, stderr)
+		ratio, cpuRatio, agree := "", "", ""
+		if s.err == "" && f.err == "" {
+			if f.perMinute() > 0 {
+				ratio = fmt.Sprintf("%.1fx", s.perMinute()/f.perMinute())
+			}
+			if f.perCPUMinute() > 0 {
+				cpuRatio = fmt.Sprintf("%.1fx", s.perCPUMinute()/f.perCPUMinute())
+			}
+			cpuS += s.cpu
+			cpuF += f.cpu
+			eq, n, diffs := pyAgreement(s.rep, f.rep)
+			agree = fmt.Sprintf("%d/%d", eq, n)
+			same += eq
+			both += n
+			for _, d := range diffs {
+				fmt.Fprintf(stderr, "   disagreement: %s\n", d)
+			}
+			sumS += s.wall
+			sumF += f.wall
+			nS += s.counted
+			nF += f.counted
+		}
+		for _, r := range []pyRun{s, f} {
+			if r.err != "" {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", c.name, r.mode, r.err)
+				continue
+			}
+			rr, cr, ag := "", "", ""
+			if r.mode == "bcode" {
+				rr, cr, ag = ratio, cpuRatio, agree
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t%s\t%.0f\t%s\t%s\n", c.name, r.mode, r.counted, verdictCounts(r.rep),
+				r.wall.Round(100*time.Millisecond), r.rep.Stats.Run.Round(100*time.Millisecond), r.cpu.Round(100*time.Millisecond),
+				r.perMinute(), rr, r.perCPUMinute(), cr, ag)
+		}
+	}
+	if sumS > 0 && sumF > 0 && cpuS > 0 && cpuF > 0 {
+		ps, pf := float64(nS)/sumS.Minutes(), float64(nF)/sumF.Minutes()
+		cs, cf := float64(nS)/cpuS.Minutes(), float64(nF)/cpuF.Minutes()
+		fmt.Fprintf(tw, "all cases\tbcode\t%d\t\t%s\t\t%s\t%.0f\t%.1fx\t%.0f\t%.1fx\t%d/%d\n", nS, sumS.Round(100*time.Millisecond), cpuS.Round(100*time.Millisecond), ps, ps/pf, cs, cs/cf, same, both)
+		fmt.Fprintf(tw, "all cases\tfresh\t%d\t\t%s\t\t%s\t%.0f\t\t%.0f\t\t\n", nF, sumF.Round(100*time.Millisecond), cpuF.Round(100*time.Millisecond), pf, cf)
+	}
+	tw.Flush()
+}
+
+// buildPyCase commits the case's base/ files, then its head/ files over
+// them, in a new repository in dir.
+func buildPyCase(ctx context.Context, dir string, ar *txtar.Archive) error {
+	write := func(prefix string) error {
+		for _, f := range ar.Files {
+			rest, ok := strings.CutPrefix(f.Name, prefix)
+			if !ok {
+				continue
+			}
+			p := filepath.Join(dir, filepath.FromSlash(rest))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	gitc := func(args ...string) error {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := write("base/"); err != nil {
+		return err
+	}
+	if err := gitc("init", "-q", "-b", "main"); err != nil {
+		return err
+	}
+	if err := gitc("add", "-A"); err != nil {
+		return err
+	}
+	if err := gitc("commit", "-qm", "base"); err != nil {
+		return err
+	}
+	if err := write("head/"); err != nil {
+		return err
+	}
+	if err := gitc("add", "-A"); err != nil {
+		return err
+	}
+	return gitc("commit", "-qm", "head")
+}
+
+// runPyMode runs the engine on a case from an empty cache: schemata, or
+// with fresh set, one fresh interpreter per mutant (Options.Overlay).
+func runPyMode(ctx context.Context, c pyCase, workers int, fresh bool, stderr io.Writer) pyRun {
+	run := pyRun{mode: "bcode"}
+	if fresh {
+		run.mode = "fresh"
+	}
+	start, cpu0 := time.Now(), childCPU()
+	change, err := diffChange(ctx, c.dir)
+	if err != nil {
+		run.err = err.Error()
+		return run
+	}
+	if c.whole != "" {
+		data, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(c.whole)))
+		if err != nil {
+			run.err = err.Error()
+			return run
+		}
+		n := strings.Count(string(data), "\n") + 1
+		change.Files = []verify.FileChange{{Path: c.whole, Status: verify.Modified, Changed: []verify.LineRange{{Start: 1, End: n}}}}
+	}
+	cache, err := os.MkdirTemp("", "bcode-bench-cache-")
+	if err != nil {
+		run.err = err.Error()
+		return run
+	}
+	defer os.RemoveAll(cache)
+	rep, err := mutate.Run(ctx, host.New(), c.dir, change, mutate.Options{Workers: workers, Overlay: fresh, CacheDir: cache}, verify.NoProgress{})
+	run.wall, run.cpu = time.Since(start), childCPU()-cpu0
+	if err != nil {
+		run.err = oneLineErr(err)
+		return run
+	}
+	run.rep = rep
+	for _, m := range rep.Mutants {
+		if m.Verdict != mutate.Ignored {
+			run.counted++
+		}
+	}
+	fmt.Fprintf(stderr, "   %s: %d mutants in %s (baseline %s, run %s) %v\n", run.mode, run.counted, run.wall.Round(time.Millisecond),
+		rep.Stats.Baseline.Round(time.Millisecond), rep.Stats.Run.Round(time.Millisecond), rep.Stats.Verdicts)
+	return run
+}
+
+// pyAgreement compares verdicts (and killing tests) mutant by mutant.
+func pyAgreement(a, b *mutate.Report) (same, both int, diffs []string) {
+	byID := map[string]mutate.Mutant{}
+	for _, m := range b.Mutants {
+		byID[m.ID] = m
+	}
+	for _, m := range a.Mutants {
+		o, ok := byID[m.ID]
+		if !ok {
+			continue
+		}
+		both++
+		if m.Verdict == o.Verdict {
+			same++
+			continue
+		}
+		diffs = append(diffs, fmt.Sprintf("%s:%d %s %q: schemata %s, fresh %s (%s)", m.File, m.Line, m.Operator, m.Mutated, m.Verdict, o.Verdict, o.Detail))
+	}
+	return same, both, diffs
+}
+
+func verdictCounts(rep *mutate.Report) string {
+	var parts []string
+	for _, v := range []mutate.Verdict{mutate.Killed, mutate.Survived, mutate.NotCovered, mutate.Timeout, mutate.NoVerdict} {
+		if n := rep.Stats.Verdicts[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,77 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/bcode-dev/bcode/server"
+	"github.com/bcode-dev/bcode/server/lsp"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+func needPytest(t *testing.T) {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-I", "-c", "import pytest").Run(); err != nil {
+		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+			t.Fatal("/usr/bin/python3 cannot import pytest")
+		}
+		t.Skip("/usr/bin/python3 with pytest not found: apt-get install python3-pytest to run the Python evidence test")
+	}
+}
+
+// TestPythonSurvivorInTheEditor: a save of a .py file publishes its
+// surviving mutant on the exact range of the original expression, through
+// the same report and diagnostics as Go.
+func TestPythonSurvivorInTheEditor(t *testing.T) {
+	needPytest(t)
+	e, ctx := setup(t, "pyboundary.txtar", server.Options{})
+	const file = "shop/price.py"
+	if err := e.Open(ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Edit(ctx, file, "if n >= 10:", "if n > 10:"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Save(ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := e.AwaitDiagnostics(ctx, file, "a surviving Python mutant", func(ds []lsp.Diagnostic) bool { return len(warnings(ds)) > 0 })
+	if err != nil {
+		t.Fatalf("%v; messages: %v", err, e.Messages())
+	}
+	rep := evidence(t, ctx, e, true)
+	if rep.State != "done" {
+		t.Fatalf("evidence state %q: %s", rep.State, rep.Error)
+	}
+	byID := map[string]mutate.Mutant{}
+	for _, m := range rep.Mutants {
+		byID[m.ID] = m
+	}
+	text := e.Buffer(file)
+	var boundary bool
+	for _, d := range warnings(ds) {
+		var id string
+		if err := json.Unmarshal(d.Data, &id); err != nil {
+			t.Fatalf("diagnostic data %s is not a mutant ID: %v", d.Data, err)
+		}
+		m, ok := byID[id]
+		if !ok || m.Verdict != mutate.Survived || m.File != file {
+			t.Fatalf("diagnostic names mutant %q, which the report does not list as a survivor in %s", id, file)
+		}
+		if got := rangeText(text, d.Range); got != m.Original {
+			t.Errorf("range %+v selects %q, want %q", d.Range, got, m.Original)
+		}
+		if m.Operator == mutate.OpConditionalBoundary {
+			boundary = true
+			if d.Range.Start.Line != 2 || m.Mutated != "n >= 10" || !strings.Contains(d.Message, "n >= 10") {
+				t.Errorf("boundary survivor %q on line %d: %q", m.Mutated, d.Range.Start.Line, d.Message)
+			}
+		}
+	}
+	if !boundary {
+		t.Fatalf("no conditional_boundary survivor among %+v", warnings(ds))
+	}
+}

@@ -1,0 +1,864 @@
+"""bcode's Python mutation engine, run by the repository's own interpreter.
+
+    python -I -S -B pymutate.py gen  < request.json   (mutants of changed lines)
+    python -I -B pymutate.py run CONFIG.json           (baseline, schema or fresh runs)
+
+gen only parses (Python's own ast and tokenize); it imports nothing of the
+repository. run imports the repository's code and pytest: it is started by
+bcode's runner (scrubbed environment, a snapshot outside the user's checkout)
+with -I (no PYTHON* variables, no user site, no script directory on sys.path).
+
+Mutant schemata: each target module is compiled, through an import hook,
+from its own AST with every mutant behind a switch, so one worker imports and
+collects once. A mutant's covering tests then run in a forked child with the
+switch set to that mutant; the parent kills the child at its timeout.
+"""
+
+import ast
+import hashlib
+import json
+import os
+import sys
+import time
+
+SEL_NAME = "__bcode_sel__"
+SEL = [0]  # the active mutant's number; 0 is none
+FORK_BUDGET = 60.0  # seconds a forked child may take to start
+
+# ---------------------------------------------------------------- generation
+
+BOUNDARY = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
+NEGATION = {ast.Eq: "!=", ast.NotEq: "==", ast.Lt: ">=", ast.LtE: ">", ast.Gt: "<=", ast.GtE: "<"}
+IDENTITY = {ast.Is: "is not", ast.IsNot: "is"}
+MEMBERSHIP = {ast.In: "not in", ast.NotIn: "in"}
+IGNORE = ("bcode: ignore-mutant", "bcode:ignore-mutant")
+
+
+class Source:
+    def __init__(self, data):
+        self.data = data
+        self.starts = [0]
+        for i, b in enumerate(data):
+            if b == 0x0A:
+                self.starts.append(i + 1)
+
+    def off(self, line, col):
+        return self.starts[line - 1] + col
+
+    def span(self, node):
+        return self.off(node.lineno, node.col_offset), self.off(node.end_lineno, node.end_col_offset)
+
+    def text(self, a, b):
+        return self.data[a:b].decode("utf-8")
+
+    def line_of(self, off):
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= off:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1
+
+
+def find_op(src, a, b):
+    """The operator between byte offsets a and b (operands' ends): skips
+    whitespace, parentheses, line continuations and comments. Returns the
+    operator's start and end offsets (a two-word operator spans both)."""
+    d = src.data
+    i = a
+    words = []
+    while i < b:
+        c = d[i:i + 1]
+        if c in (b" ", b"\t", b"\r", b"\n", b"(", b")", b"\\", b"\f"):
+            i += 1
+            continue
+        if c == b"#":
+            while i < b and d[i:i + 1] != b"\n":
+                i += 1
+            continue
+        j = i
+        if c.isalpha():
+            while j < b and (d[j:j + 1].isalnum() or d[j:j + 1] == b"_"):
+                j += 1
+        else:
+            while j < b and d[j:j + 1] in b"<>=!+-":
+                j += 1
+        if j == i:
+            return None
+        words.append((i, j))
+        i = j
+    if not words:
+        return None
+    return words[0][0], words[-1][1]
+
+
+def is_int_const(n):
+    if isinstance(n, ast.Constant) and type(n.value) is int:
+        return n.value
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.Constant) and type(n.operand.value) is int:
+        return -n.operand.value
+    return None
+
+
+def is_len_call(n):
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1 and not n.keywords
+
+
+def literal(n):
+    try:
+        return True, ast.literal_eval(n)
+    except Exception:
+        return False, None
+
+
+ARITH = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift)
+
+
+class Gen:
+    """Walks one module and records every mutant, in source order."""
+
+    def __init__(self, src, tree):
+        self.src = src
+        self.tree = tree
+        self.out = []
+        self.names = []  # qualified-name stack
+        self.depth = 0  # >0 inside a function body (runtime code)
+        self.gen_fn = []  # is the enclosing function a generator / __init__
+
+    def add(self, op, node, repl, hot_line, **extra):
+        a, b = self.src.span(node)
+        m = {
+            "func": ".".join(self.names),
+            "op": op,
+            "start": a,
+            "end": b,
+            "line": node.lineno,
+            "col": node.col_offset + 1,
+            "end_line": node.end_lineno,
+            "end_col": node.end_col_offset + 1,
+            "hot": hot_line,
+            "original": self.src.text(a, b),
+            "mutated": repl,
+            "import_time": self.depth == 0,
+        }
+        m.update(extra)
+        self.out.append(m)
+        return m
+
+    # parents: the chain of ancestors, nearest last.
+    def visit(self, node, parents):
+        if isinstance(node, (ast.JoinedStr, ast.pattern)):
+            return  # f-string positions are unreliable before 3.12; patterns are not expressions
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                self.visit(d, parents + [node])
+            for d in node.args.defaults + [x for x in node.args.kw_defaults if x is not None]:
+                self.visit(d, parents + [node])
+            self.names.append(node.name)
+            self.depth += 1
+            self.gen_fn.append(node.name == "__init__" or any(isinstance(x, (ast.Yield, ast.YieldFrom)) for x in walk_own(node)))
+            for s in node.body:
+                self.visit(s, parents + [node])
+            self.gen_fn.pop()
+            self.depth -= 1
+            self.names.pop()
+            return
+        if isinstance(node, ast.ClassDef):
+            for d in node.decorator_list + node.bases + [k.value for k in node.keywords]:
+                self.visit(d, parents + [node])
+            self.names.append(node.name)
+            for s in node.body:
+                self.visit(s, parents + [node])
+            self.names.pop()
+            return
+        if isinstance(node, ast.Lambda):
+            self.depth += 1
+            self.visit(node.body, parents + [node])
+            self.depth -= 1
+            return
+        if isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self.visit(node.value, parents + [node])
+            return
+        self.mutate(node, parents)
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, parents + [node])
+
+    def mutate(self, node, parents):
+        if isinstance(node, ast.Compare):
+            self.compare(node)
+        elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            self.condition(node.test)
+        elif isinstance(node, ast.comprehension):
+            for c in node.ifs:
+                self.condition(c)
+        elif isinstance(node, ast.BoolOp):
+            for v in node.values:
+                self.condition(v)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            self.arith(node, parents)
+        elif isinstance(node, ast.UnaryOp) and is_int_const(node) is not None:
+            self.constant(node, parents)
+        elif isinstance(node, ast.Constant) and type(node.value) is int and not (
+                parents and isinstance(parents[-1], ast.UnaryOp) and isinstance(parents[-1].op, ast.USub)):
+            self.constant(node, parents)
+        elif isinstance(node, ast.Return) and node.value is not None and self.depth > 0:
+            self.ret(node)
+
+    def compare(self, node):
+        operands = [node.left] + node.comparators
+        for i, op in enumerate(node.ops):
+            a = self.src.span(operands[i])[1]
+            b = self.src.span(operands[i + 1])[0]
+            at = find_op(self.src, a, b)
+            if at is None:
+                continue
+            s, e = self.src.span(node)
+
+            def swapped(to):
+                return self.src.text(s, at[0]) + to + self.src.text(at[1], e)
+
+            hot = self.src.line_of(at[0])
+            t = type(op)
+            if t in BOUNDARY:
+                self.add("conditional_boundary", node, swapped(BOUNDARY[t]), hot, cmp_index=i, to=BOUNDARY[t])
+            if t in NEGATION:
+                self.add("relational_negation", node, swapped(NEGATION[t]), hot, cmp_index=i, to=NEGATION[t])
+            if t in IDENTITY:
+                self.add("identity_negation", node, swapped(IDENTITY[t]), hot)
+            if t in MEMBERSHIP:
+                self.add("membership_negation", node, swapped(MEMBERSHIP[t]), hot)
+
+    def condition(self, e):
+        if isinstance(e, (ast.Compare, ast.BoolOp)):
+            return
+        if isinstance(e, ast.Constant):
+            return
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            inner = self.src.text(*self.src.span(e.operand))
+            if isinstance(e.operand, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Compare)):
+                inner = "(" + inner + ")"
+            self.add("condition_negation", e, inner, e.lineno)
+            return
+        text = self.src.text(*self.src.span(e))
+        if isinstance(e, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)):
+            repl = "not " + text
+        else:
+            repl = "not (" + text + ")"
+        self.add("condition_negation", e, repl, e.lineno)
+
+    def index_context(self, node, parents):
+        """Whether node sits in an index or slice bound through arithmetic
+        and parentheses only."""
+        child = node
+        for p in reversed(parents):
+            if isinstance(p, ast.BinOp) and isinstance(p.op, ARITH):
+                child = p
+                continue
+            if isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd)):
+                child = p
+                continue
+            if isinstance(p, ast.Slice):
+                return child in (p.lower, p.upper, p.step)
+            if isinstance(p, ast.Subscript):
+                return child is p.slice
+            return False
+        return False
+
+    def arith(self, node, parents):
+        if not (self.index_context(node, parents) or is_len_call(node.left) or is_len_call(node.right)):
+            return
+        for side in (node.left, node.right):
+            if isinstance(side, (ast.JoinedStr, ast.List, ast.Tuple)) or (isinstance(side, ast.Constant) and not isinstance(side.value, (int, float))):
+                return  # string or sequence concatenation: not index arithmetic
+        at = find_op(self.src, self.src.span(node.left)[1], self.src.span(node.right)[0])
+        if at is None:
+            return
+        s, e = self.src.span(node)
+        to = "-" if isinstance(node.op, ast.Add) else "+"
+        self.add("arith_index", node, self.src.text(s, at[0]) + to + self.src.text(at[1], e), self.src.line_of(at[0]))
+
+    def constant(self, node, parents):
+        v = is_int_const(node)
+        if v is None:
+            return
+        cmp = None
+        if parents and isinstance(parents[-1], ast.Compare):
+            cmp = parents[-1]
+        if cmp is None and not self.index_context(node, parents):
+            return
+        for d in (1, -1):
+            extra = {}
+            if cmp is not None:
+                ops = [cmp.left] + cmp.comparators
+                extra = {"cmp_start": self.src.span(cmp)[0], "operand": next(i for i, o in enumerate(ops) if o is node)}
+            self.add("constant_bound", node, str(v + d), node.lineno, delta=d, **extra)
+
+    def ret(self, node):
+        if self.gen_fn and self.gen_fn[-1]:
+            return
+        v = node.value
+        if isinstance(v, ast.Constant) and type(v.value) is bool:
+            self.add("bool_literal", v, "False" if v.value else "True", v.lineno)
+            return
+        if isinstance(v, ast.Constant) and v.value is None:
+            return
+        self.add("none_return", v, "None", v.lineno)
+
+
+def walk_own(fn):
+    """The nodes of fn's body, not of nested functions or classes."""
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        for c in ast.iter_child_nodes(n):
+            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(c)
+
+
+def apply_text(data, m):
+    return data[: m["start"]] + m["mutated"].encode("utf-8") + data[m["end"]:]
+
+
+def ignores(src, tree, path):
+    """Lines suppressed by '# bcode: ignore-mutant <reason>', and errors for
+    directives without a reason. A directive covers its own line; alone on
+    its line, the next line; on (or just above) a def, the whole function."""
+    import io
+    import tokenize
+
+    lines, errors = {}, []
+    try:
+        toks = list(tokenize.tokenize(io.BytesIO(src.data).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return lines, errors
+    code_lines = set()
+    for t in toks:
+        if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER):
+            code_lines.add(t.start[0])
+    defs = {}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([n.lineno] + [d.lineno for d in n.decorator_list])
+            for ln in range(first, n.lineno + 1):
+                defs[ln] = (first, n.end_lineno)
+    for t in toks:
+        if t.type != tokenize.COMMENT:
+            continue
+        body = t.string[1:].strip()
+        for d in IGNORE:
+            if body.startswith(d) and (len(body) == len(d) or body[len(d)] in " \t"):
+                reason = body[len(d):].strip()
+                line = t.start[0]
+                if not reason:
+                    errors.append("%s:%d: # %s needs a reason (e.g. # %s equivalent: the loop bound is never reached)" % (path, line, IGNORE[0], IGNORE[0]))
+                    break
+                target = line if line in code_lines else line + 1
+                if target in defs:
+                    a, b = defs[target]
+                    for ln in range(a, b + 1):
+                        lines.setdefault(ln, reason)
+                else:
+                    lines.setdefault(target, reason)
+                break
+    return lines, errors
+
+
+def prune(src, tree, path, ms):
+    """Sets m["pruned"] to the reason a mutant cannot build or cannot differ."""
+    seen = {}
+    by_const = {}
+    for m in ms:
+        if m["op"] == "conditional_boundary":
+            by_const[(m["start"], m.get("cmp_index"))] = m
+    for m in ms:
+        key = (m["start"], m["end"], m["mutated"])
+        if key in seen:
+            m["pruned"] = "the same code as the %s mutant at line %d" % (seen[key]["op"], seen[key]["line"])
+            continue
+        seen[key] = m
+        mutated = apply_text(src.data, m)
+        try:
+            compile(mutated, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        except (SyntaxError, ValueError) as e:
+            m["pruned"] = "does not compile: %s" % (e.msg if isinstance(e, SyntaxError) else e)
+            continue
+        why = constant_compare(src, m)
+        if why:
+            m["pruned"] = why
+            continue
+        twin = boundary_twin(tree, src, m, by_const)
+        if twin:
+            m["pruned"] = "cannot differ from the conditional_boundary mutant %s on integers" % twin["mutated"]
+
+
+def node_at(tree, src, start, end):
+    for n in ast.walk(tree):
+        if isinstance(n, ast.expr) and src.span(n) == (start, end):
+            return n
+    return None
+
+
+def constant_compare(src, m):
+    """A comparison whose operands are all literals cannot change its value
+    when the mutant gives the same one."""
+    if m["op"] not in ("conditional_boundary", "relational_negation", "identity_negation", "membership_negation"):
+        return ""
+    try:
+        orig = ast.parse("(" + m["original"] + ")", mode="eval").body
+        mut = ast.parse("(" + m["mutated"] + ")", mode="eval").body
+    except SyntaxError:
+        return ""
+    vals = []
+    for e in (orig, mut):
+        if not isinstance(e, ast.Compare):
+            return ""
+        ok = all(literal(o)[0] for o in [e.left] + e.comparators)
+        if not ok:
+            return ""
+        try:
+            vals.append(eval(compile(ast.Expression(e), "<const>", "eval"), {"__builtins__": {}}))
+        except Exception:
+            return ""
+    if vals[0] == vals[1]:
+        return "cannot differ: original and mutant are both the constant %r" % (vals[0],)
+    return ""
+
+
+def boundary_twin(tree, src, m, by_const):
+    """On integers, x < 10+1 is x <= 10 and x >= 10+1 is x > 10: the constant
+    mutant duplicates the boundary one. Only where the other operand is
+    certainly an integer (len(...) or an integer literal)."""
+    if m["op"] != "constant_bound" or "cmp_start" not in m:
+        return None
+    cmp = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Compare) and src.span(n)[0] == m["cmp_start"] and len(n.ops) == 1:
+            cmp = n
+            break
+    if cmp is None:
+        return None
+    right = m["operand"] == 1
+    other = cmp.left if right else cmp.comparators[0]
+    if not (is_len_call(other) or is_int_const(other) is not None):
+        return None
+    t = type(cmp.ops[0])
+    if t in (ast.Lt, ast.GtE):
+        dup_up = right
+    elif t in (ast.LtE, ast.Gt):
+        dup_up = not right
+    else:
+        return None
+    if (m["delta"] > 0) != dup_up:
+        return None
+    return by_const.get((src.span(cmp)[0], 0))
+
+
+def in_ranges(line, ranges):
+    return any(a <= line <= b for a, b in ranges)
+
+
+def generate(req):
+    out = {"files": []}
+    k = 0
+    for f in req["files"]:
+        data = f["source"].encode("utf-8")
+        res = {"path": f["path"], "mutants": [], "errors": [], "schema_ok": True}
+        out["files"].append(res)
+        try:
+            tree = ast.parse(data, filename=f["path"])
+        except (SyntaxError, ValueError) as e:
+            res["errors"].append("%s does not parse, so it has no mutants: %s" % (f["path"], e))
+            continue
+        src = Source(data)
+        g = Gen(src, tree)
+        for s in tree.body:
+            g.visit(s, [])
+        ms = [m for m in g.out if in_ranges(m["hot"], f["ranges"])]
+        prune(src, tree, f["path"], ms)
+        ign, errs = ignores(src, tree, f["path"])
+        res["errors"].extend(errs)
+        for m in ms:
+            if "pruned" in m:
+                continue
+            reason = ign.get(m["hot"]) or ign.get(m["line"])
+            if reason:
+                m["ignored"] = reason
+            else:
+                k += 1
+                m["k"] = k
+        live = [m for m in ms if "k" in m]
+        if live:
+            try:
+                schema_code(data, f["path"], live)
+            except Exception as e:  # noqa: BLE001 -- any failure means: no schema
+                res["schema_ok"] = False
+                res["errors"].append("schema of %s: %s" % (f["path"], e))
+        for m in ms:
+            for x in ("cmp_start", "operand", "delta", "cmp_index", "to"):
+                m.pop(x, None)
+        res["mutants"] = ms
+    return out
+
+
+# ---------------------------------------------------------------- schemata
+
+
+def schema_tree(data, path, mutants):
+    """The module's AST with each mutant's expression behind a switch:
+    (MUTANT if __bcode_sel__[0] == k else ORIGINAL), innermost first."""
+    tree = ast.parse(data, filename=path)
+    src = Source(data)
+    by_span = {}
+    for m in mutants:
+        by_span.setdefault((m["start"], m["end"]), []).append(m)
+
+    class Schema(ast.NodeTransformer):
+        def visit(self, node):
+            node = self.generic_visit(node)
+            if not isinstance(node, ast.expr) or not hasattr(node, "end_col_offset"):
+                return node
+            ms = by_span.pop(src.span(node), None)
+            if not ms:
+                return node
+            for m in ms:
+                mut = ast.parse("(" + m["mutated"] + ")", mode="eval").body
+                for n in ast.walk(mut):
+                    if "lineno" in n._attributes:
+                        ast.copy_location(n, node)
+                test = ast.Compare(
+                    left=ast.Subscript(value=ast.Name(id=SEL_NAME, ctx=ast.Load()), slice=ast.Constant(0), ctx=ast.Load()),
+                    ops=[ast.Eq()], comparators=[ast.Constant(m["k"])])
+                node = ast.IfExp(test=test, body=mut, orelse=node)
+                for n in ast.walk(test):
+                    ast.copy_location(n, node.orelse)
+                ast.copy_location(node, node.orelse)
+            return node
+
+    tree = Schema().visit(tree)
+    if by_span:
+        raise ValueError("%d mutants found no expression to attach to" % len(by_span))
+    return ast.fix_missing_locations(tree)
+
+
+def schema_code(data, path, mutants):
+    return compile(schema_tree(data, path, mutants), path, "exec", dont_inherit=True)
+
+
+class Loader:
+    """Compiles target modules bcode's way: from the schema (or one mutant's
+    text), never from a cached .pyc, with __bcode_sel__ in their globals."""
+
+    def __init__(self, targets, mode, single):
+        self.targets = {}  # realpath -> target
+        for t in targets:
+            self.targets[os.path.realpath(t["abs"])] = t
+        self.mode = mode
+        self.single = single  # the mutant applied as text (fresh runs)
+
+    def code(self, t, data):
+        want = t.get("sha256")
+        if want and hashlib.sha256(data).hexdigest() != want:
+            raise ImportError("bcode: %s changed since its mutants were made" % t["rel"])
+        if self.single is not None and self.single.get("path") == t["rel"]:
+            return compile(apply_text(data, self.single), t["abs"], "exec", dont_inherit=True)
+        if self.mode == "schema" and t.get("mutants"):
+            return schema_code(data, t["abs"], t["mutants"])
+        return compile(data, t["abs"], "exec", dont_inherit=True)
+
+    def install(self):
+        import importlib.machinery
+
+        outer = self
+
+        class SchemaLoader(importlib.machinery.SourceFileLoader):
+            def get_code(self, fullname):
+                return outer.code(outer.targets[os.path.realpath(self.path)], self.get_data(self.path))
+
+            def exec_module(self, module):
+                module.__dict__[SEL_NAME] = SEL
+                super().exec_module(module)
+
+        class Finder:
+            @staticmethod
+            def find_spec(name, path=None, target=None):
+                spec = importlib.machinery.PathFinder.find_spec(name, path)
+                if spec is None or not spec.origin or os.path.realpath(spec.origin) not in outer.targets:
+                    return None
+                spec.loader = SchemaLoader(name, spec.origin)
+                return spec
+
+            @staticmethod
+            def invalidate_caches():
+                pass
+
+        sys.meta_path.insert(0, Finder)
+
+
+# ---------------------------------------------------------------- runs
+
+
+def strip_params(nodeid):
+    i = nodeid.find("[")
+    return nodeid if i < 0 else nodeid[:i]
+
+
+def excerpt(rep):
+    text = str(getattr(rep, "longreprtext", "") or "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("E ")]
+    if not lines:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()][-2:]
+    return " | ".join(lines[:3])[:500]
+
+
+class Baseline:
+    """Runs every test once, in order, recording the target lines each
+    executes (a settrace tracer that only traces frames of target files),
+    its duration and its outcome."""
+
+    def __init__(self, cfg, out):
+        self.files = {os.path.realpath(t["abs"]): t["rel"] for t in cfg["targets"]}
+        for t in cfg["targets"]:
+            self.files[t["abs"]] = t["rel"]
+        self.out = out
+
+    def pytest_runtest_protocol(self, item, nextitem):
+        import threading
+        from _pytest.runner import runtestprotocol
+
+        hits = set()
+        files = self.files
+
+        def local(frame, event, arg):
+            if event == "line":
+                hits.add((frame.f_code.co_filename, frame.f_lineno))
+            return local
+
+        def glob(frame, event, arg):
+            fn = frame.f_code.co_filename
+            if fn in files:
+                hits.add((fn, frame.f_lineno))
+                return local
+            return None
+
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        t0 = time.perf_counter()
+        sys.settrace(glob)
+        threading.settrace(glob)
+        try:
+            reports = runtestprotocol(item, nextitem=nextitem, log=True)
+        finally:
+            sys.settrace(None)
+            threading.settrace(None)
+        dur = time.perf_counter() - t0
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        outcome = "passed"
+        for r in reports:
+            if r.failed:
+                outcome = "failed"
+                break
+            if r.skipped:
+                outcome = "skipped"
+        lines = {}
+        for fn, ln in hits:
+            lines.setdefault(files[fn], set()).add(ln)
+        rec = {"nodeid": item.nodeid, "file": str(item.location[0]), "outcome": outcome, "duration": dur,
+               "lines": {k: sorted(v) for k, v in lines.items()}}
+        self.out.write(json.dumps(rec) + "\n")
+        self.out.flush()
+        return True
+
+
+class Schemata:
+    """Runs each job (a mutant and its covering tests) in a forked child with
+    the switch set to the mutant. Collection happened once, in this process."""
+
+    def __init__(self, cfg, out):
+        self.jobs = cfg["jobs"]
+        self.preferred = set(cfg.get("preferred") or [])
+        self.out = out
+
+    def pytest_runtestloop(self, session):
+        import select
+        import signal
+
+        import gc
+
+        # Objects alive now stay out of the collector's reach, so children
+        # do not copy the pages a collection would touch.
+        gc.freeze()
+        items = {it.nodeid: it for it in session.items}
+        order = {it.nodeid: i for i, it in enumerate(session.items)}
+        for job in self.jobs:
+            tests = sorted([t for t in job["tests"] if t in items], key=order.get)
+            missing = [t for t in job["tests"] if t not in items]
+            rec = {"k": job["k"]}
+            if missing and not tests:
+                rec.update(verdict="error", detail="pytest did not collect " + ", ".join(missing[:3]))
+                self.write(rec)
+                continue
+            t0 = time.perf_counter()
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                code = 0
+                try:
+                    os.setpgid(0, 0)
+                    os.write(w, b"S")  # started: the budget counts from here
+                    res = self.child(job["k"], [items[t] for t in tests])
+                except BaseException as e:  # noqa: BLE001 -- reported, never a kill
+                    res = {"verdict": "error", "detail": "bcode worker: %r" % (e,)}
+                    code = 3
+                try:
+                    os.write(w, json.dumps(res).encode())
+                finally:
+                    os._exit(code)
+            os.close(w)
+            # Until the child says it started, the budget is for the fork
+            # itself (slow on a loaded machine), not for the tests.
+            deadline = t0 + FORK_BUDGET
+            started = False
+            chunks = []
+            timed_out = False
+            while True:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    timed_out = True
+                    break
+                ready, _, _ = select.select([r], [], [], left)
+                if not ready:
+                    continue
+                b = os.read(r, 65536)
+                if not b:
+                    break
+                if not started:
+                    started = True
+                    t0 = time.perf_counter()
+                    deadline = t0 + job["timeout"]
+                    b = b[1:]
+                chunks.append(b)
+            os.close(r)
+            if timed_out:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+            _, status = os.waitpid(pid, 0)
+            rec["duration"] = time.perf_counter() - t0
+            if timed_out:
+                rec.update(verdict="timeout", detail="the covering tests did not finish within %.1fs" % job["timeout"])
+            elif not chunks:
+                rec.update(verdict="crash", detail="the test process died (%s)" % describe_status(status))
+            else:
+                try:
+                    rec.update(json.loads(b"".join(chunks)))
+                except ValueError:
+                    rec.update(verdict="crash", detail="the test process died mid-report (%s)" % describe_status(status))
+            self.write(rec)
+        return True
+
+    def child(self, k, items):
+        from _pytest.runner import runtestprotocol
+
+        SEL[0] = k
+        failfast = not self.preferred
+        killer, detail = None, ""
+        for i, it in enumerate(items):
+            nxt = items[i + 1] if i + 1 < len(items) else None
+            reports = runtestprotocol(it, nextitem=nxt, log=False)
+            bad = [r for r in reports if r.failed]
+            if bad:
+                if killer is None or (strip_params(it.nodeid) in self.preferred and strip_params(killer) not in self.preferred):
+                    killer, detail = it.nodeid, excerpt(bad[0])
+                if failfast:
+                    break
+        if killer is None:
+            return {"verdict": "survived"}
+        return {"verdict": "killed", "killed_by": killer, "detail": detail}
+
+    def write(self, rec):
+        self.out.write(json.dumps(rec) + "\n")
+        self.out.flush()
+
+
+class Fresh:
+    """One mutant, applied as text, in a fresh process: the covering tests
+    run the ordinary way (the honest baseline, and import-time mutants)."""
+
+    def __init__(self, cfg, out):
+        self.k = cfg["single"]["k"]
+        self.preferred = set(cfg.get("preferred") or [])
+        self.out = out
+        self.killer, self.detail = None, ""
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            nid = report.nodeid
+            if self.killer is None or (strip_params(nid) in self.preferred and strip_params(self.killer) not in self.preferred):
+                self.killer, self.detail = nid, excerpt(report)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        rec = {"k": self.k, "verdict": "survived"}
+        if self.killer is not None:
+            rec.update(verdict="killed", killed_by=self.killer, detail=self.detail)
+        elif session.testsfailed or exitstatus not in (0, 5):
+            rec.update(verdict="error", detail="pytest exited %s" % exitstatus)
+        self.out.write(json.dumps(rec) + "\n")
+        self.out.flush()
+
+
+def describe_status(status):
+    if os.WIFSIGNALED(status):
+        return "signal %d" % os.WTERMSIG(status)
+    if os.WIFEXITED(status):
+        return "exit status %d" % os.WEXITSTATUS(status)
+    return "status %d" % status
+
+
+def run(cfg_path):
+    with open(cfg_path) as f:
+        cfg = json.load(f)
+    sys.dont_write_bytecode = True
+    for p in reversed(cfg["paths"]):
+        sys.path.insert(0, p)
+    mode = cfg["mode"]
+    Loader(cfg["targets"], mode, cfg.get("single")).install()
+    import pytest
+
+    out = open(cfg["results"], "a", buffering=1)
+    plugin = {"baseline": Baseline, "schema": Schemata, "fresh": Fresh}[mode](cfg, out)
+    # --tb=line: a killed mutant needs one line of why, and formatting a
+    # long traceback costs more than many a test.
+    args = ["-p", "no:cacheprovider", "-q", "--tb=line", "--rootdir=" + cfg["root"], "-o", "console_output_style=classic"]
+    if mode == "fresh" and not cfg.get("preferred"):
+        args.append("-x")
+    args.append("--")
+    args.extend(cfg.get("args") or [])
+    code = pytest.main(args, plugins=[plugin])
+    out.close()
+    return int(code) if mode == "baseline" else 0
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    if sys.argv[1] == "gen":
+        req = json.load(sys.stdin)
+        json.dump(generate(req), sys.stdout)
+        return 0
+    if sys.argv[1] == "run":
+        return run(sys.argv[2])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

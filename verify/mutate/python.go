@@ -1,0 +1,831 @@
+package mutate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// pyEngine is bcode's Python mutation engine: mutant generation with
+// Python's own ast (run as `python -I -S -B pymutate.py gen`: it imports
+// nothing of the repository) and the baseline, schema and fresh runs
+// (`python -I -B pymutate.py run CONFIG`: the repository's code under pytest).
+//
+//go:embed pymutate.py
+var pyEngine []byte
+
+// Python-only operators.
+const (
+	OpIdentityNegation   = "identity_negation"   // is <-> is not
+	OpMembershipNegation = "membership_negation" // in <-> not in
+	OpNoneReturn         = "none_return"         // return x -> return None
+)
+
+// ErrNoPython reports that no interpreter able to import pytest was found.
+var ErrNoPython = errors.New("no Python interpreter with pytest found: install it (Debian: apt-get install python3-pytest; or pip install pytest in the repo's .venv)")
+
+// Mutable reports whether bcode makes mutants of the file at p (a
+// repository-relative, slash-separated path): non-test Go and Python sources.
+func Mutable(p string) bool {
+	switch {
+	case strings.HasSuffix(p, ".go"):
+		return !strings.HasSuffix(p, "_test.go")
+	case strings.HasSuffix(p, ".py"):
+		return !pyTestPath(p)
+	}
+	return false
+}
+
+// pyTestPath reports test files and test support: pytest's default test
+// file names, conftest.py, and anything below a tests/ or test/ directory.
+func pyTestPath(p string) bool {
+	b := path.Base(p)
+	if b == "conftest.py" || strings.HasPrefix(b, "test_") || strings.HasSuffix(b, "_test.py") {
+		return true
+	}
+	for _, part := range strings.Split(path.Dir(p), "/") {
+		if part == "tests" || part == "test" {
+			return true
+		}
+	}
+	return false
+}
+
+// languageOf names the language of a mutated file for reports.
+func languageOf(file string) string {
+	if strings.HasSuffix(file, ".py") {
+		return "python"
+	}
+	return "go"
+}
+
+// pyMutant is one mutant as the generator reports it.
+type pyMutant struct {
+	K          int    `json:"k"`
+	Func       string `json:"func"`
+	Op         string `json:"op"`
+	Start      int    `json:"start"`
+	End        int    `json:"end"`
+	Line       int    `json:"line"`
+	Col        int    `json:"col"`
+	EndLine    int    `json:"end_line"`
+	EndCol     int    `json:"end_col"`
+	Hot        int    `json:"hot"`
+	Original   string `json:"original"`
+	Mutated    string `json:"mutated"`
+	ImportTime bool   `json:"import_time"`
+	Pruned     string `json:"pruned"`
+	Ignored    string `json:"ignored"`
+}
+
+type pyGenFile struct {
+	Path     string     `json:"path"`
+	Mutants  []pyMutant `json:"mutants"`
+	Errors   []string   `json:"errors"`
+	SchemaOK bool       `json:"schema_ok"`
+}
+
+// pyFile is one changed Python source.
+type pyFile struct {
+	rel, abs string
+	src      []byte
+	sum      string
+	ranges   []verify.LineRange
+	schemaOK bool
+	mutants  []*pyRun
+}
+
+// pyRun is a mutant and what the engine needs to run it.
+type pyRun struct {
+	*Mutant
+	gen  pyMutant
+	file *pyFile
+}
+
+// pyTest is one test of the baseline.
+type pyTest struct {
+	NodeID   string           `json:"nodeid"`
+	File     string           `json:"file"`
+	Outcome  string           `json:"outcome"`
+	Duration float64          `json:"duration"`
+	Lines    map[string][]int `json:"lines"`
+}
+
+// pyBaseline is the unmutated suite: every test's outcome, time and the
+// target lines it executes. Overhead is the run's wall time beyond its
+// tests (interpreter start, imports, collection).
+type pyBaseline struct {
+	Tests    []pyTest      `json:"tests"`
+	Overhead time.Duration `json:"overhead_ns"`
+}
+
+// pySession is the Python half of a Run.
+type pySession struct {
+	*session
+	py     string
+	script string
+	files  []*pyFile
+	base   *pyBaseline
+	byNode map[string]*pyTest
+}
+
+// runPython mutates the change's Python sources.
+func (s *session) runPython() error {
+	ps := &pySession{session: s}
+	for _, f := range s.change.Files {
+		if f.Status == verify.Deleted || f.Binary || !strings.HasSuffix(f.Path, ".py") || pyTestPath(f.Path) || len(f.Changed) == 0 || !s.wanted(f.Path) {
+			continue
+		}
+		abs := filepath.Join(s.root, filepath.FromSlash(f.Path))
+		src, err := readCapped(abs, 4<<20)
+		if err != nil {
+			s.rep.Errors = append(s.rep.Errors, fmt.Sprintf("%s: %v", f.Path, err))
+			continue
+		}
+		sum := sha256.Sum256(src)
+		ps.files = append(ps.files, &pyFile{rel: f.Path, abs: abs, src: src, sum: hex.EncodeToString(sum[:]), ranges: f.Changed})
+	}
+	if len(ps.files) == 0 {
+		return nil
+	}
+	return ps.run()
+}
+
+// wanted applies Options.Files.
+func (s *session) wanted(p string) bool {
+	if len(s.opts.Files) == 0 {
+		return true
+	}
+	for _, f := range s.opts.Files {
+		if path.Clean(filepath.ToSlash(f)) == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (ps *pySession) run() error {
+	py, err := ps.interpreter()
+	if err != nil {
+		return err
+	}
+	ps.py = py
+	dir := filepath.Join(ps.tmp, "py")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	ps.script = filepath.Join(dir, "pymutate.py")
+	if err := os.WriteFile(ps.script, pyEngine, 0o644); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	if err := ps.generate(); err != nil {
+		return err
+	}
+	var live []*pyRun
+	for _, f := range ps.files {
+		for _, m := range f.mutants {
+			if m.Verdict == "" {
+				live = append(live, m)
+			}
+		}
+	}
+	if len(live) > 0 {
+		ps.rep.Stats.Packages++ // the Python suite: one baseline
+		t0 := time.Now()
+		if err := ps.loadBaseline(); err != nil {
+			return err
+		}
+		ps.rep.Stats.Baseline += time.Since(t0)
+		ps.assignCoverage(live)
+		t0 = time.Now()
+		ps.runMutants(live)
+		ps.rep.Stats.Run += time.Since(t0)
+	}
+	for _, f := range ps.files {
+		for _, m := range f.mutants {
+			ps.rep.Mutants = append(ps.rep.Mutants, *m.Mutant)
+		}
+		if len(f.mutants) > 0 {
+			ps.rep.Sources[f.rel] = string(f.src)
+		}
+	}
+	ps.locateTests()
+	return ps.ctx.Err()
+}
+
+// probed remembers, per runner and candidate list, the interpreter that
+// imported pytest, so a server's saves do not start the same interpreters
+// again only to learn the same answer. A snapshot's .venv is never cached:
+// its path is new every time.
+var probed sync.Map
+
+// interpreter is Options.Python, else the snapshot's .venv/bin/python,
+// python3 or /usr/bin/python3: the first that imports pytest.
+func (ps *pySession) interpreter() (string, error) {
+	key := ps.runner.Name() + "\x00" + ps.opts.Python
+	if py, ok := probed.Load(key); ok {
+		if _, err := os.Stat(filepath.Join(ps.root, ".venv", "bin", "python")); err != nil || ps.opts.Python != "" {
+			return py.(string), nil
+		}
+	}
+	py, err := ps.probe()
+	if err == nil && !strings.HasPrefix(py, ps.root) {
+		probed.Store(key, py)
+	}
+	return py, err
+}
+
+func (ps *pySession) probe() (string, error) {
+	var candidates []string
+	if ps.opts.Python != "" {
+		candidates = []string{ps.opts.Python}
+	} else {
+		venv := filepath.Join(ps.root, ".venv", "bin", "python")
+		if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
+			candidates = append(candidates, venv)
+		}
+		candidates = append(candidates, "python3", "/usr/bin/python3")
+	}
+	var why []string
+	for _, c := range candidates {
+		res, err := ps.runner.Run(ps.ctx, sandbox.Command{Dir: ps.root, Args: []string{c, "-I", "-c", "import sys, pytest; print(sys.executable)"}, Timeout: time.Minute})
+		switch {
+		case ps.ctx.Err() != nil:
+			return "", ps.ctx.Err()
+		case err != nil:
+			why = append(why, fmt.Sprintf("%s: %v", c, err))
+		case res.TimedOut || res.ExitCode != 0:
+			why = append(why, c+": cannot import pytest")
+		default:
+			if exe := strings.TrimSpace(string(res.Stdout)); c == "python3" && path.IsAbs(exe) && !strings.ContainsAny(exe, "\n") {
+				return exe, nil
+			}
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("%w (tried %s)", ErrNoPython, strings.Join(why, "; "))
+}
+
+// generate asks the interpreter for the mutants of the changed lines.
+func (ps *pySession) generate() error {
+	type reqFile struct {
+		Path   string   `json:"path"`
+		Source string   `json:"source"`
+		Ranges [][2]int `json:"ranges"`
+	}
+	var req struct {
+		Files []reqFile `json:"files"`
+	}
+	for _, f := range ps.files {
+		rf := reqFile{Path: f.rel, Source: string(f.src)}
+		for _, r := range f.ranges {
+			rf.Ranges = append(rf.Ranges, [2]int{r.Start, r.End})
+		}
+		req.Files = append(req.Files, rf)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
+	ps.p.Step("generating Python mutants of %d files", len(ps.files))
+	res, err := ps.runner.Run(ps.ctx, sandbox.Command{
+		Dir:         filepath.Dir(ps.script),
+		Args:        []string{ps.py, "-I", "-S", "-B", ps.script, "gen"},
+		Stdin:       bytes.NewReader(body),
+		Timeout:     ps.opts.CompileTimeout,
+		OutputLimit: 64 << 20,
+	})
+	if err != nil {
+		return fmt.Errorf("mutate: python mutant generator: %w", err)
+	}
+	if res.ExitCode != 0 || res.TimedOut || res.Truncated {
+		return fmt.Errorf("mutate: python mutant generator failed (exit %d): %s", res.ExitCode, firstLines(string(res.Stderr), 8))
+	}
+	var out struct {
+		Files []pyGenFile `json:"files"`
+	}
+	if err := json.Unmarshal(res.Stdout, &out); err != nil {
+		return fmt.Errorf("mutate: python mutant generator: reading its output: %w", err)
+	}
+	if len(out.Files) != len(ps.files) {
+		return fmt.Errorf("mutate: python mutant generator answered for %d of %d files", len(out.Files), len(ps.files))
+	}
+	for i, gf := range out.Files {
+		f := ps.files[i]
+		f.schemaOK = gf.SchemaOK
+		ps.rep.Errors = append(ps.rep.Errors, gf.Errors...)
+		if !gf.SchemaOK {
+			ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("schema of %s did not compile; its mutants run one fresh process each", f.rel))
+		}
+		seen := map[string]int{}
+		for _, g := range gf.Mutants {
+			m := &Mutant{
+				File: f.rel, Func: g.Func, Line: g.Line, Col: g.Col, EndLine: g.EndLine, EndCol: g.EndCol,
+				Operator: g.Op, Original: g.Original, Mutated: g.Mutated,
+			}
+			// The ID has the Go engine's recipe: content, never lines.
+			k := m.File + "\x00" + m.Func + "\x00" + m.Operator + "\x00" + m.Original + "\x00" + m.Mutated
+			occur := seen[k]
+			seen[k]++
+			sum := sha256.Sum256([]byte(k + "\x00" + strconv.Itoa(occur)))
+			m.ID = hex.EncodeToString(sum[:8])
+			ps.rep.Stats.Generated++
+			switch {
+			case g.Pruned != "":
+				m.Verdict, m.Detail = Pruned, g.Pruned
+				ps.rep.Pruned = append(ps.rep.Pruned, *m)
+				continue
+			case g.Ignored != "":
+				m.Verdict, m.IgnoreReason = Ignored, g.Ignored
+			}
+			f.mutants = append(f.mutants, &pyRun{Mutant: m, gen: g, file: f})
+		}
+	}
+	return nil
+}
+
+// pyConfig is what a `pymutate.py run` process reads.
+type pyConfig struct {
+	Mode      string     `json:"mode"` // baseline, schema, fresh
+	Root      string     `json:"root"`
+	Paths     []string   `json:"paths"`
+	Targets   []pyTarget `json:"targets"`
+	Args      []string   `json:"args"`
+	Jobs      []pyJob    `json:"jobs,omitempty"`
+	Single    *pySingle  `json:"single,omitempty"`
+	Preferred []string   `json:"preferred,omitempty"`
+	Results   string     `json:"results"`
+}
+
+type pyTarget struct {
+	Rel     string     `json:"rel"`
+	Abs     string     `json:"abs"`
+	Sum     string     `json:"sha256"`
+	Mutants []pyMutant `json:"mutants,omitempty"`
+}
+
+type pyJob struct {
+	K       int      `json:"k"`
+	Tests   []string `json:"tests"`
+	Timeout float64  `json:"timeout"` // seconds
+	All     bool     `json:"all,omitempty"`
+}
+
+type pySingle struct {
+	K       int    `json:"k"`
+	Path    string `json:"path"`
+	Start   int    `json:"start"`
+	End     int    `json:"end"`
+	Mutated string `json:"mutated"`
+}
+
+// pyResult is one job's outcome.
+type pyResult struct {
+	K        int      `json:"k"`
+	Verdict  string   `json:"verdict"`
+	KilledBy string   `json:"killed_by"`
+	Detail   string   `json:"detail"`
+	Duration float64  `json:"duration"`
+	Failed   []string `json:"failed"`
+}
+
+// paths are the snapshot's import roots: src/ (a src layout), then the
+// snapshot itself, ahead of anything installed.
+func (ps *pySession) paths() []string {
+	var out []string
+	if fi, err := os.Stat(filepath.Join(ps.root, "src")); err == nil && fi.IsDir() {
+		out = append(out, filepath.Join(ps.root, "src"))
+	}
+	return append(out, ps.root)
+}
+
+func (ps *pySession) targets(withMutants bool) []pyTarget {
+	var out []pyTarget
+	for _, f := range ps.files {
+		t := pyTarget{Rel: f.rel, Abs: f.abs, Sum: f.sum}
+		if withMutants && f.schemaOK {
+			for _, m := range f.mutants {
+				if m.gen.K > 0 {
+					t.Mutants = append(t.Mutants, m.gen)
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// runEngine runs one `pymutate.py run` process and returns its records.
+func (ps *pySession) runEngine(tag string, cfg pyConfig, timeout time.Duration) (sandbox.Result, []byte, error) {
+	dir := filepath.Join(ps.tmp, "py")
+	cfg.Root = ps.root
+	cfg.Paths = ps.paths()
+	cfg.Results = filepath.Join(dir, tag+".jsonl")
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return sandbox.Result{}, nil, err
+	}
+	cfgPath := filepath.Join(dir, tag+".json")
+	if err := os.WriteFile(cfgPath, data, 0o644); err != nil {
+		return sandbox.Result{}, nil, err
+	}
+	res, err := ps.runner.Run(ps.ctx, sandbox.Command{
+		Dir:         ps.root,
+		Args:        []string{ps.py, "-I", "-B", ps.script, "run", cfgPath},
+		Timeout:     timeout,
+		OutputLimit: 1 << 20,
+	})
+	if err != nil {
+		return res, nil, err
+	}
+	out, _ := readCapped(cfg.Results, 256<<20)
+	return res, out, nil
+}
+
+// loadBaseline runs the whole suite once with the line tracer, or reads
+// it from the cache (keyed by the content of every file of the snapshot,
+// the interpreter and the engine).
+func (ps *pySession) loadBaseline() error {
+	key := ps.cacheKey()
+	file := filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json")
+	if !ps.opts.NoCache {
+		if data, err := os.ReadFile(file); err == nil {
+			var b pyBaseline
+			if json.Unmarshal(data, &b) == nil {
+				ps.setBaseline(&b)
+				ps.rep.Stats.BaselineCached++
+				return nil
+			}
+		}
+	}
+	ps.p.Step("Python baseline: running the suite once with per-test line coverage")
+	t0 := time.Now()
+	res, out, err := ps.runEngine("baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, baselineRunTimeout)
+	if err != nil {
+		return fmt.Errorf("mutate: python baseline: %w", err)
+	}
+	wall := time.Since(t0)
+	b := &pyBaseline{}
+	var sum float64
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		var t pyTest
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &t) != nil {
+			continue
+		}
+		b.Tests = append(b.Tests, t)
+		sum += t.Duration
+	}
+	if res.TimedOut {
+		return &BaselineError{Package: "python", Detail: fmt.Sprintf("the suite did not finish within %s", baselineRunTimeout)}
+	}
+	if len(b.Tests) == 0 {
+		// Exit 5: nothing collected. Anything else is a suite that cannot run.
+		if res.ExitCode != 5 {
+			return &BaselineError{Package: "python", Detail: fmt.Sprintf("pytest exited %d: %s", res.ExitCode, firstLines(string(res.Stdout)+string(res.Stderr), 12))}
+		}
+	}
+	b.Overhead = max(wall-time.Duration(sum*float64(time.Second)), 0)
+	ps.setBaseline(b)
+	if data, err := json.Marshal(b); err == nil {
+		if os.MkdirAll(filepath.Dir(file), 0o755) == nil {
+			tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
+			if os.WriteFile(tmp, data, 0o644) == nil {
+				_ = os.Rename(tmp, file)
+			}
+		}
+	}
+	return nil
+}
+
+func (ps *pySession) setBaseline(b *pyBaseline) {
+	ps.base = b
+	ps.byNode = map[string]*pyTest{}
+	var red []string
+	for i := range b.Tests {
+		t := &b.Tests[i]
+		ps.byNode[t.NodeID] = t
+		if t.Outcome == "failed" {
+			red = append(red, t.NodeID)
+		}
+	}
+	if len(red) > 0 {
+		sort.Strings(red)
+		more := ""
+		if len(red) > 5 {
+			more = fmt.Sprintf(" and %d more", len(red)-5)
+			red = red[:5]
+		}
+		ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("tests that fail on the unmutated code are not run against mutants: %s%s", strings.Join(red, ", "), more))
+	}
+}
+
+// maxHashed bounds what the cache key reads of a snapshot.
+const maxHashed = 256 << 20
+
+func (ps *pySession) cacheKey() string {
+	h := sha256.New()
+	eng := sha256.Sum256(pyEngine)
+	fmt.Fprintf(h, "bcode-pybaseline-v1\x00%s\x00%x\x00", ps.py, eng)
+	for _, f := range ps.files {
+		fmt.Fprintf(h, "target\x00%s\x00", f.rel)
+	}
+	var total int64
+	_ = filepath.WalkDir(ps.root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != ps.root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "__pycache__") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil || total+fi.Size() > maxHashed {
+			return nil
+		}
+		total += fi.Size()
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(ps.root, p)
+		sum := sha256.Sum256(data)
+		fmt.Fprintf(h, "%s\x00%x\x00", filepath.ToSlash(rel), sum)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// assignCoverage gives each mutant the passing baseline tests that execute
+// one of its lines (for module-level code: any line of its file).
+func (ps *pySession) assignCoverage(live []*pyRun) {
+	for _, m := range live {
+		var tests []string
+		for _, t := range ps.base.Tests {
+			if t.Outcome != "passed" {
+				continue
+			}
+			lines := t.Lines[m.File]
+			// Module-level code runs at import, before any test: a test
+			// that uses the module at all is one that could notice.
+			if m.gen.ImportTime && len(lines) > 0 || coversLines(lines, m.gen) {
+				tests = append(tests, t.NodeID)
+			}
+		}
+		if len(tests) == 0 {
+			m.Verdict, m.Detail = NotCovered, "no passing test executes this line"
+			continue
+		}
+		m.Tests = tests
+	}
+}
+
+func coversLines(lines []int, g pyMutant) bool {
+	for _, l := range lines {
+		if l == g.Hot || (l >= g.Line && l <= g.EndLine) {
+			return true
+		}
+	}
+	return false
+}
+
+// jobTimeout is a mutant's budget: ten times its tests' baseline time plus
+// five seconds (Go's engine adds two: a Python test that fails spends
+// longer than a passing one formatting its report, and a loaded machine
+// stretches that).
+func (ps *pySession) jobTimeout(tests []string) time.Duration {
+	var sum float64
+	for _, t := range tests {
+		if bt, ok := ps.byNode[t]; ok {
+			sum += bt.Duration
+		}
+	}
+	d := 10*time.Duration(sum*float64(time.Second)) + 5*time.Second
+	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
+		d = ps.opts.RunTimeout
+	}
+	return d
+}
+
+// preferred are the change's own Python tests as file::name.
+func (ps *pySession) preferred() []string {
+	var out []string
+	for _, t := range ps.opts.Tests {
+		if t.Language != "python" {
+			continue
+		}
+		f := t.File
+		if f == "" {
+			f = t.Package
+		}
+		out = append(out, f+"::"+t.Name)
+	}
+	return out
+}
+
+// runMutants runs the schema mutants on the workers (collection once per
+// worker, a fork per mutant) and the rest one fresh process each.
+func (ps *pySession) runMutants(live []*pyRun) {
+	var schema, fresh []*pyRun
+	for _, m := range live {
+		if m.Verdict != "" {
+			continue
+		}
+		if ps.opts.Overlay || m.gen.ImportTime || !m.file.schemaOK {
+			fresh = append(fresh, m)
+		} else {
+			schema = append(schema, m)
+		}
+	}
+	ps.p.Step("running %d Python mutants on %d workers", len(schema)+len(fresh), ps.opts.Workers)
+	if len(schema) > 0 {
+		ps.runSchema(schema)
+	}
+	parallel(ps.opts.Workers, len(fresh), func(i int) {
+		ps.runFresh(fresh[i])
+	})
+}
+
+// runSchema shards the mutants over the workers, longest first.
+func (ps *pySession) runSchema(ms []*pyRun) {
+	sort.SliceStable(ms, func(i, j int) bool { return ps.jobTimeout(ms[i].Tests) > ps.jobTimeout(ms[j].Tests) })
+	n := min(ps.opts.Workers, len(ms))
+	shards := make([][]*pyRun, n)
+	load := make([]time.Duration, n)
+	for _, m := range ms {
+		best := 0
+		for i := range load {
+			if load[i] < load[best] {
+				best = i
+			}
+		}
+		shards[best] = append(shards[best], m)
+		load[best] += ps.jobTimeout(m.Tests)
+	}
+	targets := ps.targets(true)
+	byK := map[int]*pyRun{}
+	for _, m := range ms {
+		byK[m.gen.K] = m
+	}
+	parallel(n, n, func(w int) {
+		shard := shards[w]
+		// Sorted back into source order: a worker's output reads naturally.
+		sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
+		union := map[string]bool{}
+		cfg := pyConfig{Mode: "schema", Targets: targets, Preferred: ps.preferred()}
+		budget := 3*ps.base.Overhead + 30*time.Second
+		for _, m := range shard {
+			d := ps.jobTimeout(m.Tests)
+			budget += d + time.Second
+			cfg.Jobs = append(cfg.Jobs, pyJob{K: m.gen.K, Tests: m.Tests, Timeout: d.Seconds()})
+			for _, t := range m.Tests {
+				union[t] = true
+			}
+		}
+		for t := range union {
+			cfg.Args = append(cfg.Args, t)
+		}
+		sort.Strings(cfg.Args)
+		res, out, err := ps.runEngine(fmt.Sprintf("worker%d", w), cfg, budget)
+		got := ps.readResults(out, byK, true)
+		for _, m := range shard {
+			if got[m.gen.K] {
+				continue
+			}
+			switch {
+			case err != nil:
+				m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
+			case res.TimedOut:
+				m.Verdict, m.Detail = NoVerdict, "the worker did not reach this mutant within its budget"
+			default:
+				m.Verdict, m.Detail = NoVerdict, "the worker stopped before this mutant ran: "+lastLine(string(res.Stdout)+string(res.Stderr))
+			}
+		}
+	})
+}
+
+// runFresh runs one mutant, applied as text, in a fresh interpreter: the
+// path for import-time mutants, and the honest per-mutant baseline.
+func (ps *pySession) runFresh(m *pyRun) {
+	start := time.Now()
+	cfg := pyConfig{
+		Mode:      "fresh",
+		Targets:   ps.targets(false),
+		Args:      m.Tests,
+		Preferred: ps.preferred(),
+		Single:    &pySingle{K: m.gen.K, Path: m.File, Start: m.gen.Start, End: m.gen.End, Mutated: m.gen.Mutated},
+	}
+	d := ps.jobTimeout(m.Tests)
+	res, out, err := ps.runEngine("fresh"+strconv.Itoa(m.gen.K), cfg, d+max(5*time.Second, 3*ps.base.Overhead))
+	got := ps.readResults(out, map[int]*pyRun{m.gen.K: m}, false)
+	m.Duration = time.Since(start)
+	switch {
+	case err != nil && ps.ctx.Err() != nil:
+		m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
+	case err != nil:
+		m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
+	case res.TimedOut && (!got[m.gen.K] || m.Verdict == Survived):
+		m.Verdict, m.KilledBy = Timeout, ""
+		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (10x their baseline time + 5s)", d.Round(time.Millisecond))
+	case !got[m.gen.K]:
+		m.Verdict, m.Detail = NoVerdict, "the test process died: "+lastLine(string(res.Stdout)+string(res.Stderr))
+	}
+}
+
+// readResults applies the records in out to the mutants by number and
+// says which got one.
+func (ps *pySession) readResults(out []byte, byK map[int]*pyRun, schema bool) map[int]bool {
+	got := map[int]bool{}
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		var r pyResult
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil {
+			continue
+		}
+		m, ok := byK[r.K]
+		if !ok {
+			continue
+		}
+		got[r.K] = true
+		m.Schema = schema
+		if schema {
+			m.Duration = time.Duration(r.Duration * float64(time.Second))
+		}
+		m.Detail = r.Detail
+		switch r.Verdict {
+		case "killed":
+			m.Verdict, m.KilledBy = Killed, stripParams(r.KilledBy)
+		case "survived":
+			m.Verdict = Survived
+		case "timeout":
+			m.Verdict = Timeout
+		case "crash":
+			// A dead interpreter is not evidence a test checks anything.
+			m.Verdict = NoVerdict
+		default:
+			m.Verdict = NoVerdict
+			if m.Detail == "" {
+				m.Detail = "the run failed"
+			}
+		}
+	}
+	return got
+}
+
+// stripParams turns a pytest node ID into the test's name (file::name), the
+// form the gate credits.
+func stripParams(nodeid string) string {
+	if i := strings.IndexByte(nodeid, '['); i >= 0 {
+		return nodeid[:i]
+	}
+	return nodeid
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// locateTests records the test file of every test a report names, so the
+// mutation-testing report can show it.
+func (ps *pySession) locateTests() {
+	for _, m := range ps.rep.Mutants {
+		if !strings.HasSuffix(m.File, ".py") {
+			continue
+		}
+		names := append([]string(nil), m.Tests...)
+		if m.KilledBy != "" {
+			names = append(names, m.KilledBy)
+		}
+		for _, n := range names {
+			file, _, ok := strings.Cut(n, "::")
+			if !ok {
+				continue
+			}
+			ps.rep.TestFiles[path.Dir(m.File)+":"+n] = file
+			if _, ok := ps.rep.Sources[file]; !ok {
+				if src, err := readCapped(filepath.Join(ps.root, filepath.FromSlash(file)), maxTestSource); err == nil {
+					ps.rep.Sources[file] = string(src)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,439 @@
+package mutate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+const pyCalcBase = `def old(n):
+    return n > 3
+`
+
+const pyCalcHead = `LIMIT = 10
+MODULE_FLAG = LIMIT > 5
+
+
+def old(n):
+    return n > 3
+
+
+def small_a(n):
+    return n <= 10
+
+
+def small_b(n):
+    return n <= 10
+
+
+def describe(n):
+    if n < 0:
+        return "negative"
+    return "non-negative"
+
+
+def first_three(xs):
+    if len(xs) < 3:
+        return None
+    return xs[:3]
+
+
+def drain(x):
+    while x != 0:
+        x -= 2
+    return x
+
+
+def is_missing(d, k):
+    return d.get(k) is None
+
+
+def has(d, k):
+    return k in d
+
+
+def last(xs):
+    return xs[len(xs) - 1]  # bcode: ignore-mutant
+
+
+def positive(n):
+    return n >= 0  # bcode: ignore-mutant zero counts as positive: callers never pass it
+
+
+def either(a, b):
+    if a or not b:
+        return True
+    return False
+`
+
+const pyTestBase = `from pkg import calc
+
+
+def test_old():
+    assert calc.old(4)
+`
+
+const pyTestHead = `from pkg import calc
+
+
+def test_old():
+    assert calc.old(4)
+
+
+def test_small_a():
+    assert calc.small_a(3) and not calc.small_a(20)
+
+
+def test_small_b():
+    assert calc.small_b(3)
+
+
+def test_small_b_boundary():
+    assert calc.small_b(10) and not calc.small_b(11)
+
+
+def test_describe():
+    assert calc.describe(5) == "non-negative"
+
+
+def test_first_three():
+    assert calc.first_three([1, 2, 3, 4]) == [1, 2, 3]
+    assert calc.first_three([1]) is None
+
+
+def test_drain():
+    assert calc.drain(4) == 0
+
+
+def test_lookup():
+    assert calc.is_missing({}, "a") and not calc.is_missing({"a": 1}, "a")
+    assert calc.has({"a": 1}, "a") and not calc.has({}, "a")
+
+
+def test_last():
+    assert calc.last([1, 2]) == 2
+
+
+def test_positive():
+    assert calc.positive(5)
+
+
+def test_either():
+    assert calc.either(True, True) and not calc.either(False, True)
+
+
+def test_flag():
+    assert calc.old(5) and calc.MODULE_FLAG
+`
+
+// requirePytest skips (or fails under BCODE_REQUIRE_ALL=1) without
+// /usr/bin/python3 and pytest.
+func requirePytest(t *testing.T) {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-I", "-c", "import pytest").Run(); err != nil {
+		msg := "python3 with pytest not found: apt-get install python3-pytest"
+		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+}
+
+type pyCalcRun struct {
+	dir           string
+	change        *verify.Change
+	schema, fresh *Report
+	err           error
+}
+
+var (
+	pyCalcMu sync.Mutex
+	pyCalc   *pyCalcRun
+)
+
+// pyCalcReports runs the engine on the Python calc repository twice, with
+// schemata and with a fresh process per mutant, and shares the reports.
+func pyCalcReports(t *testing.T) *pyCalcRun {
+	t.Helper()
+	requireTool(t, "git", "install git")
+	requirePytest(t)
+	pyCalcMu.Lock()
+	defer pyCalcMu.Unlock()
+	if pyCalc != nil {
+		if pyCalc.err != nil {
+			t.Fatal(pyCalc.err)
+		}
+		return pyCalc
+	}
+	pyCalc = &pyCalcRun{err: errors.New("setting up the Python calc repository failed in an earlier test")}
+	dir, err := os.MkdirTemp("", "bcode-mutate-pycalc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(dir, "repo")
+	change := makeRepoIn(t, repo, map[string]string{
+		"pkg/__init__.py":     "",
+		"pkg/calc.py":         pyCalcBase,
+		"tests/test_calc.py":  pyTestBase,
+		"tests/__init__.py":   "",
+		"tests/helpers.py":    "def unused(n):\n    return n\n",
+		"pkg/test_inline.py":  "def test_inline():\n    assert True\n",
+		"setup.cfg":           "[tool:pytest]\ntestpaths = tests\n",
+		"docs/not_python.txt": "x",
+	}, map[string]string{
+		"pkg/calc.py":        pyCalcHead,
+		"tests/test_calc.py": pyTestHead,
+		"tests/helpers.py":   "def unused(n):\n    return n > 1\n",
+		"pkg/test_inline.py": "def test_inline():\n    assert 1 < 2\n",
+	})
+	opts := Options{Workers: 2, CacheDir: filepath.Join(dir, "cache"), Python: "/usr/bin/python3"}
+	schema, err := Run(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
+	if err != nil {
+		pyCalc.err = fmt.Errorf("Run: %w", err)
+		t.Fatal(pyCalc.err)
+	}
+	opts.Overlay = true
+	fresh, err := Run(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
+	if err != nil {
+		pyCalc.err = fmt.Errorf("Run (fresh): %w", err)
+		t.Fatal(pyCalc.err)
+	}
+	*pyCalc = pyCalcRun{dir: repo, change: change, schema: schema, fresh: fresh}
+	return pyCalc
+}
+
+func pyFind(t *testing.T, rep *Report, line int, op, mutated string) Mutant {
+	t.Helper()
+	return find(t, rep, line, op, mutated)
+}
+
+func TestPythonBoundaryNotPinnedSurvives(t *testing.T) {
+	c := pyCalcReports(t)
+	line := lineOf(t, pyCalcHead, "def small_a") + 1
+	m := pyFind(t, c.schema, line, OpConditionalBoundary, "n < 10")
+	if m.Verdict != Survived {
+		t.Fatalf("n <= 10 -> n < 10 in small_a: %s (%s), want survived", m.Verdict, m.Detail)
+	}
+	if m.File != "pkg/calc.py" || m.Col != 12 || m.EndCol != 19 || m.Original != "n <= 10" || m.Func != "small_a" {
+		t.Errorf("reported at %s:%d:%d-%d %q in %q, want pkg/calc.py:%d:12-19 \"n <= 10\" in small_a", m.File, m.Line, m.Col, m.EndCol, m.Original, m.Func, line)
+	}
+	if !m.Schema || strings.Join(m.Tests, ",") != "tests/test_calc.py::test_small_a" {
+		t.Errorf("schema %v, tests %v: want the schema run of exactly test_small_a", m.Schema, m.Tests)
+	}
+}
+
+func TestPythonBoundaryTestKills(t *testing.T) {
+	c := pyCalcReports(t)
+	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "def small_b")+1, OpConditionalBoundary, "n < 10")
+	if m.Verdict != Killed || m.KilledBy != "tests/test_calc.py::test_small_b_boundary" {
+		t.Fatalf("n <= 10 -> n < 10 in small_b: %s by %q, want killed by test_small_b_boundary", m.Verdict, m.KilledBy)
+	}
+	// The gate credits the kill to that test, named the way the Python
+	// adapter names tests.
+	sum := Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_small_b_boundary"}})
+	if sum.CreditedKills == 0 || sum.Note != "" {
+		t.Errorf("summary %+v: want a credited kill", sum)
+	}
+	none := Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_positive"}})
+	if none.CreditedKills != 0 {
+		t.Errorf("test_positive kills nothing, summary says %d", none.CreditedKills)
+	}
+}
+
+func TestPythonUncoveredBranch(t *testing.T) {
+	c := pyCalcReports(t)
+	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, `return "negative"`), OpNoneReturn, "None")
+	if m.Verdict != NotCovered || len(m.Tests) != 0 {
+		t.Fatalf("return \"negative\" is never reached: %s, tests %v; want not_covered", m.Verdict, m.Tests)
+	}
+	covered := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if n < 0"), OpRelationalNegation, "n >= 0")
+	if covered.Verdict != Killed {
+		t.Errorf("n < 0 -> n >= 0 is reached by test_describe: %s", covered.Verdict)
+	}
+}
+
+func TestPythonEquivalentPruned(t *testing.T) {
+	c := pyCalcReports(t)
+	line := lineOf(t, pyCalcHead, "if len(xs) < 3")
+	var pruned *Mutant
+	for i, m := range c.schema.Pruned {
+		if m.Line == line && m.Operator == OpConstantBound && m.Mutated == "4" {
+			pruned = &c.schema.Pruned[i]
+		}
+	}
+	if pruned == nil || pruned.Verdict != Pruned || !strings.Contains(pruned.Detail, "cannot differ") {
+		t.Fatalf("len(xs) < 4 is len(xs) <= 3 on integers and must be pruned; pruned: %+v", c.schema.Pruned)
+	}
+	for _, m := range c.schema.Mutants {
+		if m.Line == line && m.Operator == OpConstantBound && m.Mutated == "4" {
+			t.Fatalf("the pruned mutant also ran: %+v", m)
+		}
+	}
+	// The other direction differs and runs.
+	if m := pyFind(t, c.schema, line, OpConstantBound, "2"); m.Verdict == Pruned {
+		t.Errorf("len(xs) < 2 can differ: %s", m.Verdict)
+	}
+}
+
+func TestPythonInfiniteLoopTimesOut(t *testing.T) {
+	c := pyCalcReports(t)
+	line := lineOf(t, pyCalcHead, "while x != 0")
+	for _, rep := range []*Report{c.schema, c.fresh} {
+		m := pyFind(t, rep, line, OpConstantBound, "1")
+		if m.Verdict != Timeout || m.KilledBy != "" {
+			t.Fatalf("x != 1 with x stepping by 2 from 4 never ends: %s (killed by %q, %s), want timeout", m.Verdict, m.KilledBy, m.Detail)
+		}
+	}
+	if k := pyFind(t, c.schema, line, OpRelationalNegation, "x == 0"); k.Verdict != Killed {
+		t.Errorf("x == 0 returns 4: %s", k.Verdict)
+	}
+}
+
+func TestPythonSuppressionNeedsReason(t *testing.T) {
+	c := pyCalcReports(t)
+	pos := lineOf(t, pyCalcHead, "return n >= 0")
+	m := pyFind(t, c.schema, pos, OpConditionalBoundary, "n > 0")
+	if m.Verdict != Ignored || m.IgnoreReason != "zero counts as positive: callers never pass it" {
+		t.Errorf("directive with a reason: %s %q, want ignored with its reason", m.Verdict, m.IgnoreReason)
+	}
+	last := lineOf(t, pyCalcHead, "return xs[len(xs) - 1]")
+	var bare bool
+	for _, e := range c.schema.Errors {
+		if strings.HasPrefix(e, fmt.Sprintf("pkg/calc.py:%d:", last)) && strings.Contains(e, "needs a reason") {
+			bare = true
+		}
+	}
+	if !bare {
+		t.Errorf("a bare directive must be reported; errors: %v", c.schema.Errors)
+	}
+	a := pyFind(t, c.schema, last, OpArithIndex, "len(xs) + 1")
+	if a.Verdict != Killed || a.IgnoreReason != "" {
+		t.Errorf("len(xs) - 1 -> len(xs) + 1 under a bare directive: %s, want killed", a.Verdict)
+	}
+}
+
+func TestPythonOperators(t *testing.T) {
+	c := pyCalcReports(t)
+	id := pyFind(t, c.schema, lineOf(t, pyCalcHead, "is None"), OpIdentityNegation, "d.get(k) is not None")
+	in := pyFind(t, c.schema, lineOf(t, pyCalcHead, "return k in d"), OpMembershipNegation, "k not in d")
+	b := pyFind(t, c.schema, lineOf(t, pyCalcHead, "return True"), OpBoolLiteral, "False")
+	neg := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if a or not b"), OpConditionNegation, "b")
+	for _, m := range []Mutant{id, in, b, neg} {
+		if m.Verdict != Killed {
+			t.Errorf("%s %q -> %q: %s, want killed", m.Operator, m.Original, m.Mutated, m.Verdict)
+		}
+	}
+	// Only changed lines of non-test sources: not old(), not test files,
+	// not test support below tests/.
+	old := lineOf(t, pyCalcHead, "return n > 3")
+	for _, m := range append(append([]Mutant(nil), c.schema.Mutants...), c.schema.Pruned...) {
+		if m.File != "pkg/calc.py" || m.Line == old {
+			t.Errorf("mutant %s at %s:%d is not on a changed line of a non-test source", m.ID, m.File, m.Line)
+		}
+	}
+}
+
+func TestPythonImportTimeMutantRunsFresh(t *testing.T) {
+	c := pyCalcReports(t)
+	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "MODULE_FLAG ="), OpRelationalNegation, "LIMIT <= 5")
+	if m.Verdict != Killed || m.Schema || m.KilledBy != "tests/test_calc.py::test_flag" {
+		t.Fatalf("module-level LIMIT > 5 -> LIMIT <= 5: %s by %q (schema %v), want killed by test_flag in a fresh process", m.Verdict, m.KilledBy, m.Schema)
+	}
+}
+
+// TestPythonSchemaAgreesWithFresh: the schemata run and the honest baseline
+// (a fresh interpreter per mutant, the mutant applied as text) agree on
+// every mutant.
+func TestPythonSchemaAgreesWithFresh(t *testing.T) {
+	c := pyCalcReports(t)
+	if len(c.schema.Mutants) != len(c.fresh.Mutants) || len(c.schema.Mutants) < 20 {
+		t.Fatalf("%d schema mutants, %d fresh", len(c.schema.Mutants), len(c.fresh.Mutants))
+	}
+	for i, s := range c.schema.Mutants {
+		f := c.fresh.Mutants[i]
+		if s.ID != f.ID || s.Verdict != f.Verdict || s.KilledBy != f.KilledBy {
+			t.Errorf("%s:%d %s %q: schema %s by %q, fresh %s by %q", s.File, s.Line, s.Operator, s.Mutated, s.Verdict, s.KilledBy, f.Verdict, f.KilledBy)
+		}
+	}
+	if c.schema.Stats.SchemaMutants == 0 || c.fresh.Stats.SchemaMutants != 0 {
+		t.Errorf("schema mutants: %d with schemata, %d fresh", c.schema.Stats.SchemaMutants, c.fresh.Stats.SchemaMutants)
+	}
+	if c.fresh.Stats.BaselineCached != 1 {
+		t.Errorf("the second run must reuse the cached baseline: %+v", c.fresh.Stats)
+	}
+}
+
+// TestPythonIDsStable: an edit above a function moves its mutants' lines
+// but not their IDs.
+func TestPythonIDsStable(t *testing.T) {
+	c := pyCalcReports(t)
+	moved := "import os\n\n\n" + pyCalcHead
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"pkg/calc.py": moved})
+	ch := &verify.Change{Files: []verify.FileChange{{Path: "pkg/calc.py", Status: verify.Modified, Changed: []verify.LineRange{{Start: 1, End: 200}}}}}
+	s := &session{ctx: context.Background(), runner: host.New(), root: dir, change: ch, opts: Options{Python: "/usr/bin/python3"}.withDefaults(), p: verify.NoProgress{},
+		rep: &Report{Sources: map[string]string{}, TestFiles: map[string]string{}}, tmp: t.TempDir()}
+	ps := &pySession{session: s, py: "/usr/bin/python3"}
+	ps.files = []*pyFile{{rel: "pkg/calc.py", abs: filepath.Join(dir, "pkg/calc.py"), src: []byte(moved), ranges: ch.Files[0].Changed}}
+	if err := os.MkdirAll(filepath.Join(s.tmp, "py"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ps.script = filepath.Join(s.tmp, "py", "pymutate.py")
+	if err := os.WriteFile(ps.script, pyEngine, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.generate(); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, m := range ps.files[0].mutants {
+		ids[m.ID] = m.Line
+	}
+	for _, m := range c.schema.Mutants {
+		line, ok := ids[m.ID]
+		if m.Func == "old" {
+			continue
+		}
+		if !ok || line != m.Line+3 {
+			t.Errorf("mutant %s (%s %q at line %d) after the edit: found %v at line %d, want line %d", m.ID, m.Operator, m.Mutated, m.Line, ok, line, m.Line+3)
+		}
+	}
+}
+
+func TestPythonMutationReport(t *testing.T) {
+	c := pyCalcReports(t)
+	var buf bytes.Buffer
+	if err := WriteMutationReport(&buf, c.schema); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Files map[string]struct {
+			Language string `json:"language"`
+			Source   string `json:"source"`
+		} `json:"files"`
+		TestFiles map[string]struct {
+			Source string `json:"source"`
+		} `json:"testFiles"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	f, ok := doc.Files["pkg/calc.py"]
+	if !ok || f.Language != "python" || f.Source != pyCalcHead {
+		t.Fatalf("files: %v", doc.Files)
+	}
+	if tf, ok := doc.TestFiles["tests/test_calc.py"]; !ok || tf.Source != pyTestHead {
+		t.Errorf("test files: %v", doc.TestFiles)
+	}
+}
