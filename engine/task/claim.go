@@ -69,6 +69,22 @@ func (e *Engine) Claim(ctx context.Context, taskID string, holder ledger.Holder)
 	return e.claim(ctx, taskID, holder, false)
 }
 
+// ClaimNext is Claim for the oldest runnable task in the ledger (see
+// ledger.Store.ClaimNext); ledger.ErrNothingRunnable when there is none.
+func (e *Engine) ClaimNext(ctx context.Context, holder ledger.Holder) (engine.Lease, *Recovery, error) {
+	lease, prev, err := e.Ledger.ClaimNext(ctx, holder, e.ttl())
+	if err != nil {
+		return engine.Lease{}, nil, err
+	}
+	crashpoint.Hit("lease.acquired")
+	rec, err := e.recover(ctx, lease, prev, holder, false)
+	if err != nil {
+		e.Ledger.Release(context.WithoutCancel(ctx), lease)
+		return engine.Lease{}, nil, err
+	}
+	return lease, rec, nil
+}
+
 // claim is Claim; with discard, the earlier holders' worktrees are not
 // recovered (the caller is about to delete them with the branch), so
 // nothing they hold can stop the claim.
