@@ -143,6 +143,17 @@ func (r *Runner) RunNext(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.RunClaimed(ctx, lease, rec)
+}
+
+// RunClaimed runs a task whose lease the caller has claimed (with
+// task.Engine.Claim or ClaimNext, as r.Holder) until it ends as Run does.
+// The lease is released when it ends, as in Run.
+func (r *Runner) RunClaimed(ctx context.Context, lease engine.Lease, rec *task.Recovery) (*Result, error) {
+	if r.Engine == nil || r.Agent == nil || r.Checker == nil {
+		r.Engine.Ledger.Release(context.WithoutCancel(ctx), lease)
+		return nil, errors.New("runner: Engine, Agent and Checker are required")
+	}
 	// Cancel requests count from the last event an earlier holder wrote:
 	// this run's own (the recovery) carry its fence.
 	evs, err := r.Engine.Ledger.Events(ctx, lease.TaskID, 0, 0)
