@@ -32,3 +32,17 @@ func TestConformance(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkClaim: the SQLite ledger with one runner (see
+// ledgertest.BenchClaims), to set beside the Postgres numbers.
+func BenchmarkClaim(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "ledger.db")
+	ledgertest.BenchClaims(b, func() ledger.Store {
+		l, err := ledger.Open(context.Background(), path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { l.Close() })
+		return l
+	}, 1)
+}

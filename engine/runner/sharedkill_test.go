@@ -339,6 +339,14 @@ func sharedChild(who, url, state, point string, delay time.Duration, stats *shar
 // goes down: once a newer holder wrote, no older one did.
 func checkShared(t *testing.T, st ledger.Store, stats *sharedStats) {
 	t.Helper()
+	// The acknowledgements first, then the ledger: an event acknowledged
+	// after the read would otherwise look lost.
+	stats.mu.Lock()
+	acked := make(map[int64]string, len(stats.acked))
+	for k, v := range stats.acked {
+		acked[k] = v
+	}
+	stats.mu.Unlock()
 	all, err := st.Events(context.Background(), "", 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -355,9 +363,7 @@ func checkShared(t *testing.T, st ledger.Store, stats *sharedStats) {
 		}
 		maxFence[ev.TaskID] = ev.Fence
 	}
-	stats.mu.Lock()
-	defer stats.mu.Unlock()
-	for seq, what := range stats.acked {
+	for seq, what := range acked {
 		if have[seq] != what {
 			t.Fatalf("acknowledged event %d (%s) is lost: the ledger has %q", seq, what, have[seq])
 		}

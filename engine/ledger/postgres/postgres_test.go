@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -35,3 +36,22 @@ func backend(t *testing.T) func(ledgertest.Options) ledger.Store {
 }
 
 func TestConformance(t *testing.T) { ledgertest.Run(t, backend) }
+
+// BenchmarkClaim: tasks claimed per second and ClaimNext latency with 1, 4
+// and 16 runners on one PostgreSQL (see ledgertest.BenchClaims). Run with
+// a fixed count: go test -run '^$' -bench Claim -benchtime 2000x.
+func BenchmarkClaim(b *testing.B) {
+	for _, runners := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("runners=%d", runners), func(b *testing.B) {
+			url := pgtest.URL(b)
+			ledgertest.BenchClaims(b, func() ledger.Store {
+				s, err := postgres.Open(context.Background(), url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				return s
+			}, runners)
+		})
+	}
+}
