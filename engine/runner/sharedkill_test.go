@@ -97,7 +97,6 @@ type sharedStats struct {
 	perRunner                  map[string]int
 	acked                      map[int64]string // seq -> task/kind
 	claims                     map[string][]int64
-	starts                     int
 }
 
 func TestSharedKillLoop(t *testing.T) {
