@@ -61,6 +61,9 @@ func TestSharedKillLoopChild(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
+	// The parent's kill timer starts here: the time a child takes to
+	// start is not time it could be killed while working.
+	fmt.Fprintln(os.Stdout, "ready")
 	e := task.New(st)
 	e.StateDir, e.TTL, e.Poll = os.Getenv(envSharedState), sharedTTL, 50*time.Millisecond
 	holder := ledger.LocalHolder("")
@@ -170,7 +173,7 @@ func TestSharedKillLoop(t *testing.T) {
 					p := crashpoint.Points[intN(len(crashpoint.Points))]
 					point = fmt.Sprintf("%s:%d", p, 1+intN(2))
 				}
-				delay := time.Duration(300+intN(2700)) * time.Millisecond
+				delay := time.Duration(200+intN(1800)) * time.Millisecond
 				if err := sharedChild(who, url, states[who], point, delay, stats, stop); err != nil {
 					failed <- err
 					return
@@ -283,8 +286,16 @@ func sharedChild(who, url, state, point string, delay time.Duration, stats *shar
 		return err
 	}
 	byUs := make(chan bool, 1)
+	ready := make(chan struct{})
 	go func() {
 		var t <-chan time.Time
+		select {
+		case <-ready:
+		case <-stop:
+			byUs <- false
+			cmd.Process.Signal(syscall.SIGKILL)
+			return
+		}
 		if delay > 0 {
 			t = time.After(delay)
 		}
@@ -299,6 +310,10 @@ func sharedChild(who, url, state, point string, delay time.Duration, stats *shar
 	childFence := map[string]int64{}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
+		if sc.Text() == "ready" {
+			close(ready)
+			continue
+		}
 		f := strings.Fields(sc.Text())
 		if len(f) != 5 || f[0] != "ack" {
 			continue
