@@ -174,6 +174,11 @@ func TestSharedKillLoop(t *testing.T) {
 					point = fmt.Sprintf("%s:%d", p, 1+intN(2))
 				}
 				delay := time.Duration(200+intN(1800)) * time.Millisecond
+				if intN(4) == 0 {
+					// A longer life now and then, so tasks also finish
+					// (and reach the later crash points) while the kills go on.
+					delay = time.Duration(2500+intN(2500)) * time.Millisecond
+				}
 				if err := sharedChild(who, url, states[who], point, delay, stats, stop); err != nil {
 					failed <- err
 					return

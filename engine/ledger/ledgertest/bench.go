@@ -44,7 +44,8 @@ func BenchClaims(b *testing.B, open func() ledger.Store, runners int) {
 		go func() {
 			defer wg.Done()
 			s := stores[i]
-			h := ledger.Holder{Owner: fmt.Sprintf("bench-%d", i), Host: "bench", PID: 1 << 20, BootID: "bench"}
+			// Each runner stands for its own machine: only TTLs free leases.
+			h := ledger.Holder{Owner: fmt.Sprintf("bench-%d", i), Host: fmt.Sprintf("bench-%d", i), PID: 1 << 20, BootID: fmt.Sprintf("boot-%d", i)}
 			var mine []time.Duration
 			defer func() { mu.Lock(); lats = append(lats, mine...); mu.Unlock() }()
 			for {
