@@ -318,7 +318,7 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 		}
 		cp, err := Commit(ctx, wt, t.Branch,
 			fmt.Sprintf("bcode: keep edits left uncommitted under fence %d", f),
-			Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old}, lim)
+			Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old, Worktree: f}, lim)
 		if err != nil {
 			return fmt.Errorf("task %s: committing the edits left in %s: %w", t.ID, dir, err)
 		}
@@ -464,20 +464,31 @@ func phaseOf(events []engine.Event, fence int64) string {
 	return "not started"
 }
 
-// newestCommitFence is the largest Bcode-Fence trailer of the commits
-// base..branch, 0 when there are none (or no branch yet).
+// newestCommitFence is the newest worktree the commits base..branch were
+// made from, by fence: a checkpoint's own fence (a holder checkpoints only
+// from the worktree named by its fence), a recovery commit's Bcode-Worktree
+// (the earlier worktree whose edits it kept). 0 when there are none (or no
+// branch yet). A worktree of an older fence that still exists was left
+// behind by the branch: within one state directory a newer holder moves the
+// newest worktree to its own name before it checkpoints.
 func newestCommitFence(ctx context.Context, user *git.Repo, t *engine.Task) (int64, error) {
 	commits, err := branchCommits(ctx, user, t)
 	if err != nil || len(commits) == 0 {
 		return 0, err
 	}
-	out, err := user.Git(ctx, "log", "--format=%(trailers:key=Bcode-Fence,valueonly,separator=%x20)", t.Base+"..refs/heads/"+t.Branch)
+	out, err := user.Git(ctx, "log", "--format=%(trailers:key=Bcode-Fence,valueonly,separator=%x20)%x09%(trailers:key=Bcode-Worktree,valueonly,separator=%x20)",
+		t.Base+"..refs/heads/"+t.Branch)
 	if err != nil {
 		return 0, fmt.Errorf("reading the fences of %s: %w", t.Branch, err)
 	}
 	var newest int64
-	for _, f := range strings.Fields(string(out)) {
-		if n, err := strconv.ParseInt(f, 10, 64); err == nil && n > newest {
+	for _, line := range strings.Split(string(out), "\n") {
+		fence, wt, _ := strings.Cut(line, "\t")
+		src := strings.TrimSpace(wt)
+		if src == "" {
+			src = strings.TrimSpace(fence)
+		}
+		if n, err := strconv.ParseInt(src, 10, 64); err == nil && n > newest {
 			newest = n
 		}
 	}
