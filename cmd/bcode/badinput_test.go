@@ -172,6 +172,16 @@ func TestBadInput(t *testing.T) {
 		t.Log("bcode has no task command yet: task cases not run")
 	}
 
+	// runner: the long-running worker over the (shared) ledger.
+	runnerState := filepath.Join(tmp, "runner-state")
+	cases = append(cases,
+		badCase{"runner/nothing runnable", []string{"runner", "--once", "--state", runnerState}, []int{3}, `no runnable task`},
+		badCase{"runner/unusable state dir", []string{"runner", "--once", "--state", badState}, []int{1, 2}, stateDir},
+		badCase{"runner/a ledger URL that is not Postgres", []string{"runner", "--once", "--state", runnerState, "--ledger", "mysql://u@h/db"}, []int{1, 2}, `is not a postgres:// URL`},
+		badCase{"runner/an unreachable Postgres", []string{"runner", "--once", "--state", runnerState, "--ledger", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2"}, []int{1}, `(?s)cannot be reached.*set --ledger or BCODE_LEDGER`},
+		badCase{"runner/a bad --sessions", []string{"runner", "--once", "--state", runnerState, "--sessions", "http://gpu"}, []int{2}, `give ENDPOINT=N`},
+	)
+
 	// secrets scan-history: a history with a credential in it. The value is
 	// made at run time so this file never puts one into bcode's own history.
 	leaky := badInputRepo(t, filepath.Join(tmp, "leaky"))

@@ -8,17 +8,39 @@ import (
 	"path/filepath"
 
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/ledger/backend"
 )
 
 // stateFlags are the flags every subcommand that touches the ledger shares.
 type stateFlags struct {
-	repo  string
-	state string
+	repo   string
+	state  string
+	ledger string
 }
 
 func (s *stateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.repo, "repo", ".", "the git checkout to work on")
 	fs.StringVar(&s.state, "state", "", "state directory holding the ledger (default $BCODE_STATE, else $XDG_STATE_HOME/bcode)")
+	fs.StringVar(&s.ledger, "ledger", "", "task ledger: postgres://user@host/db shared by a team's runners, or sqlite (default $BCODE_LEDGER, else ~/.config/bcode/ledger, else the SQLite file in the state directory)")
+}
+
+// openStore opens the task ledger the user chose (see engine/ledger/backend)
+// and returns it with the state directory that holds this machine's
+// worktrees.
+func (s *stateFlags) openStore(ctx context.Context) (ledger.Store, string, error) {
+	choice, err := backend.Resolve(s.ledger)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := s.ledgerPath()
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := backend.Open(ctx, choice, p)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, filepath.Dir(p), nil
 }
 
 // ledgerPath resolves where the ledger lives: --state wins over

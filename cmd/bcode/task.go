@@ -38,7 +38,7 @@ const taskUsage = `usage: bcode task <subcommand> [flags]
   reject ID                       remove its worktree and branch; the record stays
   approve-module ID MOD@VER       let the host fetch a module the task needs that the base's go.sum does not list
 
-Every subcommand takes --repo DIR and --state DIR.`
+Every subcommand takes --repo DIR, --state DIR and --ledger URL (a Postgres ledger a team shares; see bcode runner).`
 
 var taskSubcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	"create": taskCreate, "run": taskRun, "status": taskStatus, "events": taskEvents, "diff": taskDiff,
@@ -135,11 +135,13 @@ func (c *taskCmd) openOne(ctx context.Context, args []string) (string, *task.Eng
 }
 
 func (c *taskCmd) engine(ctx context.Context) (*task.Engine, func(), error) {
-	led, err := c.st.openLedger(ctx)
+	led, state, err := c.st.openStore(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return task.New(led), func() { led.Close() }, nil
+	e := task.New(led)
+	e.StateDir = state
+	return e, func() { led.Close() }, nil
 }
 
 // explain turns the engine's errors into what the user can do.

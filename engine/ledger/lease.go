@@ -12,7 +12,10 @@ import (
 
 // Holder is who asks for a lease. LocalHolder fills it in for this process.
 type Holder struct {
-	Owner  string // runner identity, e.g. host/pid/nonce; unique per runner
+	Owner string // runner identity, e.g. host/pid/nonce; unique per runner
+	// Host is the holder's host name: with BootID it decides whether
+	// another holder may judge PID (containers share a boot id).
+	Host   string
 	PID    int
 	BootID string // this machine's boot id (BootID()); "" disables the dead-pid shortcut
 	// StartTime is the holder process's start time in clock ticks after
@@ -21,20 +24,14 @@ type Holder struct {
 	StartTime uint64
 }
 
-// leaseRow is a lease as stored, with the start time engine.Lease lacks.
-type leaseRow struct {
-	engine.Lease
-	startTime uint64
-}
-
-func readLease(ctx context.Context, tx *sql.Tx, taskID string) (*leaseRow, error) {
+func readLease(ctx context.Context, tx *sql.Tx, taskID string) (*HeldLease, error) {
 	var (
-		r                  leaseRow
+		r                  HeldLease
 		heartbeat, expires string
 	)
-	err := tx.QueryRowContext(ctx, `SELECT task_id, owner, pid, boot_id, start_time, fence, heartbeat, expires
+	err := tx.QueryRowContext(ctx, `SELECT task_id, owner, host, pid, boot_id, start_time, fence, heartbeat, expires
 		FROM leases WHERE task_id = ?`, taskID).Scan(
-		&r.TaskID, &r.Owner, &r.PID, &r.BootID, &r.startTime, &r.Fence, &heartbeat, &expires)
+		&r.TaskID, &r.Owner, &r.Host, &r.PID, &r.BootID, &r.StartTime, &r.Fence, &heartbeat, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -86,27 +83,11 @@ func (l *Ledger) Acquire(ctx context.Context, taskID string, holder Holder, ttl 
 			return err
 		}
 		now := l.opts.now().UTC()
-		if cur != nil {
-			if cur.Owner != holder.Owner && now.Before(cur.Expires) && !l.holderGone(cur, holder) {
-				return fmt.Errorf("task %s: %w: %s (pid %d) until %s, fence %d", taskID, engine.ErrLeaseHeld,
-					cur.Owner, cur.PID, cur.Expires.Local().Format(time.RFC3339), cur.Fence)
-			}
-			p := cur.Lease
-			prev = &p
+		if cur != nil && !TakeOver(*cur, holder, now, l.opts.alive) {
+			return fmt.Errorf("task %s: %w: %s (pid %d) until %s, fence %d", taskID, engine.ErrLeaseHeld,
+				cur.Owner, cur.PID, cur.Expires.Local().Format(time.RFC3339), cur.Fence)
 		}
-		var fence int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO fences (task_id, fence) VALUES (?, 1)
-			ON CONFLICT (task_id) DO UPDATE SET fence = fence + 1 RETURNING fence`, taskID).Scan(&fence); err != nil {
-			return err
-		}
-		got = engine.Lease{TaskID: taskID, Owner: holder.Owner, PID: holder.PID, BootID: holder.BootID,
-			Fence: fence, Heartbeat: now, Expires: now.Add(ttl)}
-		_, err = tx.ExecContext(ctx, `INSERT INTO leases (task_id, owner, pid, boot_id, start_time, fence, heartbeat, expires)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, boot_id = excluded.boot_id,
-				start_time = excluded.start_time, fence = excluded.fence, heartbeat = excluded.heartbeat, expires = excluded.expires`,
-			taskID, holder.Owner, holder.PID, holder.BootID, int64(holder.StartTime), fence,
-			formatTime(got.Heartbeat), formatTime(got.Expires))
+		got, prev, err = l.take(ctx, tx, taskID, cur, holder, now, ttl)
 		return err
 	})
 	if err != nil {
@@ -115,22 +96,89 @@ func (l *Ledger) Acquire(ctx context.Context, taskID string, holder Holder, ttl 
 	return got, prev, nil
 }
 
-// holderGone reports whether cur's holder is known dead: it ran on the
-// acquirer's machine in this boot and its process no longer exists, or its
-// pid now belongs to a process that started at another time.
-func (l *Ledger) holderGone(cur *leaseRow, acquirer Holder) bool {
-	if cur.BootID == "" || cur.BootID != acquirer.BootID || cur.PID <= 0 {
-		return false
+// take writes holder's lease on taskID with the next fence, replacing cur.
+func (l *Ledger) take(ctx context.Context, tx *sql.Tx, taskID string, cur *HeldLease, holder Holder, now time.Time, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
+	var prev *engine.Lease
+	if cur != nil {
+		p := cur.Lease
+		prev = &p
 	}
-	if !l.opts.alive(cur.PID) {
-		return true
+	var fence int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO fences (task_id, fence) VALUES (?, 1)
+		ON CONFLICT (task_id) DO UPDATE SET fence = fence + 1 RETURNING fence`, taskID).Scan(&fence); err != nil {
+		return engine.Lease{}, nil, err
 	}
-	if cur.startTime != 0 {
-		if st, ok := processStartTime(cur.PID); ok && st != cur.startTime {
-			return true
+	got := engine.Lease{TaskID: taskID, Owner: holder.Owner, PID: holder.PID, BootID: holder.BootID,
+		Fence: fence, Heartbeat: now, Expires: now.Add(ttl)}
+	_, err := tx.ExecContext(ctx, `INSERT INTO leases (task_id, owner, host, pid, boot_id, start_time, fence, heartbeat, expires)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid,
+			boot_id = excluded.boot_id, start_time = excluded.start_time, fence = excluded.fence,
+			heartbeat = excluded.heartbeat, expires = excluded.expires`,
+		taskID, holder.Owner, holder.Host, holder.PID, holder.BootID, int64(holder.StartTime), fence,
+		formatTime(got.Heartbeat), formatTime(got.Expires))
+	if err != nil {
+		return engine.Lease{}, nil, err
+	}
+	return got, prev, nil
+}
+
+// claimScan bounds how many runnable candidates ClaimNext looks at in one
+// transaction: the ones whose holder is alive elsewhere are skipped.
+const claimScan = 64
+
+// ClaimNext implements Store. SQLite has one writer, so the BEGIN
+// IMMEDIATE transaction alone keeps two runners from claiming one task.
+func (l *Ledger) ClaimNext(ctx context.Context, holder Holder, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
+	if ttl <= 0 {
+		return engine.Lease{}, nil, fmt.Errorf("ClaimNext: ttl %s is not positive", ttl)
+	}
+	if holder.Owner == "" {
+		return engine.Lease{}, nil, errors.New("ClaimNext: the holder has no owner")
+	}
+	var (
+		got  engine.Lease
+		prev *engine.Lease
+	)
+	err := l.Write(ctx, func(tx *sql.Tx) error {
+		now := l.opts.now().UTC()
+		rows, err := tx.QueryContext(ctx, `SELECT t.id FROM tasks t LEFT JOIN leases l ON l.task_id = t.id
+			WHERE t.status IN (?, ?) AND (l.task_id IS NULL OR l.expires <= ? OR l.boot_id = ?)
+			ORDER BY t.created_at, t.rowid LIMIT ?`,
+			string(engine.TaskQueued), string(engine.TaskRunning), formatTime(now), holder.BootID, claimScan)
+		if err != nil {
+			return err
 		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			cur, err := readLease(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if cur != nil && (cur.Owner == holder.Owner || !TakeOver(*cur, holder, now, l.opts.alive)) {
+				continue // its own lease is a task it is already running
+			}
+			got, prev, err = l.take(ctx, tx, id, cur, holder, now, ttl)
+			return err
+		}
+		return ErrNothingRunnable
+	})
+	if err != nil {
+		return engine.Lease{}, nil, err
 	}
-	return false
+	return got, prev, nil
 }
 
 // Heartbeat extends the lease to now+ttl. It fails with engine.ErrFenced

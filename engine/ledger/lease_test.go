@@ -301,7 +301,7 @@ func TestRealProcessLiveness(t *testing.T) {
 		t.Fatal(err)
 	}
 	task3 := newTask(t, l, "/r", "dead child")
-	dead := Holder{Owner: "child", PID: child.Process.Pid, BootID: me.BootID}
+	dead := Holder{Owner: "child", PID: child.Process.Pid, BootID: me.BootID, Host: me.Host}
 	if _, _, err := l.Acquire(ctx, task3.ID, dead, time.Hour); err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func TestMigrationsApplyOnceAndReopenIsIdempotent(t *testing.T) {
 	clock := newFakeClock()
 	l := openAt(t, path, WithClock(clock.now))
 	first, firstAt := migrationRows(t, l)
-	if want := []string{"ledger/1"}; fmt.Sprint(first) != fmt.Sprint(want) {
+	if want := []string{"ledger/1", "ledger/2"}; fmt.Sprint(first) != fmt.Sprint(want) {
 		t.Fatalf("migrations after first open: %v, want %v", first, want)
 	}
 	for _, table := range []string{"tasks", "attempts", "leases", "fences", "events", "verification_runs", "model_calls"} {
@@ -137,7 +137,7 @@ func TestExtraMigrationSet(t *testing.T) {
 	step2 := `ALTER TABLE extra_a ADD COLUMN n INTEGER NOT NULL DEFAULT 0`
 
 	l := openAt(t, path, WithMigrations("extra", []string{step1}))
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 ledger/1]" {
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 ledger/1 ledger/2]" {
 		t.Fatalf("after the first open: %v", rows)
 	}
 	l.Close()
@@ -145,7 +145,7 @@ func TestExtraMigrationSet(t *testing.T) {
 	// A second step arrives with a newer binary; the first is not re-run
 	// (re-running it would fail: the tables exist).
 	l = openAt(t, path, WithMigrations("extra", []string{step1, step2}))
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 extra/2 ledger/1]" {
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 extra/2 ledger/1 ledger/2]" {
 		t.Fatalf("after adding a step: %v", rows)
 	}
 	var seeds, n int
@@ -191,7 +191,7 @@ func TestFailingMigrationLeavesNothingBehind(t *testing.T) {
 	}
 	l := openAt(t, path)
 	rows, _ := migrationRows(t, l)
-	if fmt.Sprint(rows) != "[ledger/1]" {
+	if fmt.Sprint(rows) != "[ledger/1 ledger/2]" {
 		t.Errorf("after a failed open then a clean one: %v", rows)
 	}
 	var n int

@@ -216,4 +216,26 @@ CREATE TABLE model_calls (
 ) STRICT;
 CREATE INDEX model_calls_by_task ON model_calls (task_id, id);
 `,
+	`
+-- The holder's host name: a pid is judged only on the same boot id and host.
+ALTER TABLE leases ADD COLUMN host TEXT NOT NULL DEFAULT '';
+
+-- How many model sessions an endpoint (a llama-server) serves at once.
+CREATE TABLE endpoints (
+	endpoint TEXT PRIMARY KEY,
+	max_sessions INTEGER NOT NULL CHECK (max_sessions > 0)
+) STRICT;
+
+-- A session slot is held by a lease: it counts only while that lease row
+-- still has this owner and fence and has not expired.
+CREATE TABLE endpoint_sessions (
+	endpoint TEXT NOT NULL,
+	task_id  TEXT NOT NULL REFERENCES tasks (id),
+	owner    TEXT NOT NULL,
+	fence    INTEGER NOT NULL,
+	since    TEXT NOT NULL,
+	PRIMARY KEY (endpoint, task_id)
+) STRICT;
+CREATE INDEX tasks_by_status ON tasks (status, created_at);
+`,
 }

@@ -28,14 +28,14 @@ func BootID() string {
 // "host/pid/nonce", unique to this process's life.
 func LocalHolder(owner string) Holder {
 	pid := os.Getpid()
+	host, _ := os.Hostname()
 	if owner == "" {
-		host, _ := os.Hostname()
 		var nonce [4]byte
 		rand.Read(nonce[:])
 		owner = fmt.Sprintf("%s/%d/%s", host, pid, hex.EncodeToString(nonce[:]))
 	}
 	st, _ := processStartTime(pid)
-	return Holder{Owner: owner, PID: pid, BootID: BootID(), StartTime: st}
+	return Holder{Owner: owner, Host: host, PID: pid, BootID: BootID(), StartTime: st}
 }
 
 // procStat is what the ledger needs from /proc/<pid>/stat.

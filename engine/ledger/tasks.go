@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/bcode-dev/bcode/engine"
 )
@@ -33,32 +34,9 @@ func NewTaskID() string {
 // same transaction. Empty fields get defaults, written back into t: ID a new
 // random one, Status queued, Branch bcode/<id>, CreatedAt and UpdatedAt now.
 func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
-	if t == nil {
-		return errors.New("CreateTask: task is nil")
+	if err := PrepareNewTask(t, l.opts.now()); err != nil {
+		return err
 	}
-	if strings.TrimSpace(t.Goal) == "" {
-		return errors.New("CreateTask: the task has no goal")
-	}
-	if t.Repo == "" {
-		return errors.New("CreateTask: the task has no repo")
-	}
-	if t.Status == "" {
-		t.Status = engine.TaskQueued
-	}
-	if !knownStatuses[t.Status] {
-		return fmt.Errorf("CreateTask: unknown task status %q", t.Status)
-	}
-	if t.ID == "" {
-		t.ID = NewTaskID()
-	}
-	if t.Branch == "" {
-		t.Branch = "bcode/" + t.ID
-	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = l.opts.now()
-	}
-	t.CreatedAt = t.CreatedAt.UTC()
-	t.UpdatedAt = t.CreatedAt
 	cols, err := taskColumns(t)
 	if err != nil {
 		return fmt.Errorf("CreateTask: %w", err)
@@ -84,6 +62,55 @@ func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
 		_, err := insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: "task.created", Data: created, At: t.CreatedAt})
 		return err
 	})
+}
+
+// PrepareNewTask checks a task about to be created and fills in its
+// defaults (see CreateTask); every backend's CreateTask calls it.
+func PrepareNewTask(t *engine.Task, now time.Time) error {
+	if t == nil {
+		return errors.New("CreateTask: task is nil")
+	}
+	if strings.TrimSpace(t.Goal) == "" {
+		return errors.New("CreateTask: the task has no goal")
+	}
+	if t.Repo == "" {
+		return errors.New("CreateTask: the task has no repo")
+	}
+	if t.Status == "" {
+		t.Status = engine.TaskQueued
+	}
+	if !knownStatuses[t.Status] {
+		return fmt.Errorf("CreateTask: unknown task status %q", t.Status)
+	}
+	if t.ID == "" {
+		t.ID = NewTaskID()
+	}
+	if t.Branch == "" {
+		t.Branch = "bcode/" + t.ID
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = now
+	}
+	t.CreatedAt = t.CreatedAt.UTC()
+	t.UpdatedAt = t.CreatedAt
+	return nil
+}
+
+// CheckUpdate checks a task about to be written by UpdateTask under lease.
+func CheckUpdate(lease engine.Lease, t *engine.Task) error {
+	if t == nil {
+		return errors.New("UpdateTask: task is nil")
+	}
+	if t.ID != lease.TaskID {
+		return fmt.Errorf("UpdateTask: task %q is not the leased task %q", t.ID, lease.TaskID)
+	}
+	if !knownStatuses[t.Status] {
+		return fmt.Errorf("UpdateTask: unknown task status %q", t.Status)
+	}
+	if strings.TrimSpace(t.Goal) == "" {
+		return errors.New("UpdateTask: the task has no goal")
+	}
+	return nil
 }
 
 // taskColumns are the values of goal..updated_at, in the column order both
@@ -193,17 +220,8 @@ func (l *Ledger) Tasks(ctx context.Context, repo string) ([]engine.Task, error) 
 // UpdateTask writes every field of t but ID, Repo and CreatedAt, fenced by
 // lease (which must be t's). UpdatedAt is set to now and written back.
 func (l *Ledger) UpdateTask(ctx context.Context, lease engine.Lease, t *engine.Task) error {
-	if t == nil {
-		return errors.New("UpdateTask: task is nil")
-	}
-	if t.ID != lease.TaskID {
-		return fmt.Errorf("UpdateTask: task %q is not the leased task %q", t.ID, lease.TaskID)
-	}
-	if !knownStatuses[t.Status] {
-		return fmt.Errorf("UpdateTask: unknown task status %q", t.Status)
-	}
-	if strings.TrimSpace(t.Goal) == "" {
-		return errors.New("UpdateTask: the task has no goal")
+	if err := CheckUpdate(lease, t); err != nil {
+		return err
 	}
 	updated := *t
 	updated.UpdatedAt = l.opts.now().UTC()

@@ -35,7 +35,7 @@ type AttemptInput struct {
 	Lease engine.Lease
 	// Ledger is the runner's own ledger, for an agent that records its
 	// conversation (one writer connection per process: use this one).
-	Ledger *ledger.Ledger
+	Ledger ledger.Store
 }
 
 // Session is one attempt's conversation with the agent.

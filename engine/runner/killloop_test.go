@@ -209,7 +209,7 @@ func killLane(tb testing.TB, e *task.Engine, repo string, target int, seed uint6
 			delay = time.Duration(20+rng.IntN(1200)) * time.Millisecond
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillLoopChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), envChild+"=1", envLedger+"="+e.Ledger.Path(), envTask+"="+tk.ID, crashpoint.Env+"="+point)
+		cmd.Env = append(os.Environ(), envChild+"=1", envLedger+"="+e.Ledger.(*ledger.Ledger).Path(), envTask+"="+tk.ID, crashpoint.Env+"="+point)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -309,7 +309,7 @@ func (l *laneT) Helper() {}
 func checkLedger(t *laneT, e *task.Engine, tk *engine.Task, acked map[int64]string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := e.Ledger.IntegrityCheck(ctx); err != nil {
+	if err := e.Ledger.(*ledger.Ledger).IntegrityCheck(ctx); err != nil {
 		t.Fatal(err)
 	}
 	all, err := e.Ledger.Events(ctx, "", 0, 0)

@@ -97,6 +97,9 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress},
 		Context: PackBuilder{Redactor: scanner, Counter: counter, History: e.Ledger},
 		OnEvent: o.OnEvent,
+		// Sessions hold a slot of the endpoint's limit, if one is recorded
+		// in the ledger (bcode runner --sessions).
+		Endpoint: cfg.Model.Endpoint,
 	}, nil
 }
 

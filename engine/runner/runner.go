@@ -41,6 +41,15 @@ type Runner struct {
 	// CleanupTimeout bounds the clean stop after a cancel or a signal;
 	// zero: 30s.
 	CleanupTimeout time.Duration
+	// Endpoint names the model endpoint the agent's sessions use (its
+	// URL). When set, every attempt's agent session holds one of the
+	// endpoint's session slots in the ledger (ledger.Store.AcquireSession)
+	// and waits for one while all are taken: the runners sharing a
+	// llama-server share its GPU by the limit recorded there.
+	Endpoint string
+	// SessionPoll is how often a runner waiting for a session slot asks
+	// again; zero: 250ms.
+	SessionPoll time.Duration
 }
 
 // Result is how a run ended.
@@ -103,10 +112,7 @@ func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
 	if t.Status != engine.TaskQueued && t.Status != engine.TaskRunning {
 		return nil, fmt.Errorf("%w: task %s is %s (resume it with bcode task resume %s)", ErrNotRunnable, taskID, t.Status, taskID)
 	}
-	holder := r.Holder
-	if holder.Owner == "" {
-		holder = ledger.LocalHolder("")
-	}
+	holder := r.holder()
 	// Cancel requests count from here: an older one was for a run that
 	// has ended.
 	before, err := r.Engine.Ledger.Events(ctx, taskID, 0, 0)
@@ -121,6 +127,57 @@ func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.start(ctx, lease, rec, startSeq)
+}
+
+// RunNext claims the oldest runnable task in the ledger (queued, or left
+// running by a runner that died or stalled past its TTL) and runs it as
+// Run does. With nothing to claim it returns ledger.ErrNothingRunnable.
+// Several runners, on one machine or many, may call it on one shared
+// ledger: each task is claimed by one of them.
+func (r *Runner) RunNext(ctx context.Context) (*Result, error) {
+	if r.Engine == nil || r.Agent == nil || r.Checker == nil {
+		return nil, errors.New("runner: Engine, Agent and Checker are required")
+	}
+	lease, rec, err := r.Engine.ClaimNext(ctx, r.holder())
+	if err != nil {
+		return nil, err
+	}
+	return r.RunClaimed(ctx, lease, rec)
+}
+
+// RunClaimed runs a task whose lease the caller has claimed (with
+// task.Engine.Claim or ClaimNext, as r.Holder) until it ends as Run does.
+// The lease is released when it ends, as in Run.
+func (r *Runner) RunClaimed(ctx context.Context, lease engine.Lease, rec *task.Recovery) (*Result, error) {
+	if r.Engine == nil || r.Agent == nil || r.Checker == nil {
+		r.Engine.Ledger.Release(context.WithoutCancel(ctx), lease)
+		return nil, errors.New("runner: Engine, Agent and Checker are required")
+	}
+	// Cancel requests count from the last event an earlier holder wrote:
+	// this run's own (the recovery) carry its fence.
+	evs, err := r.Engine.Ledger.Events(ctx, lease.TaskID, 0, 0)
+	if err != nil {
+		r.Engine.Ledger.Release(context.WithoutCancel(ctx), lease)
+		return nil, err
+	}
+	var startSeq int64
+	for _, ev := range evs {
+		if ev.Fence != lease.Fence {
+			startSeq = ev.Seq
+		}
+	}
+	return r.start(ctx, lease, rec, startSeq)
+}
+
+func (r *Runner) holder() ledger.Holder {
+	if r.Holder.Owner == "" {
+		return ledger.LocalHolder("")
+	}
+	return r.Holder
+}
+
+func (r *Runner) start(ctx context.Context, lease engine.Lease, rec *task.Recovery, startSeq int64) (*Result, error) {
 	s := &run{r: r, id: lease.TaskID, fence: lease.Fence, owner: lease.Owner, pid: lease.PID,
 		lease: lease, phase: "starting", startSeq: startSeq}
 	if err := s.announceRecovery(ctx); err != nil {
@@ -389,6 +446,11 @@ func (s *run) oneAttempt(ctx context.Context, history []engine.Attempt) (outcome
 			return outcome{}, err
 		}
 	}
+	release, err := s.sessionSlot(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer release()
 	s.phase = "agent turns"
 	sess, err := s.r.Agent.StartAttempt(ctx, in)
 	if err != nil {
@@ -612,4 +674,34 @@ func oneLine(s string) string {
 		s = s[:72]
 	}
 	return s
+}
+
+// sessionSlot waits for one of the endpoint's session slots (see
+// Runner.Endpoint) and returns what gives it back. The slot is held under
+// the lease, so a runner that dies frees it when its lease goes stale.
+func (s *run) sessionSlot(ctx context.Context) (func(), error) {
+	if s.r.Endpoint == "" {
+		return func() {}, nil
+	}
+	poll := s.r.SessionPoll
+	if poll <= 0 {
+		poll = 250 * time.Millisecond
+	}
+	s.phase = "waiting for the model endpoint"
+	led := s.r.Engine.Ledger
+	for {
+		err := led.AcquireSession(ctx, s.curLease(), s.r.Endpoint)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ledger.ErrEndpointBusy) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+	return func() { led.ReleaseSession(context.WithoutCancel(ctx), s.curLease(), s.r.Endpoint) }, nil
 }

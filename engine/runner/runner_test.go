@@ -123,7 +123,7 @@ func TestTwoRunnersRace(t *testing.T) {
 	ctx := context.Background()
 	repo := newRepo(t, nil)
 	e := newEngine(t, 10*time.Second)
-	led2, err := ledger.Open(ctx, e.Ledger.Path())
+	led2, err := ledger.Open(ctx, e.Ledger.(*ledger.Ledger).Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestCtrlC(t *testing.T) {
 			e := newEngine(t, 20*time.Second)
 			tk := createTask(t, e, repo, engine.Budgets{MaxAttempts: 3, MaxTurns: 10})
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSignalChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), envSignalChild+"=1", envLedger+"="+e.Ledger.Path(), envTask+"="+tk.ID)
+			cmd.Env = append(os.Environ(), envSignalChild+"=1", envLedger+"="+e.Ledger.(*ledger.Ledger).Path(), envTask+"="+tk.ID)
 			out, _ := cmd.StdoutPipe()
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

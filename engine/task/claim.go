@@ -44,6 +44,11 @@ type Recovery struct {
 	RemovedLocks []string `json:"removed_locks,omitempty"`
 	// Worktrees are the earlier holders' worktree directories found.
 	Worktrees []string `json:"worktrees,omitempty"`
+	// Kept are earlier worktrees the branch had moved past (a runner with
+	// another state directory worked on the task after them): their
+	// files are kept as a commit under refs/bcode/kept/ — never on the
+	// branch, where they would undo the later work — and they are removed.
+	Kept []string `json:"kept_worktrees,omitempty"`
 	// Incomplete are worktrees whose creation never finished; they are
 	// removed (they hold no work).
 	Incomplete []string `json:"incomplete_worktrees,omitempty"`
@@ -52,7 +57,7 @@ type Recovery struct {
 // Found reports whether there was anything to recover.
 func (r *Recovery) Found() bool {
 	return r.PreviousOwner != "" || len(r.Orphaned) > 0 || len(r.Adopted) > 0 || r.RecoveryCommit != "" ||
-		len(r.RemovedLocks) > 0 || len(r.Incomplete) > 0
+		len(r.RemovedLocks) > 0 || len(r.Incomplete) > 0 || len(r.Kept) > 0
 }
 
 // Claim takes the task's lease for holder and brings the task to a state
@@ -67,6 +72,22 @@ func (r *Recovery) Found() bool {
 // is released again.
 func (e *Engine) Claim(ctx context.Context, taskID string, holder ledger.Holder) (engine.Lease, *Recovery, error) {
 	return e.claim(ctx, taskID, holder, false)
+}
+
+// ClaimNext is Claim for the oldest runnable task in the ledger (see
+// ledger.Store.ClaimNext); ledger.ErrNothingRunnable when there is none.
+func (e *Engine) ClaimNext(ctx context.Context, holder ledger.Holder) (engine.Lease, *Recovery, error) {
+	lease, prev, err := e.Ledger.ClaimNext(ctx, holder, e.ttl())
+	if err != nil {
+		return engine.Lease{}, nil, err
+	}
+	crashpoint.Hit("lease.acquired")
+	rec, err := e.recover(ctx, lease, prev, holder, false)
+	if err != nil {
+		e.Ledger.Release(context.WithoutCancel(ctx), lease)
+		return engine.Lease{}, nil, err
+	}
+	return lease, rec, nil
 }
 
 // claim is Claim; with discard, the earlier holders' worktrees are not
@@ -241,6 +262,13 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 		return fmt.Errorf("task %s: repairing git's record of a moved worktree: %w", t.ID, err)
 	}
 	var lim git.Limits
+	// The newest fence that put a commit on the branch: a worktree of an
+	// older fence is behind the branch (possible when runners with other
+	// state directories share the repository).
+	newest, err := newestCommitFence(ctx, user, t)
+	if err != nil {
+		return err
+	}
 	for _, f := range fences {
 		dir := dirs[f]
 		rec.Worktrees = append(rec.Worktrees, dir)
@@ -253,6 +281,17 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 				return fmt.Errorf("removing the unfinished worktree %s: %w", dir, err)
 			}
 			rec.Incomplete = append(rec.Incomplete, dir)
+			continue
+		}
+		if f < newest {
+			if lim == (git.Limits{}) {
+				if lim, err = CheckpointLimits(ctx, user, t); err != nil {
+					return err
+				}
+			}
+			if err := e.keepStale(ctx, user, t, dir, f, rec, lim); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := e.clearIndexLock(ctx, wt, rec); err != nil {
@@ -279,7 +318,7 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 		}
 		cp, err := Commit(ctx, wt, t.Branch,
 			fmt.Sprintf("bcode: keep edits left uncommitted under fence %d", f),
-			Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old}, lim)
+			Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old, Worktree: f}, lim)
 		if err != nil {
 			return fmt.Errorf("task %s: committing the edits left in %s: %w", t.ID, dir, err)
 		}
@@ -423,4 +462,72 @@ func phaseOf(events []engine.Event, fence int64) string {
 		}
 	}
 	return "not started"
+}
+
+// newestCommitFence is the newest worktree the commits base..branch were
+// made from, by fence: a checkpoint's own fence (a holder checkpoints only
+// from the worktree named by its fence), a recovery commit's Bcode-Worktree
+// (the earlier worktree whose edits it kept). 0 when there are none (or no
+// branch yet). A worktree of an older fence that still exists was left
+// behind by the branch: within one state directory a newer holder moves the
+// newest worktree to its own name before it checkpoints.
+func newestCommitFence(ctx context.Context, user *git.Repo, t *engine.Task) (int64, error) {
+	commits, err := branchCommits(ctx, user, t)
+	if err != nil || len(commits) == 0 {
+		return 0, err
+	}
+	out, err := user.Git(ctx, "log", "--format=%(trailers:key=Bcode-Fence,valueonly,separator=%x20)%x09%(trailers:key=Bcode-Worktree,valueonly,separator=%x20)",
+		t.Base+"..refs/heads/"+t.Branch)
+	if err != nil {
+		return 0, fmt.Errorf("reading the fences of %s: %w", t.Branch, err)
+	}
+	var newest int64
+	for _, line := range strings.Split(string(out), "\n") {
+		fence, wt, _ := strings.Cut(line, "\t")
+		src := strings.TrimSpace(wt)
+		if src == "" {
+			src = strings.TrimSpace(fence)
+		}
+		if n, err := strconv.ParseInt(src, 10, 64); err == nil && n > newest {
+			newest = n
+		}
+	}
+	return newest, nil
+}
+
+// keepStale keeps what an earlier worktree that the branch moved past
+// holds, as a commit on top of the branch head under
+// refs/bcode/kept/<task>/f<fence> (the branch itself is not moved: its
+// newer work stays), and removes the worktree.
+func (e *Engine) keepStale(ctx context.Context, user *git.Repo, t *engine.Task, dir string, fence int64, rec *Recovery, lim git.Limits) error {
+	wt, err := user.LinkedWorktree(ctx, dir)
+	if err == nil && !initializing(wt) {
+		head := "refs/heads/" + t.Branch
+		tree, _, err := wt.SnapshotTree(ctx, head, lim)
+		if err != nil {
+			return fmt.Errorf("task %s: reading the earlier worktree %s: %w", t.ID, dir, err)
+		}
+		out, err := user.Git(ctx, "rev-parse", head, head+"^{tree}")
+		if err != nil {
+			return err
+		}
+		revs := strings.Fields(string(out))
+		if len(revs) == 2 && revs[1] != tree {
+			msg := fmt.Sprintf("bcode: files left in the worktree of fence %d, which the branch moved past\n\n%s", fence,
+				Trailers{Task: t.ID, Recovery: fence}.String())
+			c, err := user.Git(ctx, append(slices.Clone(identity), "commit-tree", tree, "-p", revs[0], "-m", msg)...)
+			if err != nil {
+				return fmt.Errorf("task %s: keeping the files of %s: %w", t.ID, dir, err)
+			}
+			ref := fmt.Sprintf("refs/bcode/kept/%s/f%d", t.ID, fence)
+			if _, err := user.Git(ctx, "update-ref", ref, strings.TrimSpace(string(c))); err != nil {
+				return fmt.Errorf("task %s: keeping the files of %s: %w", t.ID, dir, err)
+			}
+		}
+	}
+	if err := user.RemoveLinkedWorktree(ctx, dir); err != nil {
+		return fmt.Errorf("task %s: removing the earlier worktree %s: %w", t.ID, dir, err)
+	}
+	rec.Kept = append(rec.Kept, dir)
+	return nil
 }

@@ -25,6 +25,9 @@ type Trailers struct {
 	Turn     int   // 0 for a recovery commit
 	Fence    int64 // the fence of the holder that made the commit
 	Recovery int64 // for a recovery commit: the fence whose edits it keeps
+	// Worktree, for a recovery commit: the fence in the name of the
+	// worktree it was made from (see newestCommitFence).
+	Worktree int64
 }
 
 func (t Trailers) String() string {
@@ -35,6 +38,9 @@ func (t Trailers) String() string {
 	}
 	if t.Recovery > 0 {
 		fmt.Fprintf(&b, "Bcode-Recovery: %d\n", t.Recovery)
+	}
+	if t.Worktree > 0 {
+		fmt.Fprintf(&b, "Bcode-Worktree: %d\n", t.Worktree)
 	}
 	fmt.Fprintf(&b, "Bcode-Fence: %d\n", t.Fence)
 	return b.String()
@@ -61,6 +67,8 @@ func ParseTrailers(msg string) Trailers {
 			t.Fence = n
 		case "Bcode-Recovery":
 			t.Recovery = n
+		case "Bcode-Worktree":
+			t.Worktree = n
 		}
 	}
 	return t

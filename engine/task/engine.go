@@ -27,9 +27,12 @@ const DefaultTTL = 30 * time.Second
 
 // Engine is the task API over one ledger.
 type Engine struct {
-	Ledger *ledger.Ledger
+	// Ledger is the task store: the local SQLite file (*ledger.Ledger) or
+	// a shared one (engine/ledger/postgres).
+	Ledger ledger.Store
 	// StateDir holds the worktrees (StateDir/worktrees/<id>-f<fence>); it
-	// is the ledger file's directory unless set.
+	// is the ledger file's directory unless set. A store that is not a
+	// local file (Postgres) has no directory: set it.
 	StateDir string
 	// Holder is who user commands (cancel, resume, accept, reject) take
 	// the lease as. Zero: this process (ledger.LocalHolder).
@@ -40,9 +43,18 @@ type Engine struct {
 	Poll time.Duration
 }
 
-// New returns the engine over l with its defaults.
-func New(l *ledger.Ledger) *Engine {
-	return &Engine{Ledger: l, StateDir: filepath.Dir(l.Path()), Holder: ledger.LocalHolder(""), TTL: DefaultTTL}
+// New returns the engine over l with its defaults; StateDir is l's
+// directory when l is a local file.
+func New(l ledger.Store) *Engine {
+	return &Engine{Ledger: l, StateDir: fileDir(l), Holder: ledger.LocalHolder(""), TTL: DefaultTTL}
+}
+
+// fileDir is the directory of a store kept in a local file, else "".
+func fileDir(l ledger.Store) string {
+	if f, ok := l.(interface{ Path() string }); ok && f.Path() != "" {
+		return filepath.Dir(f.Path())
+	}
+	return ""
 }
 
 func (e *Engine) ttl() time.Duration {
@@ -63,7 +75,13 @@ func (e *Engine) stateDir() string {
 	if e.StateDir != "" {
 		return e.StateDir
 	}
-	return filepath.Dir(e.Ledger.Path())
+	if d := fileDir(e.Ledger); d != "" {
+		return d
+	}
+	// No state dir and no ledger file: worktrees go under the user's
+	// state dir, as the SQLite ledger's would.
+	d, _ := ledger.StateDir()
+	return d
 }
 
 func (e *Engine) holder() ledger.Holder {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
@@ -64,7 +66,7 @@ func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engi
 	}
 	if !moved {
 		crashpoint.Hit("worktree.before-add")
-		if err := user.WorktreeAdd(ctx, mine, t.Branch, t.Base); err != nil {
+		if err := e.addWorktree(ctx, user, t, mine); err != nil {
 			return nil, err
 		}
 	}
@@ -122,4 +124,50 @@ func (e *Engine) removeWorktrees(ctx context.Context, user *git.Repo, taskID str
 	}
 	slices.Sort(removed)
 	return removed, nil
+}
+
+// addWorktree adds the holder's worktree of the task branch. When the
+// branch is checked out in a worktree outside this state directory (a
+// runner with another state directory on this machine held the task
+// before), that worktree belongs to an earlier fence and is that runner's
+// to clean up: the new one is added beside it (--force), since this
+// holder's lease is the newer one.
+func (e *Engine) addWorktree(ctx context.Context, user *git.Repo, t *engine.Task, dir string) error {
+	elsewhere, err := checkedOutElsewhere(ctx, user, "refs/heads/"+t.Branch, e.WorktreeRoot())
+	if err != nil || !elsewhere {
+		if err != nil {
+			return err
+		}
+		return user.WorktreeAdd(ctx, dir, t.Branch, t.Base)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := user.Git(ctx, "worktree", "add", "--quiet", "--force", "--", abs, t.Branch); err != nil {
+		return fmt.Errorf("creating worktree %s on branch %s: %w", abs, t.Branch, err)
+	}
+	return nil
+}
+
+// checkedOutElsewhere reports whether ref is checked out in a linked
+// worktree outside root, from the repository's own records.
+func checkedOutElsewhere(ctx context.Context, user *git.Repo, ref, root string) (bool, error) {
+	out, err := user.Git(ctx, "worktree", "list", "--porcelain")
+	if err != nil {
+		return false, fmt.Errorf("listing worktrees: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	var path string
+	for _, line := range strings.Split(string(out), "\n") {
+		if p, ok := strings.CutPrefix(line, "worktree "); ok {
+			path = p
+		}
+		if b, ok := strings.CutPrefix(line, "branch "); ok && b == ref && filepath.Dir(path) != filepath.Clean(root) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

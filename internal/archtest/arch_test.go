@@ -98,6 +98,8 @@ func TestImportRules(t *testing.T) {
 			to: func(imp string) bool { return strings.HasPrefix(imp, "github.com/zricethezav/gitleaks") }},
 		{why: "only the ledger opens SQLite", from: all, exempt: func(p string) bool { return under(p, "engine/ledger") },
 			to: func(imp string) bool { return strings.HasPrefix(imp, "modernc.org/sqlite") }},
+		{why: "only the ledger talks to PostgreSQL", from: all, exempt: func(p string) bool { return under(p, "engine/ledger") },
+			to: func(imp string) bool { return strings.HasPrefix(imp, "github.com/jackc/") }},
 	}
 	for _, p := range loadGraph(t) {
 		from := rel(p.ImportPath)

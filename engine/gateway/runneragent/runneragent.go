@@ -67,8 +67,8 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 		known = append(known, a.Canaries(in.Task.ID)...)
 	}
 	paths := gateway.DefaultHostPaths(in.Worktree, in.Task.Repo)
-	if in.Ledger != nil && in.Ledger.Path() != "" {
-		paths = append(paths, gateway.StateHostPaths(filepath.Dir(in.Ledger.Path()), in.Ledger.Path())...)
+	if f, ok := in.Ledger.(interface{ Path() string }); ok && f.Path() != "" {
+		paths = append(paths, gateway.StateHostPaths(filepath.Dir(f.Path()), f.Path())...)
 	}
 	red, err := gateway.NewRedactor(known, paths)
 	if err != nil {

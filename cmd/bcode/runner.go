@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/engine/task"
+)
+
+func init() {
+	register(command{
+		name:    "runner",
+		summary: "a long-running worker: claim runnable tasks from the (shared) ledger and run them",
+		run:     cmdRunner,
+	})
+}
+
+const runnerUsage = `usage: bcode runner [--ledger URL] [--state DIR] [--sessions ENDPOINT=N]... [--poll DUR] [--once]
+
+Claims the oldest runnable task in the ledger (queued, or left by a runner that
+died), runs it to its end, and claims the next, until interrupted. Several
+runners on several machines share one Postgres ledger (--ledger
+postgres://user@host/db, or $BCODE_LEDGER, or ~/.config/bcode/ledger); each
+task is run by one of them at a time, and a runner's worktrees stay on its
+own machine under --state. --sessions ENDPOINT=N records in the ledger that
+at most N agent sessions use the model at ENDPOINT at once (the GPU's share);
+every runner sharing the ledger obeys it.`
+
+func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bcode runner", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var st stateFlags
+	st.register(fs)
+	var sessions multiFlag
+	fs.Var(&sessions, "sessions", "ENDPOINT=N: at most N agent sessions at once on the model at ENDPOINT (0 removes the limit); repeatable")
+	poll := fs.Duration("poll", 2*time.Second, "how long an idle runner waits before looking for work again")
+	once := fs.Bool("once", false, "run at most one task, then exit (exit 3 when there was none)")
+	fs.Usage = func() { fmt.Fprintln(stderr, runnerUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bcode runner: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	led, state, err := st.openStore(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		return 1
+	}
+	defer led.Close()
+	for _, s := range sessions {
+		endpoint, n, ok := strings.Cut(s, "=")
+		limit, err := strconv.Atoi(n)
+		if !ok || endpoint == "" || err != nil {
+			fmt.Fprintf(stderr, "bcode runner: --sessions %q: give ENDPOINT=N, e.g. --sessions http://gpu:8080=2\n", s)
+			return 2
+		}
+		if err := led.SetEndpointLimit(ctx, endpoint, limit); err != nil {
+			fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+			return 1
+		}
+	}
+	e := task.New(led)
+	e.StateDir = state
+	holder := ledger.LocalHolder("")
+	opts := runner.Options{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
+	build := func(ctx context.Context, t engine.Task) (*runner.Runner, error) {
+		return runner.ForTask(ctx, e, t.ID, opts)
+	}
+	fmt.Fprintf(stdout, "bcode runner %s: claiming tasks; worktrees under %s\n", holder.Owner, e.WorktreeRoot())
+	if *once {
+		lease, rec, err := e.ClaimNext(ctx, holder)
+		if errors.Is(err, ledger.ErrNothingRunnable) {
+			fmt.Fprintln(stderr, "bcode runner: no runnable task")
+			return 3
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+			return 1
+		}
+		r, err := build(ctx, engine.Task{ID: lease.TaskID})
+		if err != nil {
+			e.Ledger.Release(context.WithoutCancel(ctx), lease)
+			fmt.Fprintf(stderr, "bcode runner: task %s: %v\n", lease.TaskID, err)
+			return 1
+		}
+		r.Holder = holder
+		res, err := r.RunClaimed(ctx, lease, rec)
+		return report(stdout, stderr, res, err)
+	}
+	w := &runner.Worker{Engine: e, Holder: holder, Poll: *poll, Build: build,
+		OnResult: func(res *runner.Result, err error) { report(stdout, stderr, res, err) }}
+	w.Serve(ctx)
+	return 0
+}
+
+func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "task %s: %s %s\n", res.Task.ID, res.Task.Status, res.Task.Reason)
+	return 0
+}

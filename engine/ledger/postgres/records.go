@@ -1,0 +1,544 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/ledger"
+)
+
+// StartAttempt implements ledger.Store.
+func (s *Store) StartAttempt(ctx context.Context, lease engine.Lease, taskID string) (*engine.Attempt, error) {
+	if taskID != lease.TaskID {
+		return nil, fmt.Errorf("StartAttempt: task %q is not the leased task %q", taskID, lease.TaskID)
+	}
+	var a *engine.Attempt
+	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+		a = &engine.Attempt{TaskID: taskID, Fence: lease.Fence, Status: engine.AttemptRunning, StartedAt: now}
+		return tx.QueryRow(ctx, `INSERT INTO attempts (task_id, number, fence, status, started_at)
+			VALUES ($1, (SELECT COALESCE(max(number), 0) + 1 FROM attempts WHERE task_id = $1), $2, $3, $4)
+			RETURNING id, number`, taskID, a.Fence, string(a.Status), now).Scan(&a.ID, &a.Number)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// FinishAttempt implements ledger.Store.
+func (s *Store) FinishAttempt(ctx context.Context, lease engine.Lease, a *engine.Attempt) error {
+	if a == nil {
+		return errors.New("FinishAttempt: attempt is nil")
+	}
+	if a.TaskID != lease.TaskID {
+		return fmt.Errorf("FinishAttempt: attempt of task %q under the lease of task %q", a.TaskID, lease.TaskID)
+	}
+	status := a.Status
+	if status == "" || status == engine.AttemptRunning {
+		status = engine.AttemptFinished
+	}
+	if status != engine.AttemptFinished && status != engine.AttemptInterrupted {
+		return fmt.Errorf("FinishAttempt: unknown attempt status %q", a.Status)
+	}
+	var finished time.Time
+	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+		finished = now
+		if a.FinishedAt != nil {
+			finished = a.FinishedAt.UTC().Truncate(time.Microsecond)
+		}
+		var (
+			fence int64
+			was   string
+		)
+		err := tx.QueryRow(ctx, `SELECT fence, status FROM attempts WHERE id = $1 AND task_id = $2`, a.ID, a.TaskID).Scan(&fence, &was)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("attempt %d of task %q: %w", a.ID, a.TaskID, engine.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if fence != lease.Fence {
+			return fmt.Errorf("FinishAttempt: attempt %d of task %s ran under fence %d, not this lease's %d (close it with InterruptOrphans)",
+				a.ID, a.TaskID, fence, lease.Fence)
+		}
+		if was != string(engine.AttemptRunning) {
+			return fmt.Errorf("FinishAttempt: attempt %d of task %s is already %s", a.ID, a.TaskID, was)
+		}
+		_, err = tx.Exec(ctx, `UPDATE attempts SET status = $1, verdict = $2, note = $3, finished_at = $4 WHERE id = $5`,
+			string(status), a.Verdict, a.Note, finished, a.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	a.Status, a.FinishedAt = status, &finished
+	return nil
+}
+
+const attemptColumns = `id, task_id, number, fence, status, verdict, note, started_at, finished_at`
+
+func scanAttempts(rows pgx.Rows) ([]engine.Attempt, error) {
+	defer rows.Close()
+	var out []engine.Attempt
+	for rows.Next() {
+		var (
+			a      engine.Attempt
+			status string
+		)
+		if err := rows.Scan(&a.ID, &a.TaskID, &a.Number, &a.Fence, &status, &a.Verdict, &a.Note, &a.StartedAt, &a.FinishedAt); err != nil {
+			return nil, err
+		}
+		a.Status = engine.AttemptStatus(status)
+		a.StartedAt = a.StartedAt.UTC()
+		if a.FinishedAt != nil {
+			f := a.FinishedAt.UTC()
+			a.FinishedAt = &f
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Attempts implements ledger.Store.
+func (s *Store) Attempts(ctx context.Context, taskID string) ([]engine.Attempt, error) {
+	var out []engine.Attempt
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE task_id = $1 ORDER BY number`, taskID)
+		if err != nil {
+			return err
+		}
+		out, err = scanAttempts(rows)
+		return err
+	})
+	return out, err
+}
+
+// InterruptOrphans implements ledger.Store.
+func (s *Store) InterruptOrphans(ctx context.Context, lease engine.Lease, taskID string) ([]engine.Attempt, error) {
+	if taskID != lease.TaskID {
+		return nil, fmt.Errorf("InterruptOrphans: task %q is not the leased task %q", taskID, lease.TaskID)
+	}
+	var out []engine.Attempt
+	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+		rows, err := tx.Query(ctx, `UPDATE attempts SET status = $1, finished_at = $2
+			WHERE task_id = $3 AND status = $4 AND fence < $5 RETURNING `+attemptColumns,
+			string(engine.AttemptInterrupted), now, taskID, string(engine.AttemptRunning), lease.Fence)
+		if err != nil {
+			return err
+		}
+		out, err = scanAttempts(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b engine.Attempt) int { return a.Number - b.Number })
+	return out, nil
+}
+
+// Append implements ledger.Store. Unfenced appends (a user's command) lock
+// the task's row too, so a task's events commit in seq order.
+func (s *Store) Append(ctx context.Context, lease *engine.Lease, e *engine.Event) (int64, error) {
+	if e == nil {
+		return 0, errors.New("Append: event is nil")
+	}
+	if e.TaskID == "" || e.Kind == "" {
+		return 0, fmt.Errorf("Append: an event needs a task id and a kind (got task %q, kind %q)", e.TaskID, e.Kind)
+	}
+	if lease != nil && lease.TaskID != e.TaskID {
+		return 0, fmt.Errorf("Append: event of task %q under the lease of task %q", e.TaskID, lease.TaskID)
+	}
+	if len(e.Data) > 0 && !json.Valid(e.Data) {
+		return 0, errors.New("event data is not valid JSON")
+	}
+	ev := *e
+	if lease != nil {
+		ev.Fence = lease.Fence
+	}
+	write := func(tx pgx.Tx, now time.Time) error {
+		if e.At.IsZero() {
+			ev.At = now
+		} else {
+			ev.At = e.At.UTC().Truncate(time.Microsecond)
+		}
+		var err error
+		ev.Seq, err = insertEvent(ctx, tx, &ev)
+		return err
+	}
+	var err error
+	if lease != nil {
+		err = s.fenced(ctx, *lease, write)
+	} else {
+		err = s.write(ctx, func(tx pgx.Tx) error {
+			now, err := s.lockTask(ctx, tx, e.TaskID)
+			if errors.Is(err, engine.ErrNotFound) {
+				return fmt.Errorf("event %s of task %q: %w (is there such a task?)", e.Kind, e.TaskID, err)
+			}
+			if err != nil {
+				return err
+			}
+			return write(tx, now)
+		})
+	}
+	if err != nil {
+		return 0, err
+	}
+	*e = ev
+	return ev.Seq, nil
+}
+
+func nullInt(v int64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+func nullString(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+func jsonArg(what string, raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("%s is not valid JSON", what)
+	}
+	return string(raw), nil
+}
+
+func rawJSON(s *string) json.RawMessage {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return json.RawMessage(*s)
+}
+
+func insertEvent(ctx context.Context, tx pgx.Tx, e *engine.Event) (int64, error) {
+	data, err := jsonArg("event data", e.Data)
+	if err != nil {
+		return 0, err
+	}
+	var seq int64
+	err = tx.QueryRow(ctx, `INSERT INTO events (task_id, attempt, fence, kind, data, at)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
+		e.TaskID, nullInt(e.Attempt), nullInt(e.Fence), e.Kind, data, e.At).Scan(&seq)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23503" {
+		return 0, fmt.Errorf("event %s of task %q: %w (is there such a task?)", e.Kind, e.TaskID, err)
+	}
+	return seq, err
+}
+
+// Events implements ledger.Store. A task's events commit in seq order (its
+// row lock); across tasks a smaller seq may commit after a larger one, so a
+// follower of every task's events should re-read a little behind its last seq.
+func (s *Store) Events(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, error) {
+	var out []engine.Event
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = queryEvents(ctx, tx, taskID, afterSeq, limit, false)
+		return err
+	})
+	return out, err
+}
+
+// LatestEvents implements ledger.Store.
+func (s *Store) LatestEvents(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, int, error) {
+	if limit <= 0 {
+		return nil, 0, fmt.Errorf("ledger: LatestEvents needs a positive limit, got %d", limit)
+	}
+	var (
+		out   []engine.Event
+		total int
+	)
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM events WHERE task_id = $1 AND seq > $2`, taskID, afterSeq).Scan(&total); err != nil {
+			return err
+		}
+		var err error
+		out, err = queryEvents(ctx, tx, taskID, afterSeq, limit, true)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	slices.Reverse(out)
+	return out, max(total-len(out), 0), nil
+}
+
+func queryEvents(ctx context.Context, tx pgx.Tx, taskID string, afterSeq int64, limit int, newest bool) ([]engine.Event, error) {
+	q := `SELECT seq, task_id, attempt, fence, kind, data::text, at FROM events WHERE seq > $1`
+	args := []any{afterSeq}
+	if taskID != "" {
+		args = append(args, taskID)
+		q += fmt.Sprintf(` AND task_id = $%d`, len(args))
+	}
+	q += ` ORDER BY seq`
+	if newest {
+		q += ` DESC`
+	}
+	if limit > 0 {
+		args = append(args, limit)
+		q += fmt.Sprintf(` LIMIT $%d`, len(args))
+	}
+	rows, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []engine.Event
+	for rows.Next() {
+		var (
+			e              engine.Event
+			attempt, fence *int64
+			data           *string
+		)
+		if err := rows.Scan(&e.Seq, &e.TaskID, &attempt, &fence, &e.Kind, &data, &e.At); err != nil {
+			return nil, err
+		}
+		if attempt != nil {
+			e.Attempt = *attempt
+		}
+		if fence != nil {
+			e.Fence = *fence
+		}
+		e.Data, e.At = rawJSON(data), e.At.UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// RecordVerification implements ledger.Store (not fenced).
+func (s *Store) RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error) {
+	if v == nil {
+		return 0, errors.New("RecordVerification: run is nil")
+	}
+	if v.Repo == "" || v.Verdict == "" {
+		return 0, fmt.Errorf("RecordVerification: a run needs a repo and a verdict (got repo %q, verdict %q)", v.Repo, v.Verdict)
+	}
+	report, err := jsonArg("verification report", v.Report)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = s.write(ctx, func(tx pgx.Tx) error {
+		if v.At.IsZero() {
+			now, err := s.clock(ctx, tx)
+			if err != nil {
+				return err
+			}
+			v.At = now
+		}
+		v.At = v.At.UTC().Truncate(time.Microsecond)
+		return tx.QueryRow(ctx, `INSERT INTO verification_runs
+			(task_id, attempt, repo, base, head, verdict, report, duration_ms, at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+			nullString(v.TaskID), nullInt(v.Attempt), v.Repo, v.Base, v.Head, v.Verdict, report, v.DurationMS, v.At).Scan(&id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	v.ID = id
+	return id, nil
+}
+
+// Verifications implements ledger.Store: newest first.
+func (s *Store) Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error) {
+	var out []engine.VerificationRun
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		q := `SELECT id, task_id, attempt, repo, base, head, verdict, report::text, duration_ms, at FROM verification_runs`
+		var args []any
+		if repo != "" {
+			args = append(args, repo)
+			q += ` WHERE repo = $1`
+		}
+		q += ` ORDER BY id DESC`
+		if limit > 0 {
+			args = append(args, limit)
+			q += fmt.Sprintf(` LIMIT $%d`, len(args))
+		}
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				v       engine.VerificationRun
+				task    *string
+				attempt *int64
+				report  *string
+			)
+			if err := rows.Scan(&v.ID, &task, &attempt, &v.Repo, &v.Base, &v.Head, &v.Verdict, &report, &v.DurationMS, &v.At); err != nil {
+				return err
+			}
+			if task != nil {
+				v.TaskID = *task
+			}
+			if attempt != nil {
+				v.Attempt = *attempt
+			}
+			v.Report, v.At = rawJSON(report), v.At.UTC()
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// RecordModelCall implements ledger.Store (fenced).
+func (s *Store) RecordModelCall(ctx context.Context, lease engine.Lease, c *engine.ModelCall) (int64, error) {
+	if c == nil {
+		return 0, errors.New("RecordModelCall: call is nil")
+	}
+	if c.TaskID == "" {
+		c.TaskID = lease.TaskID
+	}
+	if c.TaskID != lease.TaskID {
+		return 0, fmt.Errorf("RecordModelCall: call of task %q under the lease of task %q", c.TaskID, lease.TaskID)
+	}
+	if c.Model == "" && c.Endpoint == "" {
+		return 0, errors.New("RecordModelCall: the call names neither an endpoint nor a model")
+	}
+	timings, err := jsonArg("model call timings", c.Timings)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+		if c.At.IsZero() {
+			c.At = now
+		}
+		c.At = c.At.UTC().Truncate(time.Microsecond)
+		return tx.QueryRow(ctx, `INSERT INTO model_calls
+			(task_id, attempt, endpoint, model, prompt_tokens, completion_tokens, duration_ms, timings, error, at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+			c.TaskID, nullInt(c.Attempt), c.Endpoint, c.Model, c.PromptTokens, c.CompletionTokens, c.DurationMS,
+			timings, c.Error, c.At).Scan(&id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	c.ID = id
+	return id, nil
+}
+
+// ModelCalls implements ledger.Store.
+func (s *Store) ModelCalls(ctx context.Context, taskID string) ([]engine.ModelCall, error) {
+	var out []engine.ModelCall
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, task_id, attempt, endpoint, model, prompt_tokens, completion_tokens,
+			duration_ms, timings::text, error, at FROM model_calls WHERE task_id = $1 ORDER BY id`, taskID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c       engine.ModelCall
+				attempt *int64
+				timings *string
+			)
+			if err := rows.Scan(&c.ID, &c.TaskID, &attempt, &c.Endpoint, &c.Model, &c.PromptTokens, &c.CompletionTokens,
+				&c.DurationMS, &timings, &c.Error, &c.At); err != nil {
+				return err
+			}
+			if attempt != nil {
+				c.Attempt = *attempt
+			}
+			c.Timings, c.At = rawJSON(timings), c.At.UTC()
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// SetEndpointLimit implements ledger.Store.
+func (s *Store) SetEndpointLimit(ctx context.Context, endpoint string, limit int) error {
+	if endpoint == "" {
+		return errors.New("SetEndpointLimit: the endpoint is empty")
+	}
+	return s.write(ctx, func(tx pgx.Tx) error {
+		if limit <= 0 {
+			_, err := tx.Exec(ctx, `DELETE FROM endpoints WHERE endpoint = $1`, endpoint)
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO endpoints (endpoint, max_sessions) VALUES ($1, $2)
+			ON CONFLICT (endpoint) DO UPDATE SET max_sessions = excluded.max_sessions`, endpoint, limit)
+		return err
+	})
+}
+
+const liveSessions = `SELECT count(*) FROM endpoint_sessions s JOIN leases l
+	ON l.task_id = s.task_id AND l.owner = s.owner AND l.fence = s.fence
+	WHERE s.endpoint = $1 AND l.expires > $2`
+
+// AcquireSession implements ledger.Store. The endpoint's row is locked
+// while the slots are counted, so two runners cannot both take the last one.
+func (s *Store) AcquireSession(ctx context.Context, lease engine.Lease, endpoint string) error {
+	if endpoint == "" {
+		return errors.New("AcquireSession: the endpoint is empty")
+	}
+	return s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+		var limit int
+		err := tx.QueryRow(ctx, `SELECT max_sessions FROM endpoints WHERE endpoint = $1 FOR UPDATE`, endpoint).Scan(&limit)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if limit > 0 {
+			var held int
+			if err := tx.QueryRow(ctx, liveSessions+` AND NOT (s.task_id = $3 AND s.fence = $4)`,
+				endpoint, now, lease.TaskID, lease.Fence).Scan(&held); err != nil {
+				return err
+			}
+			if held >= limit {
+				return fmt.Errorf("endpoint %s: %w (%d of %d)", endpoint, ledger.ErrEndpointBusy, held, limit)
+			}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO endpoint_sessions (endpoint, task_id, owner, fence, since) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (endpoint, task_id) DO UPDATE SET owner = excluded.owner, fence = excluded.fence, since = excluded.since`,
+			endpoint, lease.TaskID, lease.Owner, lease.Fence, now)
+		return err
+	})
+}
+
+// ReleaseSession implements ledger.Store.
+func (s *Store) ReleaseSession(ctx context.Context, lease engine.Lease, endpoint string) error {
+	return s.write(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM endpoint_sessions WHERE endpoint = $1 AND task_id = $2 AND owner = $3 AND fence = $4`,
+			endpoint, lease.TaskID, lease.Owner, lease.Fence)
+		return err
+	})
+}
+
+// EndpointSessions implements ledger.Store.
+func (s *Store) EndpointSessions(ctx context.Context, endpoint string) (held, limit int, err error) {
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT max_sessions FROM endpoints WHERE endpoint = $1`, endpoint).Scan(&limit)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		now := time.Now()
+		if s.now != nil {
+			now = s.now()
+		} else if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, liveSessions, endpoint, now).Scan(&held)
+	})
+	return held, limit, err
+}

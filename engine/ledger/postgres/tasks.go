@@ -1,0 +1,348 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/ledger"
+)
+
+// CreateTask implements ledger.Store.
+func (s *Store) CreateTask(ctx context.Context, t *engine.Task) error {
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
+	if err := ledger.PrepareNewTask(t, now()); err != nil {
+		return err
+	}
+	created, err := json.Marshal(map[string]any{"goal": t.Goal, "repo": t.Repo, "base": t.Base, "branch": t.Branch})
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx pgx.Tx) error {
+		t.CreatedAt = t.CreatedAt.Truncate(time.Microsecond)
+		t.UpdatedAt = t.CreatedAt
+		cols, err := taskColumns(t)
+		if err != nil {
+			return fmt.Errorf("CreateTask: %w", err)
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO tasks
+			(id, repo, goal, selection, criteria, base, branch, status, reason, verdict, budgets, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+			append([]any{t.ID, t.Repo}, cols...)...)
+		if err != nil {
+			return fmt.Errorf("CreateTask: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("CreateTask: a task with id %q already exists", t.ID)
+		}
+		_, err = insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: "task.created", Data: created, At: t.CreatedAt})
+		return err
+	})
+}
+
+// taskColumns are goal..updated_at in the order CreateTask and UpdateTask
+// write them.
+func taskColumns(t *engine.Task) ([]any, error) {
+	var sel, crit any
+	if t.Selection != nil {
+		b, err := json.Marshal(t.Selection)
+		if err != nil {
+			return nil, err
+		}
+		sel = string(b)
+	}
+	if len(t.Criteria) > 0 {
+		b, err := json.Marshal(t.Criteria)
+		if err != nil {
+			return nil, err
+		}
+		crit = string(b)
+	}
+	budgets, err := json.Marshal(t.Budgets)
+	if err != nil {
+		return nil, err
+	}
+	return []any{t.Goal, sel, crit, t.Base, t.Branch, string(t.Status), t.Reason, t.Verdict,
+		string(budgets), t.CreatedAt.UTC(), t.UpdatedAt.UTC()}, nil
+}
+
+const taskSelect = `SELECT id, repo, goal, selection::text, criteria::text, base, branch, status, reason, verdict,
+	budgets::text, created_at, updated_at FROM tasks`
+
+func scanTask(row pgx.Row) (*engine.Task, error) {
+	var (
+		t               engine.Task
+		sel, crit       *string
+		status, budgets string
+	)
+	if err := row.Scan(&t.ID, &t.Repo, &t.Goal, &sel, &crit, &t.Base, &t.Branch, &status,
+		&t.Reason, &t.Verdict, &budgets, &t.CreatedAt, &t.UpdatedAt); err != nil {
+		return nil, err
+	}
+	t.Status = engine.TaskStatus(status)
+	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+	if sel != nil {
+		t.Selection = &engine.Selection{}
+		if err := json.Unmarshal([]byte(*sel), t.Selection); err != nil {
+			return nil, fmt.Errorf("task %s: selection: %w", t.ID, err)
+		}
+	}
+	if crit != nil {
+		if err := json.Unmarshal([]byte(*crit), &t.Criteria); err != nil {
+			return nil, fmt.Errorf("task %s: criteria: %w", t.ID, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(budgets), &t.Budgets); err != nil {
+		return nil, fmt.Errorf("task %s: budgets: %w", t.ID, err)
+	}
+	return &t, nil
+}
+
+// Task implements ledger.Store.
+func (s *Store) Task(ctx context.Context, id string) (*engine.Task, error) {
+	var t *engine.Task
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		t, err = scanTask(tx.QueryRow(ctx, taskSelect+` WHERE id = $1`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("task %q: %w", id, engine.ErrNotFound)
+		}
+		return err
+	})
+	return t, err
+}
+
+// Tasks implements ledger.Store: newest first.
+func (s *Store) Tasks(ctx context.Context, repo string) ([]engine.Task, error) {
+	var out []engine.Task
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		q, args := taskSelect, []any{}
+		if repo != "" {
+			q += ` WHERE repo = $1`
+			args = append(args, repo)
+		}
+		rows, err := tx.Query(ctx, q+` ORDER BY created_at DESC, seq DESC`, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *t)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// UpdateTask implements ledger.Store.
+func (s *Store) UpdateTask(ctx context.Context, lease engine.Lease, t *engine.Task) error {
+	if err := ledger.CheckUpdate(lease, t); err != nil {
+		return err
+	}
+	var when time.Time
+	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+		updated := *t
+		updated.UpdatedAt = now
+		cols, err := taskColumns(&updated)
+		if err != nil {
+			return fmt.Errorf("UpdateTask: %w", err)
+		}
+		cols = append(cols[:9], cols[10], t.ID)
+		_, err = tx.Exec(ctx, `UPDATE tasks SET goal = $1, selection = $2, criteria = $3, base = $4,
+			branch = $5, status = $6, reason = $7, verdict = $8, budgets = $9, updated_at = $10 WHERE id = $11`, cols...)
+		when = now
+		return err
+	})
+	if err == nil {
+		t.UpdatedAt = when
+	}
+	return err
+}
+
+func readLease(ctx context.Context, tx pgx.Tx, taskID string) (*ledger.HeldLease, error) {
+	var (
+		r  ledger.HeldLease
+		st int64
+	)
+	err := tx.QueryRow(ctx, `SELECT task_id, owner, host, pid, boot_id, start_time, fence, heartbeat, expires
+		FROM leases WHERE task_id = $1`, taskID).Scan(
+		&r.TaskID, &r.Owner, &r.Host, &r.PID, &r.BootID, &st, &r.Fence, &r.Heartbeat, &r.Expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.StartTime = uint64(st)
+	r.Heartbeat, r.Expires = r.Heartbeat.UTC(), r.Expires.UTC()
+	return &r, nil
+}
+
+func checkHolder(op string, holder ledger.Holder, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("%s: ttl %s is not positive", op, ttl)
+	}
+	if holder.Owner == "" {
+		return fmt.Errorf("%s: the holder has no owner", op)
+	}
+	return nil
+}
+
+// Acquire implements ledger.Store (see ledger.Ledger.Acquire). It waits for
+// the task's row lock: a claim or a write of the task in flight finishes first.
+func (s *Store) Acquire(ctx context.Context, taskID string, holder ledger.Holder, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
+	if err := checkHolder("Acquire", holder, ttl); err != nil {
+		return engine.Lease{}, nil, err
+	}
+	var (
+		got  engine.Lease
+		prev *engine.Lease
+	)
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		now, err := s.lockTask(ctx, tx, taskID)
+		if err != nil {
+			return err
+		}
+		cur, err := readLease(ctx, tx, taskID)
+		if err != nil {
+			return err
+		}
+		if cur != nil && !ledger.TakeOver(*cur, holder, now, s.alive) {
+			return fmt.Errorf("task %s: %w: %s (pid %d) until %s, fence %d", taskID, engine.ErrLeaseHeld,
+				cur.Owner, cur.PID, cur.Expires.Local().Format(time.RFC3339), cur.Fence)
+		}
+		got, prev, err = take(ctx, tx, taskID, cur, holder, now, ttl)
+		return err
+	})
+	if err != nil {
+		return engine.Lease{}, nil, err
+	}
+	return got, prev, nil
+}
+
+// take writes holder's lease with the task's next fence over cur.
+func take(ctx context.Context, tx pgx.Tx, taskID string, cur *ledger.HeldLease, holder ledger.Holder, now time.Time, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
+	var prev *engine.Lease
+	if cur != nil {
+		p := cur.Lease
+		prev = &p
+	}
+	var fence int64
+	if err := tx.QueryRow(ctx, `INSERT INTO fences (task_id, fence) VALUES ($1, 1)
+		ON CONFLICT (task_id) DO UPDATE SET fence = fences.fence + 1 RETURNING fence`, taskID).Scan(&fence); err != nil {
+		return engine.Lease{}, nil, err
+	}
+	exp := now.Add(ttl).Truncate(time.Microsecond)
+	got := engine.Lease{TaskID: taskID, Owner: holder.Owner, PID: holder.PID, BootID: holder.BootID,
+		Fence: fence, Heartbeat: now, Expires: exp}
+	_, err := tx.Exec(ctx, `INSERT INTO leases (task_id, owner, host, pid, boot_id, start_time, fence, heartbeat, expires)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid,
+			boot_id = excluded.boot_id, start_time = excluded.start_time, fence = excluded.fence,
+			heartbeat = excluded.heartbeat, expires = excluded.expires`,
+		taskID, holder.Owner, holder.Host, holder.PID, holder.BootID, int64(holder.StartTime), fence, now, exp)
+	if err != nil {
+		return engine.Lease{}, nil, err
+	}
+	return got, prev, nil
+}
+
+// ClaimNext implements ledger.Store: FOR NO KEY UPDATE SKIP LOCKED over the
+// runnable tasks, oldest first, so claimers never wait on one another and
+// never get the same task. A candidate whose holder is alive on this
+// machine stays locked (and skipped by others) until this transaction ends.
+func (s *Store) ClaimNext(ctx context.Context, holder ledger.Holder, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
+	if err := checkHolder("ClaimNext", holder, ttl); err != nil {
+		return engine.Lease{}, nil, err
+	}
+	var (
+		got  engine.Lease
+		prev *engine.Lease
+	)
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return err
+		}
+		passed := []string{}
+		for range 64 {
+			var id string
+			err := tx.QueryRow(ctx, `SELECT t.id FROM tasks t LEFT JOIN leases l ON l.task_id = t.id
+				WHERE t.status IN ('queued', 'running') AND t.id <> ALL($1)
+					AND (l.task_id IS NULL OR l.expires <= $2 OR (l.boot_id = $3 AND l.owner <> $4))
+				ORDER BY t.created_at, t.seq LIMIT 1
+				FOR NO KEY UPDATE OF t SKIP LOCKED`, passed, now, holder.BootID, holder.Owner).Scan(&id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ledger.ErrNothingRunnable
+			}
+			if err != nil {
+				return err
+			}
+			cur, err := readLease(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if cur != nil && (cur.Owner == holder.Owner || !ledger.TakeOver(*cur, holder, now, s.alive)) {
+				passed = append(passed, id)
+				continue
+			}
+			got, prev, err = take(ctx, tx, id, cur, holder, now, ttl)
+			return err
+		}
+		return ledger.ErrNothingRunnable
+	})
+	if err != nil {
+		return engine.Lease{}, nil, err
+	}
+	return got, prev, nil
+}
+
+// Heartbeat implements ledger.Store.
+func (s *Store) Heartbeat(ctx context.Context, lease engine.Lease, ttl time.Duration) (engine.Lease, error) {
+	if ttl <= 0 {
+		return engine.Lease{}, fmt.Errorf("Heartbeat: ttl %s is not positive", ttl)
+	}
+	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+		exp := now.Add(ttl).Truncate(time.Microsecond)
+		_, err := tx.Exec(ctx, `UPDATE leases SET heartbeat = $1, expires = $2 WHERE task_id = $3`, now, exp, lease.TaskID)
+		lease.Heartbeat, lease.Expires = now, exp
+		return err
+	})
+	if err != nil {
+		return engine.Lease{}, err
+	}
+	return lease, nil
+}
+
+// Release implements ledger.Store; the fence counter stays.
+func (s *Store) Release(ctx context.Context, lease engine.Lease) error {
+	return s.fenced(ctx, lease, func(tx pgx.Tx, _ time.Time) error {
+		_, err := tx.Exec(ctx, `DELETE FROM leases WHERE task_id = $1`, lease.TaskID)
+		return err
+	})
+}
+
+// Lease implements ledger.Store.
+func (s *Store) Lease(ctx context.Context, taskID string) (*engine.Lease, error) {
+	var out *engine.Lease
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		r, err := readLease(ctx, tx, taskID)
+		if r != nil {
+			out = &r.Lease
+		}
+		return err
+	})
+	return out, err
+}
