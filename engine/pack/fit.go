@@ -14,6 +14,8 @@ type item struct {
 	full  string
 	short string
 	files []string
+	// fullShown and shortShown are the functions each form shows, and how.
+	fullShown, shortShown []Shown
 }
 
 // candidate is a section before fitting.
@@ -105,6 +107,13 @@ func dropLast(p *Pack) bool {
 		}
 		s.parts = s.parts[:len(s.parts)-1]
 		s.Text = strings.Join(s.parts, "")
+		if n := len(s.partShown); n > 0 {
+			s.partShown = s.partShown[:n-1]
+			s.Symbols = nil
+			for _, ps := range s.partShown {
+				s.Symbols = append(s.Symbols, ps...)
+			}
+		}
 		if len(s.parts) == 0 {
 			p.Sections = append(p.Sections[:i], p.Sections[i+1:]...)
 		}
@@ -154,6 +163,7 @@ func (b *builder) plan(budget int) *Pack {
 		if c.note != "" {
 			text.WriteString("_" + c.note + "_\n")
 			s.parts = append(s.parts, "_"+c.note+"_\n")
+			s.partShown = append(s.partShown, nil)
 		}
 		base := EstimateTokens(renderSection(&Section{Title: c.title, Reason: c.reason, Text: text.String()}))
 		if base > allowed {
@@ -168,12 +178,18 @@ func (b *builder) plan(budget int) *Pack {
 			if red, n, ok := place(it.full+"\n", allowed-cost); ok {
 				text.WriteString(red)
 				s.parts = append(s.parts, red)
+				s.partShown = append(s.partShown, it.fullShown)
+				s.Symbols = append(s.Symbols, it.fullShown...)
 				cost += n
 			} else if red, n, ok := place(it.short+"\n", allowed-cost); ok && it.short != "" {
 				text.WriteString(red)
 				s.parts = append(s.parts, red)
+				s.partShown = append(s.partShown, it.shortShown)
+				s.Symbols = append(s.Symbols, it.shortShown...)
 				cost += n
-				shortened++
+				if it.short != it.full {
+					shortened++
+				}
 			} else {
 				dropped++
 				continue

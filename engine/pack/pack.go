@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
 	"github.com/bcode-dev/bcode/sandbox"
 )
 
@@ -75,9 +76,37 @@ type Section struct {
 	Reason string   `json:"reason"`
 	Tokens int      `json:"tokens"`
 	Files  []string `json:"files"`
-	Text   string   `json:"text"`
+	// Symbols are the functions and types the section shows, each as a
+	// body or a signature, in order.
+	Symbols []Shown `json:"symbols,omitempty"`
+	Text    string  `json:"text"`
 
-	parts []string // the entries Text is made of, for trimming
+	parts     []string  // the entries Text is made of, for trimming
+	partShown [][]Shown // the symbols of each part
+}
+
+// Forms a symbol is shown in.
+const (
+	FormBody      = "body"
+	FormSignature = "signature"
+)
+
+// Shown is one symbol a section shows.
+type Shown struct {
+	File string `json:"file"`
+	Name string `json:"name"`
+	Line int    `json:"line"`
+	Form string `json:"form"` // FormBody or FormSignature
+}
+
+// Shown returns every symbol the pack shows, in section order; a symbol
+// shown twice is listed twice.
+func (p *Pack) Shown() []Shown {
+	var out []Shown
+	for _, s := range p.Sections {
+		out = append(out, s.Symbols...)
+	}
+	return out
 }
 
 // Pack is a built context pack.
@@ -170,6 +199,9 @@ type builder struct {
 	cands []candidate
 	notes []string
 	stats *codegraph.Stats
+	// hist is the repository's mined git history (nil: none), read once.
+	hist     *cochange.History
+	histDone bool
 }
 
 // collect gathers every candidate section, most important first.
@@ -211,6 +243,24 @@ func (b *builder) collect(ctx context.Context) error {
 			}
 		}
 	}
+	if lang == "python" {
+		graph, st, err := codegraph.IndexPython(ctx, b.conf.Dir())
+		switch {
+		case err == nil:
+			g, b.stats = graph, &st
+			b.notes = append(b.notes, "Python indexed with Python's own ast")
+			if len(st.Errors) > 0 {
+				b.notes = append(b.notes, fmt.Sprintf("Python index: %d file(s) did not parse (first: %s)", len(st.Errors), st.Errors[0]))
+			}
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, codegraph.ErrNoPython):
+			b.notes = append(b.notes, "no python3 for the ast index: trying a language server")
+		default:
+			// Not the error's text: it ran over the agent's code.
+			b.notes = append(b.notes, "Python ast index failed: trying a language server")
+		}
+	}
 	if b.sel != nil {
 		b.cands = append(b.cands, b.selectionSection(g))
 	}
@@ -219,8 +269,8 @@ func (b *builder) collect(ctx context.Context) error {
 		b.cands = append(b.cands, b.historySection(ctx))
 	}
 	switch {
-	case lang == "go" && g != nil:
-		b.cands = append(b.cands, b.goSections(g)...)
+	case g != nil:
+		b.cands = append(b.cands, b.graphSections(ctx, g)...)
 	case lang == "python":
 		b.cands = append(b.cands, b.pythonSections(ctx)...)
 	default:

@@ -1,0 +1,333 @@
+package pack
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
+)
+
+// Weights of the signals that rank a function by how likely it is to
+// change with the selection. A function's score is the sum of the signals
+// it has; docs/evaluation-pack.md says where each weight comes from.
+const (
+	wCall       = 1.0  // calls the selection or is called by it (interface dispatch included)
+	wCall2      = 0.25 // two calls away
+	wTest       = 0.6  // a test reaching the selection: wTest / calls away
+	wHistFunc   = 2.0  // × confidence of "selection changed → it changed" in past commits
+	wHistFile   = 0.8  // × confidence of "selection's file changed → its file changed"
+	wSameFile   = 0.3  // defined in the selection's file
+	wNamed      = 0.3  // the selection's text names it (a call the index could not resolve)
+	wRank       = 0.5  // × its PageRank over the reference graph, relative to the highest
+	wTypeMethod = 0.15 // a method of a type the selection uses
+)
+
+// Budget policy of the function sections.
+const (
+	shareBodies     = 0.45 // bodies of the most likely functions
+	shareSignatures = 0.25 // signatures of the next ring
+	// A body costing more than this fraction of the budget is shown by its
+	// signature: at a small budget ten signatures are worth more than one
+	// long body.
+	maxBodyShare = 0.15
+	maxBodies    = 40
+	maxSigs      = 300
+)
+
+// signal is one reason a function is in the pack.
+type signal struct {
+	weight float64
+	why    string
+}
+
+type scored struct {
+	sym     *codegraph.Symbol
+	score   float64
+	signals []signal
+}
+
+func (s *scored) add(w float64, why string) {
+	if w <= 0 {
+		return
+	}
+	s.score += w
+	s.signals = append(s.signals, signal{w, why})
+}
+
+// why lists the signals, strongest first.
+func (s *scored) why() string {
+	sig := slices.Clone(s.signals)
+	slices.SortStableFunc(sig, func(a, b signal) int { return cmp.Compare(b.weight, a.weight) })
+	parts := make([]string, 0, len(sig))
+	for _, x := range sig {
+		parts = append(parts, x.why)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// historyCacheDir is where mined histories are kept between runs.
+func historyCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "bcode", "cochange")
+}
+
+// history mines the repository's git history once per Build; nil when the
+// repository has none (a note says so).
+func (b *builder) history(ctx context.Context) *cochange.History {
+	if b.histDone {
+		return b.hist
+	}
+	b.histDone = true
+	h, err := cochange.Mine(ctx, b.conf.Dir(), historyCacheDir())
+	if err != nil {
+		b.notes = append(b.notes, "no git history to mine: co-change signal off")
+		return nil
+	}
+	b.hist = h
+	return h
+}
+
+// innermostSymbols keeps the enclosing symbols that contain no other
+// enclosing symbol (a Python method, not its class).
+func innermostSymbols(syms []*codegraph.Symbol) []*codegraph.Symbol {
+	var out []*codegraph.Symbol
+	for _, s := range syms {
+		inner := false
+		for _, o := range syms {
+			if o != s && o.File == s.File && o.Line >= s.Line && o.EndLine <= s.EndLine && (o.Line > s.Line || o.EndLine < s.EndLine) {
+				inner = true
+				break
+			}
+		}
+		if !inner {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var wordRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// rankFunctions scores every function and method of the graph by how
+// likely it is to change with the seeds, and returns those with any
+// signal, best first.
+func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds []string, rank map[string]float64) []*scored {
+	isSeed := map[string]bool{}
+	for _, s := range seeds {
+		isSeed[s] = true
+	}
+	all := map[string]*scored{}
+	get := func(id string) *scored {
+		s := all[id]
+		if s == nil {
+			sym := g.Symbols[id]
+			if sym == nil || (sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod) || isSeed[id] {
+				return nil
+			}
+			s = &scored{sym: sym}
+			all[id] = s
+		}
+		return s
+	}
+	seedSyms := make([]*codegraph.Symbol, 0, len(seeds))
+	for _, id := range seeds {
+		if s := g.Symbols[id]; s != nil {
+			seedSyms = append(seedSyms, s)
+		}
+	}
+
+	// Calls, both ways, nearest first.
+	callers := map[string]bool{}
+	for _, s := range seeds {
+		for _, c := range g.Callers(s) {
+			callers[c] = true
+		}
+	}
+	for _, r := range g.Neighbourhood(seeds, 2) {
+		sc := get(r.ID)
+		if sc == nil {
+			continue
+		}
+		switch {
+		case r.Dist == 1 && callers[r.ID]:
+			sc.add(wCall, "caller")
+		case r.Dist == 1:
+			sc.add(wCall, "callee")
+		default:
+			sc.add(wCall2, "2 calls away")
+		}
+	}
+	// Tests that reach the selection.
+	for _, s := range seeds {
+		for _, r := range g.TestsReaching(s, 60) {
+			if sc := get(r.ID); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return strings.HasPrefix(x.why, "test") }) {
+				sc.add(wTest/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist))
+			}
+		}
+	}
+	// Methods of the types the selection uses (the implementations of the
+	// interfaces among them included).
+	for _, s := range seeds {
+		for _, t := range g.TypesUsed(s) {
+			types := []string{t}
+			if ts := g.Symbols[t]; ts != nil && ts.Kind == codegraph.KindInterface {
+				types = append(types, g.Implementations(t)...)
+			}
+			for _, ty := range types {
+				tsym := g.Symbols[ty]
+				if tsym == nil {
+					continue
+				}
+				for _, m := range g.FileSymbols(tsym.File) {
+					if m.Kind == codegraph.KindMethod && strings.HasPrefix(m.ID, ty+".") {
+						if sc := get(m.ID); sc != nil {
+							sc.add(wTypeMethod, "method of "+shortID(ty)+", a type the selection uses")
+						}
+					}
+				}
+			}
+		}
+	}
+	// The repository's history: functions and files that changed together
+	// with the selection in past commits.
+	if h := b.history(ctx); h != nil && len(seedSyms) > 0 {
+		sel := seedSyms[0]
+		files, funcs, n := h.Related(sel.File, sel.Name)
+		if n > 0 {
+			byFile := map[string][]*codegraph.Symbol{}
+			for f := range files {
+				byFile[f] = g.FileSymbols(f)
+			}
+			for e, r := range funcs {
+				for _, s := range g.FileSymbols(e.File) {
+					if s.Name == e.Name {
+						if sc := get(s.ID); sc != nil {
+							sc.add(wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of its last %d commits", r.Support, n))
+						}
+					}
+				}
+			}
+			for f, r := range files {
+				for _, s := range byFile[f] {
+					if sc := get(s.ID); sc != nil {
+						sc.add(wHistFile*damped(r), fmt.Sprintf("its file changed with the selection's in %d of %d commits", r.Support, n))
+					}
+				}
+			}
+		}
+	}
+	// Same file, named in the selection, and PageRank.
+	var selText string
+	if b.sel != nil {
+		selText, _ = b.src.snippet(b.sel.File, b.sel.StartLine, b.sel.EndLine)
+		for _, s := range seedSyms {
+			t, _ := b.src.snippet(s.File, s.Line, s.EndLine)
+			selText += "\n" + t
+		}
+	}
+	words := map[string]bool{}
+	for _, w := range wordRe.FindAllString(selText, -1) {
+		words[w] = true
+	}
+	maxRank := 0.0
+	for _, id := range g.IDs() {
+		if !isSeed[id] {
+			maxRank = max(maxRank, rank[id])
+		}
+	}
+	for _, id := range g.IDs() {
+		sym := g.Symbols[id]
+		if sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod || isSeed[id] {
+			continue
+		}
+		inSelFile := b.sel != nil && sym.File == b.sel.File
+		named := len(sym.Name) > 2 && words[sym.Name]
+		if !inSelFile && !named && all[id] == nil {
+			continue
+		}
+		sc := get(id)
+		if inSelFile {
+			sc.add(wSameFile, "same file")
+		}
+		if named && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.why == "caller" || x.why == "callee" }) {
+			sc.add(wNamed, "named in the selection")
+		}
+	}
+	out := make([]*scored, 0, len(all))
+	for _, sc := range all {
+		if maxRank > 0 {
+			// Not a reason of its own: it orders what the other signals found.
+			sc.score += wRank * rank[sc.sym.ID] / maxRank
+		}
+		out = append(out, sc)
+	}
+	slices.SortFunc(out, func(a, c *scored) int {
+		return cmp.Or(cmp.Compare(c.score, a.score), cmp.Compare(rank[c.sym.ID], rank[a.sym.ID]), cmp.Compare(a.sym.ID, c.sym.ID))
+	})
+	return out
+}
+
+// damped is a rule's confidence shrunk toward zero when its support is
+// small: one shared commit is weak evidence however rarely the selection
+// changed (support / (antecedent + 1): 1 of 1 counts 0.5, 4 of 4 counts 0.8).
+func damped(r cochange.Rule) float64 {
+	if r.Confidence <= 0 {
+		return 0
+	}
+	n := math.Round(float64(r.Support) / r.Confidence)
+	return float64(r.Support) / (n + 1)
+}
+
+// functionSections are the function-level sections: bodies of the most
+// likely functions, then the signatures of the next ring.
+func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bodies, sigs candidate) {
+	bodies = candidate{
+		title:  "Functions likely to change with the selection",
+		reason: "bodies of the functions most likely to change with the selection (callers and callees, tests that reach it, methods of the types it uses, and what changed with it in the repository's history), best first; each says why",
+		share:  shareBodies,
+	}
+	sigs = candidate{
+		title:  "Next ring (signatures)",
+		reason: "signatures of the functions next most likely to change with the selection, best first; each says why",
+		share:  shareSignatures,
+	}
+	maxBody := int(maxBodyShare * float64(b.in.Budget))
+	for i, sc := range ranked {
+		if i >= maxBodies+maxSigs {
+			break
+		}
+		s := sc.sym
+		why := sc.why()
+		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, why)
+		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
+		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown}
+		shown[s.ID] = true
+		if i < maxBodies {
+			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
+				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)
+				if EstimateTokens(full) <= maxBody {
+					it.full = full
+					it.fullShown = []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormBody}}
+				}
+			}
+			bodies.items = append(bodies.items, it)
+			continue
+		}
+		sigs.items = append(sigs.items, it)
+	}
+	if len(ranked) == 0 {
+		bodies.note = "no function is related to the selection by calls, tests, types or history"
+	}
+	return bodies, sigs
+}
