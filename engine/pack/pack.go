@@ -51,8 +51,9 @@ type Input struct {
 	TaskID    string     // optional: a task whose history to include
 	Budget    int        // tokens; 0 means DefaultBudget
 
-	// Graph is a warm Go index (bcode-ls keeps one); nil indexes Repo now,
-	// reusing Store when given.
+	// Graph is a warm index (bcode-ls keeps one for Go; for Python,
+	// codegraph.IndexPython's); nil indexes Repo now, reusing Store when
+	// given.
 	Graph *codegraph.Graph
 	Store codegraph.Store
 	// Tasks reads a task's history; nil leaves that section out with a note.
@@ -243,7 +244,9 @@ func (b *builder) collect(ctx context.Context) error {
 			}
 		}
 	}
-	if lang == "python" {
+	if lang == "python" && b.in.Graph != nil {
+		g = b.in.Graph // a warm Python index
+	} else if lang == "python" {
 		graph, st, err := codegraph.IndexPython(ctx, b.conf.Dir())
 		switch {
 		case err == nil:
