@@ -105,8 +105,8 @@ func runPackBench(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // scores are one method's numbers at one budget.
 type scores struct {
 	fileRecall, funcRecall, bodyRecall float64
-	tokens                 int
-	elapsed                time.Duration
+	tokens                             int
+	elapsed                            time.Duration
 }
 
 type changeResult struct {

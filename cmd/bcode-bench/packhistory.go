@@ -526,4 +526,3 @@ func runHistoryCorpus(ctx context.Context, dir, work string, perProject, limit i
 	}
 	return results, nil
 }
-
