@@ -28,6 +28,11 @@ type candidate struct {
 	// left. 0 means no cap.
 	share float64
 	note  string // shown even when no item fits (e.g. why a section is empty)
+	// spillTo is the title of a later section that takes, by their short
+	// form and ahead of its own, the items that did not fit here: a
+	// function ranked high must not vanish because the bodies before it
+	// filled their share.
+	spillTo string
 }
 
 // fit plans the sections against the budget and then checks the whole
@@ -151,7 +156,11 @@ func (b *builder) plan(budget int) *Pack {
 		secrets += n
 		return red, cost, true
 	}
+	spilled := map[string][]item{}
 	for ci, c := range b.cands {
+		if sp := spilled[c.title]; len(sp) > 0 {
+			c.items = append(sp, c.items...)
+		}
 		remaining := budget - used
 		allowed := remaining
 		if c.share > 0 && ci < len(b.cands)-1 {
@@ -190,6 +199,9 @@ func (b *builder) plan(budget int) *Pack {
 				if it.short != it.full {
 					shortened++
 				}
+			} else if c.spillTo != "" && it.short != "" {
+				spilled[c.spillTo] = append(spilled[c.spillTo], item{label: it.label, full: it.short, short: it.short, files: it.files, fullShown: it.shortShown, shortShown: it.shortShown})
+				continue
 			} else {
 				dropped++
 				continue

@@ -213,7 +213,7 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 				for _, s := range g.FileSymbols(e.File) {
 					if s.Name == e.Name {
 						if sc := get(s.ID); sc != nil {
-							sc.add(wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of its last %d commits", r.Support, n))
+							sc.add(wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n))
 						}
 					}
 				}
@@ -221,7 +221,7 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 			for f, r := range files {
 				for _, s := range byFile[f] {
 					if sc := get(s.ID); sc != nil {
-						sc.add(wHistFile*damped(r), fmt.Sprintf("its file changed with the selection's in %d of %d commits", r.Support, n))
+						sc.add(wHistFile*damped(r), fmt.Sprintf("its file changed in %d of the selection's %d past commits", r.Support, n))
 					}
 				}
 			}
@@ -297,6 +297,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		reason: "bodies of the functions most likely to change with the selection (callers and callees, tests that reach it, methods of the types it uses, and what changed with it in the repository's history), best first; each says why",
 		share:  shareBodies,
 	}
+	bodies.spillTo = "Next ring (signatures)"
 	sigs = candidate{
 		title:  "Next ring (signatures)",
 		reason: "signatures of the functions next most likely to change with the selection, best first; each says why",
