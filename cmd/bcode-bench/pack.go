@@ -111,6 +111,7 @@ type scores struct {
 
 type changeResult struct {
 	name, lang           string
+	missed               []string // targets the pack did not show at the largest budget
 	selection            string
 	targets, targetFuncs int
 	index                time.Duration
@@ -433,6 +434,12 @@ func printRecall(w io.Writer, results []changeResult) {
 		fmt.Fprintf(tw, "| %s\t|\n", r.index.Round(time.Millisecond))
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nFunctions the pack missed at %d tokens:\n\n", budgets[len(budgets)-1])
+	for _, r := range results {
+		if len(r.missed) > 0 {
+			fmt.Fprintf(w, "- %s (selection %s): %s\n", r.name, r.selection, strings.Join(r.missed, ", "))
+		}
+	}
 }
 
 // benchWarm indexes a large module once (cold, into a real ledger), then

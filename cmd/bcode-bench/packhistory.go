@@ -275,6 +275,9 @@ func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph
 		}
 		el := time.Since(t0)
 		r.add("bcode pack", budget, scoreShown(p.Files(), p.Shown(), targetFiles, targets, p.Total, el))
+		if budget == budgets[len(budgets)-1] {
+			r.missed = missedTargets(p.Shown(), targets)
+		}
 
 		t0 = time.Now()
 		files, text, n := grepLines(ctx, conf, ranked, idents, budget, counter)
@@ -315,6 +318,19 @@ func scoreShown(files []string, shown []pack.Shown, targetFiles []string, target
 	s.funcRecall = float64(hit) / float64(len(targets))
 	s.bodyRecall = float64(body) / float64(len(targets))
 	return s
+}
+
+// missedTargets names the targets shown neither as a body nor a signature.
+func missedTargets(shown []pack.Shown, targets []target) []string {
+	var out []string
+	for _, t := range targets {
+		if !slices.ContainsFunc(shown, func(x pack.Shown) bool {
+			return x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end
+		}) {
+			out = append(out, fmt.Sprintf("%s:%d %s", t.file, t.start, t.name))
+		}
+	}
+	return out
 }
 
 var grepLineRe = regexp.MustCompile(`(?m)^([^:\n]+):(\d+): `)

@@ -19,15 +19,16 @@ import (
 // change with the selection. A function's score is the sum of the signals
 // it has; docs/evaluation-pack.md says where each weight comes from.
 const (
-	wCall       = 1.0  // calls the selection or is called by it (interface dispatch included)
-	wCall2      = 0.25 // two calls away
-	wTest       = 0.6  // a test reaching the selection: wTest / calls away
-	wHistFunc   = 2.0  // × confidence of "selection changed → it changed" in past commits
-	wHistFile   = 0.8  // × confidence of "selection's file changed → its file changed"
-	wSameFile   = 0.3  // defined in the selection's file
-	wNamed      = 0.3  // the selection's text names it (a call the index could not resolve)
-	wRank       = 0.5  // × its PageRank over the reference graph, relative to the highest
-	wTypeMethod = 0.15 // a method of a type the selection uses
+	wCall         = 1.0  // calls the selection or is called by it (interface dispatch included)
+	wCall2        = 0.25 // two calls away
+	wTest         = 0.6  // a test reaching the selection: wTest / calls away
+	wHistFunc     = 2.0  // × confidence of "selection changed → it changed" in past commits
+	wHistFileFunc = 1.0  // × confidence of "selection's file changed → it changed"
+	wHistFile     = 0.5  // × confidence of "selection's file changed → its file changed"
+	wSameFile     = 0.3  // defined in the selection's file
+	wNamed        = 0.3  // the selection's text names it (a call the index could not resolve)
+	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
+	wTypeMethod   = 0.15 // a method of a type the selection uses
 )
 
 // Budget policy of the function sections.
@@ -46,6 +47,7 @@ const (
 type signal struct {
 	weight float64
 	why    string
+	short  string // the same in a few words, for signature lines
 }
 
 type scored struct {
@@ -54,21 +56,28 @@ type scored struct {
 	signals []signal
 }
 
-func (s *scored) add(w float64, why string) {
+func (s *scored) add(w float64, why, short string) {
 	if w <= 0 {
 		return
 	}
 	s.score += w
-	s.signals = append(s.signals, signal{w, why})
+	s.signals = append(s.signals, signal{w, why, short})
 }
 
 // why lists the signals, strongest first.
-func (s *scored) why() string {
+func (s *scored) why(short bool) string {
 	sig := slices.Clone(s.signals)
 	slices.SortStableFunc(sig, func(a, b signal) int { return cmp.Compare(b.weight, a.weight) })
 	parts := make([]string, 0, len(sig))
 	for _, x := range sig {
-		parts = append(parts, x.why)
+		if short {
+			parts = append(parts, x.short)
+		} else {
+			parts = append(parts, x.why)
+		}
+	}
+	if short {
+		return strings.Join(parts, ", ")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -161,18 +170,18 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 		}
 		switch {
 		case r.Dist == 1 && callers[r.ID]:
-			sc.add(wCall, "caller")
+			sc.add(wCall, "caller", "caller")
 		case r.Dist == 1:
-			sc.add(wCall, "callee")
+			sc.add(wCall, "callee", "callee")
 		default:
-			sc.add(wCall2, "2 calls away")
+			sc.add(wCall2, "2 calls away", "2 calls away")
 		}
 	}
 	// Tests that reach the selection.
 	for _, s := range seeds {
 		for _, r := range g.TestsReaching(s, 60) {
 			if sc := get(r.ID); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return strings.HasPrefix(x.why, "test") }) {
-				sc.add(wTest/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist))
+				sc.add(wTest/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist), fmt.Sprintf("test, %d calls", r.Dist))
 			}
 		}
 	}
@@ -192,7 +201,7 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 				for _, m := range g.FileSymbols(tsym.File) {
 					if m.Kind == codegraph.KindMethod && strings.HasPrefix(m.ID, ty+".") {
 						if sc := get(m.ID); sc != nil {
-							sc.add(wTypeMethod, "method of "+shortID(ty)+", a type the selection uses")
+							sc.add(wTypeMethod, "method of "+shortID(ty)+", a type the selection uses", "method of a used type")
 						}
 					}
 				}
@@ -203,27 +212,37 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 	// with the selection in past commits.
 	if h := b.history(ctx); h != nil && len(seedSyms) > 0 {
 		sel := seedSyms[0]
-		files, funcs, n := h.Related(sel.File, sel.Name)
-		if n > 0 {
-			byFile := map[string][]*codegraph.Symbol{}
-			for f := range files {
-				byFile[f] = g.FileSymbols(f)
-			}
-			for e, r := range funcs {
-				for _, s := range g.FileSymbols(e.File) {
-					if s.Name == e.Name {
-						if sc := get(s.ID); sc != nil {
-							sc.add(wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n))
-						}
-					}
-				}
-			}
-			for f, r := range files {
-				for _, s := range byFile[f] {
+		funcRule := func(e cochange.Entity, w float64, why, short string) {
+			for _, s := range g.FileSymbols(e.File) {
+				if s.Name == e.Name {
 					if sc := get(s.ID); sc != nil {
-						sc.add(wHistFile*damped(r), fmt.Sprintf("its file changed in %d of the selection's %d past commits", r.Support, n))
+						sc.add(w, why, short)
 					}
 				}
+			}
+		}
+		// Function to function, over the commits that changed the
+		// selected function.
+		if h.Touches(sel.File, sel.Name) > 0 {
+			_, funcs, n := h.Related(sel.File, sel.Name)
+			for e, r := range funcs {
+				funcRule(e, wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
+			}
+		}
+		// Over the commits that changed the selection's file: functions,
+		// then whole files.
+		files, funcs, n := h.Related(sel.File, "")
+		for e, r := range funcs {
+			funcRule(e, wHistFileFunc*damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
+		}
+		for f, r := range files {
+			for _, s := range g.FileSymbols(f) {
+				if sc := get(s.ID); sc != nil {
+					sc.add(wHistFile*damped(r), fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
+				}
+			}
+			if d := damped(r); d > b.histFiles[f] {
+				b.histFiles[f] = d
 			}
 		}
 	}
@@ -239,6 +258,9 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 	words := map[string]bool{}
 	for _, w := range wordRe.FindAllString(selText, -1) {
 		words[w] = true
+	}
+	for _, s := range seedSyms {
+		delete(words, s.Name) // its own name names its namesakes, not its callees
 	}
 	maxRank := 0.0
 	for _, id := range g.IDs() {
@@ -258,10 +280,10 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 		}
 		sc := get(id)
 		if inSelFile {
-			sc.add(wSameFile, "same file")
+			sc.add(wSameFile, "same file", "same file")
 		}
 		if named && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.why == "caller" || x.why == "callee" }) {
-			sc.add(wNamed, "named in the selection")
+			sc.add(wNamed, "named in the selection", "named")
 		}
 	}
 	out := make([]*scored, 0, len(all))
@@ -278,15 +300,16 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 	return out
 }
 
-// damped is a rule's confidence shrunk toward zero when its support is
-// small: one shared commit is weak evidence however rarely the selection
-// changed (support / (antecedent + 1): 1 of 1 counts 0.5, 4 of 4 counts 0.8).
+// damped is a rule's focus-weighted confidence (cochange.Rule.Weighted)
+// shrunk toward zero when the selection has changed in few commits: one
+// shared commit is weak evidence (× n/(n+1): 1 of 1 counts 0.5, 4 of 4
+// counts 0.8).
 func damped(r cochange.Rule) float64 {
 	if r.Confidence <= 0 {
 		return 0
 	}
 	n := math.Round(float64(r.Support) / r.Confidence)
-	return float64(r.Support) / (n + 1)
+	return r.Weighted * n / (n + 1)
 }
 
 // functionSections are the function-level sections: bodies of the most
@@ -300,7 +323,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 	bodies.spillTo = "Next ring (signatures)"
 	sigs = candidate{
 		title:  "Next ring (signatures)",
-		reason: "signatures of the functions next most likely to change with the selection, best first; each says why",
+		reason: "signatures of the functions next most likely to change with the selection, best first; each says why (co-changed n/m: changed in n of the selection's m past commits; changed with the file n/m: in n of the m commits that changed its file; file co-changed: the function's file did)",
 		share:  shareSignatures,
 	}
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
@@ -309,8 +332,8 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 			break
 		}
 		s := sc.sym
-		why := sc.why()
-		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, why)
+		why := sc.why(false)
+		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
 		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
 		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown}
 		shown[s.ID] = true

@@ -208,7 +208,7 @@ func (b *builder) symbolItem(s *codegraph.Symbol, rel string, body bool) item {
 func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map[string]bool) candidate {
 	c := candidate{
 		title:  "Repo map",
-		reason: "the rest of the repository, files and symbols ranked by PageRank over the reference graph personalised to the selection and the goal",
+		reason: "the rest of the repository, files and symbols ranked by PageRank over the reference graph personalised to the selection and the goal, files that changed with the selection's file first",
 	}
 	type fileScore struct {
 		file  string
@@ -225,6 +225,18 @@ func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map
 			}
 		}
 		files = append(files, fs)
+	}
+	// PageRank, relative to the best file's, plus the file's co-change
+	// strength with the selection's.
+	best := 0.0
+	for _, f := range files {
+		best = max(best, f.score)
+	}
+	for i := range files {
+		if best > 0 {
+			files[i].score /= best
+		}
+		files[i].score += b.histFiles[files[i].file]
 	}
 	slices.SortStableFunc(files, func(a, c fileScore) int {
 		return cmp.Or(cmp.Compare(c.score, a.score), cmp.Compare(a.file, c.file))

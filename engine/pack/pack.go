@@ -171,7 +171,7 @@ func Build(ctx context.Context, in Input) (*Pack, error) {
 	}
 	defer conf.Close()
 
-	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor), notes: append([]string(nil), in.Notes...)}
+	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor), notes: append([]string(nil), in.Notes...), histFiles: map[string]float64{}}
 	if in.Selection != nil {
 		sel, err := b.src.checkSelection(*in.Selection)
 		if err != nil {
@@ -203,6 +203,9 @@ type builder struct {
 	// hist is the repository's mined git history (nil: none), read once.
 	hist     *cochange.History
 	histDone bool
+	// histFiles is each file's co-change strength with the selection's
+	// (damped confidence), for the repo map's order.
+	histFiles map[string]float64
 }
 
 // collect gathers every candidate section, most important first.

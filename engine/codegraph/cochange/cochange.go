@@ -303,11 +303,37 @@ func Parse(out []byte) *History {
 	return h
 }
 
+// Touches counts the commits that changed the function name of file.
+func (h *History) Touches(file, name string) int {
+	if h == nil {
+		return 0
+	}
+	n := 0
+	for _, c := range h.Commits {
+		if slices.Contains(c.Funcs, Entity{h.prefix + file, name}) {
+			n++
+		}
+	}
+	return n
+}
+
 // Rule is the consequent of an association rule with its strength.
 type Rule struct {
 	Support    int     // commits that touched both
 	Confidence float64 // Support / commits that touched the antecedent
+	// Weighted is Confidence with each commit counted by how focused it
+	// was: a commit that touched at most focusFuncs functions (focusFiles
+	// files, for file rules) counts 1, a larger one focusFuncs/n. The
+	// commit that created a file full of functions then says little about
+	// any one pair of them.
+	Weighted float64
 }
+
+// A commit this focused counts fully toward Weighted.
+const (
+	focusFuncs = 6
+	focusFiles = 4
+)
 
 // Related returns, for the antecedent (a file, and a function in it when
 // name is not empty), every file and function that changed with it, with
@@ -342,10 +368,13 @@ func (h *History) Related(file, name string) (files map[string]Rule, funcs map[E
 			continue
 		}
 		antecedent++
+		wFiles := min(1, float64(focusFiles)/float64(max(1, len(c.Files)-1)))
+		wFuncs := min(1, float64(focusFuncs)/float64(max(1, len(c.Funcs)-1)))
 		for _, f := range c.Files {
 			if rel, ok := strings.CutPrefix(f, h.prefix); ok && f != full {
 				r := files[rel]
 				r.Support++
+				r.Weighted += wFiles
 				files[rel] = r
 			}
 		}
@@ -357,15 +386,18 @@ func (h *History) Related(file, name string) (files map[string]Rule, funcs map[E
 			k := Entity{rel, e.Name}
 			r := funcs[k]
 			r.Support++
+			r.Weighted += wFuncs
 			funcs[k] = r
 		}
 	}
 	for k, r := range files {
 		r.Confidence = float64(r.Support) / float64(antecedent)
+		r.Weighted /= float64(antecedent)
 		files[k] = r
 	}
 	for k, r := range funcs {
 		r.Confidence = float64(r.Support) / float64(antecedent)
+		r.Weighted /= float64(antecedent)
 		funcs[k] = r
 	}
 	return files, funcs, antecedent
