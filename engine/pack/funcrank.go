@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -24,16 +25,17 @@ const (
 	wTest         = 0.6  // a test reaching the selection: wTest / calls away
 	wHistFunc     = 2.0  // × confidence of "selection changed → it changed" in past commits
 	wHistFileFunc = 1.0  // × confidence of "selection's file changed → it changed"
-	wHistFile     = 0.5  // × confidence of "selection's file changed → its file changed"
+	wHistFile     = 0.8  // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
 	wSameFile     = 0.3  // defined in the selection's file
 	wNamed        = 0.3  // the selection's text names it (a call the index could not resolve)
 	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
 	wTypeMethod   = 0.15 // a method of a type the selection uses
+	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
 )
 
 // Budget policy of the function sections.
 const (
-	shareBodies     = 0.45 // bodies of the most likely functions
+	shareBodies     = 0.40 // bodies of the most likely functions
 	shareSignatures = 0.25 // signatures of the next ring
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
@@ -165,8 +167,8 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 	}
 	for _, r := range g.Neighbourhood(seeds, 2) {
 		sc := get(r.ID)
-		if sc == nil {
-			continue
+		if sc == nil || r.Dist > 1 && sc.sym.Test {
+			continue // a test two calls away is scored as a test, below
 		}
 		switch {
 		case r.Dist == 1 && callers[r.ID]:
@@ -236,9 +238,18 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 			funcRule(e, wHistFileFunc*damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
 		}
 		for f, r := range files {
+			// The rule says some function of the file changed: spread it
+			// over the file's functions.
+			code := 0
+			for _, s := range g.FileSymbols(f) {
+				if s.Kind == codegraph.KindFunc || s.Kind == codegraph.KindMethod {
+					code++
+				}
+			}
+			spread := 1 / math.Sqrt(float64(max(code, 1)))
 			for _, s := range g.FileSymbols(f) {
 				if sc := get(s.ID); sc != nil {
-					sc.add(wHistFile*damped(r), fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
+					sc.add(wHistFile*damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
 				}
 			}
 			if d := damped(r); d > b.histFiles[f] {
@@ -268,10 +279,17 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 			maxRank = max(maxRank, rank[id])
 		}
 	}
+	selBase := ""
+	if b.sel != nil {
+		selBase = strings.TrimSuffix(path.Base(b.sel.File), path.Ext(b.sel.File))
+	}
 	for _, id := range g.IDs() {
 		sym := g.Symbols[id]
 		if sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod || isSeed[id] {
 			continue
+		}
+		if sym.Test && selBase != "" && testFileOf(sym.File, selBase) {
+			get(id).add(wTestFile, "a test in the selection's test file", "in its test file")
 		}
 		inSelFile := b.sel != nil && sym.File == b.sel.File
 		named := len(sym.Name) > 2 && words[sym.Name]
@@ -298,6 +316,13 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 		return cmp.Or(cmp.Compare(c.score, a.score), cmp.Compare(rank[c.sym.ID], rank[a.sym.ID]), cmp.Compare(a.sym.ID, c.sym.ID))
 	})
 	return out
+}
+
+// testFileOf reports whether file is the test file of a source file named
+// base (without extension): base_test.go, test_base.py, base_test.py.
+func testFileOf(file, base string) bool {
+	b := path.Base(file)
+	return b == base+"_test.go" || b == "test_"+base+".py" || b == base+"_test.py"
 }
 
 // damped is a rule's focus-weighted confidence (cochange.Rule.Weighted)

@@ -19,7 +19,7 @@ const (
 	shareRules     = 0.12
 	shareHistory   = 0.12
 	shareNeighbour = 0.35
-	shareTypes     = 0.10
+	shareTypes     = 0.08
 	shareTests     = 0.15
 )
 
@@ -203,6 +203,10 @@ func (b *builder) symbolItem(s *codegraph.Symbol, rel string, body bool) item {
 	return it
 }
 
+// repoMapSymbols is how many signatures a repo-map entry lists: few, so
+// the map names many files.
+const repoMapSymbols = 4
+
 // repoMap lists files by the summed PageRank of their symbols, each with
 // its highest-ranked symbols' signatures (Aider's repo map).
 func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map[string]bool) candidate {
@@ -248,8 +252,8 @@ func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map
 		var lines []string
 		var syms []Shown
 		for i, s := range f.syms {
-			if i == 6 {
-				lines = append(lines, fmt.Sprintf("  … %d more", len(f.syms)-6))
+			if i == repoMapSymbols {
+				lines = append(lines, fmt.Sprintf("  … %d more", len(f.syms)-repoMapSymbols))
 				break
 			}
 			lines = append(lines, fmt.Sprintf("  %d: %s", s.Line, oneLineText(s.Signature)))
