@@ -30,6 +30,7 @@ const (
 	wNamed        = 0.3  // the selection's text names it (a call the index could not resolve)
 	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
 	wTypeMethod   = 0.15 // a method of a type the selection uses
+	wSibling      = 0.5  // another implementation of an interface method the selection implements
 	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
 )
 
@@ -177,6 +178,26 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 			sc.add(wCall, "callee", "callee")
 		default:
 			sc.add(wCall2, "2 calls away", "2 calls away")
+		}
+	}
+	// Sibling implementations: the other methods an interface method the
+	// selection implements may dispatch to (in Python, the overrides of the
+	// same base method, and the base method itself).
+	for _, s := range seeds {
+		for _, e := range g.In(s) {
+			if e.Kind != codegraph.EdgeDispatch {
+				continue
+			}
+			if sc := get(e.From); sc != nil {
+				sc.add(wSibling, "the method the selection overrides", "overridden")
+			}
+			for _, d := range g.Out(e.From) {
+				if d.Kind == codegraph.EdgeDispatch && d.To != s {
+					if sc := get(d.To); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.short == "sibling" }) {
+						sc.add(wSibling, "another implementation of "+shortID(e.From)+", which the selection implements", "sibling")
+					}
+				}
+			}
 		}
 	}
 	// Tests that reach the selection.

@@ -23,6 +23,9 @@ const (
 	shareTests     = 0.15
 )
 
+// selectionHead is how many selected lines the selection's short form keeps.
+const selectionHead = 30
+
 // selectionSection shows the selected lines inside the declarations that
 // enclose them (whole), or the lines alone when nothing encloses them.
 func (b *builder) selectionSection(g *codegraph.Graph) candidate {
@@ -54,11 +57,18 @@ func (b *builder) selectionSection(g *codegraph.Graph) candidate {
 		return c
 	}
 	head := fmt.Sprintf("%s lines %d-%d (selected %d-%d):\n", sel.File, from, to, sel.StartLine, sel.EndLine)
-	selOnly, _ := b.src.snippet(sel.File, sel.StartLine, sel.EndLine)
+	// The short form is the selected lines, cut to their first
+	// selectionHead lines when longer: a small budget keeps room for the
+	// functions around them.
+	end := min(sel.EndLine, sel.StartLine+selectionHead-1)
+	selOnly, _ := b.src.snippet(sel.File, sel.StartLine, end)
+	if end < sel.EndLine {
+		selOnly += fmt.Sprintf("\n… (%d more lines, to %d)", sel.EndLine-end, sel.EndLine)
+	}
 	c.items = []item{{
 		label: "selection",
 		full:  head + fence(sel.File, text),
-		short: fmt.Sprintf("%s lines %d-%d:\n", sel.File, sel.StartLine, sel.EndLine) + fence(sel.File, selOnly),
+		short: fmt.Sprintf("%s lines %d-%d:\n", sel.File, sel.StartLine, end) + fence(sel.File, selOnly),
 		files: []string{sel.File},
 	}}
 	return c

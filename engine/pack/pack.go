@@ -1,12 +1,16 @@
 // Package pack builds context packs: the smallest context that still holds
 // what a change needs. A pack is ordered sections (the selection and its
-// enclosing declaration, callers and callees, types and implementations,
-// the tests that reach the selection, a resumed task's history, the
-// repository's rules, and a repo map ranked by personalised PageRank), each
-// with the reason it is there and its token count, fitted to a budget it
-// never exceeds. The same inputs give the same bytes; every repository read
-// goes through sandbox.Confined; secrets are redacted before anything is
-// counted.
+// enclosing declaration, the repository's rules, a resumed task's history,
+// the bodies of the functions most likely to change with the selection,
+// the types it uses, the next ring's signatures, and a repo map ranked by
+// personalised PageRank), each with the reason it is there and its token
+// count, fitted to a budget it never exceeds. Functions are ranked by the
+// call graph, the tests that reach the selection, the types it uses and
+// what changed with it in the repository's own history (funcrank.go has
+// the weights). Go is indexed by engine/codegraph's go/packages index,
+// Python by Python's own ast into the same graph. The same inputs give the
+// same bytes; every repository read goes through sandbox.Confined, git
+// through sandbox/git; secrets are redacted before anything is counted.
 package pack
 
 import (
