@@ -31,6 +31,7 @@ const (
 	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
 	wTypeMethod   = 0.15 // a method of a type the selection uses
 	wSibling      = 0.5  // another implementation of an interface method the selection implements
+	wNamesake     = 0.3  // has the selection's name, in another file
 	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
 )
 
@@ -311,6 +312,9 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 		}
 		if sym.Test && selBase != "" && testFileOf(sym.File, selBase) {
 			get(id).add(wTestFile, "a test in the selection's test file", "in its test file")
+		}
+		if slices.ContainsFunc(seedSyms, func(x *codegraph.Symbol) bool { return x.Name == sym.Name && x.File != sym.File && len(x.Name) > 2 }) {
+			get(id).add(wNamesake, "same name as the selection (a sibling implementation, by convention)", "same name")
 		}
 		inSelFile := b.sel != nil && sym.File == b.sel.File
 		named := len(sym.Name) > 2 && words[sym.Name]
