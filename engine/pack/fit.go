@@ -14,6 +14,8 @@ type item struct {
 	full  string
 	short string
 	files []string
+	// fullShown and shortShown are the functions each form shows, and how.
+	fullShown, shortShown []Shown
 }
 
 // candidate is a section before fitting.
@@ -26,6 +28,11 @@ type candidate struct {
 	// left. 0 means no cap.
 	share float64
 	note  string // shown even when no item fits (e.g. why a section is empty)
+	// spillTo is the title of a later section that takes, by their short
+	// form and ahead of its own, the items that did not fit here: a
+	// function ranked high must not vanish because the bodies before it
+	// filled their share.
+	spillTo string
 }
 
 // fit plans the sections against the budget and then checks the whole
@@ -105,6 +112,13 @@ func dropLast(p *Pack) bool {
 		}
 		s.parts = s.parts[:len(s.parts)-1]
 		s.Text = strings.Join(s.parts, "")
+		if n := len(s.partShown); n > 0 {
+			s.partShown = s.partShown[:n-1]
+			s.Symbols = nil
+			for _, ps := range s.partShown {
+				s.Symbols = append(s.Symbols, ps...)
+			}
+		}
 		if len(s.parts) == 0 {
 			p.Sections = append(p.Sections[:i], p.Sections[i+1:]...)
 		}
@@ -142,7 +156,11 @@ func (b *builder) plan(budget int) *Pack {
 		secrets += n
 		return red, cost, true
 	}
+	spilled := map[string][]item{}
 	for ci, c := range b.cands {
+		if sp := spilled[c.title]; len(sp) > 0 {
+			c.items = append(sp, c.items...)
+		}
 		remaining := budget - used
 		allowed := remaining
 		if c.share > 0 && ci < len(b.cands)-1 {
@@ -154,6 +172,7 @@ func (b *builder) plan(budget int) *Pack {
 		if c.note != "" {
 			text.WriteString("_" + c.note + "_\n")
 			s.parts = append(s.parts, "_"+c.note+"_\n")
+			s.partShown = append(s.partShown, nil)
 		}
 		base := EstimateTokens(renderSection(&Section{Title: c.title, Reason: c.reason, Text: text.String()}))
 		if base > allowed {
@@ -168,12 +187,21 @@ func (b *builder) plan(budget int) *Pack {
 			if red, n, ok := place(it.full+"\n", allowed-cost); ok {
 				text.WriteString(red)
 				s.parts = append(s.parts, red)
+				s.partShown = append(s.partShown, it.fullShown)
+				s.Symbols = append(s.Symbols, it.fullShown...)
 				cost += n
 			} else if red, n, ok := place(it.short+"\n", allowed-cost); ok && it.short != "" {
 				text.WriteString(red)
 				s.parts = append(s.parts, red)
+				s.partShown = append(s.partShown, it.shortShown)
+				s.Symbols = append(s.Symbols, it.shortShown...)
 				cost += n
-				shortened++
+				if it.short != it.full {
+					shortened++
+				}
+			} else if c.spillTo != "" && it.short != "" {
+				spilled[c.spillTo] = append(spilled[c.spillTo], item{label: it.label, full: it.short, short: it.short, files: it.files, fullShown: it.shortShown, shortShown: it.shortShown})
+				continue
 			} else {
 				dropped++
 				continue

@@ -2,6 +2,7 @@ package pack
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"path"
 	"regexp"
@@ -18,9 +19,12 @@ const (
 	shareRules     = 0.12
 	shareHistory   = 0.12
 	shareNeighbour = 0.35
-	shareTypes     = 0.15
+	shareTypes     = 0.08
 	shareTests     = 0.15
 )
+
+// selectionHead is how many selected lines the selection's short form keeps.
+const selectionHead = 30
 
 // selectionSection shows the selected lines inside the declarations that
 // enclose them (whole), or the lines alone when nothing encloses them.
@@ -29,12 +33,12 @@ func (b *builder) selectionSection(g *codegraph.Graph) candidate {
 	from, to := sel.StartLine, sel.EndLine
 	var names []string
 	if g != nil {
-		for _, s := range g.Enclosing(sel.File, sel.StartLine, sel.EndLine) {
+		for _, s := range innermostSymbols(g.Enclosing(sel.File, sel.StartLine, sel.EndLine)) {
 			from, to = min(from, s.Line), max(to, s.EndLine)
 			names = append(names, s.Name)
 		}
 	}
-	if strings.HasSuffix(sel.File, ".py") {
+	if len(names) == 0 && strings.HasSuffix(sel.File, ".py") {
 		if f, t, ok := b.enclosingDef(sel.File, sel.StartLine); ok {
 			from, to = min(from, f), max(to, t)
 			first, _ := b.src.snippet(sel.File, f, f)
@@ -53,11 +57,18 @@ func (b *builder) selectionSection(g *codegraph.Graph) candidate {
 		return c
 	}
 	head := fmt.Sprintf("%s lines %d-%d (selected %d-%d):\n", sel.File, from, to, sel.StartLine, sel.EndLine)
-	selOnly, _ := b.src.snippet(sel.File, sel.StartLine, sel.EndLine)
+	// The short form is the selected lines, cut to their first
+	// selectionHead lines when longer: a small budget keeps room for the
+	// functions around them.
+	end := min(sel.EndLine, sel.StartLine+selectionHead-1)
+	selOnly, _ := b.src.snippet(sel.File, sel.StartLine, end)
+	if end < sel.EndLine {
+		selOnly += fmt.Sprintf("\n… (%d more lines, to %d)", sel.EndLine-end, sel.EndLine)
+	}
 	c.items = []item{{
 		label: "selection",
 		full:  head + fence(sel.File, text),
-		short: fmt.Sprintf("%s lines %d-%d:\n", sel.File, sel.StartLine, sel.EndLine) + fence(sel.File, selOnly),
+		short: fmt.Sprintf("%s lines %d-%d:\n", sel.File, sel.StartLine, end) + fence(sel.File, selOnly),
 		files: []string{sel.File},
 	}}
 	return c
@@ -68,7 +79,7 @@ func (b *builder) selectionSection(g *codegraph.Graph) candidate {
 func (b *builder) seeds(g *codegraph.Graph) (ids []string, weights map[string]float64) {
 	weights = map[string]float64{}
 	if b.sel != nil {
-		for _, s := range g.Enclosing(b.sel.File, b.sel.StartLine, b.sel.EndLine) {
+		for _, s := range innermostSymbols(g.Enclosing(b.sel.File, b.sel.StartLine, b.sel.EndLine)) {
 			weights[s.ID] += 1
 		}
 		// A selection outside any declaration still points at its file.
@@ -113,66 +124,29 @@ var stopWords = map[string]bool{
 	"should": true, "does": true, "are": true, "was": true, "its": true, "new": true, "bug": true,
 }
 
-// goSections are the graph-derived sections for a Go repository.
-func (b *builder) goSections(g *codegraph.Graph) []candidate {
+// graphSections are the sections derived from a code graph (Go's, or
+// Python's from its ast): the functions ranked by how likely they are to
+// change with the selection, the types it uses, the next ring's
+// signatures and the repo map.
+func (b *builder) graphSections(ctx context.Context, g *codegraph.Graph) []candidate {
 	seeds, weights := b.seeds(g)
 	rank := g.Rank(weights)
-	byRank := func(ids []string) {
-		slices.SortStableFunc(ids, func(a, c string) int {
-			return cmp.Or(cmp.Compare(rank[c], rank[a]), cmp.Compare(a, c))
-		})
-	}
 	shown := map[string]bool{}
 	for _, id := range seeds {
 		shown[id] = true
 	}
-	var out []candidate
-
-	// Callers and callees: bodies for the nearest, signatures beyond.
-	nb := g.Neighbourhood(seeds, 2)
-	var near, far []string
-	for _, r := range nb {
-		if r.Dist == 1 {
-			near = append(near, r.ID)
-		} else {
-			far = append(far, r.ID)
-		}
-	}
-	byRank(near)
-	byRank(far)
-	if len(far) > 60 {
-		far = far[:60]
-	}
-	neighbours := candidate{
-		title:  "Callers and callees",
-		reason: "code that calls the selection or that it calls (interface dispatch included): bodies at distance 1, signatures at distance 2",
-		share:  shareNeighbour,
-	}
-	callers := map[string]bool{}
-	for _, s := range seeds {
-		for _, c := range g.Callers(s) {
-			callers[c] = true
-		}
-	}
-	for _, id := range near {
-		s := g.Symbols[id]
-		rel := "callee"
-		if callers[id] {
-			rel = "caller"
-		}
-		neighbours.items = append(neighbours.items, b.symbolItem(s, rel, true))
-		shown[id] = true
-	}
-	for _, id := range far {
-		neighbours.items = append(neighbours.items, b.symbolItem(g.Symbols[id], "distance 2", false))
-		shown[id] = true
-	}
+	ranked := b.rankFunctions(ctx, g, seeds, rank)
+	bodies, sigs := b.functionSections(ranked, shown)
 	if len(seeds) == 0 {
-		neighbours.note = "no selection or goal identifier matched a symbol: no call graph to follow"
+		bodies.note = "no selection or goal identifier matched a symbol: no call graph to follow"
 	}
-	out = append(out, neighbours)
+	types := b.typesSection(g, seeds, rank, shown)
+	return []candidate{bodies, types, sigs, b.repoMap(g, rank, shown)}
+}
 
-	// Types and interfaces used, with implementations.
+// typesSection shows the types the selection names, with the interfaces
+// they satisfy or the implementations of those it uses.
+func (b *builder) typesSection(g *codegraph.Graph, seeds []string, rank map[string]float64, shown map[string]bool) candidate {
 	types := candidate{
 		title:  "Types and interfaces",
 		reason: "types the selection names, interfaces they satisfy, and the implementations of interfaces it uses",
@@ -188,7 +162,9 @@ func (b *builder) goSections(g *codegraph.Graph) []candidate {
 		}
 	}
 	typeIDs := sortedSet(typeSet)
-	byRank(typeIDs)
+	slices.SortStableFunc(typeIDs, func(a, c string) int {
+		return cmp.Or(cmp.Compare(rank[c], rank[a]), cmp.Compare(a, c))
+	})
 	for _, id := range typeIDs {
 		s := g.Symbols[id]
 		it := b.symbolItem(s, string(s.Kind), true)
@@ -219,63 +195,34 @@ func (b *builder) goSections(g *codegraph.Graph) []candidate {
 		types.items = append(types.items, it)
 		shown[id] = true
 	}
-	out = append(out, types)
-
-	// Tests that reach the selection.
-	tests := candidate{
-		title:  "Tests that reach the selection",
-		reason: "test functions from which the selection is reachable through calls and interface dispatch, nearest first",
-		share:  shareTests,
-	}
-	testDist := map[string]int{}
-	for _, s := range seeds {
-		for _, r := range g.TestsReaching(s, 0) {
-			if d, ok := testDist[r.ID]; !ok || r.Dist < d {
-				testDist[r.ID] = r.Dist
-			}
-		}
-	}
-	testIDs := make([]string, 0, len(testDist))
-	for id := range testDist {
-		testIDs = append(testIDs, id)
-	}
-	slices.SortFunc(testIDs, func(a, c string) int { return cmp.Or(cmp.Compare(testDist[a], testDist[c]), cmp.Compare(a, c)) })
-	if len(testIDs) > 40 {
-		testIDs = testIDs[:40]
-	}
-	for i, id := range testIDs {
-		tests.items = append(tests.items, b.symbolItem(g.Symbols[id], fmt.Sprintf("test, %d call(s) away", testDist[id]), i < 3))
-		shown[id] = true
-	}
-	if len(seeds) > 0 && len(testIDs) == 0 {
-		tests.note = "no test reaches the selection through the call graph"
-	}
-	out = append(out, tests)
-
-	// Repo map: the rest, ranked.
-	out = append(out, b.repoMap(g, rank, shown))
-	return out
+	return types
 }
 
 // symbolItem renders a symbol: its source (body) when body is set, with
 // its signature as the fallback.
 func (b *builder) symbolItem(s *codegraph.Symbol, rel string, body bool) item {
 	sig := fmt.Sprintf("- `%s` — %s:%d (%s)", s.Signature, s.File, s.Line, rel)
-	it := item{label: s.ID, short: sig, full: sig, files: []string{s.File}}
+	sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
+	it := item{label: s.ID, short: sig, full: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown}
 	if body {
 		if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
 			it.full = fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, rel) + fence(s.File, text)
+			it.fullShown = []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormBody}}
 		}
 	}
 	return it
 }
+
+// repoMapSymbols is how many signatures a repo-map entry lists: few, so
+// the map names many files.
+const repoMapSymbols = 4
 
 // repoMap lists files by the summed PageRank of their symbols, each with
 // its highest-ranked symbols' signatures (Aider's repo map).
 func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map[string]bool) candidate {
 	c := candidate{
 		title:  "Repo map",
-		reason: "the rest of the repository, files and symbols ranked by PageRank over the reference graph personalised to the selection and the goal",
+		reason: "the rest of the repository, files and symbols ranked by PageRank over the reference graph personalised to the selection and the goal, files that changed with the selection's file first",
 	}
 	type fileScore struct {
 		file  string
@@ -293,6 +240,18 @@ func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map
 		}
 		files = append(files, fs)
 	}
+	// PageRank, relative to the best file's, plus the file's co-change
+	// strength with the selection's.
+	best := 0.0
+	for _, f := range files {
+		best = max(best, f.score)
+	}
+	for i := range files {
+		if best > 0 {
+			files[i].score /= best
+		}
+		files[i].score += b.histFiles[files[i].file]
+	}
 	slices.SortStableFunc(files, func(a, c fileScore) int {
 		return cmp.Or(cmp.Compare(c.score, a.score), cmp.Compare(a.file, c.file))
 	})
@@ -301,12 +260,14 @@ func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map
 			return cmp.Or(cmp.Compare(rank[c.ID], rank[a.ID]), cmp.Compare(a.Line, c.Line))
 		})
 		var lines []string
+		var syms []Shown
 		for i, s := range f.syms {
-			if i == 6 {
-				lines = append(lines, fmt.Sprintf("  … %d more", len(f.syms)-6))
+			if i == repoMapSymbols {
+				lines = append(lines, fmt.Sprintf("  … %d more", len(f.syms)-repoMapSymbols))
 				break
 			}
-			lines = append(lines, fmt.Sprintf("  %d: %s", s.Line, s.Signature))
+			lines = append(lines, fmt.Sprintf("  %d: %s", s.Line, oneLineText(s.Signature)))
+			syms = append(syms, Shown{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature})
 		}
 		full := f.file + ":"
 		short := f.file
@@ -314,7 +275,11 @@ func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map
 			full += "\n" + strings.Join(lines, "\n")
 			short += ":\n" + lines[0]
 		}
-		c.items = append(c.items, item{label: f.file, full: full, short: short, files: []string{f.file}})
+		it := item{label: f.file, full: full, short: short, files: []string{f.file}, fullShown: syms}
+		if len(syms) > 0 {
+			it.shortShown = syms[:1]
+		}
+		c.items = append(c.items, it)
 	}
 	return c
 }

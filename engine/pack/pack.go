@@ -1,12 +1,16 @@
 // Package pack builds context packs: the smallest context that still holds
 // what a change needs. A pack is ordered sections (the selection and its
-// enclosing declaration, callers and callees, types and implementations,
-// the tests that reach the selection, a resumed task's history, the
-// repository's rules, and a repo map ranked by personalised PageRank), each
-// with the reason it is there and its token count, fitted to a budget it
-// never exceeds. The same inputs give the same bytes; every repository read
-// goes through sandbox.Confined; secrets are redacted before anything is
-// counted.
+// enclosing declaration, the repository's rules, a resumed task's history,
+// the bodies of the functions most likely to change with the selection,
+// the types it uses, the next ring's signatures, and a repo map ranked by
+// personalised PageRank), each with the reason it is there and its token
+// count, fitted to a budget it never exceeds. Functions are ranked by the
+// call graph, the tests that reach the selection, the types it uses and
+// what changed with it in the repository's own history (funcrank.go has
+// the weights). Go is indexed by engine/codegraph's go/packages index,
+// Python by Python's own ast into the same graph. The same inputs give the
+// same bytes; every repository read goes through sandbox.Confined, git
+// through sandbox/git; secrets are redacted before anything is counted.
 package pack
 
 import (
@@ -19,6 +23,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
 	"github.com/bcode-dev/bcode/sandbox"
 )
 
@@ -50,8 +55,9 @@ type Input struct {
 	TaskID    string     // optional: a task whose history to include
 	Budget    int        // tokens; 0 means DefaultBudget
 
-	// Graph is a warm Go index (bcode-ls keeps one); nil indexes Repo now,
-	// reusing Store when given.
+	// Graph is a warm index (bcode-ls keeps one for Go; for Python,
+	// codegraph.IndexPython's); nil indexes Repo now, reusing Store when
+	// given.
 	Graph *codegraph.Graph
 	Store codegraph.Store
 	// Tasks reads a task's history; nil leaves that section out with a note.
@@ -75,9 +81,37 @@ type Section struct {
 	Reason string   `json:"reason"`
 	Tokens int      `json:"tokens"`
 	Files  []string `json:"files"`
-	Text   string   `json:"text"`
+	// Symbols are the functions and types the section shows, each as a
+	// body or a signature, in order.
+	Symbols []Shown `json:"symbols,omitempty"`
+	Text    string  `json:"text"`
 
-	parts []string // the entries Text is made of, for trimming
+	parts     []string  // the entries Text is made of, for trimming
+	partShown [][]Shown // the symbols of each part
+}
+
+// Forms a symbol is shown in.
+const (
+	FormBody      = "body"
+	FormSignature = "signature"
+)
+
+// Shown is one symbol a section shows.
+type Shown struct {
+	File string `json:"file"`
+	Name string `json:"name"`
+	Line int    `json:"line"`
+	Form string `json:"form"` // FormBody or FormSignature
+}
+
+// Shown returns every symbol the pack shows, in section order; a symbol
+// shown twice is listed twice.
+func (p *Pack) Shown() []Shown {
+	var out []Shown
+	for _, s := range p.Sections {
+		out = append(out, s.Symbols...)
+	}
+	return out
 }
 
 // Pack is a built context pack.
@@ -141,7 +175,7 @@ func Build(ctx context.Context, in Input) (*Pack, error) {
 	}
 	defer conf.Close()
 
-	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor), notes: append([]string(nil), in.Notes...)}
+	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor), notes: append([]string(nil), in.Notes...), histFiles: map[string]float64{}}
 	if in.Selection != nil {
 		sel, err := b.src.checkSelection(*in.Selection)
 		if err != nil {
@@ -170,6 +204,12 @@ type builder struct {
 	cands []candidate
 	notes []string
 	stats *codegraph.Stats
+	// hist is the repository's mined git history (nil: none), read once.
+	hist     *cochange.History
+	histDone bool
+	// histFiles is each file's co-change strength with the selection's
+	// (damped confidence), for the repo map's order.
+	histFiles map[string]float64
 }
 
 // collect gathers every candidate section, most important first.
@@ -211,6 +251,26 @@ func (b *builder) collect(ctx context.Context) error {
 			}
 		}
 	}
+	if lang == "python" && b.in.Graph != nil {
+		g = b.in.Graph // a warm Python index
+	} else if lang == "python" {
+		graph, st, err := codegraph.IndexPython(ctx, b.conf.Dir())
+		switch {
+		case err == nil:
+			g, b.stats = graph, &st
+			b.notes = append(b.notes, "Python indexed with Python's own ast")
+			if len(st.Errors) > 0 {
+				b.notes = append(b.notes, fmt.Sprintf("Python index: %d file(s) did not parse (first: %s)", len(st.Errors), st.Errors[0]))
+			}
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, codegraph.ErrNoPython):
+			b.notes = append(b.notes, "no python3 for the ast index: trying a language server")
+		default:
+			// Not the error's text: it ran over the agent's code.
+			b.notes = append(b.notes, "Python ast index failed: trying a language server")
+		}
+	}
 	if b.sel != nil {
 		b.cands = append(b.cands, b.selectionSection(g))
 	}
@@ -219,8 +279,8 @@ func (b *builder) collect(ctx context.Context) error {
 		b.cands = append(b.cands, b.historySection(ctx))
 	}
 	switch {
-	case lang == "go" && g != nil:
-		b.cands = append(b.cands, b.goSections(g)...)
+	case g != nil:
+		b.cands = append(b.cands, b.graphSections(ctx, g)...)
 	case lang == "python":
 		b.cands = append(b.cands, b.pythonSections(ctx)...)
 	default:

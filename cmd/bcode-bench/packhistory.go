@@ -1,0 +1,544 @@
+package main
+
+// The pack benchmark on real commits with their history: each project of
+// testdata/packcorpus is a git bundle of a real Go or Python repository's
+// history. A case is a real non-merge commit that modifies at least two
+// existing source files of the project's language and at least one
+// non-test function; the pack is built on its parent (the base, whose own
+// history is what co-change mining sees), with the selection = the base
+// version of the changed non-test function with the most changed lines.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
+	"github.com/bcode-dev/bcode/engine/pack"
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// minHistory is how many commits a base must have behind it to be a case:
+// co-change mining needs a history to mine.
+const minHistory = 40
+
+// histCase is one real commit of a project.
+type histCase struct {
+	project, lang string
+	base, commit  string
+	subject       string
+}
+
+// benchGit runs git for the benchmark over its own testdata (not a hostile
+// worktree), with no user or system configuration.
+func benchGit(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = strings.TrimSpace(string(ee.Stderr))
+		}
+		return "", fmt.Errorf("git %s: %v %s", strings.Join(args, " "), err, stderr)
+	}
+	return string(out), nil
+}
+
+func langOf(project string, dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		return "go"
+	}
+	return "python"
+}
+
+func extOf(lang string) string {
+	if lang == "go" {
+		return ".go"
+	}
+	return ".py"
+}
+
+func isTestFile(lang, rel string) bool {
+	if lang == "go" {
+		return strings.HasSuffix(rel, "_test.go")
+	}
+	base := path.Base(rel)
+	return strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || strings.Contains("/"+rel, "/tests/") || strings.Contains("/"+rel, "/test/") || base == "conftest.py"
+}
+
+// selectHistCases picks up to n cases of a cloned project, newest first.
+func selectHistCases(ctx context.Context, project, dir string, n int) ([]histCase, error) {
+	lang := langOf(project, dir)
+	ext := extOf(lang)
+	out, err := benchGit(ctx, dir, "log", "--no-merges", "--format=%x00%H %P%x01%s", "--name-status", "--no-renames", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	var cases []histCase
+	for _, rec := range strings.Split(out, "\x00") {
+		if rec == "" {
+			continue
+		}
+		head, rest, _ := strings.Cut(rec, "\n")
+		ids, subject, _ := strings.Cut(head, "\x01")
+		f := strings.Fields(ids)
+		if len(f) != 2 {
+			continue // a root commit
+		}
+		modified, nonTest := 0, 0
+		for _, l := range strings.Split(rest, "\n") {
+			st, file, ok := strings.Cut(l, "\t")
+			if !ok || st != "M" || !strings.HasSuffix(file, ext) {
+				continue
+			}
+			modified++
+			if !isTestFile(lang, file) {
+				nonTest++
+			}
+		}
+		if modified < 2 || nonTest < 1 {
+			continue
+		}
+		count, err := benchGit(ctx, dir, "rev-list", "--count", f[1])
+		if err != nil {
+			return nil, err
+		}
+		if c, _ := strconv.Atoi(strings.TrimSpace(count)); c < minHistory {
+			continue
+		}
+		cases = append(cases, histCase{project: project, lang: lang, base: f[1], commit: f[0], subject: subject})
+		if len(cases) == n*3 {
+			break // more than enough to find n with a changed function
+		}
+	}
+	return cases, nil
+}
+
+// target is a function of the base that the change edits.
+type target struct {
+	changedFunc
+	decl int // the line of its signature (func/def)
+}
+
+// baseTargets lists the changed functions of every modified file of the
+// case's language: Go through go/parser, Python through the Python index
+// (functions and methods, not classes).
+func baseTargets(g *codegraph.Graph, repo, lang string, hunks map[string][][2]int) []target {
+	var out []target
+	for file, ranges := range hunks {
+		if lang == "go" {
+			for _, cf := range changedFuncs(filepath.Join(repo, file), file, ranges) {
+				out = append(out, target{changedFunc: cf, decl: goDeclLine(filepath.Join(repo, file), cf.name, cf.start, cf.end)})
+			}
+			continue
+		}
+		lines := readLines(filepath.Join(repo, file))
+		for _, s := range g.FileSymbols(file) {
+			if s.Kind != codegraph.KindFunc && s.Kind != codegraph.KindMethod {
+				continue
+			}
+			n := 0
+			for _, r := range ranges {
+				lo, hi := max(r[0], s.Line), min(r[1], s.EndLine)
+				if lo <= hi {
+					n += hi - lo + 1
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			decl := s.Line
+			for i := s.Line; i <= min(s.EndLine, len(lines)); i++ {
+				if regexp.MustCompile(`^\s*(async\s+)?def\s+` + regexp.QuoteMeta(s.Name) + `\b`).MatchString(lines[i-1]) {
+					decl = i
+					break
+				}
+			}
+			out = append(out, target{changedFunc: changedFunc{file: file, name: s.Name, start: s.Line, end: s.EndLine, changedLines: n, isTest: isTestFile(lang, file) || s.Test}, decl: decl})
+		}
+	}
+	// A Python method nested in a changed method is not a separate target.
+	return out
+}
+
+func readLines(p string) []string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(string(b), "\n")
+}
+
+func goDeclLine(p, name string, start, end int) int {
+	lines := readLines(p)
+	for i := start; i <= min(end, len(lines)); i++ {
+		if regexp.MustCompile(`^func\s*(\([^)]*\)\s*)?` + regexp.QuoteMeta(name) + `\b`).MatchString(lines[i-1]) {
+			return i
+		}
+	}
+	return start
+}
+
+// histResult extends changeResult with body recall.
+func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph.Store, counter pack.Counter, red pack.Redactor) (changeResult, error) {
+	r := changeResult{name: c.project + " " + c.commit[:10], by: map[string]map[int]scores{}}
+	ext := extOf(c.lang)
+	diff, err := benchGit(ctx, repo, "diff", "-U0", "--no-renames", "--diff-filter=M", "--no-ext-diff", c.base, c.commit)
+	if err != nil {
+		return r, err
+	}
+	hunks := baseHunks(diff)
+	for f := range hunks {
+		if !strings.HasSuffix(f, ext) {
+			delete(hunks, f)
+		}
+	}
+	if len(hunks) < 2 {
+		return r, fmt.Errorf("modifies %d existing %s file(s), need 2", len(hunks), ext)
+	}
+	if _, err := benchGit(ctx, repo, "checkout", "-q", "-f", "--detach", c.base); err != nil {
+		return r, err
+	}
+	if _, err := benchGit(ctx, repo, "clean", "-q", "-fdx", "-e", ".bcode-bench-*"); err != nil {
+		return r, err
+	}
+	start := time.Now()
+	var g *codegraph.Graph
+	if c.lang == "go" {
+		g, _, err = codegraph.Index(ctx, repo, store)
+	} else {
+		g, _, err = codegraph.IndexPython(ctx, repo)
+	}
+	if err != nil {
+		return r, fmt.Errorf("index: %w", err)
+	}
+	r.index = time.Since(start)
+	funcs := baseTargets(g, repo, c.lang, hunks)
+	slices.SortFunc(funcs, func(a, b target) int {
+		return cmp.Or(boolCmp(a.isTest, b.isTest), cmp.Compare(b.changedLines, a.changedLines), cmp.Compare(a.file, b.file), cmp.Compare(a.start, b.start))
+	})
+	if len(funcs) == 0 || funcs[0].isTest {
+		return r, fmt.Errorf("no non-test function changed")
+	}
+	sel := funcs[0]
+	r.selection = fmt.Sprintf("%s:%d-%d (%s)", sel.file, sel.start, sel.end, sel.name)
+	var targetFiles []string
+	for f := range hunks {
+		if f != sel.file {
+			targetFiles = append(targetFiles, f)
+		}
+	}
+	slices.Sort(targetFiles)
+	targets := append([]target(nil), funcs[1:]...)
+	r.targets, r.targetFuncs = len(targetFiles), len(targets)
+	if len(targets) == 0 {
+		return r, fmt.Errorf("only one function changed: no function to recall")
+	}
+
+	conf, err := sandbox.OpenConfined(repo)
+	if err != nil {
+		return r, err
+	}
+	defer conf.Close()
+	lines := readLines(filepath.Join(repo, sel.file))
+	idents := selectionIdentifiers(strings.Join(lines[sel.start-1:min(sel.end, len(lines))], "\n"))
+	ranked, err := grepRankExt(conf, idents, ext)
+	if err != nil {
+		return r, err
+	}
+	hist, err := cochange.Mine(ctx, repo, "")
+	if err != nil {
+		return r, fmt.Errorf("history: %w", err)
+	}
+
+	for _, budget := range budgets {
+		t0 := time.Now()
+		p, err := pack.Build(ctx, pack.Input{
+			Repo: repo, Graph: g, Budget: budget, Counter: counter, Redactor: red,
+			Selection: &pack.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
+		})
+		if err != nil {
+			return r, fmt.Errorf("pack: %w", err)
+		}
+		el := time.Since(t0)
+		r.add("bcode pack", budget, scoreShown(p.Files(), p.Shown(), targetFiles, targets, p.Total, el))
+		if budget == budgets[len(budgets)-1] {
+			r.missed = missedTargets(p.Shown(), targets)
+		}
+
+		t0 = time.Now()
+		files, text, n := grepLines(ctx, conf, ranked, idents, budget, counter)
+		r.add("grep lines", budget, scoreText(files, text, targetFiles, targets, n, time.Since(t0), false))
+
+		t0 = time.Now()
+		files, text, n = grepWholeFiles(ctx, conf, ranked, budget, counter)
+		r.add("grep whole files", budget, scoreText(files, text, targetFiles, targets, n, time.Since(t0), true))
+
+		t0 = time.Now()
+		files, shown, n := historyOnly(ctx, conf, hist, sel, c.lang, budget, counter)
+		r.add("history only", budget, scoreShown(files, shown, targetFiles, targets, n, time.Since(t0)))
+	}
+	return r, nil
+}
+
+// scoreShown scores an output that lists the functions it shows: a target
+// function counts when it is shown as a body or a signature.
+func scoreShown(files []string, shown []pack.Shown, targetFiles []string, targets []target, tokens int, el time.Duration) scores {
+	s := scores{tokens: tokens, elapsed: el}
+	s.fileRecall = fileRecall(files, targetFiles)
+	hit, body := 0, 0
+	for _, t := range targets {
+		found, asBody := false, false
+		for _, x := range shown {
+			if x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end {
+				found = true
+				asBody = asBody || x.Form == pack.FormBody
+			}
+		}
+		if found {
+			hit++
+		}
+		if asBody {
+			body++
+		}
+	}
+	s.funcRecall = float64(hit) / float64(len(targets))
+	s.bodyRecall = float64(body) / float64(len(targets))
+	return s
+}
+
+// missedTargets names the targets shown neither as a body nor a signature.
+func missedTargets(shown []pack.Shown, targets []target) []string {
+	var out []string
+	for _, t := range targets {
+		if !slices.ContainsFunc(shown, func(x pack.Shown) bool {
+			return x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end
+		}) {
+			out = append(out, fmt.Sprintf("%s:%d %s", t.file, t.start, t.name))
+		}
+	}
+	return out
+}
+
+var grepLineRe = regexp.MustCompile(`(?m)^([^:\n]+):(\d+): `)
+
+// scoreText scores a grep output: a target counts when its signature line
+// is among the lines shown, or (whole files) when its file is shown.
+func scoreText(files []string, text string, targetFiles []string, targets []target, tokens int, el time.Duration, whole bool) scores {
+	s := scores{tokens: tokens, elapsed: el}
+	s.fileRecall = fileRecall(files, targetFiles)
+	shownFile := map[string]bool{}
+	for _, f := range files {
+		shownFile[f] = true
+	}
+	lineShown := map[string]bool{}
+	for _, m := range grepLineRe.FindAllStringSubmatch(text, -1) {
+		lineShown[m[1]+":"+m[2]] = true
+	}
+	hit := 0
+	for _, t := range targets {
+		if whole && shownFile[t.file] || lineShown[fmt.Sprintf("%s:%d", t.file, t.decl)] {
+			hit++
+		}
+	}
+	s.funcRecall = float64(hit) / float64(len(targets))
+	if whole {
+		s.bodyRecall = s.funcRecall
+	}
+	return s
+}
+
+func fileRecall(files, targetFiles []string) float64 {
+	if len(targetFiles) == 0 {
+		return 1
+	}
+	hit := 0
+	for _, f := range targetFiles {
+		if slices.Contains(files, f) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(targetFiles))
+}
+
+// grepRankExt is grepRank over the files with extension ext.
+func grepRankExt(conf *sandbox.Confined, idents []string, ext string) ([]grepHit, error) {
+	saved := grepExt
+	grepExt = ext
+	defer func() { grepExt = saved }()
+	return grepRank(conf, idents)
+}
+
+var declRe = regexp.MustCompile(`^\s*(?:func\s*(?:\([^)]*\)\s*)?|(?:async\s+)?def\s+)([A-Za-z_][A-Za-z0-9_]*)`)
+
+// historyOnly is the history baseline: the functions that changed with the
+// selection in the base's history, as bodies in order of confidence (found
+// in their files by their declaration line), then the files that changed
+// with the selection's file, each with its declaration lines, until the
+// budget is full. It uses no code index: only git history and regular
+// expressions.
+func historyOnly(ctx context.Context, conf *sandbox.Confined, h *cochange.History, sel target, lang string, budget int, c pack.Counter) ([]string, []pack.Shown, int) {
+	files, funcs, _ := h.Related(sel.file, sel.name)
+	type ruleF struct {
+		e cochange.Entity
+		r cochange.Rule
+	}
+	var fr []ruleF
+	for e, r := range funcs {
+		fr = append(fr, ruleF{e, r})
+	}
+	slices.SortFunc(fr, func(a, b ruleF) int {
+		return cmp.Or(cmp.Compare(b.r.Confidence, a.r.Confidence), cmp.Compare(b.r.Support, a.r.Support), cmp.Compare(a.e.File, b.e.File), cmp.Compare(a.e.Name, b.e.Name))
+	})
+	type ruleFile struct {
+		f string
+		r cochange.Rule
+	}
+	var fl []ruleFile
+	for f, r := range files {
+		fl = append(fl, ruleFile{f, r})
+	}
+	slices.SortFunc(fl, func(a, b ruleFile) int {
+		return cmp.Or(cmp.Compare(b.r.Confidence, a.r.Confidence), cmp.Compare(b.r.Support, a.r.Support), cmp.Compare(a.f, b.f))
+	})
+	var out strings.Builder
+	var shown []pack.Shown
+	shownFiles := map[string]bool{}
+	used := 0
+	emit := func(text string) bool {
+		cost := pack.EstimateTokens(text)
+		if used+cost > budget {
+			return false
+		}
+		out.WriteString(text)
+		used += cost
+		return true
+	}
+	fileLines := func(f string) []string {
+		data, err := conf.ReadFile(f, 0)
+		if err != nil {
+			return nil
+		}
+		return strings.Split(string(data), "\n")
+	}
+	for _, x := range fr {
+		l := fileLines(x.e.File)
+		if l == nil || !strings.HasSuffix(x.e.File, extOf(lang)) {
+			continue
+		}
+		// The body: from the declaration to the next line at its indent
+		// (Go: the closing brace at column 0).
+		for i, line := range l {
+			m := declRe.FindStringSubmatch(line)
+			if m == nil || m[1] != x.e.Name {
+				continue
+			}
+			end := i
+			ind := len(line) - len(strings.TrimLeft(line, " \t"))
+			for j := i + 1; j < len(l); j++ {
+				t := l[j]
+				if strings.TrimSpace(t) == "" {
+					continue
+				}
+				if lang == "go" {
+					if t == "}" {
+						end = j
+						break
+					}
+					continue
+				}
+				if len(t)-len(strings.TrimLeft(t, " \t")) <= ind {
+					break
+				}
+				end = j
+			}
+			text := fmt.Sprintf("%s:%d-%d\n%s\n", x.e.File, i+1, end+1, strings.Join(l[i:end+1], "\n"))
+			if emit(text) {
+				shown = append(shown, pack.Shown{File: x.e.File, Name: x.e.Name, Line: i + 1, Form: pack.FormBody})
+				shownFiles[x.e.File] = true
+			}
+			break
+		}
+	}
+	for _, x := range fl {
+		l := fileLines(x.f)
+		if l == nil || !strings.HasSuffix(x.f, extOf(lang)) {
+			continue
+		}
+		if !emit(x.f + ":\n") {
+			break
+		}
+		shownFiles[x.f] = true
+		for i, line := range l {
+			if m := declRe.FindStringSubmatch(line); m != nil {
+				if !emit(fmt.Sprintf("  %d: %s\n", i+1, strings.TrimSpace(line))) {
+					break
+				}
+				shown = append(shown, pack.Shown{File: x.f, Name: m[1], Line: i + 1, Form: pack.FormSignature})
+			}
+		}
+	}
+	// Declaration lines sit inside the target's range for Go (whose start
+	// includes the doc comment) and Python (decorators) alike.
+	return sortedKeys(shownFiles), shown, countTokens(ctx, c, out.String())
+}
+
+// runHistoryCorpus clones each bundle of dir and benchmarks up to perProject
+// cases of it.
+func runHistoryCorpus(ctx context.Context, dir, work string, perProject, limit int, counter pack.Counter, red pack.Redactor, stderr io.Writer) ([]changeResult, error) {
+	bundles, err := filepath.Glob(filepath.Join(dir, "*.bundle"))
+	if err != nil {
+		return nil, err
+	}
+	if len(bundles) == 0 {
+		return nil, fmt.Errorf("no *.bundle in %s", dir)
+	}
+	slices.Sort(bundles)
+	var results []changeResult
+	for _, b := range bundles {
+		project := strings.TrimSuffix(filepath.Base(b), ".bundle")
+		repo := filepath.Join(work, project)
+		if err := os.RemoveAll(repo); err != nil {
+			return nil, err
+		}
+		abs, _ := filepath.Abs(b)
+		if _, err := benchGit(ctx, work, "clone", "-q", abs, repo); err != nil {
+			return nil, err
+		}
+		cases, err := selectHistCases(ctx, project, repo, perProject)
+		if err != nil {
+			return nil, err
+		}
+		store := &codegraph.MemoryStore{}
+		taken := 0
+		for _, c := range cases {
+			if taken == perProject || limit > 0 && len(results) >= limit {
+				break
+			}
+			r, err := benchHistCase(ctx, c, repo, store, counter, red)
+			if err != nil {
+				fmt.Fprintf(stderr, "skip %s %s: %v\n", project, c.commit[:10], err)
+				continue
+			}
+			r.lang = c.lang
+			fmt.Fprintf(stderr, "%s %s (%s): selection %s, %d other files, %d other functions, index %s\n",
+				project, c.commit[:10], c.lang, r.selection, r.targets, r.targetFuncs, r.index.Round(time.Millisecond))
+			results = append(results, r)
+			taken++
+		}
+	}
+	return results, nil
+}

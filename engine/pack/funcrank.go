@@ -1,0 +1,407 @@
+package pack
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
+)
+
+// Weights of the signals that rank a function by how likely it is to
+// change with the selection. A function's score is the sum of the signals
+// it has; docs/evaluation-pack.md says where each weight comes from.
+const (
+	wCall         = 1.0  // calls the selection or is called by it (interface dispatch included)
+	wCall2        = 0.25 // two calls away
+	wTest         = 0.6  // a test reaching the selection: wTest / calls away
+	wHistFunc     = 2.0  // × confidence of "selection changed → it changed" in past commits
+	wHistFileFunc = 1.0  // × confidence of "selection's file changed → it changed"
+	wHistFile     = 0.8  // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
+	wSameFile     = 0.3  // defined in the selection's file
+	wNamed        = 0.3  // the selection's text names it (a call the index could not resolve)
+	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
+	wTypeMethod   = 0.15 // a method of a type the selection uses
+	wSibling      = 0.5  // another implementation of an interface method the selection implements
+	wNamesake     = 0.3  // has the selection's name, in another file
+	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
+)
+
+// Budget policy of the function sections.
+const (
+	shareBodies     = 0.40 // bodies of the most likely functions
+	shareSignatures = 0.25 // signatures of the next ring
+	// A body costing more than this fraction of the budget is shown by its
+	// signature: at a small budget ten signatures are worth more than one
+	// long body.
+	maxBodyShare = 0.15
+	maxBodies    = 40
+	maxSigs      = 300
+)
+
+// signal is one reason a function is in the pack.
+type signal struct {
+	weight float64
+	why    string
+	short  string // the same in a few words, for signature lines
+}
+
+type scored struct {
+	sym     *codegraph.Symbol
+	score   float64
+	signals []signal
+}
+
+func (s *scored) add(w float64, why, short string) {
+	if w <= 0 {
+		return
+	}
+	s.score += w
+	s.signals = append(s.signals, signal{w, why, short})
+}
+
+// why lists the signals, strongest first.
+func (s *scored) why(short bool) string {
+	sig := slices.Clone(s.signals)
+	slices.SortStableFunc(sig, func(a, b signal) int { return cmp.Compare(b.weight, a.weight) })
+	parts := make([]string, 0, len(sig))
+	for _, x := range sig {
+		if short {
+			parts = append(parts, x.short)
+		} else {
+			parts = append(parts, x.why)
+		}
+	}
+	if short {
+		return strings.Join(parts, ", ")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// historyCacheDir is where mined histories are kept between runs.
+func historyCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "bcode", "cochange")
+}
+
+// history mines the repository's git history once per Build; nil when the
+// repository has none (a note says so).
+func (b *builder) history(ctx context.Context) *cochange.History {
+	if b.histDone {
+		return b.hist
+	}
+	b.histDone = true
+	h, err := cochange.Mine(ctx, b.conf.Dir(), historyCacheDir())
+	if err != nil {
+		b.notes = append(b.notes, "no git history to mine: co-change signal off")
+		return nil
+	}
+	b.hist = h
+	return h
+}
+
+// innermostSymbols keeps the enclosing symbols that contain no other
+// enclosing symbol (a Python method, not its class).
+func innermostSymbols(syms []*codegraph.Symbol) []*codegraph.Symbol {
+	var out []*codegraph.Symbol
+	for _, s := range syms {
+		inner := false
+		for _, o := range syms {
+			if o != s && o.File == s.File && o.Line >= s.Line && o.EndLine <= s.EndLine && (o.Line > s.Line || o.EndLine < s.EndLine) {
+				inner = true
+				break
+			}
+		}
+		if !inner {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var wordRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// rankFunctions scores every function and method of the graph by how
+// likely it is to change with the seeds, and returns those with any
+// signal, best first.
+func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds []string, rank map[string]float64) []*scored {
+	isSeed := map[string]bool{}
+	for _, s := range seeds {
+		isSeed[s] = true
+	}
+	all := map[string]*scored{}
+	get := func(id string) *scored {
+		s := all[id]
+		if s == nil {
+			sym := g.Symbols[id]
+			if sym == nil || (sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod) || isSeed[id] {
+				return nil
+			}
+			s = &scored{sym: sym}
+			all[id] = s
+		}
+		return s
+	}
+	seedSyms := make([]*codegraph.Symbol, 0, len(seeds))
+	for _, id := range seeds {
+		if s := g.Symbols[id]; s != nil {
+			seedSyms = append(seedSyms, s)
+		}
+	}
+
+	// Calls, both ways, nearest first.
+	callers := map[string]bool{}
+	for _, s := range seeds {
+		for _, c := range g.Callers(s) {
+			callers[c] = true
+		}
+	}
+	for _, r := range g.Neighbourhood(seeds, 2) {
+		sc := get(r.ID)
+		if sc == nil || r.Dist > 1 && sc.sym.Test {
+			continue // a test two calls away is scored as a test, below
+		}
+		switch {
+		case r.Dist == 1 && callers[r.ID]:
+			sc.add(wCall, "caller", "caller")
+		case r.Dist == 1:
+			sc.add(wCall, "callee", "callee")
+		default:
+			sc.add(wCall2, "2 calls away", "2 calls away")
+		}
+	}
+	// Sibling implementations: the other methods an interface method the
+	// selection implements may dispatch to (in Python, the overrides of the
+	// same base method, and the base method itself).
+	for _, s := range seeds {
+		for _, e := range g.In(s) {
+			if e.Kind != codegraph.EdgeDispatch {
+				continue
+			}
+			if sc := get(e.From); sc != nil {
+				sc.add(wSibling, "the method the selection overrides", "overridden")
+			}
+			for _, d := range g.Out(e.From) {
+				if d.Kind == codegraph.EdgeDispatch && d.To != s {
+					if sc := get(d.To); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.short == "sibling" }) {
+						sc.add(wSibling, "another implementation of "+shortID(e.From)+", which the selection implements", "sibling")
+					}
+				}
+			}
+		}
+	}
+	// Tests that reach the selection.
+	for _, s := range seeds {
+		for _, r := range g.TestsReaching(s, 60) {
+			if sc := get(r.ID); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return strings.HasPrefix(x.why, "test") }) {
+				sc.add(wTest/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist), fmt.Sprintf("test, %d calls", r.Dist))
+			}
+		}
+	}
+	// Methods of the types the selection uses (the implementations of the
+	// interfaces among them included).
+	for _, s := range seeds {
+		for _, t := range g.TypesUsed(s) {
+			types := []string{t}
+			if ts := g.Symbols[t]; ts != nil && ts.Kind == codegraph.KindInterface {
+				types = append(types, g.Implementations(t)...)
+			}
+			for _, ty := range types {
+				tsym := g.Symbols[ty]
+				if tsym == nil {
+					continue
+				}
+				for _, m := range g.FileSymbols(tsym.File) {
+					if m.Kind == codegraph.KindMethod && strings.HasPrefix(m.ID, ty+".") {
+						if sc := get(m.ID); sc != nil {
+							sc.add(wTypeMethod, "method of "+shortID(ty)+", a type the selection uses", "method of a used type")
+						}
+					}
+				}
+			}
+		}
+	}
+	// The repository's history: functions and files that changed together
+	// with the selection in past commits.
+	if h := b.history(ctx); h != nil && len(seedSyms) > 0 {
+		sel := seedSyms[0]
+		funcRule := func(e cochange.Entity, w float64, why, short string) {
+			for _, s := range g.FileSymbols(e.File) {
+				if s.Name == e.Name {
+					if sc := get(s.ID); sc != nil {
+						sc.add(w, why, short)
+					}
+				}
+			}
+		}
+		// Function to function, over the commits that changed the
+		// selected function.
+		if h.Touches(sel.File, sel.Name) > 0 {
+			_, funcs, n := h.Related(sel.File, sel.Name)
+			for e, r := range funcs {
+				funcRule(e, wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
+			}
+		}
+		// Over the commits that changed the selection's file: functions,
+		// then whole files.
+		files, funcs, n := h.Related(sel.File, "")
+		for e, r := range funcs {
+			funcRule(e, wHistFileFunc*damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
+		}
+		for f, r := range files {
+			// The rule says some function of the file changed: spread it
+			// over the file's functions.
+			code := 0
+			for _, s := range g.FileSymbols(f) {
+				if s.Kind == codegraph.KindFunc || s.Kind == codegraph.KindMethod {
+					code++
+				}
+			}
+			spread := 1 / math.Sqrt(float64(max(code, 1)))
+			for _, s := range g.FileSymbols(f) {
+				if sc := get(s.ID); sc != nil {
+					sc.add(wHistFile*damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
+				}
+			}
+			if d := damped(r); d > b.histFiles[f] {
+				b.histFiles[f] = d
+			}
+		}
+	}
+	// Same file, named in the selection, and PageRank.
+	var selText string
+	if b.sel != nil {
+		selText, _ = b.src.snippet(b.sel.File, b.sel.StartLine, b.sel.EndLine)
+		for _, s := range seedSyms {
+			t, _ := b.src.snippet(s.File, s.Line, s.EndLine)
+			selText += "\n" + t
+		}
+	}
+	words := map[string]bool{}
+	for _, w := range wordRe.FindAllString(selText, -1) {
+		words[w] = true
+	}
+	for _, s := range seedSyms {
+		delete(words, s.Name) // its own name names its namesakes, not its callees
+	}
+	maxRank := 0.0
+	for _, id := range g.IDs() {
+		if !isSeed[id] {
+			maxRank = max(maxRank, rank[id])
+		}
+	}
+	selBase := ""
+	if b.sel != nil {
+		selBase = strings.TrimSuffix(path.Base(b.sel.File), path.Ext(b.sel.File))
+	}
+	for _, id := range g.IDs() {
+		sym := g.Symbols[id]
+		if sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod || isSeed[id] {
+			continue
+		}
+		if sym.Test && selBase != "" && testFileOf(sym.File, selBase) {
+			get(id).add(wTestFile, "a test in the selection's test file", "in its test file")
+		}
+		if slices.ContainsFunc(seedSyms, func(x *codegraph.Symbol) bool { return x.Name == sym.Name && x.File != sym.File && len(x.Name) > 2 }) {
+			get(id).add(wNamesake, "same name as the selection (a sibling implementation, by convention)", "same name")
+		}
+		inSelFile := b.sel != nil && sym.File == b.sel.File
+		named := len(sym.Name) > 2 && words[sym.Name]
+		if !inSelFile && !named && all[id] == nil {
+			continue
+		}
+		sc := get(id)
+		if inSelFile {
+			sc.add(wSameFile, "same file", "same file")
+		}
+		if named && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.why == "caller" || x.why == "callee" }) {
+			sc.add(wNamed, "named in the selection", "named")
+		}
+	}
+	out := make([]*scored, 0, len(all))
+	for _, sc := range all {
+		if maxRank > 0 {
+			// Not a reason of its own: it orders what the other signals found.
+			sc.score += wRank * rank[sc.sym.ID] / maxRank
+		}
+		out = append(out, sc)
+	}
+	slices.SortFunc(out, func(a, c *scored) int {
+		return cmp.Or(cmp.Compare(c.score, a.score), cmp.Compare(rank[c.sym.ID], rank[a.sym.ID]), cmp.Compare(a.sym.ID, c.sym.ID))
+	})
+	return out
+}
+
+// testFileOf reports whether file is the test file of a source file named
+// base (without extension): base_test.go, test_base.py, base_test.py.
+func testFileOf(file, base string) bool {
+	b := path.Base(file)
+	return b == base+"_test.go" || b == "test_"+base+".py" || b == base+"_test.py"
+}
+
+// damped is a rule's focus-weighted confidence (cochange.Rule.Weighted)
+// shrunk toward zero when the selection has changed in few commits: one
+// shared commit is weak evidence (× n/(n+1): 1 of 1 counts 0.5, 4 of 4
+// counts 0.8).
+func damped(r cochange.Rule) float64 {
+	if r.Confidence <= 0 {
+		return 0
+	}
+	n := math.Round(float64(r.Support) / r.Confidence)
+	return r.Weighted * n / (n + 1)
+}
+
+// functionSections are the function-level sections: bodies of the most
+// likely functions, then the signatures of the next ring.
+func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bodies, sigs candidate) {
+	bodies = candidate{
+		title:  "Functions likely to change with the selection",
+		reason: "bodies of the functions most likely to change with the selection (callers and callees, tests that reach it, methods of the types it uses, and what changed with it in the repository's history), best first; each says why",
+		share:  shareBodies,
+	}
+	bodies.spillTo = "Next ring (signatures)"
+	sigs = candidate{
+		title:  "Next ring (signatures)",
+		reason: "signatures of the functions next most likely to change with the selection, best first; each says why (co-changed n/m: changed in n of the selection's m past commits; changed with the file n/m: in n of the m commits that changed its file; file co-changed: the function's file did)",
+		share:  shareSignatures,
+	}
+	maxBody := int(maxBodyShare * float64(b.in.Budget))
+	for i, sc := range ranked {
+		if i >= maxBodies+maxSigs {
+			break
+		}
+		s := sc.sym
+		why := sc.why(false)
+		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
+		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
+		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown}
+		shown[s.ID] = true
+		if i < maxBodies {
+			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
+				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)
+				if EstimateTokens(full) <= maxBody {
+					it.full = full
+					it.fullShown = []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormBody}}
+				}
+			}
+			bodies.items = append(bodies.items, it)
+			continue
+		}
+		sigs.items = append(sigs.items, it)
+	}
+	if len(ranked) == 0 {
+		bodies.note = "no function is related to the selection by calls, tests, types or history"
+	}
+	return bodies, sigs
+}

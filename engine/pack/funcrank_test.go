@@ -1,0 +1,107 @@
+package pack
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+const histRepo = `
+-- go.mod --
+module example.com/hist
+
+go 1.22
+-- codec/encode.go --
+package codec
+
+// Encode writes v.
+func Encode(v int) string { return "v" + string(rune('0'+v)) }
+-- codec/decode.go --
+package codec
+
+// Decode reads what Encode wrote; nothing calls one from the other.
+func Decode(s string) int { return int(s[1] - '0') }
+-- codec/other.go --
+package codec
+
+func Unrelated() int { return 42 }
+`
+
+// Decode has no call edge to Encode; only the history says they change
+// together. The pack must show it, say why, and list it as shown.
+func TestHistoryPullsCoChangedFunction(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed (apt-get install git)")
+	}
+	repo := writeRepo(t, histRepo)
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "-q", "-m", "init")
+	for i, pair := range [][2]string{{"1", "1"}, {"2", "2"}, {"3", "3"}} {
+		enc := filepath.Join(repo, "codec/encode.go")
+		dec := filepath.Join(repo, "codec/decode.go")
+		e, _ := os.ReadFile(enc)
+		d, _ := os.ReadFile(dec)
+		os.WriteFile(enc, []byte(strings.Replace(string(e), "return \"v\"", "return \"v\" + \"\"", 1)), 0o644)
+		os.WriteFile(dec, []byte(strings.Replace(string(d), "- '0')", "- '0') + 0", 1)), 0o644)
+		_ = pair
+		gitRun(t, repo, "commit", "-q", "-am", "change "+string(rune('a'+i)))
+	}
+	p := build(t, Input{Repo: repo, Budget: 2000, Selection: &Selection{File: "codec/encode.go", StartLine: 4, EndLine: 4}})
+	s := section(p, "Functions likely to change")
+	if s == nil || !strings.Contains(s.Text, "codec/decode.go:3-4 (changed with the selection in 4 of the selection's 4 past commits") {
+		t.Fatalf("co-changed Decode missing or without its reason:\n%s", Render(p))
+	}
+	found := false
+	for _, sh := range p.Shown() {
+		if sh.File == "codec/decode.go" && sh.Name == "Decode" && sh.Form == FormBody {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("Shown() lacks Decode's body: %+v", p.Shown())
+	}
+	// Unrelated shares only the file's directory: same package, no call,
+	// never changed with Encode after the first commit, so it ranks below.
+	if i, j := strings.Index(Render(p), "func Decode"), strings.Index(Render(p), "func Unrelated"); j >= 0 && j < i {
+		t.Errorf("Unrelated ranked above Decode:\n%s", Render(p))
+	}
+}
+
+// Python through its own ast: callers, callees and reaching tests come out
+// of the same ranked section as for Go, each with its reason.
+func TestPythonThroughAST(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+			t.Fatal("/usr/bin/python3 missing (apt-get install python3)")
+		}
+		t.Skip("/usr/bin/python3 missing: install python3")
+	}
+	repo := writeRepo(t, pyRepo)
+	p := build(t, Input{Repo: repo, Selection: &Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
+	out := Render(p)
+	if !strings.Contains(out, "Python indexed with Python's own ast") {
+		t.Fatalf("no note of the ast index:\n%s", out)
+	}
+	s := section(p, "Functions likely to change")
+	for _, want := range []string{"shop/api.py:4-5 (caller)", "shop/cart.py:1-2 (callee; same file)", "def test_add():", "test reaching the selection (1 call(s) away)"} {
+		if s == nil || !strings.Contains(s.Text, want) {
+			t.Errorf("functions section lacks %q:\n%s", want, out)
+		}
+	}
+	if sel := section(p, "Selection"); sel == nil || !strings.Contains(sel.Reason, "add") {
+		t.Errorf("selection not widened to its def:\n%s", out)
+	}
+}
