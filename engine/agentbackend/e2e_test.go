@@ -18,6 +18,8 @@ import (
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
 
@@ -87,11 +89,7 @@ func requireSandbox(t *testing.T) {
 		}
 	})
 	if dockerErr != nil {
-		msg := "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): " + dockerErr.Error()
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): "+dockerErr.Error())
 	}
 	if setupErr != nil {
 		t.Fatal(setupErr)
@@ -158,23 +156,14 @@ func newFixture(t *testing.T, name string, model *modeltest.Server, replace map[
 			t.Fatal(err)
 		}
 	}
-	f.git("init", "-q")
-	f.git("add", "-A")
-	f.git("commit", "-q", "-m", "base")
+	testrepo.Init(t, f.repo).Commit("base")
 	f.env = []string{"BCODE_STATE=" + f.state, "HOME=" + f.home, SeedEnv + "=" + seedCache(t)}
 	return f
 }
 
 func (f *fixture) git(args ...string) string {
 	f.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = f.repo
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		f.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testrepo.Open(f.t, f.repo).Git(args...)
 }
 
 // bcodeCmd is the CLI as a user runs it in the repository, with the
