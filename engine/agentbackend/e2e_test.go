@@ -112,6 +112,7 @@ func seedCache(t *testing.T) string {
 // fixture is a repository made from testdata/NAME.txtar.
 type fixture struct {
 	t     *testing.T
+	bin   string // the directory bcode runs from (binDir unless set)
 	repo  string
 	state string
 	home  string // the CLI's HOME
@@ -170,7 +171,11 @@ func (f *fixture) git(args ...string) string {
 // fixture's state dir and HOME. The Go environment (GOMODCACHE, GOCACHE,
 // GOPATH) is pinned to the test process's, since HOME moves.
 func (f *fixture) bcodeCmd(extraEnv []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(binDir, "bcode"), args...)
+	bin := f.bin
+	if bin == "" {
+		bin = binDir
+	}
+	cmd := exec.Command(filepath.Join(bin, "bcode"), args...)
 	cmd.Dir = f.repo
 	env := []string{}
 	for _, kv := range os.Environ() {
