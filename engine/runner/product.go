@@ -8,7 +8,6 @@ import (
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
-	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
@@ -81,7 +80,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	if err != nil {
 		return nil, fmt.Errorf("secret scanner: %w", err)
 	}
-	counter, _ := pack.NewCounter(ctx, cfg.Model.Endpoint, ProbeTimeout)
+	packs := NewPackBuilder(ctx, cfg.Model.Endpoint, ProbeTimeout, scanner, e.Ledger)
 	checks := o.Checks
 	if checks == nil {
 		if sa, ok := agent.(SandboxedAgent); ok {
@@ -95,7 +94,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 		Engine:  e,
 		Agent:   agent,
 		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress},
-		Context: PackBuilder{Redactor: scanner, Counter: counter, History: e.Ledger},
+		Context: packs,
 		OnEvent: o.OnEvent,
 	}, nil
 }
