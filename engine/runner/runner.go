@@ -41,6 +41,8 @@ type Runner struct {
 	// CleanupTimeout bounds the clean stop after a cancel or a signal;
 	// zero: 30s.
 	CleanupTimeout time.Duration
+
+	readEvents eventReader // nil: Engine.Ledger
 }
 
 // Result is how a run ended.
@@ -86,6 +88,24 @@ type run struct {
 	recorded int // the last turn whose event is written
 	startSeq int64
 	cancelBy string
+	// turns is the task's turn usage from the events up to turnsSeq,
+	// kept up to date so each turn reads only the events since.
+	turns    task.Usage
+	turnsSeq int64
+}
+
+// eventReader is the ledger's read of a task's events.
+type eventReader interface {
+	Events(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, error)
+}
+
+// events is where the run reads its task's events: the ledger, or a
+// test's counting reader.
+func (r *Runner) events() eventReader {
+	if r.readEvents != nil {
+		return r.readEvents
+	}
+	return r.Engine.Ledger
 }
 
 // Run claims the task and works on it until it is verified, parked as
@@ -109,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
 	}
 	// Cancel requests count from here: an older one was for a run that
 	// has ended.
-	before, err := r.Engine.Ledger.Events(ctx, taskID, 0, 0)
+	before, err := r.events().Events(ctx, taskID, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +142,10 @@ func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
 		return nil, err
 	}
 	s := &run{r: r, id: lease.TaskID, fence: lease.Fence, owner: lease.Owner, pid: lease.PID,
-		lease: lease, phase: "starting", startSeq: startSeq}
+		lease: lease, phase: "starting", startSeq: startSeq, turnsSeq: startSeq}
+	// This one read of the whole log is the run's; from here on usage
+	// grows by the events each turn adds.
+	s.turns.AddTurns(before)
 	if err := s.announceRecovery(ctx); err != nil {
 		return nil, err
 	}
@@ -361,11 +384,17 @@ func (s *run) spent(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	evs, err := led.Events(ctx, s.t.ID, 0, 0)
+	evs, err := s.r.events().Events(ctx, s.t.ID, s.turnsSeq, 0)
 	if err != nil {
 		return "", err
 	}
-	return task.UsageOf(atts, evs, time.Now()).Spent(s.t.Budgets), nil
+	s.turns.AddTurns(evs)
+	if n := len(evs); n > 0 {
+		s.turnsSeq = evs[n-1].Seq
+	}
+	u := task.UsageOf(atts, nil, time.Now())
+	u.Turns, u.Tokens = s.turns.Turns, s.turns.Tokens
+	return u.Spent(s.t.Budgets), nil
 }
 
 type outcome struct {
