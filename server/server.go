@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/server/command"
@@ -52,8 +53,12 @@ type Options struct {
 	// NoEvidenceOnOpen: no run when the workspace opens (the default
 	// settings run one, so diagnostics show before the first save).
 	NoEvidenceOnOpen bool
-	// Tasks is the task engine; nil uses the ledger in the state dir.
+	// Tasks is the task engine; nil uses the ledger in the state dir,
+	// running tasks with AgentBackend.
 	Tasks TaskEngine
+	// AgentBackend builds a task's agent (bcode-ls passes
+	// engine/agentbackend's); nil: tasks can be created and read, not run.
+	AgentBackend runner.AgentBackend
 	// Log receives the server's own log (stderr in bcode-ls).
 	Log *slog.Logger
 }
@@ -135,7 +140,7 @@ func New(client lsp.Client, opts Options) *Server {
 		s.runner = host.New()
 	}
 	if s.tasks == nil {
-		own := &ledgerTasks{}
+		own := &ledgerTasks{Agent: opts.AgentBackend}
 		s.tasks, s.closeTasks = own, own.Close
 	}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
