@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
-	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/server"
 	"github.com/bcode-dev/bcode/server/fake"
 )
@@ -40,18 +39,12 @@ func TestConnectionClosesItsLedger(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := fake.Repo(t, fixture(t, "boundary.txtar"))
-	path, err := ledger.DefaultPath()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The test's own handle is closed before counting: SQLite keeps a
 	// closed connection's file open while another connection of the same
 	// process holds locks on it, and would hide the difference.
-	led, err := ledger.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	led := openLedger(t, ctx)
 	seedTask(t, ctx, led, dir, "a task to list", engine.TaskQueued)
+	path := led.Path()
 	if err := led.Close(); err != nil {
 		t.Fatal(err)
 	}

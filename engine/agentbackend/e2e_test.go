@@ -234,6 +234,24 @@ func (f *fixture) status(id string) map[string]any {
 	return st
 }
 
+// runTask is `bcode task run ID`, which must exit 0, then the task as
+// `bcode task status ID --json` shows it, and the run's output.
+func (f *fixture) runTask(env []string, id string) (task map[string]any, stdout, stderr string) {
+	f.t.Helper()
+	start := time.Now()
+	stdout, stderr, code := f.bcode(env, "task", "run", id)
+	f.t.Logf("bcode task run: %s, exit %d", time.Since(start).Round(time.Millisecond), code)
+	if code != 0 {
+		f.t.Fatalf("bcode task run: exit %d\nstdout:\n%s\nstderr:\n%s\n%s", code, stdout, stderr, f.agentLogs())
+	}
+	st := f.status(id)
+	task, _ = st["task"].(map[string]any)
+	if task == nil {
+		task = st
+	}
+	return task, stdout, stderr
+}
+
 // ledger opens the fixture's ledger (after the CLI has exited).
 func (f *fixture) ledger() *ledger.Ledger {
 	f.t.Helper()
@@ -335,17 +353,7 @@ func TestEndToEnd(t *testing.T) {
 	f := newFixture(t, "e2e-abs", model, nil)
 	id := f.create("Abs returns negative numbers unchanged; make it return the absolute value.")
 
-	start := time.Now()
-	out, errOut, code := f.bcode(nil, "task", "run", id)
-	t.Logf("bcode task run: %s, exit %d", time.Since(start).Round(time.Millisecond), code)
-	if code != 0 {
-		t.Fatalf("bcode task run: exit %d\nstdout:\n%s\nstderr:\n%s\n%s", code, out, errOut, f.agentLogs())
-	}
-	st := f.status(id)
-	task, _ := st["task"].(map[string]any)
-	if task == nil {
-		task = st
-	}
+	task, out, errOut := f.runTask(nil, id)
 	if task["status"] != string(engine.TaskVerified) || task["verdict"] != "verified" {
 		t.Fatalf("task status %v verdict %v, want verified/verified\nstdout:\n%s\nstderr:\n%s\n%s", task["status"], task["verdict"], out, errOut, f.agentLogs())
 	}
@@ -406,7 +414,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Accept lands it on the user's branch.
-	out, errOut, code = f.bcode(nil, "task", "accept", id)
+	out, errOut, code := f.bcode(nil, "task", "accept", id)
 	if code != 0 {
 		t.Fatalf("bcode task accept: exit %d\n%s%s", code, out, errOut)
 	}

@@ -74,15 +74,7 @@ func TestInstallRunsATask(t *testing.T) {
 		t.Fatalf("bcode doctor does not report the installed agent:\n%s%s", out, errOut)
 	}
 	id := f.create("Abs returns negative numbers unchanged; make it return the absolute value.")
-	out, errOut, code := f.bcode(env, "task", "run", id)
-	if code != 0 {
-		t.Fatalf("bcode task run: exit %d\nstdout:\n%s\nstderr:\n%s\n%s", code, out, errOut, f.agentLogs())
-	}
-	st := f.status(id)
-	task, _ := st["task"].(map[string]any)
-	if task == nil {
-		task = st
-	}
+	task, out, errOut := f.runTask(env, id)
 	if task["status"] != string(engine.TaskVerified) {
 		t.Fatalf("task status %v, want verified\n%s%s\n%s", task["status"], out, errOut, f.agentLogs())
 	}

@@ -76,9 +76,7 @@ func Node(t testing.TB) string {
 // interpreter the gate's tests name.
 func SystemPytest(t testing.TB) string {
 	t.Helper()
-	if exec.Command(SystemPython, "-m", "pytest", "--version").Run() != nil {
-		Missing(t, SystemPython+" -m pytest is unavailable: apt-get install python3-pytest")
-	}
+	Need(t, HaveSystemPytest(), SystemPython+" -m pytest is unavailable: apt-get install python3-pytest")
 	return SystemPython
 }
 
