@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
@@ -250,7 +251,11 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 	if err != nil {
 		return fmt.Errorf("snapshot of the head: %w", err)
 	}
-	mr, err := mutate.Run(ctx, s.runner, dir, change, mutate.Options{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}, p)
+	cfg, note := check.EvidenceConfig(ctx, change)
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	mr, err := mutate.Run(ctx, s.runner, dir, change, check.EvidenceOptions(cfg, mutate.Options{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}), p)
 	if err != nil {
 		var be *mutate.BaselineError
 		if errors.As(err, &be) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/server/fake"
 )
 
@@ -16,18 +17,9 @@ import (
 // vscode-languageserver-protocol drives the built bcode-ls over stdio.
 func TestNodeClient(t *testing.T) {
 	needGo(t)
-	skip := func(why string) {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not on PATH: install Node.js 20 (apt-get install nodejs npm)")
-	}
+	node := testenv.Command(t, "node", "install Node.js 20 (apt-get install nodejs npm)")
 	if _, err := os.Stat(filepath.Join("nodeclient", "node_modules", "vscode-languageserver-protocol")); err != nil {
-		skip("run npm ci in server/nodeclient to install vscode-languageserver-protocol")
+		testenv.Missing(t, "run npm ci in server/nodeclient to install vscode-languageserver-protocol")
 	}
 	bin := filepath.Join(t.TempDir(), "bcode-ls")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/bcode-ls").CombinedOutput(); err != nil {

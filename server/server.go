@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/server/command"
@@ -51,8 +53,12 @@ type Options struct {
 	// NoEvidenceOnOpen: no run when the workspace opens (the default
 	// settings run one, so diagnostics show before the first save).
 	NoEvidenceOnOpen bool
-	// Tasks is the task engine; nil uses the ledger in the state dir.
+	// Tasks is the task engine; nil uses the ledger in the state dir,
+	// running tasks with AgentBackend.
 	Tasks TaskEngine
+	// AgentBackend builds a task's agent (bcode-ls passes
+	// engine/agentbackend's); nil: tasks can be created and read, not run.
+	AgentBackend runner.AgentBackend
 	// Log receives the server's own log (stderr in bcode-ls).
 	Log *slog.Logger
 }
@@ -64,7 +70,12 @@ var ErrExitWithoutShutdown = lsp.ErrExitWithoutShutdown
 // Serve runs bcode-ls over one connection until the client exits or the
 // stream ends.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
-	return lsp.Serve(ctx, rwc, func(c lsp.Client) lsp.Handler { return New(c, opts) }, opts.Log)
+	var s *Server
+	err := lsp.Serve(ctx, rwc, func(c lsp.Client) lsp.Handler { s = New(c, opts); return s }, opts.Log)
+	if s != nil {
+		s.Close()
+	}
+	return err
 }
 
 // Server is one connection's server state.
@@ -74,6 +85,10 @@ type Server struct {
 	log    *slog.Logger
 	runner sandbox.Runner
 	tasks  TaskEngine
+	// closeTasks closes the task engine New opened itself (the ledger
+	// handle), once the connection has ended; nil for one passed in.
+	closeTasks func() error
+	closeOnce  sync.Once
 
 	// bg is the lifetime of background work (evidence runs, tasks,
 	// watchers); it ends at shutdown.
@@ -125,12 +140,15 @@ func New(client lsp.Client, opts Options) *Server {
 		s.runner = host.New()
 	}
 	if s.tasks == nil {
-		s.tasks = &ledgerTasks{}
+		own := &ledgerTasks{Agent: opts.AgentBackend}
+		s.tasks, s.closeTasks = own, own.Close
 	}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.ev.init()
 	s.progress.init()
 	s.content.init()
+	s.content.packs = app.New(taskHistory{s.tasks})
+	s.content.packs.Store = &s.content.store
 	s.repub = make(chan struct{}, 1)
 	s.goBackground("republishing diagnostics", s.republishWorker)
 	return s
@@ -281,6 +299,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.log.Warn("shutdown: background work did not stop within 10s")
 	}
 	return nil
+}
+
+// Close ends the connection's server: it stops background work, waits for
+// it (10s at most) and closes what New opened, so a long-lived process
+// serving many connections (--listen) holds no ledger handle per
+// connection that has ended.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.Shutdown(context.Background())
+		if s.closeTasks != nil {
+			err = s.closeTasks()
+		}
+	})
+	return err
 }
 
 // Exit is the client's last word.

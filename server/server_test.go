@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/server"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/fake"
@@ -23,12 +23,7 @@ import (
 
 func needGo(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("go is not on PATH")
-		}
-		t.Skip("go is not on PATH: install Go (https://go.dev/dl) to run evidence tests")
-	}
+	testenv.Go(t)
 }
 
 func fixture(t *testing.T, name string) []byte {

@@ -465,7 +465,10 @@ func TestTaskDiffLimits(t *testing.T) {
 // message with the reason, the progress ends with it, bcode/taskChanged
 // carries it, and bcode/tasks shows it while the task stays queued.
 func TestTaskThatCannotStartIsExplained(t *testing.T) {
-	e, ctx := setup(t, "boundary.txtar", server.Options{})
+	// An agent backend is wired (as in bcode-ls); the model probe comes first.
+	e, ctx := setup(t, "boundary.txtar", server.Options{AgentBackend: func(context.Context, config.Config, engine.Task) (runner.Agent, error) {
+		return nil, errors.New("the agent backend must not be reached: the model probe fails first")
+	}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -475,11 +478,6 @@ func TestTaskThatCannotStartIsExplained(t *testing.T) {
 	write(t, e.Dir, ".bcode/config.toml", []byte(fmt.Sprintf("[model]\nendpoint = \"http://%s\"\n", closed)))
 	fake.Git(t, e.Dir, "add", ".bcode/config.toml")
 	fake.Git(t, e.Dir, "commit", "-qm", "model endpoint nobody serves")
-	// An agent backend is wired (as in bcode-ls); the model probe comes first.
-	runner.RegisterAgentBackend(func(context.Context, config.Config, engine.Task) (runner.Agent, error) {
-		return nil, errors.New("the agent backend must not be reached: the model probe fails first")
-	})
-	t.Cleanup(func() { runner.RegisterAgentBackend(nil) })
 
 	var res command.TaskResult
 	if err := e.Execute(ctx, command.New("", command.TaskCreate, command.TaskCreateArgs{Goal: "pin the boundary", Run: true}), &res); err != nil {

@@ -57,7 +57,8 @@ type TaskRequest struct {
 // straight from the ledger (never creating it), the lifecycle through
 // engine/task and engine/runner, exactly as `bcode task ...` does.
 type ledgerTasks struct {
-	Path string // "" = ledger.DefaultPath()
+	Path  string              // "" = ledger.DefaultPath()
+	Agent runner.AgentBackend // builds each task's agent; nil: tasks cannot run
 
 	mu  sync.Mutex
 	led *ledger.Ledger
@@ -180,7 +181,7 @@ func (t *ledgerTasks) engine(ctx context.Context) (*task.Engine, error) {
 	return task.New(l), nil
 }
 
-func (t *ledgerTasks) CanRun() error { return runner.Available() }
+func (t *ledgerTasks) CanRun() error { return runner.Options{Agent: t.Agent}.Available() }
 
 func (t *ledgerTasks) Create(ctx context.Context, repo string, req TaskRequest) (*engine.Task, error) {
 	e, err := t.engine(ctx)
@@ -199,7 +200,7 @@ func (t *ledgerTasks) Run(ctx context.Context, id string, p verify.Progress) err
 	if err != nil {
 		return err
 	}
-	_, err = runner.RunTask(ctx, e, id, runner.Options{Progress: p})
+	_, err = runner.RunTask(ctx, e, id, runner.Options{Agent: t.Agent, Progress: p})
 	return err
 }
 
@@ -208,7 +209,7 @@ func (t *ledgerTasks) Resume(ctx context.Context, id string, p verify.Progress) 
 	if err != nil {
 		return err
 	}
-	_, err = runner.ResumeTask(ctx, e, id, engine.Budgets{}, runner.Options{Progress: p})
+	_, err = runner.ResumeTask(ctx, e, id, engine.Budgets{}, runner.Options{Agent: t.Agent, Progress: p})
 	return err
 }
 

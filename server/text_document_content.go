@@ -8,11 +8,11 @@ import (
 	"sync"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
-	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
 // URI schemes of the virtual documents bcode-ls serves.
@@ -29,9 +29,11 @@ type contentStore struct {
 	order []string
 	docs  map[string]string
 
-	packMu  sync.Mutex // one pack build at a time: the index store is not shared-safe
-	store   codegraph.MemoryStore
-	scanner *secrets.Scanner
+	packMu sync.Mutex // one pack build at a time: the index store is not shared-safe
+	// packs is the engine's pack builder over store and the task
+	// engine's history.
+	packs *app.Engine
+	store codegraph.MemoryStore
 }
 
 const keepDocuments = 64
@@ -95,8 +97,9 @@ func (s *Server) PackPreview(ctx context.Context, a command.PackArgs) (command.D
 	return s.show(ctx, uri, text), nil
 }
 
-// buildPack builds the pack for a place, reusing the server's index store
-// so only changed packages are re-indexed.
+// buildPack builds the pack for a place through the engine (app.Pack),
+// the way the task's agent gets it, reusing the server's index store so
+// only changed packages are re-indexed.
 func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*pack.Pack, error) {
 	root, err := s.workspace()
 	if err != nil {
@@ -105,38 +108,25 @@ func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*pack.Pack,
 	if a.Budget != 0 && a.Budget < pack.MinBudget {
 		return nil, lsp.Errorf(lsp.CodeInvalidParams, "budget %d is below the minimum of %d tokens", a.Budget, pack.MinBudget)
 	}
-	in := pack.Input{Repo: root, Goal: a.Goal, TaskID: a.TaskID, Budget: a.Budget, Tasks: taskHistory{s.tasks}}
+	req := app.PackRequest{Repo: root, Goal: a.Goal, TaskID: a.TaskID, Budget: a.Budget}
 	if a.URI != "" {
 		sel, err := s.selection(a.URI, a.Range)
 		if err != nil {
 			return nil, err
 		}
-		in.Selection = &pack.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
-		if in.Goal == "" {
-			in.Goal = fmt.Sprintf("Work on %s lines %d-%d", sel.File, sel.StartLine, sel.EndLine)
+		req.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+		if req.Goal == "" && a.TaskID == "" {
+			req.Goal = fmt.Sprintf("Work on %s lines %d-%d", sel.File, sel.StartLine, sel.EndLine)
 		}
 	}
 	if a.TaskID != "" {
-		t, err := s.task(ctx, a.TaskID)
-		if err != nil {
+		if _, err := s.task(ctx, a.TaskID); err != nil {
 			return nil, err
-		}
-		if in.Goal == "" {
-			in.Goal = t.Goal
 		}
 	}
 	s.content.packMu.Lock()
 	defer s.content.packMu.Unlock()
-	if s.content.scanner == nil {
-		sc, err := secrets.NewScanner()
-		if err != nil {
-			return nil, lsp.Errorf(lsp.CodeRequestFailed, "loading the secret rules that redact the pack: %v", err)
-		}
-		s.content.scanner = sc
-	}
-	in.Redactor = s.content.scanner
-	in.Store = &s.content.store
-	p, err := pack.Build(ctx, in)
+	p, err := s.content.packs.Pack(ctx, req)
 	if err != nil {
 		return nil, lsp.Errorf(lsp.CodeRequestFailed, "building the context pack: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/server"
 )
@@ -97,7 +98,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	}
 	// stdout carries the protocol: the log goes to stderr only.
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	opts := server.Options{Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, NoEvidenceOnOpen: *noOpen, Log: log}
+	opts := server.Options{AgentBackend: agentbackend.Backend, Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, NoEvidenceOnOpen: *noOpen, Log: log}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
 // TestBadInput runs the real bcode binary against inputs a user (or an
@@ -34,14 +35,8 @@ func TestBadInput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds bcode and runs it about thirty times; skipped with -short")
 	}
-	for _, tool := range []string{"git", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-				t.Fatalf("%s not found on PATH (install it)", tool)
-			}
-			t.Skipf("%s not found on PATH: install it to run the bad-input tests", tool)
-		}
-	}
+	testenv.Git(t)
+	testenv.Go(t)
 	ctx := context.Background()
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "bcode")

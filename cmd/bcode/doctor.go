@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
@@ -22,7 +23,7 @@ import (
 func init() {
 	register(command{
 		name:    "doctor",
-		summary: "check that Docker, the sandbox image, the model server and the toolchains are ready",
+		summary: "check that Docker, the sandbox image, bcode-agent, the model server and the toolchains are ready",
 		run:     cmdDoctor,
 	})
 }
@@ -84,6 +85,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		*endpoint = cfg.Model.Endpoint
 	}
 	checks = append(checks, doctorDocker(ctx, &st, cfg.Sandbox.Image)...)
+	checks = append(checks, doctorAgent())
 	checks = append(checks, doctorModel(ctx, *endpoint))
 	checks = append(checks, doctorToolchains(ctx, cfg.Gate.Python)...)
 
@@ -105,6 +107,25 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "all %d checks passed\n", len(checks))
 	return 0
+}
+
+// doctorAgent checks that the bcode-agent a task would mount is found, is a
+// Linux executable and was built from the same sources as this bcode.
+func doctorAgent() doctorCheck {
+	p, err := agentbackend.FindAgent()
+	if err != nil {
+		msg, fix, _ := strings.Cut(err.Error(), "): ")
+		if fix == "" {
+			return doctorCheck{name: "agent", detail: err.Error()}
+		}
+		return doctorCheck{name: "agent", detail: msg + ")", fix: fix}
+	}
+	v, err := agentbackend.CheckAgentVersion(p)
+	if err != nil {
+		msg, fix, _ := strings.Cut(err.Error(), ": install it")
+		return doctorCheck{name: "agent", detail: msg, fix: "install it" + fix}
+	}
+	return doctorCheck{name: "agent", ok: true, detail: p + " " + v.String()}
 }
 
 // doctorDocker checks the engine and the image.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
@@ -90,7 +91,11 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return fail("snapshot of the head: %v", err)
 	}
-	opts := mutate.Options{Workers: workers, Reach: *reach, Overlay: *overlay}
+	cfg, note := check.EvidenceConfig(ctx, change)
+	if note != "" {
+		fmt.Fprintln(stderr, "bcode evidence:", note)
+	}
+	opts := check.EvidenceOptions(cfg, mutate.Options{Workers: workers, Reach: *reach, Overlay: *overlay})
 	if *reach {
 		tests, err := golang.New().ChangedTests(ctx, change)
 		if err != nil {

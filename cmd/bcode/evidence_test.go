@@ -5,56 +5,27 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 )
 
 func evidenceTools(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"git", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-				t.Fatalf("%s not found: install it", tool)
-			}
-			t.Skipf("%s not found: install it to run this test", tool)
-		}
-	}
+	testenv.Git(t)
+	testenv.Go(t)
 }
 
 // evidenceRepo commits base then head in a fresh repository.
 func evidenceRepo(t *testing.T, base, head map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	gitDo := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	write := func(files map[string]string) {
-		for name, content := range files {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	gitDo("init", "-q", "-b", "main")
-	write(base)
-	gitDo("add", "-A")
-	gitDo("commit", "-qm", "base")
-	write(head)
-	gitDo("add", "-A")
-	gitDo("commit", "-qm", "head")
-	return dir
+	r := testrepo.FromFiles(t, base)
+	r.Write(head)
+	r.Commit("head")
+	return r.Dir
 }
 
 func runEvidence(t *testing.T, args ...string) (int, string, string) {

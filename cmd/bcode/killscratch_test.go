@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	lscmd "github.com/bcode-dev/bcode/server/command"
 )
@@ -311,12 +312,7 @@ func TestKillCheckLeavesNothing(t *testing.T) {
 			case "go":
 				repo = slowRepo(t)
 			case "python":
-				if exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() != nil {
-					if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-						t.Fatal("BCODE_REQUIRE_ALL=1 but /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
-					}
-					t.Skip("pytest is not installed: apt-get install python3-pytest")
-				}
+				testenv.SystemPytest(t)
 				repo = slowPyRepo(t)
 			}
 			n := killCount(t)

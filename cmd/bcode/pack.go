@@ -13,13 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
-	"github.com/bcode-dev/bcode/sandbox"
-	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
 func init() {
@@ -72,21 +70,22 @@ func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	in := pack.Input{Repo: repo, Goal: *goal, TaskID: *task, Budget: budget}
+	req := app.PackRequest{Repo: repo, Goal: *goal, TaskID: *task, Budget: budget, Tokenizer: *tokenizer}
 	if *selection != "" {
 		sel, err := parseSelection(repo, *selection)
 		if err != nil {
 			return fail("%v", err)
 		}
-		in.Selection = sel
+		req.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
 	}
-
+	eng := app.New(nil)
+	eng.TokenizerProbe = tokenizerProbe
 	led, lerr := st.openLedger(ctx, ledger.WithMigrations("codegraph", codegraph.Migrations))
 	switch {
 	case lerr == nil:
 		defer led.Close()
-		in.Store = codegraph.SQLStore{DB: led}
-		in.Tasks = led
+		eng.Store = codegraph.SQLStore{DB: led}
+		eng.History = led
 		if *task != "" {
 			if _, err := led.Task(ctx, *task); err != nil {
 				if errors.Is(err, engine.ErrNotFound) {
@@ -100,21 +99,7 @@ func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "bcode pack: ledger unavailable (%v): indexing in memory only\n", lerr)
 	}
-
-	scanner, err := secrets.NewScanner()
-	if err != nil {
-		return fail("secret scanner: %v", err)
-	}
-	in.Redactor = scanner
-	endpoint := *tokenizer
-	if endpoint == "" {
-		endpoint = modelEndpoint(repo)
-	}
-	counter, note := pack.NewCounter(ctx, endpoint, tokenizerProbe)
-	in.Counter = counter
-	in.Notes = []string{note}
-
-	p, err := pack.Build(ctx, in)
+	p, err := eng.Pack(ctx, req)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -203,16 +188,4 @@ func checkEndpoint(s string) error {
 		}
 	}
 	return nil
-}
-
-// modelEndpoint is the repository's configured llama-server, or the
-// default one. The config is read through the confined root.
-func modelEndpoint(repo string) string {
-	cfg := config.Default()
-	if data, err := sandbox.ReadFile(repo, config.Path, 1<<20); err == nil {
-		if c, err := config.Parse(data); err == nil && c.Model.Endpoint != "" {
-			cfg = c
-		}
-	}
-	return cfg.Model.Endpoint
 }

@@ -3,41 +3,22 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testrepo"
 )
 
 // packRepo is a real git checkout with two packages, one calling the other.
 func packRepo(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
+	return testrepo.FromFiles(t, map[string]string{
 		"go.mod":            "module example.com/calc\n\ngo 1.22\n",
 		"AGENTS.md":         "Keep functions small.\n",
 		"num/num.go":        "package num\n\n// Double doubles.\nfunc Double(x int) int {\n\treturn 2 * x\n}\n",
 		"calc/calc.go":      "package calc\n\nimport \"example.com/calc/num\"\n\n// Quad quadruples.\nfunc Quad(x int) int {\n\treturn num.Double(num.Double(x))\n}\n",
 		"calc/calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestQuad(t *testing.T) {\n\tif Quad(1) != 4 {\n\t\tt.Fatal(Quad(1))\n\t}\n}\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return dir
+	}).Dir
 }
 
 func runPack(t *testing.T, args ...string) (code int, stdout, stderr string) {

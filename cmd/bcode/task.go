@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
 )
@@ -220,7 +221,7 @@ func taskRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer done()
-	res, err := runner.RunTask(ctx, e, id, runner.Options{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
+	res, err := runner.RunTask(ctx, e, id, runner.Options{Agent: agentbackend.Backend, OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
 	return c.finish(id, res, err)
 }
 
@@ -267,7 +268,7 @@ func taskResume(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return c.fail("%v", err)
 	}
 	defer done()
-	res, err := runner.ResumeTask(ctx, e, id, more, runner.Options{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
+	res, err := runner.ResumeTask(ctx, e, id, more, runner.Options{Agent: agentbackend.Backend, OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
 	return c.finish(id, res, err)
 }
 

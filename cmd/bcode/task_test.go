@@ -6,39 +6,21 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 )
 
 // taskRepo is a real checkout whose base config points the model at
 // endpoint.
 func taskRepo(t *testing.T, endpoint string) string {
 	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
+	return testrepo.FromFiles(t, map[string]string{
 		"calc.go":            "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
 		".bcode/config.toml": "[model]\nendpoint = \"" + endpoint + "\"\n\n[task]\nmax_attempts = 2\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return dir
+	}).Dir
 }
 
 func runTaskCmd(t *testing.T, repo, state string, args ...string) (int, string, string) {

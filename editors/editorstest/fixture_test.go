@@ -14,21 +14,14 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 )
-
-// requireAll makes a missing tool a failure instead of a skip (CI sets it).
-func requireAll() bool { return os.Getenv("BCODE_REQUIRE_ALL") == "1" }
 
 // need skips (or, with BCODE_REQUIRE_ALL=1, fails) when a tool is missing.
 func need(t *testing.T, ok bool, what, how string) {
 	t.Helper()
-	if ok {
-		return
-	}
-	if requireAll() {
-		t.Fatalf("%s is missing and BCODE_REQUIRE_ALL=1: %s", what, how)
-	}
-	t.Skipf("%s is missing: %s", what, how)
+	testenv.Need(t, ok, what+" is missing: "+how)
 }
 
 // repoRoot is the module root (two levels above this package).
@@ -163,9 +156,7 @@ func NewFixture(t *testing.T) *Fixture {
 // newFixtureAt builds the fixture in dir (quota/ and state/).
 func newFixtureAt(t *testing.T, dir string) *Fixture {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		need(t, false, "git", "apt-get install git")
-	}
+	testenv.Git(t)
 	f := &Fixture{Repo: filepath.Join(dir, "quota"), State: filepath.Join(dir, "state")}
 	if err := os.MkdirAll(f.Repo, 0o755); err != nil {
 		t.Fatal(err)
@@ -181,9 +172,8 @@ func newFixtureAt(t *testing.T, dir string) *Fixture {
 	}
 	git := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=bcode test", "-c", "user.email=test@bcode.invalid", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir = f.Repo
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_DATE=2025-01-02T10:00:00Z", "GIT_COMMITTER_DATE=2025-01-02T10:00:00Z")
+		cmd := testrepo.Command(f.Repo, append([]string{"-c", "user.name=bcode test", "-c", "user.email=test@bcode.invalid"}, args...)...)
+		cmd.Env = append(cmd.Env, "GIT_AUTHOR_DATE=2025-01-02T10:00:00Z", "GIT_COMMITTER_DATE=2025-01-02T10:00:00Z")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -84,10 +84,8 @@ func CacheOptions() Options {
 	return o
 }
 
-// Register makes this the agent backend of `bcode task run`.
-func Register() { runner.RegisterAgentBackend(Backend) }
-
-// Backend is the runner.AgentBackend: it checks that Docker answers and the
+// Backend is the runner.AgentBackend the commands pass in (bcode task run,
+// bcode-ls): it checks that Docker answers and the
 // sandbox image exists (so a task that cannot run fails before taking its
 // lease) and finds bcode-agent.
 func Backend(ctx context.Context, cfg config.Config, t engine.Task) (runner.Agent, error) {

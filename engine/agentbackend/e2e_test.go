@@ -18,6 +18,8 @@ import (
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
 
@@ -87,11 +89,7 @@ func requireSandbox(t *testing.T) {
 		}
 	})
 	if dockerErr != nil {
-		msg := "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): " + dockerErr.Error()
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, "needs a Docker engine: start dockerd (apt-get install docker.io; dockerd &): "+dockerErr.Error())
 	}
 	if setupErr != nil {
 		t.Fatal(setupErr)
@@ -114,6 +112,7 @@ func seedCache(t *testing.T) string {
 // fixture is a repository made from testdata/NAME.txtar.
 type fixture struct {
 	t     *testing.T
+	bin   string // the directory bcode runs from (binDir unless set)
 	repo  string
 	state string
 	home  string // the CLI's HOME
@@ -158,30 +157,25 @@ func newFixture(t *testing.T, name string, model *modeltest.Server, replace map[
 			t.Fatal(err)
 		}
 	}
-	f.git("init", "-q")
-	f.git("add", "-A")
-	f.git("commit", "-q", "-m", "base")
+	testrepo.Init(t, f.repo).Commit("base")
 	f.env = []string{"BCODE_STATE=" + f.state, "HOME=" + f.home, SeedEnv + "=" + seedCache(t)}
 	return f
 }
 
 func (f *fixture) git(args ...string) string {
 	f.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = f.repo
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		f.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testrepo.Open(f.t, f.repo).Git(args...)
 }
 
 // bcodeCmd is the CLI as a user runs it in the repository, with the
 // fixture's state dir and HOME. The Go environment (GOMODCACHE, GOCACHE,
 // GOPATH) is pinned to the test process's, since HOME moves.
 func (f *fixture) bcodeCmd(extraEnv []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(binDir, "bcode"), args...)
+	bin := f.bin
+	if bin == "" {
+		bin = binDir
+	}
+	cmd := exec.Command(filepath.Join(bin, "bcode"), args...)
 	cmd.Dir = f.repo
 	env := []string{}
 	for _, kv := range os.Environ() {
@@ -238,6 +232,24 @@ func (f *fixture) status(id string) map[string]any {
 		f.t.Fatalf("status JSON: %v\n%s", err, out)
 	}
 	return st
+}
+
+// runTask is `bcode task run ID`, which must exit 0, then the task as
+// `bcode task status ID --json` shows it, and the run's output.
+func (f *fixture) runTask(env []string, id string) (task map[string]any, stdout, stderr string) {
+	f.t.Helper()
+	start := time.Now()
+	stdout, stderr, code := f.bcode(env, "task", "run", id)
+	f.t.Logf("bcode task run: %s, exit %d", time.Since(start).Round(time.Millisecond), code)
+	if code != 0 {
+		f.t.Fatalf("bcode task run: exit %d\nstdout:\n%s\nstderr:\n%s\n%s", code, stdout, stderr, f.agentLogs())
+	}
+	st := f.status(id)
+	task, _ = st["task"].(map[string]any)
+	if task == nil {
+		task = st
+	}
+	return task, stdout, stderr
 }
 
 // ledger opens the fixture's ledger (after the CLI has exited).
@@ -341,17 +353,7 @@ func TestEndToEnd(t *testing.T) {
 	f := newFixture(t, "e2e-abs", model, nil)
 	id := f.create("Abs returns negative numbers unchanged; make it return the absolute value.")
 
-	start := time.Now()
-	out, errOut, code := f.bcode(nil, "task", "run", id)
-	t.Logf("bcode task run: %s, exit %d", time.Since(start).Round(time.Millisecond), code)
-	if code != 0 {
-		t.Fatalf("bcode task run: exit %d\nstdout:\n%s\nstderr:\n%s\n%s", code, out, errOut, f.agentLogs())
-	}
-	st := f.status(id)
-	task, _ := st["task"].(map[string]any)
-	if task == nil {
-		task = st
-	}
+	task, out, errOut := f.runTask(nil, id)
 	if task["status"] != string(engine.TaskVerified) || task["verdict"] != "verified" {
 		t.Fatalf("task status %v verdict %v, want verified/verified\nstdout:\n%s\nstderr:\n%s\n%s", task["status"], task["verdict"], out, errOut, f.agentLogs())
 	}
@@ -412,7 +414,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Accept lands it on the user's branch.
-	out, errOut, code = f.bcode(nil, "task", "accept", id)
+	out, errOut, code := f.bcode(nil, "task", "accept", id)
 	if code != 0 {
 		t.Fatalf("bcode task accept: exit %d\n%s%s", code, out, errOut)
 	}

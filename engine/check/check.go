@@ -149,13 +149,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	case o.Evidence != nil:
 		g.Evidence = o.Evidence
 	default:
-		g.Evidence = mutate.GateEvidence(mutate.Options{
-			Workers:        cfg.Evidence.Workers,
-			CompileTimeout: cfg.Evidence.CompileTimeout.Duration,
-			RunTimeout:     cfg.Evidence.RunTimeout.Duration,
-			TempDir:        work,
-			Python:         cfg.Gate.Python,
-		})
+		g.Evidence = mutate.GateEvidence(EvidenceOptions(cfg, mutate.Options{TempDir: work}))
 	}
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
@@ -179,6 +173,39 @@ func BaseConfig(ctx context.Context, change *verify.Change) (config.Config, erro
 		return config.Config{}, fmt.Errorf("the base commit's %w", err)
 	}
 	return cfg, nil
+}
+
+// EvidenceOptions are o with the [evidence] settings of cfg (workers,
+// compile_timeout, run_timeout) where o leaves them unset: the gate,
+// `bcode evidence` and bcode-ls run mutants under the same settings, and a
+// flag the user passes (o's) wins.
+func EvidenceOptions(cfg config.Config, o mutate.Options) mutate.Options {
+	if o.Workers == 0 {
+		o.Workers = cfg.Evidence.Workers
+	}
+	if o.CompileTimeout == 0 {
+		o.CompileTimeout = cfg.Evidence.CompileTimeout.Duration
+	}
+	if o.RunTimeout == 0 {
+		o.RunTimeout = cfg.Evidence.RunTimeout.Duration
+	}
+	if o.Python == "" {
+		// The interpreter the gate runs the tests with is the one the
+		// Python mutants run under.
+		o.Python = cfg.Gate.Python
+	}
+	return o
+}
+
+// EvidenceConfig is the base commit's configuration for an evidence run
+// outside the gate; a broken file gives the defaults and a note saying so
+// (the gate itself refuses to judge with it).
+func EvidenceConfig(ctx context.Context, change *verify.Change) (config.Config, string) {
+	cfg, err := BaseConfig(ctx, change)
+	if err != nil {
+		return config.Default(), fmt.Sprintf("%v: [evidence] settings are the defaults until it is fixed", err)
+	}
+	return cfg, ""
 }
 
 // NewGate builds the gate with every language adapter and change-wide check.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 )
 
 // The CLI end to end: build the real bcode binary once, run `bcode check`
@@ -72,17 +73,7 @@ func withoutEnv(env []string, key string) []string {
 // gitIn runs git in dir with no user or system configuration.
 func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{
-		"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
-		"-c", "user.name=bcode e2e", "-c", "user.email=e2e@bcode.invalid",
-	}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testrepo.Open(t, dir).Git(args...)
 }
 
 func suiteCase(t *testing.T, name string) labelledCase {

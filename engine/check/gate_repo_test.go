@@ -3,12 +3,13 @@ package check_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -22,14 +23,8 @@ type gitRepo struct {
 
 func newGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	for _, tool := range []string{"git", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-				t.Fatalf("%s is required", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	testenv.Git(t)
+	testenv.Go(t)
 	r := &gitRepo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main")
 	return r
@@ -37,10 +32,7 @@ func newGitRepo(t *testing.T) *gitRepo {
 
 func (r *gitRepo) git(args ...string) {
 	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "-c", "protocol.file.allow=always"}, args...)...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := testrepo.Command(r.dir, append([]string{"-c", "protocol.file.allow=always"}, args...)...).CombinedOutput(); err != nil {
 		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 )
 
@@ -48,7 +49,7 @@ func BenchmarkGateAgainstPlainRuns(b *testing.B) {
 		if !ok {
 			b.Fatalf("no labelled case %s", name)
 		}
-		if c.Python && !pytestAvailable() {
+		if c.Python && !testenv.HaveSystemPytest() {
 			b.Logf("%s: skipped, /usr/bin/python3 -m pytest is unavailable", name)
 			continue
 		}
@@ -117,7 +118,7 @@ func BenchmarkGateAgainstPlainRunsLarger(b *testing.B) {
 		b.Skip("go is not on PATH")
 	}
 	for _, lang := range []string{"go", "python"} {
-		if lang == "python" && !pytestAvailable() {
+		if lang == "python" && !testenv.HaveSystemPytest() {
 			continue
 		}
 		b.Run(lang, func(b *testing.B) {

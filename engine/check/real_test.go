@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -90,10 +91,7 @@ func TestRealCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	havePytest := pytestAvailable()
-	if !havePytest && os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-		t.Fatal("BCODE_REQUIRE_ALL=1 but /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
-	}
+	havePytest := testenv.HaveSystemPytest()
 	var (
 		mu       sync.Mutex
 		outcomes []caseOutcome
@@ -102,8 +100,8 @@ func TestRealCorpus(t *testing.T) {
 	t.Run("cases", func(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.Name, func(t *testing.T) {
-				if c.Python && !havePytest {
-					t.Skip("Python case: /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest); set BCODE_REQUIRE_ALL=1 to make this fatal")
+				if c.Python {
+					testenv.Need(t, havePytest, "Python case: /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
 				}
 				t.Parallel()
 				slots <- struct{}{}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/docker/dockertest"
@@ -98,12 +99,7 @@ func TestPythonCasesInDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs pytest in containers; skipped with -short")
 	}
-	if !pytestAvailable() {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("BCODE_REQUIRE_ALL=1 but /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
-		}
-		t.Skip("needs /usr/bin/python3 -m pytest (apt-get install python3-pytest)")
-	}
+	testenv.SystemPytest(t)
 	ctx := context.Background()
 	e := dockertest.Connect(t)
 	const image = "bcode-sandbox:checktest-py"

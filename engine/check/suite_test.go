@@ -3,7 +3,6 @@ package check_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -37,12 +37,6 @@ type labelledCase = labelled.Case
 var validVerdicts = labelled.Verdicts
 
 func loadSuite(dir string) ([]labelledCase, error) { return labelled.Load(dir) }
-
-// pytestAvailable reports whether Debian's interpreter has pytest; the
-// Python adapter runs it.
-func pytestAvailable() bool {
-	return exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() == nil
-}
 
 // caseOutcome is one case's label against the gate's verdict.
 type caseOutcome struct {
@@ -70,11 +64,7 @@ func TestLabelledSuite(t *testing.T) {
 	if len(cases) < 40 {
 		t.Fatalf("the suite has %d cases; the evidence needs at least 40", len(cases))
 	}
-	havePytest := pytestAvailable()
-	requireAll := os.Getenv("BCODE_REQUIRE_ALL") == "1"
-	if !havePytest && requireAll {
-		t.Fatal("BCODE_REQUIRE_ALL=1 but /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
-	}
+	havePytest := testenv.HaveSystemPytest()
 
 	ctx := context.Background()
 	led, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "l.db"))
@@ -91,8 +81,8 @@ func TestLabelledSuite(t *testing.T) {
 	t.Run("cases", func(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.Name, func(t *testing.T) {
-				if c.Python && !havePytest {
-					t.Skip("Python case: /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest); set BCODE_REQUIRE_ALL=1 to make this fatal")
+				if c.Python {
+					testenv.Need(t, havePytest, "Python case: /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
 				}
 				t.Parallel()
 				slots <- struct{}{}

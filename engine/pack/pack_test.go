@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
@@ -514,12 +514,7 @@ func TestPythonWithoutServerFallsBack(t *testing.T) {
 }
 
 func TestPythonThroughPyright(t *testing.T) {
-	if _, err := exec.LookPath("pyright-langserver"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("pyright-langserver not on PATH (npm i -g pyright)")
-		}
-		t.Skip("pyright-langserver not on PATH: install it with `npm i -g pyright`")
-	}
+	testenv.Command(t, "pyright-langserver", "install it with `npm i -g pyright`")
 	noPython(t)
 	repo := writeRepo(t, pyRepo)
 	p := build(t, Input{Repo: repo, Selection: &Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})

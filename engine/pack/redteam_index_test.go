@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
 // Red-team tests of the Go index (issue 12, item 2): the agent's worktree
@@ -165,12 +167,7 @@ func TestRedTeamIndexReadsNoHostFile(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the red-team suite runs on Linux")
 	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") != "" {
-			t.Fatal("gcc is required: apt-get install gcc")
-		}
-		t.Skip("needs gcc for the cgo controls: apt-get install gcc")
-	}
+	testenv.Command(t, "gcc", "the cgo controls need it: apt-get install gcc")
 	good := "package m\n\n// Hello is fine.\nfunc Hello() string { return \"hi\" }\n"
 	cases := []struct {
 		name  string
@@ -251,12 +248,7 @@ func TestRedTeamIndexDevZero(t *testing.T) {
 		t.Skip("the red-team suite runs on Linux")
 	}
 	for _, tool := range []string{"gcc", "prlimit"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("BCODE_REQUIRE_ALL") != "" {
-				t.Fatalf("%s is required: apt-get install gcc util-linux", tool)
-			}
-			t.Skipf("needs %s: apt-get install gcc util-linux", tool)
-		}
+		testenv.Command(t, tool, "apt-get install gcc util-linux")
 	}
 	repo := t.TempDir()
 	writeTree(t, repo, map[string]string{

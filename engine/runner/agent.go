@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/sandbox"
@@ -61,20 +63,39 @@ type ContextBuilder interface {
 	Build(ctx context.Context, t engine.Task, worktree string) (*pack.Pack, error)
 }
 
-// PackBuilder builds packs with engine/pack.
+// PackBuilder builds packs with engine/pack. It is the one way a pack is
+// made: an attempt's, `bcode pack`'s and the editor's preview (engine/app),
+// so what the editor previews is what the agent gets.
 type PackBuilder struct {
 	Redactor pack.Redactor // required: no pack leaves without redaction
 	Counter  pack.Counter  // nil: the calibrated estimate
-	History  pack.TaskHistory
-	Budget   int // tokens; 0: pack.DefaultBudget
+	// CounterNote says which counter sized the pack and why (NewCounter's
+	// note); it is the pack's first note.
+	CounterNote string
+	History     pack.TaskHistory
+	Budget      int // tokens; 0: pack.DefaultBudget
+	// Store keeps the Go index between packs (nil: index afresh); it
+	// changes how fast a pack is built, never what it holds.
+	Store codegraph.Store
+}
+
+// NewPackBuilder is the PackBuilder for a repository whose [model]
+// endpoint is endpoint: its tokenizer when it answers within probe, else
+// the calibrated estimate, with the note saying which.
+func NewPackBuilder(ctx context.Context, endpoint string, probe time.Duration, redactor pack.Redactor, history pack.TaskHistory) PackBuilder {
+	counter, note := pack.NewCounter(ctx, endpoint, probe)
+	return PackBuilder{Redactor: redactor, Counter: counter, CounterNote: note, History: history}
 }
 
 // Build implements ContextBuilder.
 func (b PackBuilder) Build(ctx context.Context, t engine.Task, worktree string) (*pack.Pack, error) {
 	in := pack.Input{Repo: worktree, Goal: t.Goal, TaskID: t.ID, Budget: b.Budget,
-		Tasks: b.History, Counter: b.Counter, Redactor: b.Redactor}
+		Tasks: b.History, Counter: b.Counter, Redactor: b.Redactor, Store: b.Store}
 	if t.Selection != nil {
 		in.Selection = &pack.Selection{File: t.Selection.File, StartLine: t.Selection.StartLine, EndLine: t.Selection.EndLine}
+	}
+	if b.CounterNote != "" {
+		in.Notes = append(in.Notes, b.CounterNote)
 	}
 	for _, c := range t.Criteria {
 		in.Notes = append(in.Notes, "acceptance criterion: "+c)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,48 +13,31 @@ import (
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
 	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/verify"
 )
 
 // gitCmd runs git in dir as a user would, with an explicit identity.
 func gitCmd(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	out, err := gitOut(dir, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(out)
+	return testrepo.Open(t, dir).Git(args...)
 }
 
 func gitOut(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
+	out, err := testrepo.Command(dir, args...).CombinedOutput()
 	return string(out), err
 }
 
 // newRepo makes a real repository with one commit on main.
 func newRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitCmd(t, dir, "init", "-q")
 	if files == nil {
 		files = map[string]string{"README.md": "hello\n", "calc.txt": "one\ntwo\nthree\n"}
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gitCmd(t, dir, "add", "-A")
-	gitCmd(t, dir, "commit", "-q", "-m", "base")
-	return dir
+	r := testrepo.Init(t, filepath.Join(t.TempDir(), "repo"))
+	r.Write(files)
+	r.Commit("base")
+	return r.Dir
 }
 
 // newEngine opens a real ledger file in a fresh state dir.

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
-	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
@@ -18,28 +16,19 @@ import (
 )
 
 // AgentBackend builds the agent for a task from the base commit's
-// configuration, once the model has answered its health probe. The sandbox
-// ([sandbox]: bcode-agent in a container, talking to the gateway)
-// registers one; until then the product has none, and says so.
+// configuration, once the model has answered its health probe. The
+// command that runs tasks passes it in Options (engine/agentbackend's
+// Backend: bcode-agent in a container, talking to the gateway).
 type AgentBackend func(ctx context.Context, cfg config.Config, t engine.Task) (Agent, error)
-
-var (
-	backendMu sync.Mutex
-	backend   AgentBackend
-)
-
-// RegisterAgentBackend sets the agent backend RunTask uses.
-func RegisterAgentBackend(b AgentBackend) {
-	backendMu.Lock()
-	defer backendMu.Unlock()
-	backend = b
-}
 
 // ErrNoAgentBackend: the model answers but this build has no agent.
 var ErrNoAgentBackend = errors.New("this build of bcode has no agent backend: the agent (bcode-agent in the sandbox) is not wired in yet, so tasks cannot run; create, status, accept and reject still work")
 
 // Options are what the product's callers (the CLI, the LSP server) choose.
 type Options struct {
+	// Agent builds each task's agent; nil: tasks cannot run
+	// (ErrNoAgentBackend).
+	Agent    AgentBackend
 	OnEvent  func(engine.Event)
 	Progress verify.Progress // the gate's progress during each attempt's check
 	// Checks is where the gate's builds and tests run; nil: the agent's
@@ -49,7 +38,7 @@ type Options struct {
 
 // ForTask builds the product runner for a task: it reads the base commit's
 // configuration, probes the configured model (failing with how to start
-// one), builds the agent from the registered backend, and checks each
+// one), builds the agent with o.Agent, and checks each
 // attempt with the gate, recorded in the ledger. Nothing is written.
 func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner, error) {
 	t, err := e.Ledger.Task(ctx, id)
@@ -67,9 +56,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	if err := ProbeModel(ctx, cfg.Model.Endpoint); err != nil {
 		return nil, err
 	}
-	backendMu.Lock()
-	b := backend
-	backendMu.Unlock()
+	b := o.Agent
 	if b == nil {
 		return nil, fmt.Errorf("the model at %s answers, but %w", cfg.Model.Endpoint, ErrNoAgentBackend)
 	}
@@ -81,7 +68,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	if err != nil {
 		return nil, fmt.Errorf("secret scanner: %w", err)
 	}
-	counter, _ := pack.NewCounter(ctx, cfg.Model.Endpoint, ProbeTimeout)
+	packs := NewPackBuilder(ctx, cfg.Model.Endpoint, ProbeTimeout, scanner, e.Ledger)
 	checks := o.Checks
 	if checks == nil {
 		if sa, ok := agent.(SandboxedAgent); ok {
@@ -95,7 +82,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 		Engine:  e,
 		Agent:   agent,
 		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress},
-		Context: PackBuilder{Redactor: scanner, Counter: counter, History: e.Ledger},
+		Context: packs,
 		OnEvent: o.OnEvent,
 		// Sessions hold a slot of the endpoint's limit, if one is recorded
 		// in the ledger (bcode runner --sessions).
@@ -126,13 +113,11 @@ func ResumeTask(ctx context.Context, e *task.Engine, id string, more engine.Budg
 	return r.Run(ctx, id)
 }
 
-// Available is nil when tasks can run in this build (an agent backend is
-// registered), else ErrNoAgentBackend. Whether a model answers is only known
-// when a run starts (ForTask probes it).
-func Available() error {
-	backendMu.Lock()
-	defer backendMu.Unlock()
-	if backend == nil {
+// Available is nil when tasks can run with these options (an agent
+// backend is given), else ErrNoAgentBackend. Whether a model answers is
+// only known when a run starts (ForTask probes it).
+func (o Options) Available() error {
+	if o.Agent == nil {
 		return ErrNoAgentBackend
 	}
 	return nil

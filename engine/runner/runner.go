@@ -50,6 +50,8 @@ type Runner struct {
 	// SessionPoll is how often a runner waiting for a session slot asks
 	// again; zero: 250ms.
 	SessionPoll time.Duration
+
+	readEvents eventReader // nil: Engine.Ledger
 }
 
 // Result is how a run ended.
@@ -95,6 +97,24 @@ type run struct {
 	recorded int // the last turn whose event is written
 	startSeq int64
 	cancelBy string
+	// turns is the task's turn usage from the events up to turnsSeq,
+	// kept up to date so each turn reads only the events since.
+	turns    task.Usage
+	turnsSeq int64
+}
+
+// eventReader is the ledger's read of a task's events.
+type eventReader interface {
+	Events(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, error)
+}
+
+// events is where the run reads its task's events: the ledger, or a
+// test's counting reader.
+func (r *Runner) events() eventReader {
+	if r.readEvents != nil {
+		return r.readEvents
+	}
+	return r.Engine.Ledger
 }
 
 // Run claims the task and works on it until it is verified, parked as
@@ -115,7 +135,7 @@ func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
 	holder := r.holder()
 	// Cancel requests count from here: an older one was for a run that
 	// has ended.
-	before, err := r.Engine.Ledger.Events(ctx, taskID, 0, 0)
+	before, err := r.events().Events(ctx, taskID, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +147,7 @@ func (r *Runner) Run(ctx context.Context, taskID string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.start(ctx, lease, rec, startSeq)
+	return r.start(ctx, lease, rec, startSeq, before)
 }
 
 // RunNext claims the oldest runnable task in the ledger (queued, or left
@@ -156,18 +176,20 @@ func (r *Runner) RunClaimed(ctx context.Context, lease engine.Lease, rec *task.R
 	}
 	// Cancel requests count from the last event an earlier holder wrote:
 	// this run's own (the recovery) carry its fence.
-	evs, err := r.Engine.Ledger.Events(ctx, lease.TaskID, 0, 0)
+	evs, err := r.events().Events(ctx, lease.TaskID, 0, 0)
 	if err != nil {
 		r.Engine.Ledger.Release(context.WithoutCancel(ctx), lease)
 		return nil, err
 	}
 	var startSeq int64
-	for _, ev := range evs {
+	before := evs
+	for i, ev := range evs {
 		if ev.Fence != lease.Fence {
 			startSeq = ev.Seq
+			before = evs[:i+1]
 		}
 	}
-	return r.start(ctx, lease, rec, startSeq)
+	return r.start(ctx, lease, rec, startSeq, before)
 }
 
 func (r *Runner) holder() ledger.Holder {
@@ -177,9 +199,14 @@ func (r *Runner) holder() ledger.Holder {
 	return r.Holder
 }
 
-func (r *Runner) start(ctx context.Context, lease engine.Lease, rec *task.Recovery, startSeq int64) (*Result, error) {
+// start runs a claimed lease. before is the task's log up to startSeq,
+// read once here: from then on usage grows by what each turn adds.
+func (r *Runner) start(ctx context.Context, lease engine.Lease, rec *task.Recovery, startSeq int64, before []engine.Event) (*Result, error) {
 	s := &run{r: r, id: lease.TaskID, fence: lease.Fence, owner: lease.Owner, pid: lease.PID,
-		lease: lease, phase: "starting", startSeq: startSeq}
+		lease: lease, phase: "starting", startSeq: startSeq, turnsSeq: startSeq}
+	// This one read of the whole log is the run's; from here on usage
+	// grows by the events each turn adds.
+	s.turns.AddTurns(before)
 	if err := s.announceRecovery(ctx); err != nil {
 		return nil, err
 	}
@@ -418,11 +445,17 @@ func (s *run) spent(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	evs, err := led.Events(ctx, s.t.ID, 0, 0)
+	evs, err := s.r.events().Events(ctx, s.t.ID, s.turnsSeq, 0)
 	if err != nil {
 		return "", err
 	}
-	return task.UsageOf(atts, evs, time.Now()).Spent(s.t.Budgets), nil
+	s.turns.AddTurns(evs)
+	if n := len(evs); n > 0 {
+		s.turnsSeq = evs[n-1].Seq
+	}
+	u := task.UsageOf(atts, nil, time.Now())
+	u.Turns, u.Tokens = s.turns.Turns, s.turns.Tokens
+	return u.Spent(s.t.Budgets), nil
 }
 
 type outcome struct {

@@ -62,6 +62,14 @@ func UsageOf(attempts []engine.Attempt, events []engine.Event, now time.Time) Us
 			u.Wall += d
 		}
 	}
+	u.AddTurns(events)
+	return u
+}
+
+// AddTurns adds the turns and tokens of events (turn events; others are
+// passed over) to u: a runner keeps its task's usage by adding each turn's
+// new events instead of reading the whole log again.
+func (u *Usage) AddTurns(events []engine.Event) {
 	for _, ev := range events {
 		if ev.Kind != EventTurn {
 			continue
@@ -72,7 +80,6 @@ func UsageOf(attempts []engine.Attempt, events []engine.Event, now time.Time) Us
 			u.Tokens += d.Tokens
 		}
 	}
-	return u
 }
 
 // Status is everything the CLI, the server and the editor panel show

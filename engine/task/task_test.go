@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,19 +13,13 @@ import (
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/verify"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testrepo.Open(t, dir).Git(args...)
 }
 
 func write(t *testing.T, dir, name, body string) {
@@ -40,13 +33,13 @@ func write(t *testing.T, dir, name, body string) {
 
 func setup(t *testing.T) (string, *task.Engine) {
 	t.Helper()
-	repo := filepath.Join(t.TempDir(), "repo")
-	os.MkdirAll(repo, 0o755)
-	git(t, repo, "init", "-q")
-	write(t, repo, "calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n")
-	write(t, repo, ".bcode/config.toml", "[task]\nmax_attempts = 5\nmax_turns = 7\nmax_tokens = 1234\nwall_clock = \"10m\"\n")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-q", "-m", "base")
+	r := testrepo.Init(t, filepath.Join(t.TempDir(), "repo"))
+	r.Write(map[string]string{
+		"calc.go":            "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+		".bcode/config.toml": "[task]\nmax_attempts = 5\nmax_turns = 7\nmax_tokens = 1234\nwall_clock = \"10m\"\n",
+	})
+	r.Commit("base")
+	repo := r.Dir
 	led, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"))
 	if err != nil {
 		t.Fatal(err)

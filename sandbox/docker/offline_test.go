@@ -3,12 +3,12 @@ package docker
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox"
 )
 
@@ -157,13 +157,7 @@ func TestGoTestWithSeededCache(t *testing.T) {
 // read-only, and the run needs no network.
 func TestPytestInSandbox(t *testing.T) {
 	requireDocker(t)
-	if err := exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run(); err != nil {
-		msg := "needs pytest for the system Python (apt-get install python3-pytest)"
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.SystemPytest(t)
 	wt := t.TempDir()
 	if err := os.WriteFile(filepath.Join(wt, "test_calc.py"), []byte("def test_add():\n    assert 1 + 1 == 2\n\ndef test_fails():\n    assert 1 + 1 == 3\n"), 0o644); err != nil {
 		t.Fatal(err)

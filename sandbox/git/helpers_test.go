@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
 // fixture is a scratch repository driven by plain git, the way a user's
@@ -18,12 +20,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("git is required (apt-get install git)")
-		}
-		t.Skip("git not installed (apt-get install git)")
-	}
+	testenv.Git(t)
 	f := &fixture{t: t, dir: t.TempDir()}
 	f.git("init", "-q", "-b", "main")
 	return f

@@ -2,10 +2,10 @@ package golang
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -14,12 +14,7 @@ import (
 // real go command when it is missing.
 func needGo(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("go is not on PATH: install Go from https://go.dev/dl")
-		}
-		t.Skip("go is not on PATH: install Go from https://go.dev/dl to run this test")
-	}
+	testenv.Go(t)
 }
 
 // newRunner is a host runner that never reaches the network: the test

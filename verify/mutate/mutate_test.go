@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -196,8 +197,8 @@ var (
 // report between tests, since the run is what every one of them checks.
 func calcReport(t *testing.T) *calcRun {
 	t.Helper()
-	requireTool(t, "go", "install Go from https://go.dev/dl")
-	requireTool(t, "git", "install git")
+	testenv.Go(t)
+	testenv.Git(t)
 	calcMu.Lock()
 	defer calcMu.Unlock()
 	if calc != nil {

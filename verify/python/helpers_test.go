@@ -3,11 +3,11 @@ package python
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -19,31 +19,13 @@ const systemPython = "/usr/bin/python3"
 // interpreter on this machine can import pytest.
 func needPytest(t *testing.T) {
 	t.Helper()
-	for _, py := range []string{"python3", systemPython} {
-		if exec.Command(py, "-c", "import pytest").Run() == nil {
-			return
-		}
-	}
-	msg := "pytest is not installed: apt-get install python3-pytest (or pip install pytest)"
-	if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Pytest(t)
 }
 
 // needPython skips (or fails) when there is no python3 to parse with.
 func needPython(t *testing.T) {
 	t.Helper()
-	for _, py := range []string{"python3", systemPython} {
-		if exec.Command(py, "-c", "import ast").Run() == nil {
-			return
-		}
-	}
-	msg := "python3 is not installed: apt-get install python3"
-	if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Python(t)
 }
 
 // writeTree writes files (slash paths -> content) below dir.

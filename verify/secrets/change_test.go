@@ -13,7 +13,7 @@ import (
 func (r *testRepo) changeOf(base, head string) *verify.Change {
 	r.t.Helper()
 	c := &verify.Change{Base: base, Head: head}
-	for _, line := range strings.Split(r.git("diff", "--no-renames", "--name-status", base, head), "\n") {
+	for _, line := range strings.Split(r.Git("diff", "--no-renames", "--name-status", base, head), "\n") {
 		status, p, _ := strings.Cut(line, "\t")
 		fc := verify.FileChange{Path: p}
 		switch status {
@@ -27,11 +27,11 @@ func (r *testRepo) changeOf(base, head string) *verify.Change {
 			r.t.Fatalf("unexpected diff line %q", line)
 		}
 		if fc.Status != verify.Added {
-			fc.Base = []byte(r.git("show", base+":"+p))
+			fc.Base = []byte(r.Git("show", base+":"+p))
 		}
 		if fc.Status != verify.Deleted {
-			fc.Head = []byte(r.git("show", head+":"+p))
-			for _, h := range strings.Split(r.git("diff", "-U0", "--no-color", base, head, "--", p), "\n") {
+			fc.Head = []byte(r.Git("show", head+":"+p))
+			for _, h := range strings.Split(r.Git("diff", "-U0", "--no-color", base, head, "--", p), "\n") {
 				if !strings.HasPrefix(h, "@@ ") {
 					continue
 				}
@@ -49,15 +49,15 @@ func (r *testRepo) changeOf(base, head string) *verify.Change {
 func TestScanChangeOnlyAddedLines(t *testing.T) {
 	r := newTestRepo(t)
 	// The base already holds one secret; the change must not be blamed.
-	r.write("config/settings.py", "DEBUG = False\nAWS_KEY = \""+fakeAWSKey()+"\"\nNAME = \"app\"\n")
-	r.write("old/creds.txt", "token "+fakeGitHubToken()+"\n")
-	base := r.commit("base")
+	r.WriteFile("config/settings.py", "DEBUG = False\nAWS_KEY = \""+fakeAWSKey()+"\"\nNAME = \"app\"\n")
+	r.WriteFile("old/creds.txt", "token "+fakeGitHubToken()+"\n")
+	base := r.Commit("base")
 
-	r.write("config/settings.py", "DEBUG = False\nAWS_KEY = \""+fakeAWSKey()+"\"\nNAME = \"app2\"\nGH = \""+fakeGitHubToken()+"\"\n")
-	r.git("rm", "-q", "old/creds.txt") // deleting a secret is not adding one
-	r.write("deploy/key.pem", "# added for deploys\n"+fakePrivateKey())
-	r.write("deploy/client.p12", "\x00\x01binary keystore")
-	head := r.commit("head")
+	r.WriteFile("config/settings.py", "DEBUG = False\nAWS_KEY = \""+fakeAWSKey()+"\"\nNAME = \"app2\"\nGH = \""+fakeGitHubToken()+"\"\n")
+	r.Git("rm", "-q", "old/creds.txt") // deleting a secret is not adding one
+	r.WriteFile("deploy/key.pem", "# added for deploys\n"+fakePrivateKey())
+	r.WriteFile("deploy/client.p12", "\x00\x01binary keystore")
+	head := r.Commit("head")
 
 	s := newTestScanner(t)
 	got := s.ScanChange(r.changeOf(base, head))

@@ -1,11 +1,10 @@
 package secrets
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 )
 
 // Fake secrets are assembled at run time, never written as one literal, so
@@ -25,15 +24,7 @@ func fakePrivateKey() string {
 
 func fakeCanary() string { return "bcode-canary-" + "7f3a9c1e5b2d4f60" }
 
-func requireGit(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("git not found: install git (apt-get install git)")
-		}
-		t.Skip("git not found: install git (apt-get install git)")
-	}
-}
+func requireGit(t testing.TB) { t.Helper(); testenv.Git(t) }
 
 func newTestScanner(t testing.TB, extra ...string) *Scanner {
 	t.Helper()
@@ -46,47 +37,11 @@ func newTestScanner(t testing.TB, extra ...string) *Scanner {
 
 // testRepo is a real git repository in a temp dir.
 type testRepo struct {
-	t   testing.TB
-	dir string
+	*testrepo.Repo
+	t testing.TB
 }
 
 func newTestRepo(t testing.TB) *testRepo {
 	t.Helper()
-	requireGit(t)
-	r := &testRepo{t: t, dir: t.TempDir()}
-	r.git("init", "-q", "-b", "main")
-	return r
-}
-
-func (r *testRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{
-		"-c", "user.name=t", "-c", "user.email=t@example.com",
-		"-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
-	}, args...)...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func (r *testRepo) write(p, content string) {
-	r.t.Helper()
-	full := filepath.Join(r.dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-func (r *testRepo) commit(msg string) string {
-	r.t.Helper()
-	r.git("add", "-A")
-	r.git("commit", "-q", "-m", msg)
-	return r.git("rev-parse", "HEAD")
+	return &testRepo{Repo: testrepo.New(t), t: t}
 }

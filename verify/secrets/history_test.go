@@ -16,15 +16,15 @@ import (
 // from `git log -p` or run a program, and expects every secret found.
 func TestScanGitHistoryIgnoresRepoAllowlists(t *testing.T) {
 	r := newTestRepo(t)
-	r.write("README.md", "hello\n")
-	first := r.commit("init")
+	r.WriteFile("README.md", "hello\n")
+	first := r.Commit("init")
 
-	r.write("app/config.go", "package app\n\n// old key\nconst key = \""+fakeAWSKey()+"\"\n")
-	r.write("notes/todo.txt", "rotate "+fakeGitHubToken()+" // gitleaks:allow\n")
-	withSecrets := r.commit("add config")
+	r.WriteFile("app/config.go", "package app\n\n// old key\nconst key = \""+fakeAWSKey()+"\"\n")
+	r.WriteFile("notes/todo.txt", "rotate "+fakeGitHubToken()+" // gitleaks:allow\n")
+	withSecrets := r.Commit("add config")
 
 	// Allowlists a repository would use to hide them.
-	r.write(".gitleaks.toml", `title = "mine"
+	r.WriteFile(".gitleaks.toml", `title = "mine"
 [extend]
 useDefault = true
 disabledRules = ["aws-access-token", "github-pat", "private-key"]
@@ -32,19 +32,19 @@ disabledRules = ["aws-access-token", "github-pat", "private-key"]
 paths = ['''.*''']
 regexes = ['''.*''']
 `)
-	r.write(".gitleaksignore", withSecrets+":app/config.go:aws-access-token:4\napp/config.go:aws-access-token:4\nnotes/todo.txt:github-pat:1\n")
+	r.WriteFile(".gitleaksignore", withSecrets+":app/config.go:aws-access-token:4\napp/config.go:aws-access-token:4\nnotes/todo.txt:github-pat:1\n")
 	// A -diff attribute makes git print "Binary files differ" instead of
 	// the content.
-	r.write(".gitattributes", "*.txt -diff\n*.key -diff\n")
-	r.write("app/config.go", "package app\n\nconst key = \"\"\n")
-	r.write("secret/deploy.key", fakePrivateKey())
-	keyCommit := r.commit("remove the key, add ignores")
+	r.WriteFile(".gitattributes", "*.txt -diff\n*.key -diff\n")
+	r.WriteFile("app/config.go", "package app\n\nconst key = \"\"\n")
+	r.WriteFile("secret/deploy.key", fakePrivateKey())
+	keyCommit := r.Commit("remove the key, add ignores")
 
 	// A branch never merged still counts.
-	r.git("checkout", "-q", "-b", "experiment", first)
-	r.write("exp/run.sh", "export CANARY="+fakeCanary()+"\n")
-	canaryCommit := r.commit("experiment")
-	r.git("checkout", "-q", "main")
+	r.Git("checkout", "-q", "-b", "experiment", first)
+	r.WriteFile("exp/run.sh", "export CANARY="+fakeCanary()+"\n")
+	canaryCommit := r.Commit("experiment")
+	r.Git("checkout", "-q", "main")
 
 	// Repository config that would hide content or run programs.
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -61,11 +61,11 @@ regexes = ['''.*''']
 		{"core.pager", script},
 		{"diff.txt.textconv", script},
 	} {
-		r.git("config", kv[0], kv[1])
+		r.Git("config", kv[0], kv[1])
 	}
 
 	s := newTestScanner(t, fakeCanary())
-	got, err := ScanGitHistory(context.Background(), r.dir, s)
+	got, err := ScanGitHistory(context.Background(), r.Dir, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ regexes = ['''.*''']
 	}
 
 	// Deterministic: the same order every time.
-	again, err := ScanGitHistory(context.Background(), r.dir, s)
+	again, err := ScanGitHistory(context.Background(), r.Dir, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,21 +131,21 @@ func TestScanGitHistoryErrors(t *testing.T) {
 
 	// A directory inside a repository is not the repository.
 	r := newTestRepo(t)
-	r.write("sub/a.txt", "x\n")
-	r.commit("c")
-	if _, err := ScanGitHistory(ctx, filepath.Join(r.dir, "sub"), s); err == nil {
+	r.WriteFile("sub/a.txt", "x\n")
+	r.Commit("c")
+	if _, err := ScanGitHistory(ctx, filepath.Join(r.Dir, "sub"), s); err == nil {
 		t.Error("subdirectory of a repository scanned as the repository")
 	}
 
 	// An empty repository has no history and no findings.
 	empty := newTestRepo(t)
-	if got, err := ScanGitHistory(ctx, empty.dir, s); err != nil || len(got) != 0 {
+	if got, err := ScanGitHistory(ctx, empty.Dir, s); err != nil || len(got) != 0 {
 		t.Errorf("empty repo: %v, %v", got, err)
 	}
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := ScanGitHistory(cancelled, r.dir, s); err == nil {
+	if _, err := ScanGitHistory(cancelled, r.Dir, s); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }
@@ -257,14 +257,14 @@ func TestScanGitHistoryLarge(t *testing.T) {
 		}
 	}
 	cmd := exec.Command("git", "fast-import", "--quiet")
-	cmd.Dir = r.dir
+	cmd.Dir = r.Dir
 	cmd.Stdin = strings.NewReader(stream.String())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git fast-import: %v\n%s", err, out)
 	}
 	s := newTestScanner(t)
 	start := time.Now()
-	got, err := ScanGitHistory(context.Background(), r.dir, s)
+	got, err := ScanGitHistory(context.Background(), r.Dir, s)
 	if err != nil {
 		t.Fatal(err)
 	}

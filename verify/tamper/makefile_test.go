@@ -204,12 +204,12 @@ x := $(patsubst %.c,%.o,$(SRC))
 // adding one with an empty test target silently replaces the real one.
 func TestNewMakefileShadowsBase(t *testing.T) {
 	r := newGitRepo(t)
-	r.write("Makefile", "test:\n\tgo test ./...\n")
-	r.write("sub/Makefile", "build:\n\tgo build\n")
-	base := r.commit("base")
-	r.write("GNUmakefile", "test:\n\t@echo all good\n")
-	r.write("sub/GNUmakefile", "build:\n\tgo build -v\n")
-	head := r.commit("shadow")
+	r.WriteFile("Makefile", "test:\n\tgo test ./...\n")
+	r.WriteFile("sub/Makefile", "build:\n\tgo build\n")
+	base := r.Commit("base")
+	r.WriteFile("GNUmakefile", "test:\n\t@echo all good\n")
+	r.WriteFile("sub/GNUmakefile", "build:\n\tgo build -v\n")
+	head := r.Commit("shadow")
 
 	got := Check(r.change(base, head), config.Default())
 	want := []want{{verify.FindingTestInfra, "GNUmakefile", 1}}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -253,51 +252,14 @@ func TestCheckIsDeterministic(t *testing.T) {
 // gitRepo is a real repository in a temp dir; ReadBase reads the base commit
 // with `git show`, which is what the gate's Workspace does.
 type gitRepo struct {
+	*testrepo.Repo
 	t    *testing.T
-	dir  string
 	base string
 }
 
 func newGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("git not found: install git (apt-get install git)")
-		}
-		t.Skip("git not found: install git (apt-get install git)")
-	}
-	r := &gitRepo{t: t, dir: t.TempDir()}
-	r.git("init", "-q", "-b", "main")
-	return r
-}
-
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func (r *gitRepo) write(p, content string) {
-	r.t.Helper()
-	full := filepath.Join(r.dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-func (r *gitRepo) commit(msg string) string {
-	r.git("add", "-A")
-	r.git("commit", "-q", "-m", msg)
-	return r.git("rev-parse", "HEAD")
+	return &gitRepo{Repo: testrepo.New(t), t: t}
 }
 
 func (r *gitRepo) Materialize(context.Context, verify.Side, []verify.FileChange) (string, error) {
@@ -306,7 +268,7 @@ func (r *gitRepo) Materialize(context.Context, verify.Side, []verify.FileChange)
 
 func (r *gitRepo) ReadBase(_ context.Context, p string) ([]byte, error) {
 	cmd := exec.Command("git", "cat-file", "blob", r.base+":"+p)
-	cmd.Dir = r.dir
+	cmd.Dir = r.Dir
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fs.ErrNotExist
@@ -321,7 +283,7 @@ func (r *gitRepo) Close() error { return nil }
 func (r *gitRepo) change(base, head string) *verify.Change {
 	r.base = base
 	c := &verify.Change{Base: base, Head: head, Workspace: r}
-	for _, line := range strings.Split(r.git("diff", "--no-renames", "--name-status", base, head), "\n") {
+	for _, line := range strings.Split(r.Git("diff", "--no-renames", "--name-status", base, head), "\n") {
 		status, p, _ := strings.Cut(line, "\t")
 		fc := verify.FileChange{Path: p}
 		switch status {
@@ -335,10 +297,10 @@ func (r *gitRepo) change(base, head string) *verify.Change {
 			r.t.Fatalf("unexpected diff line %q", line)
 		}
 		if fc.Status != verify.Added {
-			fc.Base = []byte(r.git("show", base+":"+p) + "\n")
+			fc.Base = []byte(r.Git("show", base+":"+p) + "\n")
 		}
 		if fc.Status != verify.Deleted {
-			fc.Head = []byte(r.git("show", head+":"+p) + "\n")
+			fc.Head = []byte(r.Git("show", head+":"+p) + "\n")
 		}
 		c.Files = append(c.Files, fc)
 	}
@@ -350,12 +312,12 @@ func (r *gitRepo) change(base, head string) *verify.Change {
 // base's configuration is the one that judges it.
 func TestWeakenedConfigInHeadStillEnforced(t *testing.T) {
 	r := newGitRepo(t)
-	r.write(".bcode/config.toml", "[gate]\nprotected = [\".bcode/**\", \"internal/auth/**\"]\n")
-	r.write("internal/auth/auth.go", "package auth\n\nfunc Allowed() bool { return false }\n")
-	base := r.commit("base")
-	r.write(".bcode/config.toml", "[gate]\nprotected = []\n")
-	r.write("internal/auth/auth.go", "package auth\n\nfunc Allowed() bool { return true }\n")
-	head := r.commit("weaken")
+	r.WriteFile(".bcode/config.toml", "[gate]\nprotected = [\".bcode/**\", \"internal/auth/**\"]\n")
+	r.WriteFile("internal/auth/auth.go", "package auth\n\nfunc Allowed() bool { return false }\n")
+	base := r.Commit("base")
+	r.WriteFile(".bcode/config.toml", "[gate]\nprotected = []\n")
+	r.WriteFile("internal/auth/auth.go", "package auth\n\nfunc Allowed() bool { return true }\n")
+	head := r.Commit("weaken")
 
 	change := r.change(base, head)
 	raw, err := change.Workspace.ReadBase(context.Background(), config.Path)
