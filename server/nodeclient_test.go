@@ -49,7 +49,7 @@ func TestNodeClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = "pass 2"
-	} else if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
+	} else if testenv.RequireAll() {
 		t.Fatal("/usr/bin/python3 cannot import pytest: apt-get install python3-pytest")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -2,10 +2,10 @@ package server_test
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
 
 	"github.com/bcode-dev/bcode/server"
 	"github.com/bcode-dev/bcode/server/lsp"
@@ -14,12 +14,7 @@ import (
 
 func needPytest(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-I", "-c", "import pytest").Run(); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("/usr/bin/python3 cannot import pytest")
-		}
-		t.Skip("/usr/bin/python3 with pytest not found: apt-get install python3-pytest to run the Python evidence test")
-	}
+	testenv.SystemPytest(t)
 }
 
 // TestPythonSurvivorInTheEditor: a save of a .py file publishes its

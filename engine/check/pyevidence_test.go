@@ -2,10 +2,10 @@ package check_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
 
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/sandbox/host"
@@ -17,12 +17,7 @@ import (
 // gate mutates the changed .py lines and the credited test kills a mutant
 // (before, the gate said the changed lines had no mutable code).
 func TestGatePythonEvidence(t *testing.T) {
-	if err := exec.Command("/usr/bin/python3", "-I", "-c", "import pytest").Run(); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("/usr/bin/python3 cannot import pytest: apt-get install python3-pytest")
-		}
-		t.Skip("/usr/bin/python3 with pytest not found: apt-get install python3-pytest")
-	}
+	testenv.SystemPytest(t)
 	r := newGitRepo(t)
 	r.write(map[string]string{
 		".bcode/config.toml":  "[gate]\npython = \"/usr/bin/python3\"\n",

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
 func gitRun(t *testing.T, dir string, args ...string) {
@@ -83,12 +85,7 @@ func TestHistoryPullsCoChangedFunction(t *testing.T) {
 // Python through its own ast: callers, callees and reaching tests come out
 // of the same ranked section as for Go, each with its reason.
 func TestPythonThroughAST(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal("/usr/bin/python3 missing (apt-get install python3)")
-		}
-		t.Skip("/usr/bin/python3 missing: install python3")
-	}
+	testenv.Command(t, "/usr/bin/python3", "apt-get install python3")
 	repo := writeRepo(t, pyRepo)
 	p := build(t, Input{Repo: repo, Selection: &Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
 	out := Render(p)

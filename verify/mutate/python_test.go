@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -141,13 +141,7 @@ def test_flag():
 // /usr/bin/python3 and pytest.
 func requirePytest(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-I", "-c", "import pytest").Run(); err != nil {
-		msg := "python3 with pytest not found: apt-get install python3-pytest"
-		if os.Getenv("BCODE_REQUIRE_ALL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.SystemPytest(t)
 }
 
 type pyCalcRun struct {
@@ -166,7 +160,7 @@ var (
 // schemata and with a fresh process per mutant, and shares the reports.
 func pyCalcReports(t *testing.T) *pyCalcRun {
 	t.Helper()
-	requireTool(t, "git", "install git")
+	testenv.Git(t)
 	requirePytest(t)
 	pyCalcMu.Lock()
 	defer pyCalcMu.Unlock()
@@ -380,7 +374,12 @@ func TestPythonIDsStable(t *testing.T) {
 	c := pyCalcReports(t)
 	moved := "import os\n\n\n" + pyCalcHead
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"pkg/calc.py": moved})
+	if err := os.MkdirAll(filepath.Join(dir, "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pkg/calc.py"), []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ch := &verify.Change{Files: []verify.FileChange{{Path: "pkg/calc.py", Status: verify.Modified, Changed: []verify.LineRange{{Start: 1, End: 200}}}}}
 	s := &session{ctx: context.Background(), runner: host.New(), root: dir, change: ch, opts: Options{Python: "/usr/bin/python3"}.withDefaults(), p: verify.NoProgress{},
 		rep: &Report{Sources: map[string]string{}, TestFiles: map[string]string{}}, tmp: t.TempDir()}
