@@ -172,7 +172,13 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if len(g.Adapters) == 0 {
 		return g.errorReport(rep, ErrNoAdapters), nil
 	}
-	phase := func(name string, t0 time.Time) { rep.Timings[name] += ms(time.Since(t0)) }
+	var timingsMu sync.Mutex
+	timing := func(name string, t0 time.Time) {
+		timingsMu.Lock()
+		rep.Timings[name] += ms(time.Since(t0))
+		timingsMu.Unlock()
+	}
+	phase := timing
 
 	if len(change.Files) == 0 {
 		// Green promises that the suites pass; with nothing changed none
@@ -184,40 +190,64 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		return rep, nil
 	}
 
-	// 1. Static checks: tamper rules of every adapter and the change-wide ones.
-	t0 := time.Now()
+	// 1 and 2, beside the runs (they need no snapshot and start
+	// interpreters of their own): the tamper rules of every adapter and
+	// the change-wide ones, and the static hint, the tests whose source
+	// the diff adds or modifies.
 	p.Step("checking the diff for tampering")
-	for _, a := range g.adaptersFor(change) {
-		fs, err := a.Tamper(ctx, change)
-		if err != nil {
-			return g.errorReport(rep, fmt.Errorf("%s tamper check: %w", a.Language(), err)), ctxErr(ctx)
-		}
-		rep.Tamper = append(rep.Tamper, fs...)
-	}
-	for _, c := range g.Checks {
-		fs, err := c(ctx, change, cfg)
-		if err != nil {
-			return g.errorReport(rep, err), ctxErr(ctx)
-		}
-		rep.Tamper = append(rep.Tamper, fs...)
-	}
-	phase("tamper", t0)
-
-	// 2. The static hint: tests whose source the diff adds or modifies.
-	t0 = time.Now()
+	static := make(chan error, 1)
+	var staticTamper []Finding
 	hinted := map[string]bool{}
 	hintFile := map[string]string{} // Go reports no file per test; the diff knows it
-	for _, a := range g.adaptersFor(change) {
-		ts, err := a.ChangedTests(ctx, change)
-		if err != nil {
-			return g.errorReport(rep, fmt.Errorf("finding changed %s tests: %w", a.Language(), err)), ctxErr(ctx)
+	go func() {
+		static <- func() error {
+			defer timing("static", time.Now())
+			for _, a := range g.adaptersFor(change) {
+				fs, err := a.Tamper(ctx, change)
+				if err != nil {
+					return fmt.Errorf("%s tamper check: %w", a.Language(), err)
+				}
+				staticTamper = append(staticTamper, fs...)
+			}
+			for _, c := range g.Checks {
+				fs, err := c(ctx, change, cfg)
+				if err != nil {
+					return err
+				}
+				staticTamper = append(staticTamper, fs...)
+			}
+			for _, a := range g.adaptersFor(change) {
+				ts, err := a.ChangedTests(ctx, change)
+				if err != nil {
+					return fmt.Errorf("finding changed %s tests: %w", a.Language(), err)
+				}
+				for _, t := range ts {
+					hinted[t.ID()] = true
+					hintFile[t.ID()] = t.File
+				}
+			}
+			return nil
+		}()
+	}()
+	// Every return below waits for it: its maps are not to be read (nor
+	// the change's interpreters left running) while it works.
+	staticDone := false
+	waitStatic := func() error {
+		if staticDone {
+			return nil
 		}
-		for _, t := range ts {
-			hinted[t.ID()] = true
-			hintFile[t.ID()] = t.File
-		}
+		staticDone = true
+		err := <-static
+		rep.Tamper = append(rep.Tamper, staticTamper...)
+		return err
 	}
+	defer func() {
+		if !staticDone {
+			<-static // an early return: its report says why already
+		}
+	}()
 
+	t0 := time.Now()
 	// 3. Snapshots of both sides, and what the change's tests are.
 	p.Step("laying out snapshots of base and head")
 	baseDir, err := change.Workspace.Materialize(ctx, BaseSide, nil)
@@ -228,6 +258,8 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if err != nil {
 		return g.errorReport(rep, fmt.Errorf("snapshot of the head: %w", err)), ctxErr(ctx)
 	}
+	phase("snapshot", t0)
+	t0 = time.Now()
 	support := map[string]bool{}
 	units := map[string][]string{}
 	nUnits := 0
@@ -244,6 +276,8 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			nUnits += len(c.Units)
 		}
 	}
+	phase("candidates", t0)
+	t0 = time.Now()
 	var overBase, overHead []FileChange
 	for _, f := range change.Files {
 		if !support[f.Path] && !g.isTestSupport(f.Path) {
@@ -283,15 +317,18 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	suiteTimeout, testTimeout := cfg.Gate.SuiteTimeout.Duration, cfg.Gate.TestTimeout.Duration
 	var base, head, before, old *sideRun
 	p.Step("running the tests on the base and the head (%d candidate units)", nUnits)
+	timed := func(name string, fn func()) func() {
+		return func() { defer timing(name, time.Now()); fn() }
+	}
 	parallel(sides(),
-		func() { before = g.runSide(ctx, beforeDir, units, testTimeout) },
-		func() { head = g.runSide(ctx, headDir, fullTargets, suiteTimeout) },
-		func() { base = g.runSide(ctx, baseDir, fullTargets, suiteTimeout) },
-		func() {
+		timed("run_before", func() { before = g.runSide(ctx, beforeDir, units, testTimeout) }),
+		timed("run_head", func() { head = g.runSide(ctx, headDir, fullTargets, suiteTimeout) }),
+		timed("run_base", func() { base = g.runSide(ctx, baseDir, fullTargets, suiteTimeout) }),
+		timed("run_old", func() {
 			if oldDir != "" {
 				old = g.runSide(ctx, oldDir, units, testTimeout)
 			}
-		},
+		}),
 	)
 	if beforeDir == "" {
 		before = newSideRun("")
@@ -336,37 +373,40 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	}
 	if rounds := cfg.Gate.FlakeRuns - 1; rounds > 0 && len(f2p) > 0 {
 		p.Step("repeating %d fail-to-pass candidates %d more times on each side, each run in its own process", len(f2p), rounds)
-		for round := 0; round < rounds; round++ {
-			var bres, hres []TestResult
-			var errs []error
-			var mu sync.Mutex
-			repeat := func(dir string, into *[]TestResult) func() {
-				return func() {
-					for lang, ts := range groupByLanguage(f2p) {
-						res, err := g.adapter(lang).RunTests(ctx, g.Runner, dir, ts, RunOptions{Count: 1, Timeout: testTimeout})
-						mu.Lock()
-						*into = append(*into, res...)
-						if err != nil {
-							errs = append(errs, err)
-						}
-						mu.Unlock()
+		var bres, hres []TestResult
+		var errs []error
+		var mu sync.Mutex
+		repeat := func(name, dir string, into *[]TestResult) func() {
+			return func() {
+				t0 := time.Now()
+				for lang, ts := range groupByLanguage(f2p) {
+					res, err := g.adapter(lang).RunTests(ctx, g.Runner, dir, ts, RunOptions{Count: rounds, Timeout: testTimeout, Separate: true})
+					mu.Lock()
+					*into = append(*into, res...)
+					if err != nil {
+						errs = append(errs, err)
 					}
+					mu.Unlock()
 				}
+				timing(name, t0)
 			}
-			parallel(sides(), repeat(beforeDir, &bres), repeat(headDir, &hres))
-			if ctx.Err() != nil {
-				return rep, ctx.Err()
-			}
-			if len(errs) > 0 {
-				return g.errorReport(rep, fmt.Errorf("repeating fail-to-pass candidates: %w", errs[0])), nil
-			}
-			for _, r := range bres {
-				baseRuns[r.Test.ID()] = append(baseRuns[r.Test.ID()], g.judgeBase(change, r))
-			}
-			collect(headRuns, hres)
 		}
+		parallel(sides(), repeat("repeat_before", beforeDir, &bres), repeat("repeat_head", headDir, &hres))
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if len(errs) > 0 {
+			return g.errorReport(rep, fmt.Errorf("repeating fail-to-pass candidates: %w", errs[0])), nil
+		}
+		for _, r := range bres {
+			baseRuns[r.Test.ID()] = append(baseRuns[r.Test.ID()], g.judgeBase(change, r))
+		}
+		collect(headRuns, hres)
 	}
 	phase("repeats", t0)
+	if err := waitStatic(); err != nil {
+		return g.errorReport(rep, err), ctxErr(ctx)
+	}
 
 	headFails := false
 	var envErrs []string

@@ -219,6 +219,11 @@ const (
 type RunOptions struct {
 	Count   int           // times each test runs (>= 1)
 	Timeout time.Duration // for the whole batch of one package or file
+	// Separate runs each of the Count rounds in a process of its own
+	// (one test binary start, one pytest), never -count=N in one
+	// process, where state a test keeps in memory or a seed taken once
+	// would make every round alike.
+	Separate bool
 }
 
 // Adapter is one language's support. The gate calls nothing
