@@ -288,7 +288,18 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			overHead = append(overHead, FileChange{Path: f.Path, Status: f.Status, Head: f.Base, HeadMode: f.BaseMode})
 		}
 	}
-	var beforeDir, oldDir string
+	// The base's test support alone (helpers, plugins, data: not test
+	// files) laid over the head, the head's tests kept: a test that passes
+	// on the head only with the head's support has had what it checks
+	// changed under it (a lax helper, new golden data). When every
+	// modified file is support, the old snapshot is that already.
+	var supportOnly []FileChange
+	for _, f := range overHead {
+		if !g.isTestFile(f.Path) {
+			supportOnly = append(supportOnly, f)
+		}
+	}
+	var beforeDir, oldDir, supportDir string
 	if nUnits > 0 {
 		if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
 			return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
@@ -296,6 +307,11 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		if len(overHead) > 0 {
 			if oldDir, err = change.Workspace.Materialize(ctx, HeadSide, overHead); err != nil {
 				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's tests: %w", err)), ctxErr(ctx)
+			}
+		}
+		if len(supportOnly) > 0 && len(supportOnly) < len(overHead) {
+			if supportDir, err = change.Workspace.Materialize(ctx, HeadSide, supportOnly); err != nil {
+				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's test support: %w", err)), ctxErr(ctx)
 			}
 		}
 	}
@@ -315,7 +331,7 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		}
 	}
 	suiteTimeout, testTimeout := cfg.Gate.SuiteTimeout.Duration, cfg.Gate.TestTimeout.Duration
-	var base, head, before, old *sideRun
+	var base, head, before, old, supp *sideRun
 	p.Step("running the tests on the base and the head (%d candidate units)", nUnits)
 	timed := func(name string, fn func()) func() {
 		return func() { defer timing(name, time.Now()); fn() }
@@ -329,7 +345,15 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 				old = g.runSide(ctx, oldDir, units, testTimeout)
 			}
 		}),
+		timed("run_support", func() {
+			if supportDir != "" {
+				supp = g.runSide(ctx, supportDir, units, testTimeout)
+			}
+		}),
 	)
+	if supportDir == "" && len(supportOnly) > 0 {
+		supp = old
+	}
 	if beforeDir == "" {
 		before = newSideRun("")
 	}
@@ -453,6 +477,9 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if old != nil {
 		envErrs = append(envErrs, old.env...)
 	}
+	if supp != nil && supp != old {
+		envErrs = append(envErrs, supp.env...)
+	}
 	for _, s := range []*sideRun{before, head} {
 		rep.Tamper = append(rep.Tamper, alteredReports(s)...)
 	}
@@ -461,6 +488,11 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	blocking := 0
 	if old != nil {
 		rep.ChangedExpectations = changedExpectations(base, head, old)
+	}
+	if supp != nil {
+		rep.ChangedExpectations = append(rep.ChangedExpectations, g.supportDecides(change, head, supp, rep.ChangedExpectations)...)
+	}
+	if len(rep.ChangedExpectations) > 0 {
 		for i, f := range rep.ChangedExpectations {
 			if g.blocksChange(cfg, credited[f.testID]) {
 				rep.ChangedExpectations[i].Message += " (blocks verified)"
@@ -576,10 +608,18 @@ func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 		rep.Verdict = Verified
 		add(ReasonCredited, fmt.Sprintf("%d test(s) fail on the base and pass with the change", len(rep.Credited())))
 		if m := rep.Mutants; m != nil && len(m.Mutants) > 0 {
-			if m.CreditedKills == 0 {
+			if m.CreditedKills == 0 && !allKilled(m) {
 				rep.Verdict = Green
 				rep.Reasons = nil
 				add(ReasonNoKill, "")
+			} else if m.CreditedKills == 0 {
+				// Every mutant of the changed code dies, to tests other
+				// than the credited ones: what the change touched that
+				// has a mutable site is pinned, and the credited tests
+				// reach the part that has none (a regexp or other
+				// literal, a table of data): their failure on the base
+				// is the evidence. Nothing is left for them to kill.
+				add(ReasonCredited, fmt.Sprintf("all %d mutants of the changed code are killed by other tests; the credited tests' change has nothing left to mutate", len(m.Mutants)))
 			} else if max := cfg.Evidence.MaxSurvivors; max >= 0 && m.Survived > max {
 				rep.Verdict = Green
 				rep.Reasons = nil
@@ -587,6 +627,53 @@ func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 			}
 		}
 	}
+}
+
+// supportDecides finds the tests that pass on the head and fail with the
+// base's test support laid over the head (the head's tests kept): their
+// outcome is the head's support's doing, not the code's. A failure by a
+// name the change adds to its support (a new helper) is not one.
+func (g *Gate) supportDecides(change *Change, head, supp *sideRun, already []Finding) []Finding {
+	seen := map[string]bool{}
+	for _, f := range already {
+		seen[f.testID] = true
+	}
+	var out []Finding
+	for _, id := range supp.order {
+		if seen[id] {
+			continue
+		}
+		h, ok := head.results[id]
+		if !ok || h.Outcome != Pass {
+			continue
+		}
+		r := g.judgeBase(change, supp.results[id])
+		if r.Outcome != Fail && r.Outcome != Timeout {
+			continue
+		}
+		p := r.Test.File
+		if p == "" {
+			p = r.Test.Package
+		}
+		out = append(out, Finding{
+			Code:    FindingChangedExpectations,
+			Path:    p,
+			Message: fmt.Sprintf("%s passes on the head only with the head's test support; with the base's support it fails: %s", displayName(r.Test), firstLine(r.Detail)),
+			testID:  id,
+		})
+	}
+	return out
+}
+
+// allKilled reports whether every mutant of the summary was killed (none
+// survived, went uncovered or timed out).
+func allKilled(m *MutationSummary) bool {
+	for _, x := range m.Mutants {
+		if x.Verdict != "killed" {
+			return false
+		}
+	}
+	return len(m.Mutants) > 0
 }
 
 // blocksChange says whether a changed expectation keeps the change from

@@ -194,6 +194,12 @@ func perTest(p *PackageRun, mods []modulePath) []verify.TestResult {
 	for _, run := range p.Tests {
 		t := verify.Test{Language: "go", Package: unit, Name: run.Name}
 		r := runResult(t, run, p.TimedOut)
+		if p.Action == "pass" && r.Outcome == verify.Fail {
+			// The test binary exited 0 although a test failed: a
+			// TestMain (or an exit hook) swallowed the failure. The
+			// failure counts, and the lie is reported as tampering.
+			r.Detail = verify.ReportAlteredMarker + " the package's test binary exited 0 (go test says ok) although this test failed: TestMain or an exit hook swallowed the failure\n" + r.Detail
+		}
 		if i, ok := idx[run.Name]; ok {
 			// A second run of the same name (-count, or a name the
 			// testing package made unique too late): the worse one counts.
