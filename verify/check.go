@@ -258,6 +258,18 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if err != nil {
 		return g.errorReport(rep, fmt.Errorf("snapshot of the head: %w", err)), ctxErr(ctx)
 	}
+	var preparing sync.WaitGroup
+	defer preparing.Wait()
+	for _, a := range g.adaptersFor(change) {
+		if pr, ok := a.(Preparer); ok {
+			preparing.Add(1)
+			go func() {
+				defer preparing.Done()
+				defer timing("prepare_"+a.Language(), time.Now())
+				pr.Prepare(ctx, g.Runner, headDir)
+			}()
+		}
+	}
 	phase("snapshot", t0)
 	t0 = time.Now()
 	support := map[string]bool{}

@@ -267,6 +267,14 @@ type BaseFailureJudge interface {
 	JudgeBaseFailure(change *Change, r TestResult) TestResult
 }
 
+// Preparer is implemented by adapters with set-up work that needs only a
+// snapshot (choosing the interpreter that runs the tests): the gate starts
+// it as soon as the head's snapshot exists, beside its other work, instead
+// of in front of the first run.
+type Preparer interface {
+	Prepare(ctx context.Context, r sandbox.Runner, dir string)
+}
+
 // Progress receives human-readable steps of long operations. The CLI prints
 // them; the LSP server turns them into $/progress.
 type Progress interface {
