@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -92,6 +94,14 @@ func (a *Adapter) runSeparately(ctx context.Context, r sandbox.Runner, dir strin
 	}
 	if err != nil {
 		return nil, fmt.Errorf("go adapter: go test -c %s: %w", pkg, err)
+	}
+	if bin != "" {
+		// Nothing after the repeats (mutation evidence copies the
+		// snapshot) should find the binary in the tree.
+		defer func() {
+			os.Remove(bin)
+			os.Remove(filepath.Dir(bin)) // only when empty
+		}()
 	}
 	once := opts
 	once.Count = 1
