@@ -104,6 +104,12 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 			if toolchain := strings.TrimSpace(stream.BuildErrorText(p)); p.BuildFailed() && isToolchainProblem(toolchain) {
 				return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: toolchainDetail(toolchain), Duration: time.Since(start)}, nil
 			}
+			if res.TimedOut && p.Action == "" {
+				// The runner killed go test at its limit while this
+				// package ran: a test that never ended was stopped, it
+				// did not fail.
+				p.TimedOut = true
+			}
 			out.Results = append(out.Results, perTest(p, mods)...)
 			out.Units = append(out.Units, unitOf(stream, p, mods))
 			switch {
