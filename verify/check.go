@@ -172,7 +172,13 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if len(g.Adapters) == 0 {
 		return g.errorReport(rep, ErrNoAdapters), nil
 	}
-	phase := func(name string, t0 time.Time) { rep.Timings[name] += ms(time.Since(t0)) }
+	var timingsMu sync.Mutex
+	timing := func(name string, t0 time.Time) {
+		timingsMu.Lock()
+		rep.Timings[name] += ms(time.Since(t0))
+		timingsMu.Unlock()
+	}
+	phase := timing
 
 	if len(change.Files) == 0 {
 		// Green promises that the suites pass; with nothing changed none
@@ -184,40 +190,64 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		return rep, nil
 	}
 
-	// 1. Static checks: tamper rules of every adapter and the change-wide ones.
-	t0 := time.Now()
+	// 1 and 2, beside the runs (they need no snapshot and start
+	// interpreters of their own): the tamper rules of every adapter and
+	// the change-wide ones, and the static hint, the tests whose source
+	// the diff adds or modifies.
 	p.Step("checking the diff for tampering")
-	for _, a := range g.adaptersFor(change) {
-		fs, err := a.Tamper(ctx, change)
-		if err != nil {
-			return g.errorReport(rep, fmt.Errorf("%s tamper check: %w", a.Language(), err)), ctxErr(ctx)
-		}
-		rep.Tamper = append(rep.Tamper, fs...)
-	}
-	for _, c := range g.Checks {
-		fs, err := c(ctx, change, cfg)
-		if err != nil {
-			return g.errorReport(rep, err), ctxErr(ctx)
-		}
-		rep.Tamper = append(rep.Tamper, fs...)
-	}
-	phase("tamper", t0)
-
-	// 2. The static hint: tests whose source the diff adds or modifies.
-	t0 = time.Now()
+	static := make(chan error, 1)
+	var staticTamper []Finding
 	hinted := map[string]bool{}
 	hintFile := map[string]string{} // Go reports no file per test; the diff knows it
-	for _, a := range g.adaptersFor(change) {
-		ts, err := a.ChangedTests(ctx, change)
-		if err != nil {
-			return g.errorReport(rep, fmt.Errorf("finding changed %s tests: %w", a.Language(), err)), ctxErr(ctx)
+	go func() {
+		static <- func() error {
+			defer timing("static", time.Now())
+			for _, a := range g.adaptersFor(change) {
+				fs, err := a.Tamper(ctx, change)
+				if err != nil {
+					return fmt.Errorf("%s tamper check: %w", a.Language(), err)
+				}
+				staticTamper = append(staticTamper, fs...)
+			}
+			for _, c := range g.Checks {
+				fs, err := c(ctx, change, cfg)
+				if err != nil {
+					return err
+				}
+				staticTamper = append(staticTamper, fs...)
+			}
+			for _, a := range g.adaptersFor(change) {
+				ts, err := a.ChangedTests(ctx, change)
+				if err != nil {
+					return fmt.Errorf("finding changed %s tests: %w", a.Language(), err)
+				}
+				for _, t := range ts {
+					hinted[t.ID()] = true
+					hintFile[t.ID()] = t.File
+				}
+			}
+			return nil
+		}()
+	}()
+	// Every return below waits for it: its maps are not to be read (nor
+	// the change's interpreters left running) while it works.
+	staticDone := false
+	waitStatic := func() error {
+		if staticDone {
+			return nil
 		}
-		for _, t := range ts {
-			hinted[t.ID()] = true
-			hintFile[t.ID()] = t.File
-		}
+		staticDone = true
+		err := <-static
+		rep.Tamper = append(rep.Tamper, staticTamper...)
+		return err
 	}
+	defer func() {
+		if !staticDone {
+			<-static // an early return: its report says why already
+		}
+	}()
 
+	t0 := time.Now()
 	// 3. Snapshots of both sides, and what the change's tests are.
 	p.Step("laying out snapshots of base and head")
 	baseDir, err := change.Workspace.Materialize(ctx, BaseSide, nil)
@@ -228,6 +258,20 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if err != nil {
 		return g.errorReport(rep, fmt.Errorf("snapshot of the head: %w", err)), ctxErr(ctx)
 	}
+	var preparing sync.WaitGroup
+	defer preparing.Wait()
+	for _, a := range g.adaptersFor(change) {
+		if pr, ok := a.(Preparer); ok {
+			preparing.Add(1)
+			go func() {
+				defer preparing.Done()
+				defer timing("prepare_"+a.Language(), time.Now())
+				pr.Prepare(ctx, g.Runner, headDir)
+			}()
+		}
+	}
+	phase("snapshot", t0)
+	t0 = time.Now()
 	support := map[string]bool{}
 	units := map[string][]string{}
 	nUnits := 0
@@ -244,6 +288,8 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			nUnits += len(c.Units)
 		}
 	}
+	phase("candidates", t0)
+	t0 = time.Now()
 	var overBase, overHead []FileChange
 	for _, f := range change.Files {
 		if !support[f.Path] && !g.isTestSupport(f.Path) {
@@ -254,7 +300,18 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			overHead = append(overHead, FileChange{Path: f.Path, Status: f.Status, Head: f.Base, HeadMode: f.BaseMode})
 		}
 	}
-	var beforeDir, oldDir string
+	// The base's test support alone (helpers, plugins, data: not test
+	// files) laid over the head, the head's tests kept: a test that passes
+	// on the head only with the head's support has had what it checks
+	// changed under it (a lax helper, new golden data). When every
+	// modified file is support, the old snapshot is that already.
+	var supportOnly []FileChange
+	for _, f := range overHead {
+		if !g.isTestFile(f.Path) {
+			supportOnly = append(supportOnly, f)
+		}
+	}
+	var beforeDir, oldDir, supportDir string
 	if nUnits > 0 {
 		if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
 			return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
@@ -262,6 +319,11 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		if len(overHead) > 0 {
 			if oldDir, err = change.Workspace.Materialize(ctx, HeadSide, overHead); err != nil {
 				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's tests: %w", err)), ctxErr(ctx)
+			}
+		}
+		if len(supportOnly) > 0 && len(supportOnly) < len(overHead) {
+			if supportDir, err = change.Workspace.Materialize(ctx, HeadSide, supportOnly); err != nil {
+				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's test support: %w", err)), ctxErr(ctx)
 			}
 		}
 	}
@@ -281,18 +343,29 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		}
 	}
 	suiteTimeout, testTimeout := cfg.Gate.SuiteTimeout.Duration, cfg.Gate.TestTimeout.Duration
-	var base, head, before, old *sideRun
+	var base, head, before, old, supp *sideRun
 	p.Step("running the tests on the base and the head (%d candidate units)", nUnits)
+	timed := func(name string, fn func()) func() {
+		return func() { defer timing(name, time.Now()); fn() }
+	}
 	parallel(sides(),
-		func() { before = g.runSide(ctx, beforeDir, units, testTimeout) },
-		func() { head = g.runSide(ctx, headDir, fullTargets, suiteTimeout) },
-		func() { base = g.runSide(ctx, baseDir, fullTargets, suiteTimeout) },
-		func() {
+		timed("run_before", func() { before = g.runSide(ctx, beforeDir, units, testTimeout) }),
+		timed("run_head", func() { head = g.runSide(ctx, headDir, fullTargets, suiteTimeout) }),
+		timed("run_base", func() { base = g.runSide(ctx, baseDir, fullTargets, suiteTimeout) }),
+		timed("run_old", func() {
 			if oldDir != "" {
 				old = g.runSide(ctx, oldDir, units, testTimeout)
 			}
-		},
+		}),
+		timed("run_support", func() {
+			if supportDir != "" {
+				supp = g.runSide(ctx, supportDir, units, testTimeout)
+			}
+		}),
 	)
+	if supportDir == "" && len(supportOnly) > 0 {
+		supp = old
+	}
 	if beforeDir == "" {
 		before = newSideRun("")
 	}
@@ -336,37 +409,40 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	}
 	if rounds := cfg.Gate.FlakeRuns - 1; rounds > 0 && len(f2p) > 0 {
 		p.Step("repeating %d fail-to-pass candidates %d more times on each side, each run in its own process", len(f2p), rounds)
-		for round := 0; round < rounds; round++ {
-			var bres, hres []TestResult
-			var errs []error
-			var mu sync.Mutex
-			repeat := func(dir string, into *[]TestResult) func() {
-				return func() {
-					for lang, ts := range groupByLanguage(f2p) {
-						res, err := g.adapter(lang).RunTests(ctx, g.Runner, dir, ts, RunOptions{Count: 1, Timeout: testTimeout})
-						mu.Lock()
-						*into = append(*into, res...)
-						if err != nil {
-							errs = append(errs, err)
-						}
-						mu.Unlock()
+		var bres, hres []TestResult
+		var errs []error
+		var mu sync.Mutex
+		repeat := func(name, dir string, into *[]TestResult) func() {
+			return func() {
+				t0 := time.Now()
+				for lang, ts := range groupByLanguage(f2p) {
+					res, err := g.adapter(lang).RunTests(ctx, g.Runner, dir, ts, RunOptions{Count: rounds, Timeout: testTimeout, Separate: true})
+					mu.Lock()
+					*into = append(*into, res...)
+					if err != nil {
+						errs = append(errs, err)
 					}
+					mu.Unlock()
 				}
+				timing(name, t0)
 			}
-			parallel(sides(), repeat(beforeDir, &bres), repeat(headDir, &hres))
-			if ctx.Err() != nil {
-				return rep, ctx.Err()
-			}
-			if len(errs) > 0 {
-				return g.errorReport(rep, fmt.Errorf("repeating fail-to-pass candidates: %w", errs[0])), nil
-			}
-			for _, r := range bres {
-				baseRuns[r.Test.ID()] = append(baseRuns[r.Test.ID()], g.judgeBase(change, r))
-			}
-			collect(headRuns, hres)
 		}
+		parallel(sides(), repeat("repeat_before", beforeDir, &bres), repeat("repeat_head", headDir, &hres))
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if len(errs) > 0 {
+			return g.errorReport(rep, fmt.Errorf("repeating fail-to-pass candidates: %w", errs[0])), nil
+		}
+		for _, r := range bres {
+			baseRuns[r.Test.ID()] = append(baseRuns[r.Test.ID()], g.judgeBase(change, r))
+		}
+		collect(headRuns, hres)
 	}
 	phase("repeats", t0)
+	if err := waitStatic(); err != nil {
+		return g.errorReport(rep, err), ctxErr(ctx)
+	}
 
 	headFails := false
 	var envErrs []string
@@ -413,6 +489,9 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if old != nil {
 		envErrs = append(envErrs, old.env...)
 	}
+	if supp != nil && supp != old {
+		envErrs = append(envErrs, supp.env...)
+	}
 	for _, s := range []*sideRun{before, head} {
 		rep.Tamper = append(rep.Tamper, alteredReports(s)...)
 	}
@@ -421,6 +500,11 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	blocking := 0
 	if old != nil {
 		rep.ChangedExpectations = changedExpectations(base, head, old)
+	}
+	if supp != nil {
+		rep.ChangedExpectations = append(rep.ChangedExpectations, g.supportDecides(change, head, supp, rep.ChangedExpectations)...)
+	}
+	if len(rep.ChangedExpectations) > 0 {
 		for i, f := range rep.ChangedExpectations {
 			if g.blocksChange(cfg, credited[f.testID]) {
 				rep.ChangedExpectations[i].Message += " (blocks verified)"
@@ -536,10 +620,18 @@ func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 		rep.Verdict = Verified
 		add(ReasonCredited, fmt.Sprintf("%d test(s) fail on the base and pass with the change", len(rep.Credited())))
 		if m := rep.Mutants; m != nil && len(m.Mutants) > 0 {
-			if m.CreditedKills == 0 {
+			if m.CreditedKills == 0 && !allKilled(m) {
 				rep.Verdict = Green
 				rep.Reasons = nil
 				add(ReasonNoKill, "")
+			} else if m.CreditedKills == 0 {
+				// Every mutant of the changed code dies, to tests other
+				// than the credited ones: what the change touched that
+				// has a mutable site is pinned, and the credited tests
+				// reach the part that has none (a regexp or other
+				// literal, a table of data): their failure on the base
+				// is the evidence. Nothing is left for them to kill.
+				add(ReasonCredited, fmt.Sprintf("all %d mutants of the changed code are killed by other tests; the credited tests' change has nothing left to mutate", len(m.Mutants)))
 			} else if max := cfg.Evidence.MaxSurvivors; max >= 0 && m.Survived > max {
 				rep.Verdict = Green
 				rep.Reasons = nil
@@ -547,6 +639,53 @@ func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 			}
 		}
 	}
+}
+
+// supportDecides finds the tests that pass on the head and fail with the
+// base's test support laid over the head (the head's tests kept): their
+// outcome is the head's support's doing, not the code's. A failure by a
+// name the change adds to its support (a new helper) is not one.
+func (g *Gate) supportDecides(change *Change, head, supp *sideRun, already []Finding) []Finding {
+	seen := map[string]bool{}
+	for _, f := range already {
+		seen[f.testID] = true
+	}
+	var out []Finding
+	for _, id := range supp.order {
+		if seen[id] {
+			continue
+		}
+		h, ok := head.results[id]
+		if !ok || h.Outcome != Pass {
+			continue
+		}
+		r := g.judgeBase(change, supp.results[id])
+		if r.Outcome != Fail { // a timeout is not counted (changedExpectations says why)
+			continue
+		}
+		p := r.Test.File
+		if p == "" {
+			p = r.Test.Package
+		}
+		out = append(out, Finding{
+			Code:    FindingChangedExpectations,
+			Path:    p,
+			Message: fmt.Sprintf("%s passes on the head only with the head's test support; with the base's support it fails: %s", displayName(r.Test), firstLine(r.Detail)),
+			testID:  id,
+		})
+	}
+	return out
+}
+
+// allKilled reports whether every mutant of the summary was killed (none
+// survived, went uncovered or timed out).
+func allKilled(m *MutationSummary) bool {
+	for _, x := range m.Mutants {
+		if x.Verdict != "killed" {
+			return false
+		}
+	}
+	return len(m.Mutants) > 0
 }
 
 // blocksChange says whether a changed expectation keeps the change from
@@ -718,7 +857,10 @@ func changedExpectations(base, head, old *sideRun) []Finding {
 	for _, id := range old.order {
 		o := old.results[id]
 		b, ok := base.results[id]
-		if !ok || b.Outcome != Pass || (o.Outcome != Fail && o.Outcome != Timeout) {
+		// A timeout is not counted: these runs have the targeted test
+		// timeout, and under load a large package's whole run can hit it
+		// on this side alone (the real corpus's decimal cases did).
+		if !ok || b.Outcome != Pass || o.Outcome != Fail {
 			continue
 		}
 		if h, ok := head.results[id]; ok && h.Outcome != Pass {

@@ -230,6 +230,17 @@ func (g *Gate) adaptersFor(change *Change) []Adapter {
 // testDataDirs are directory names whose non-code files belong to the tests.
 var testDataDirs = map[string]bool{"testdata": true, "fixtures": true, "tests": true, "test": true}
 
+func (g *Gate) isTestFile(p string) bool {
+	for _, a := range g.Adapters {
+		if a.IsTestFile(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTestSupport reports whether p is a test file or something only tests
+// use (conftest.py, testdata).
 func (g *Gate) isTestSupport(p string) bool {
 	for _, a := range g.Adapters {
 		if a.IsTestFile(p) {

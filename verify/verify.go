@@ -219,6 +219,11 @@ const (
 type RunOptions struct {
 	Count   int           // times each test runs (>= 1)
 	Timeout time.Duration // for the whole batch of one package or file
+	// Separate runs each of the Count rounds in a process of its own
+	// (one test binary start, one pytest), never -count=N in one
+	// process, where state a test keeps in memory or a seed taken once
+	// would make every round alike.
+	Separate bool
 }
 
 // Adapter is one language's support. The gate calls nothing
@@ -260,6 +265,14 @@ type Adapter interface {
 // wrong (an AttributeError raised inside the code under test: credit).
 type BaseFailureJudge interface {
 	JudgeBaseFailure(change *Change, r TestResult) TestResult
+}
+
+// Preparer is implemented by adapters with set-up work that needs only a
+// snapshot (choosing the interpreter that runs the tests): the gate starts
+// it as soon as the head's snapshot exists, beside its other work, instead
+// of in front of the first run.
+type Preparer interface {
+	Prepare(ctx context.Context, r sandbox.Runner, dir string)
 }
 
 // Progress receives human-readable steps of long operations. The CLI prints

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -165,7 +166,7 @@ func printReal(w io.Writer, rows []realRow) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CASE\tLANG\tGATE\tPLAIN\tRATIO")
-	var gate, plain [2]time.Duration // go, python
+	var gate, plain, evidence [2]time.Duration // go, python
 	for _, r := range rows {
 		lang, li := "go", 0
 		if r.c.Python {
@@ -177,6 +178,9 @@ func printReal(w io.Writer, rows []realRow) {
 		}
 		gate[li] += r.dur
 		plain[li] += r.plain
+		if r.rep != nil {
+			evidence[li] += time.Duration(r.rep.Timings["evidence"]) * time.Millisecond
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%.1fs\t%s\n", r.c.Name, lang, r.dur.Seconds(), r.plain.Seconds(), ratio(r.dur, r.plain))
 	}
 	tw.Flush()
@@ -185,7 +189,47 @@ func printReal(w io.Writer, rows []realRow) {
 		ratio(gate[0], plain[0]), gate[0].Seconds(), plain[0].Seconds(),
 		ratio(gate[1], plain[1]), gate[1].Seconds(), plain[1].Seconds(),
 		ratio(gate[0]+gate[1], plain[0]+plain[1]))
+	fmt.Fprintf(w, "without mutation evidence (the runs alone): go %s, python %s, all %s\n",
+		ratio(gate[0]-evidence[0], plain[0]), ratio(gate[1]-evidence[1], plain[1]), ratio(gate[0]+gate[1]-evidence[0]-evidence[1], plain[0]+plain[1]))
 	fmt.Fprintln(w, "Plain: one `go test -count=1 -vet=off` (or pytest) of the gate's targeted tests per side, in snapshots made beforehand and not timed.")
+	fmt.Fprintln(w)
+	printPhases(w, rows)
+}
+
+// printPhases sums the gate's own per-phase timings (the report's
+// timings_ms) by language: where the time goes. Phases that run side by
+// side (static beside the runs; the run_* of the four snapshots; the
+// repeat_* of the two sides) overlap, so they add up to more than the wall
+// time; "runs" and "repeats" are the wall time of their groups.
+func printPhases(w io.Writer, rows []realRow) {
+	sums := [2]map[string]int64{{}, {}}
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.rep == nil {
+			continue
+		}
+		li := 0
+		if r.c.Python {
+			li = 1
+		}
+		for k, v := range r.rep.Timings {
+			sums[li][k] += v
+			if !seen[k] {
+				seen[k] = true
+				names = append(names, k)
+			}
+		}
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "## Where the gate's time goes (seconds summed over the cases; run_*, repeat_* and static overlap)")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tGO\tPYTHON")
+	for _, k := range names {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\n", k, float64(sums[0][k])/1000, float64(sums[1][k])/1000)
+	}
+	tw.Flush()
 }
 
 func ratio(a, b time.Duration) string {

@@ -292,40 +292,49 @@ func (r *Repo) ShowFile(ctx context.Context, rev, p string) ([]byte, error) {
 // a ".." or a ".git" component is refused before anything is written, and
 // every write is confined to dir by os.Root.
 func (r *Repo) Export(ctx context.Context, rev, dir string) error {
+	_, err := r.export(ctx, rev, dir)
+	return err
+}
+
+// export is Export; it returns the submodule entries (mode 160000) it left
+// as empty directories.
+func (r *Repo) export(ctx context.Context, rev, dir string) ([]treeEntry, error) {
 	tree, err := r.resolveTree(ctx, rev)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	entries, err := r.lsTree(ctx, tree, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, e := range entries {
 		if err := CheckPath(e.path); err != nil {
-			return fmt.Errorf("refusing to export %s: the tree has an unsafe path: %w", rev, err)
+			return nil, fmt.Errorf("refusing to export %s: the tree has an unsafe path: %w", rev, err)
 		}
 		switch e.mode {
 		case "100644", "100755", "100664", "120000", "160000":
 		default:
-			return fmt.Errorf("refusing to export %s: %s has unknown mode %s", rev, e.path, e.mode)
+			return nil, fmt.Errorf("refusing to export %s: %s has unknown mode %s", rev, e.path, e.mode)
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("export of %s: %w", rev, err)
+		return nil, fmt.Errorf("export of %s: %w", rev, err)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return fmt.Errorf("export of %s: %w", rev, err)
+		return nil, fmt.Errorf("export of %s: %w", rev, err)
 	}
 	defer root.Close()
 	w := &treeWriter{root: root, dirs: map[string]bool{".": true}}
 
 	var ids []string
 	var blobs []treeEntry
+	var gitlinks []treeEntry
 	for _, e := range entries {
 		if e.mode == "160000" {
+			gitlinks = append(gitlinks, e)
 			if err := w.mkdirs(e.path); err != nil {
-				return fmt.Errorf("export of %s: %w", rev, err)
+				return nil, fmt.Errorf("export of %s: %w", rev, err)
 			}
 			continue
 		}
@@ -362,17 +371,17 @@ func (r *Repo) Export(ctx context.Context, rev, dir string) error {
 		return w.writeFile(e.path, content, perm)
 	})
 	if err != nil {
-		return fmt.Errorf("export of %s: %w", rev, err)
+		return nil, fmt.Errorf("export of %s: %w", rev, err)
 	}
 	for _, l := range links {
 		if err := w.mkdirs(path.Dir(l.path)); err != nil {
-			return fmt.Errorf("export of %s: %w", rev, err)
+			return nil, fmt.Errorf("export of %s: %w", rev, err)
 		}
 		if err := root.Symlink(l.target, l.path); err != nil {
-			return fmt.Errorf("export of %s: %w", rev, err)
+			return nil, fmt.Errorf("export of %s: %w", rev, err)
 		}
 	}
-	return nil
+	return gitlinks, nil
 }
 
 // treeWriter writes files below a root, never through a symbolic link: a

@@ -148,14 +148,18 @@ func TestGateHelperSkipIsTampering(t *testing.T) {
 
 // TestGateTestMainExitZeroIsNotAPass: a TestMain that calls m.Run and then
 // os.Exit(0) makes go test report the package ok; the test events still say
-// the test failed.
+// the test failed. The failure counts, and a package result that
+// contradicts its own test events is tampering.
 func TestGateTestMainExitZeroIsNotAPass(t *testing.T) {
 	t.Parallel()
 	test := "package calc\n\nimport \"testing\"\n\nfunc TestAbs(t *testing.T) {\n\tif Abs(-2) != 2 {\n\t\tt.Fatal(Abs(-2))\n\t}\n}\n"
 	main := "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n\tos.Exit(0)\n}\n"
 	base := map[string]string{"go.mod": goMod, "calc/calc.go": absFixed, "calc/calc_test.go": test}
 	head := map[string]string{"go.mod": goMod, "calc/calc.go": absBuggy, "calc/calc_test.go": test, "calc/main_test.go": main}
-	runGateCase(t, gateCase{base: base, head: head, want: verify.Failed, code: verify.ReasonFullFailed})
+	rep := runGateCase(t, gateCase{base: base, head: head, want: verify.Tampered, code: verify.FindingReportAltered})
+	if rep.PassToPass == nil || len(rep.PassToPass.Failed) == 0 {
+		t.Fatalf("the swallowed failure is not counted as a pass-to-pass failure: %+v", rep.PassToPass)
+	}
 }
 
 // TestGateLaxTestOnlyPackage: an internal assertion package (it imports

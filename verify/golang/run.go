@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -67,13 +69,53 @@ func (a *Adapter) RunTests(ctx context.Context, r sandbox.Runner, dir string, te
 	}
 	var out []verify.TestResult
 	for _, pkg := range pkgs {
-		res, err := a.runPackage(ctx, r, dir, l, pkg, dedupe(byPkg[pkg]), opts)
+		var res []verify.TestResult
+		var err error
+		if opts.Separate && opts.Count > 1 {
+			res, err = a.runSeparately(ctx, r, dir, l, pkg, dedupe(byPkg[pkg]), opts)
+		} else {
+			res, err = a.runPackage(ctx, r, dir, l, pkg, dedupe(byPkg[pkg]), opts, "")
+		}
 		if err != nil {
 			return out, err
 		}
 		out = append(out, res...)
 	}
 	return out, nil
+}
+
+// runSeparately runs pkg's tests opts.Count times, each round a start of
+// its own of the test binary, compiled once. Results come test by test,
+// each test's rounds in order, as runPackage returns them.
+func (a *Adapter) runSeparately(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg string, tests []verify.Test, opts verify.RunOptions) ([]verify.TestResult, error) {
+	bin, err := a.compileTest(ctx, r, dir, l, pkg, opts)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		bin, err = "", nil // runPackage says so for every test
+	}
+	if err != nil {
+		return nil, fmt.Errorf("go adapter: go test -c %s: %w", pkg, err)
+	}
+	if bin != "" {
+		// Nothing after the repeats (mutation evidence copies the
+		// snapshot) should find the binary in the tree.
+		defer func() {
+			os.Remove(bin)
+			os.Remove(filepath.Dir(bin)) // only when empty
+		}()
+	}
+	once := opts
+	once.Count = 1
+	byName := map[string][]verify.TestResult{}
+	for range opts.Count {
+		res, err := a.runPackage(ctx, r, dir, l, pkg, tests, once, bin)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range res {
+			byName[x.Test.Name] = append(byName[x.Test.Name], x)
+		}
+	}
+	return collect(tests, byName), nil
 }
 
 func dedupe(ts []verify.Test) []verify.Test {
@@ -186,7 +228,8 @@ func (a *Adapter) testTimeout(opts verify.RunOptions) (flag string, cmd time.Dur
 }
 
 // runPackage runs one package's tests until each has opts.Count results.
-func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg string, tests []verify.Test, opts verify.RunOptions) ([]verify.TestResult, error) {
+// With bin set, the compiled test binary runs instead of `go test`.
+func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg string, tests []verify.Test, opts verify.RunOptions, bin string) ([]verify.TestResult, error) {
 	got := map[string][]verify.TestResult{}
 	done := map[string]bool{}
 	fill := func(t verify.Test, o verify.Outcome, detail string) {
@@ -220,7 +263,14 @@ func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, 
 			for _, t := range inv.tests {
 				count = max(count, opts.Count-len(got[t.Name]))
 			}
-			res, stream, err := a.goTest(ctx, r, dir, l, pkg, inv.pattern, count, opts)
+			var res sandbox.Result
+			var stream *Stream
+			var err error
+			if bin != "" {
+				res, stream, err = a.runBinary(ctx, r, dir, l, pkg, bin, inv.pattern, count, opts)
+			} else {
+				res, stream, err = a.goTest(ctx, r, dir, l, pkg, inv.pattern, count, opts)
+			}
 			if err != nil {
 				if errors.Is(err, sandbox.ErrNotFound) {
 					for _, t := range pending {

@@ -93,6 +93,13 @@ func TestSlow(t *testing.T) { time.Sleep(time.Minute) }
 
 func TestRunTests(t *testing.T) {
 	t.Parallel()
+	t.Run("count in one process", func(t *testing.T) { t.Parallel(); testRunTests(t, false) })
+	// Each round a start of its own of the binary compiled once: every
+	// outcome and detail must read as go test -json's does.
+	t.Run("each round its own process", func(t *testing.T) { t.Parallel(); testRunTests(t, true) })
+}
+
+func testRunTests(t *testing.T, separate bool) {
 	r := newRunner(t)
 	dir := writeTree(t, runModule)
 	a := New()
@@ -103,7 +110,7 @@ func TestRunTests(t *testing.T) {
 	tests = append(tests, goTests("./broken", "TestNew")...)
 	const count = 3
 	start := time.Now()
-	res, err := a.RunTests(ctx, r, dir, tests, verify.RunOptions{Count: count, Timeout: time.Minute})
+	res, err := a.RunTests(ctx, r, dir, tests, verify.RunOptions{Count: count, Timeout: time.Minute, Separate: separate})
 	if err != nil {
 		t.Fatal(err)
 	}

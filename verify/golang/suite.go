@@ -104,6 +104,12 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 			if toolchain := strings.TrimSpace(stream.BuildErrorText(p)); p.BuildFailed() && isToolchainProblem(toolchain) {
 				return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: toolchainDetail(toolchain), Duration: time.Since(start)}, nil
 			}
+			if res.TimedOut && p.Action == "" {
+				// The runner killed go test at its limit while this
+				// package ran: a test that never ended was stopped, it
+				// did not fail.
+				p.TimedOut = true
+			}
 			out.Results = append(out.Results, perTest(p, mods)...)
 			out.Units = append(out.Units, unitOf(stream, p, mods))
 			switch {
@@ -194,6 +200,12 @@ func perTest(p *PackageRun, mods []modulePath) []verify.TestResult {
 	for _, run := range p.Tests {
 		t := verify.Test{Language: "go", Package: unit, Name: run.Name}
 		r := runResult(t, run, p.TimedOut)
+		if p.Action == "pass" && r.Outcome == verify.Fail {
+			// The test binary exited 0 although a test failed: a
+			// TestMain (or an exit hook) swallowed the failure. The
+			// failure counts, and the lie is reported as tampering.
+			r.Detail = verify.ReportAlteredMarker + " the package's test binary exited 0 (go test says ok) although this test failed: TestMain or an exit hook swallowed the failure\n" + r.Detail
+		}
 		if i, ok := idx[run.Name]; ok {
 			// A second run of the same name (-count, or a name the
 			// testing package made unique too late): the worse one counts.

@@ -164,8 +164,8 @@ func (a *Adapter) parseNoDir(ctx context.Context, mode string, files []source) (
 	if py != "" {
 		return runHelper(ctx, r, py, "", mode, files)
 	}
-	a.probing.Lock()
-	defer a.probing.Unlock()
+	a.parsing.Lock()
+	defer a.parsing.Unlock()
 	if r, py = a.parserRunner(); py != "" { // chosen while we waited
 		return runHelper(ctx, r, py, "", mode, files)
 	}

@@ -43,6 +43,7 @@ type Adapter struct {
 
 	mu        sync.Mutex
 	probing   sync.Mutex       // held while an interpreter is being chosen
+	parsing   sync.Mutex       // held while the syntax helper's interpreter is being chosen
 	pytestFor map[string]probe // by runner, and by snapshot for those with a .venv
 	parser    sandbox.Runner
 	parserPy  string
@@ -93,6 +94,12 @@ var ErrNoPytest = errors.New("pytest not found: install it (Debian: apt-get inst
 // probeTimeout bounds one `python -c "import pytest"`.
 const probeTimeout = time.Minute
 
+// Prepare implements verify.Preparer: it chooses the interpreter for dir's
+// runs, which then find it chosen.
+func (a *Adapter) Prepare(ctx context.Context, r sandbox.Runner, dir string) {
+	_, _ = a.interpreter(ctx, r, dir) // the runs report what it found
+}
+
 // interpreter returns the Python that runs pytest in dir, probing the
 // candidates through r once per snapshot with a .venv, and once for all
 // snapshots without one (they share PATH and /usr/bin).
@@ -125,34 +132,53 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 	}
 	a.mu.Unlock()
 
+	// Every candidate is probed at once and the first in order that
+	// imports pytest wins: a launcher shim that turns out to have no
+	// pytest (pyenv's costs seconds under load) is then not paid before
+	// the next candidate starts.
+	type answer struct {
+		found, why string
+	}
+	answers := make([]answer, len(candidates))
+	var wg sync.WaitGroup
+	for i, c := range candidates {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-c", "import sys, pytest; print(sys.executable)"}, Timeout: probeTimeout})
+			switch {
+			case ctx.Err() != nil:
+			case errors.Is(err, sandbox.ErrNotFound):
+				answers[i].why = c + ": not found"
+			case err != nil:
+				answers[i].why = fmt.Sprintf("%s: %v", c, err)
+			case res.TimedOut:
+				answers[i].why = c + ": import pytest timed out"
+			case res.ExitCode != 0:
+				answers[i].why = c + ": cannot import pytest"
+			default:
+				// Run the real interpreter from now on, not a launcher
+				// shim (pyenv's cost a second or more per start); a
+				// configured or virtualenv interpreter is kept as named.
+				answers[i].found = c
+				if exe := strings.TrimSpace(string(res.Stdout)); c == "python3" && path.IsAbs(exe) && !strings.ContainsAny(exe, "\n") {
+					answers[i].found = exe
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
 	var why []string
 	found := ""
-	for _, c := range candidates {
-		res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-c", "import sys, pytest; print(sys.executable)"}, Timeout: probeTimeout})
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		switch {
-		case errors.Is(err, sandbox.ErrNotFound):
-			why = append(why, c+": not found")
-		case err != nil:
-			why = append(why, fmt.Sprintf("%s: %v", c, err))
-		case res.TimedOut:
-			why = append(why, c+": import pytest timed out")
-		case res.ExitCode != 0:
-			why = append(why, c+": cannot import pytest")
-		default:
-			// Run the real interpreter from now on, not a launcher shim
-			// (pyenv's cost a second or more per start); a configured or
-			// virtualenv interpreter is kept as named.
-			found = c
-			if exe := strings.TrimSpace(string(res.Stdout)); c == "python3" && path.IsAbs(exe) && !strings.ContainsAny(exe, "\n") {
-				found = exe
-			}
-		}
-		if found != "" {
+	for _, an := range answers {
+		if an.found != "" {
+			found = an.found
 			break
 		}
+		why = append(why, an.why)
 	}
 	p := probe{python: found}
 	if found == "" {

@@ -228,8 +228,35 @@ func TestGateLaxTestUtilOutsideTests(t *testing.T) {
 	test := "import calc\nfrom testutil import same\n\ndef test_high():\n    same(calc.clamp(9, 0, 5), 5)\n"
 	base := map[string]string{"calc.py": pyBuggy, "testutil.py": strict}
 	head := map[string]string{"calc.py": pyBuggy, "testutil.py": lax, "tests/test_calc.py": test}
-	rep := runPyCase(t, pyCase{base: base, head: head, want: verify.Green})
+	rep := runPyCase(t, pyCase{base: base, head: head, want: verify.Tampered, code: verify.FindingChangedExpectations})
 	if len(rep.Credited()) != 0 {
 		t.Fatalf("credited %+v", rep.Credited())
+	}
+}
+
+// TestGateLaxHelperNewTestFixDropped: the fix is dropped, a new test is
+// added, and the helper it asserts through is made lax. The base runs the
+// lax helper too, so nothing is credited; the new test passes on the head
+// only because of the head's helper: with the base's strict helper laid
+// over the head (the head's tests kept) it fails. That is tampering, not
+// green.
+func TestGateLaxHelperNewTestFixDropped(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"calc.py": pyBuggy, "tests/__init__.py": "",
+		"tests/check.py":     "def same(a, b):\n    assert a == b\n",
+		"tests/test_calc.py": "import calc\nfrom tests.check import same\n\ndef test_mid():\n    same(calc.clamp(3, 0, 5), 3)\n"}
+	head := map[string]string{"calc.py": pyBuggy, "tests/__init__.py": "",
+		"tests/check.py":     "def same(a, b):\n    return True\n",
+		"tests/test_calc.py": base["tests/test_calc.py"] + "\ndef test_high():\n    same(calc.clamp(9, 0, 5), 5)\n"}
+	rep := runPyCase(t, pyCase{base: base, head: head, want: verify.Tampered, code: verify.FindingChangedExpectations})
+	if len(rep.Credited()) != 0 {
+		t.Fatalf("credited %+v", rep.Credited())
+	}
+	found := false
+	for _, f := range rep.ChangedExpectations {
+		found = found || strings.Contains(f.Message, "test_high") && strings.Contains(f.Message, "only with the head's test support")
+	}
+	if !found {
+		t.Fatalf("no finding names test_high and the head's support: %+v", rep.ChangedExpectations)
 	}
 }

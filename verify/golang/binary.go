@@ -1,0 +1,267 @@
+package golang
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// Repeated runs of the same tests (the gate's fail-to-pass repeats, each in
+// a process of its own) compile the test binary once with `go test -c` and
+// then start it directly, the way `go test` itself does: in the package's
+// directory, with -test.paniconexit0 and -test.timeout, and with
+// -test.v=test2json, whose framed output is turned into the events of a
+// `go test -json` stream here. A `go test` per round would pay the go
+// command's package loading and cache checks every time (0.5 to 1 s of CPU
+// for a tiny package) for a run that takes milliseconds.
+
+// binDirName is the directory inside a snapshot that holds the compiled
+// test binaries. Its leading dot keeps it out of `./...`.
+const binDirName = ".bcode-test-binaries"
+
+// compileTest builds pkg's test binary in dir with `go test -c`. It returns
+// "" (and no error) when there is no binary to run: the package has no
+// test files, or it does not build; the caller then runs `go test`, which
+// reports why in its own words.
+func (a *Adapter) compileTest(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg string, opts verify.RunOptions) (string, error) {
+	root, rel, ok := inModule(l, pkg)
+	if !ok {
+		return "", nil
+	}
+	binDir := filepath.Join(dir, binDirName)
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", fmt.Errorf("go adapter: %w", err)
+	}
+	bin := filepath.Join(binDir, strings.NewReplacer("/", "_", ".", "_").Replace(pkg)+".test")
+	cwd, env, flags := a.goCommand(dir, l, root)
+	args := append([]string{a.goBin(), "test", "-c", "-vet=off"}, flags...)
+	args = append(args, "-o", bin, rel)
+	_, limit := a.testTimeout(opts)
+	res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})
+	if err != nil {
+		return "", err
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		return "", nil
+	}
+	if fi, err := os.Stat(bin); err != nil || !fi.Mode().IsRegular() {
+		return "", nil // no test files: go test -c writes nothing
+	}
+	return bin, nil
+}
+
+// runBinary runs a compiled test binary once, as `go test -json -run
+// pattern -count=count` would, and parses what it printed.
+func (a *Adapter) runBinary(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg, bin, pattern string, count int, opts verify.RunOptions) (sandbox.Result, *Stream, error) {
+	flag, limit := a.testTimeout(opts)
+	root, _, _ := inModule(l, pkg)
+	_, env, _ := a.goCommand(dir, l, root)
+	pkgDir := dir
+	if pkg != "." {
+		pkgDir = filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(pkg, "./")))
+	}
+	args := []string{bin, "-test.v=test2json", "-test.paniconexit0", "-test.timeout=" + flag,
+		"-test.count=" + strconv.Itoa(count), "-test.run=" + pattern}
+	// go test gives the binary one pipe for stdout and stderr, so a
+	// panic's trace (stderr) lands in the output of the test it ended.
+	var merged lockedBuffer
+	res, err := r.Run(ctx, sandbox.Command{Dir: pkgDir, Args: args, Env: env, Timeout: limit, Stdout: &merged, Stderr: &merged})
+	if err != nil {
+		return res, nil, err
+	}
+	return res, convertTestOutput(pkg, merged.Bytes(), res.ExitCode == 0 && !res.TimedOut), nil
+}
+
+// lockedBuffer is one buffer written from the two pipes of a process.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Bounded like the runner's own capture: past it, the output the
+	// gate reads is cut off as go test's would be by the runner.
+	if int64(b.buf.Len()) < int64(sandbox.DefaultOutputLimit) {
+		b.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Bytes()
+}
+
+// convertTestOutput turns a test binary's -test.v=test2json output into the
+// stream `go test -json` would have printed for it, following
+// cmd/internal/test2json: lines framed with ^V are the testing package's
+// own ("=== RUN", "--- PASS: …", the final PASS or FAIL); everything else
+// is output of the test named last, or of the subtest its indentation
+// names. exitOK is whether the binary exited with status 0.
+func convertTestOutput(pkg string, out []byte, exitOK bool) *Stream {
+	s := &Stream{BuildOutput: map[string]string{}}
+	p := &PackageRun{Package: pkg}
+	s.Packages = []*PackageRun{p}
+	open := map[string]*TestRun{}
+	var pending []*TestRun // "--- PASS" reports not yet closed, outermost first
+	current := ""
+	needMarker := false
+	seq := 0
+	emitOutput := func(line string) {
+		seq++
+		if strings.Contains(line, timeoutMarker) {
+			p.TimedOut = true
+		}
+		if current == "" {
+			p.Output += line
+			return
+		}
+		t := open[current]
+		if t == nil {
+			t = lastRun(p, current)
+		}
+		if t == nil {
+			p.Output += line
+			return
+		}
+		t.Output += line
+		t.End = seq
+	}
+	flush := func(depth int) {
+		current = ""
+		for len(pending) > depth {
+			t := pending[len(pending)-1]
+			pending = pending[:len(pending)-1]
+			seq++
+			t.End = seq
+			delete(open, t.Name)
+		}
+	}
+	result := ""
+	for _, line := range strings.SplitAfter(string(out), "\n") {
+		if line == "" {
+			continue
+		}
+		framed := line[0] == 0x16
+		if needMarker && !framed {
+			emitOutput(line)
+			continue
+		}
+		if framed {
+			line = line[1:]
+		}
+		trim := strings.TrimRight(line, "\r\n")
+		if trim == "=== NAME" {
+			trim, line = "=== NAME  ", "=== NAME  \n"
+		}
+		if trim == "PASS" || trim == "FAIL" || strings.HasPrefix(trim, "FAIL\t") {
+			flush(0)
+			needMarker = framed
+			emitOutput(line)
+			result = "fail"
+			if trim == "PASS" {
+				result = "pass"
+			}
+			continue
+		}
+		if action, name, ok := updateLine(trim); ok {
+			needMarker = framed
+			flush(0)
+			current = name
+			switch action {
+			case "run":
+				seq++
+				t := &TestRun{Name: name, Start: seq, End: seq}
+				p.Tests = append(p.Tests, t)
+				open[name] = t
+				emitOutput(line)
+			case "name":
+			default:
+				emitOutput(line)
+			}
+			continue
+		}
+		rest, indent := trim, 0
+		for strings.HasPrefix(rest, "    ") {
+			rest, indent = rest[4:], indent+1
+		}
+		action, name, elapsed, ok := reportLine(rest)
+		if !ok || len(pending) < indent {
+			if !ok && indent > 0 && indent <= len(pending) {
+				current = pending[indent-1].Name
+			}
+			emitOutput(line)
+			continue
+		}
+		needMarker = framed
+		flush(indent)
+		t := open[name]
+		if t == nil {
+			seq++
+			t = &TestRun{Name: name, Start: seq}
+			p.Tests = append(p.Tests, t)
+			open[name] = t
+		}
+		t.Action, t.Elapsed = action, elapsed
+		pending = append(pending, t)
+		current = name
+		emitOutput(line)
+	}
+	flush(0)
+	switch {
+	case !exitOK:
+		p.Action = "fail"
+	case result != "":
+		p.Action = result
+	default:
+		p.Action = "pass"
+	}
+	return s
+}
+
+// updateLine parses "=== RUN   name" and the other "=== " lines.
+func updateLine(trim string) (action, name string, ok bool) {
+	for _, u := range []string{"=== RUN   ", "=== PAUSE ", "=== CONT  ", "=== NAME  ", "=== PASS  ", "=== FAIL  ", "=== SKIP  ", "=== ATTR  ", "=== ARTIFACTS "} {
+		if rest, found := strings.CutPrefix(trim, u); found {
+			action = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(u, "=== ")))
+			name = strings.TrimSpace(rest)
+			if action == "attr" || action == "artifacts" {
+				name, _, _ = strings.Cut(name, " ")
+			}
+			return action, name, true
+		}
+	}
+	return "", "", false
+}
+
+// reportLine parses "--- PASS: name (0.01s)" and its FAIL and SKIP forms.
+func reportLine(rest string) (action, name string, elapsed time.Duration, ok bool) {
+	for _, r := range []string{"--- PASS: ", "--- FAIL: ", "--- SKIP: "} {
+		if after, found := strings.CutPrefix(rest, r); found {
+			action = strings.ToLower(r[4:8])
+			name = strings.TrimSpace(after)
+			if i := strings.Index(name, " ("); i >= 0 {
+				if strings.HasSuffix(name, "s)") {
+					if f, err := strconv.ParseFloat(name[i+2:len(name)-2], 64); err == nil {
+						elapsed = seconds(f)
+					}
+				}
+				name = name[:i]
+			}
+			return action, name, elapsed, true
+		}
+	}
+	return "", "", 0, false
+}
