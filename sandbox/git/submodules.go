@@ -18,23 +18,30 @@ const maxSubmoduleDepth = 4
 // --init --recursive` would check out, for repositories whose build needs
 // them. A submodule's objects come from the superproject's
 // .git/modules/<name> (where `git submodule update` keeps them), else from
-// a repository already checked out at its path, else from bcode's own clone
-// of its URL in the tree's .gitmodules when that URL is a local path or a
+// bcode's own clone of its URL when that URL is a local path or a
 // file:// URL (the only case where bcode allows the file protocol; network
 // URLs are never fetched). A submodule found nowhere stays an empty
 // directory, as Export leaves it. Nothing of a submodule's configuration
 // runs: every git command is hardened as the superproject's are, and its
 // filter, diff and merge drivers are neutralized.
-func (r *Repo) ExportWithSubmodules(ctx context.Context, rev, dir string) error {
-	return r.exportRecursive(ctx, rev, dir, 0)
+//
+// Names and URLs come from trusted's .gitmodules, not rev's: rev may be an
+// agent's commit, and a .gitmodules it wrote could name any repository on
+// the host (a file:// URL to the user's other projects) and so copy it into
+// a snapshot the agent's tests read. trusted is the base commit the user
+// chose; a submodule the agent added has no URL there and stays empty. For
+// the same reason a repository planted at the submodule's path in the
+// working tree is never read: only the superproject's own .git/modules is.
+func (r *Repo) ExportWithSubmodules(ctx context.Context, rev, trusted, dir string) error {
+	return r.exportRecursive(ctx, rev, trusted, dir, 0)
 }
 
-func (r *Repo) exportRecursive(ctx context.Context, rev, dir string, depth int) error {
+func (r *Repo) exportRecursive(ctx context.Context, rev, trusted, dir string, depth int) error {
 	links, err := r.export(ctx, rev, dir)
 	if err != nil || len(links) == 0 || depth >= maxSubmoduleDepth {
 		return err
 	}
-	mods, err := r.submoduleConfig(ctx, rev)
+	mods, err := r.submoduleConfig(ctx, trusted)
 	if err != nil {
 		return err
 	}
@@ -50,7 +57,10 @@ func (r *Repo) exportRecursive(ctx context.Context, rev, dir string, depth int) 
 		if sub == nil {
 			continue
 		}
-		err = sub.exportRecursive(ctx, l.id, filepath.Join(dir, filepath.FromSlash(l.path)), depth+1)
+		// Below the first level the commit itself came from a trusted
+		// source (the user's .git/modules or the base's URL), and so does
+		// its .gitmodules.
+		err = sub.exportRecursive(ctx, l.id, l.id, filepath.Join(dir, filepath.FromSlash(l.path)), depth+1)
 		cleanup()
 		if err != nil {
 			return fmt.Errorf("submodule %s at %s: %w", l.path, l.id, err)
@@ -119,9 +129,6 @@ func (r *Repo) submoduleSource(ctx context.Context, m submodule, p, commit strin
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			candidates = append(candidates, &Repo{Dir: d, GitDir: d, objectFormat: r.objectFormat, env: []string{"GIT_DIR=" + d}})
 		}
-	}
-	if d := filepath.Join(r.Dir, filepath.FromSlash(p), ".git"); isDir(d) {
-		candidates = append(candidates, &Repo{Dir: filepath.Dir(d), GitDir: d, objectFormat: r.objectFormat, env: []string{"GIT_DIR=" + d}})
 	}
 	for _, c := range candidates {
 		if c.loadConfig(ctx) != nil {

@@ -72,7 +72,7 @@ func (w *Workspace) Materialize(ctx context.Context, side verify.Side, overlay [
 	if err != nil {
 		return "", fmt.Errorf("materialize %s: %w", side, err)
 	}
-	if err := w.repo.ExportWithSubmodules(ctx, rev, dir); err != nil {
+	if err := w.repo.ExportWithSubmodules(ctx, rev, w.base, dir); err != nil {
 		return "", fmt.Errorf("materialize %s: %w", side, err)
 	}
 	if err := applyOverlay(dir, overlay); err != nil {
