@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/ledger/backend"
+
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox"
@@ -59,6 +61,10 @@ type Options struct {
 	// AgentBackend builds a task's agent (bcode-ls passes
 	// engine/agentbackend's); nil: tasks can be created and read, not run.
 	AgentBackend runner.AgentBackend
+	// Ledger is the user's choice of ledger (bcode-ls --ledger,
+	// $BCODE_LEDGER, ~/.config/bcode/ledger: backend.Resolve); zero: the
+	// SQLite file in the state directory.
+	Ledger backend.Choice
 	// Log receives the server's own log (stderr in bcode-ls).
 	Log *slog.Logger
 }
@@ -140,7 +146,7 @@ func New(client lsp.Client, opts Options) *Server {
 		s.runner = host.New()
 	}
 	if s.tasks == nil {
-		own := &ledgerTasks{Agent: opts.AgentBackend}
+		own := &ledgerTasks{Agent: opts.AgentBackend, Shared: opts.Ledger}
 		s.tasks, s.closeTasks = own, own.Close
 	}
 	s.bg, s.stopBG = context.WithCancel(context.Background())

@@ -38,7 +38,7 @@ func openLedger(t *testing.T, ctx context.Context) *ledger.Ledger {
 	return led
 }
 
-func seedTask(t *testing.T, ctx context.Context, led *ledger.Ledger, repo, goal string, status engine.TaskStatus) *engine.Task {
+func seedTask(t *testing.T, ctx context.Context, led ledger.Store, repo, goal string, status engine.TaskStatus) *engine.Task {
 	t.Helper()
 	base := strings.TrimSpace(fake.Git(t, repo, "rev-parse", "HEAD"))
 	tk := &engine.Task{Repo: repo, Goal: goal, Base: base, Status: status}

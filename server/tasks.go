@@ -9,6 +9,7 @@ import (
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/ledger/backend"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/verify"
@@ -59,12 +60,16 @@ type TaskRequest struct {
 type ledgerTasks struct {
 	Path  string              // "" = ledger.DefaultPath()
 	Agent runner.AgentBackend // builds each task's agent; nil: tasks cannot run
+	// Shared is the user's choice of a shared ledger (--ledger of bcode-ls,
+	// $BCODE_LEDGER or ~/.config/bcode/ledger, never the repository's); a
+	// zero Choice is the SQLite file at Path.
+	Shared backend.Choice
 
 	mu  sync.Mutex
-	led *ledger.Ledger
+	led ledger.Store
 }
 
-func (t *ledgerTasks) open(ctx context.Context) (*ledger.Ledger, error) {
+func (t *ledgerTasks) open(ctx context.Context) (ledger.Store, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.led != nil {
@@ -78,8 +83,11 @@ func (t *ledgerTasks) open(ctx context.Context) (*ledger.Ledger, error) {
 		}
 		path = p
 	}
-	l, err := ledger.Open(ctx, path)
+	l, err := backend.Open(ctx, t.Shared, path)
 	if err != nil {
+		if t.Shared.IsShared() {
+			return nil, fmt.Errorf("opening the task ledger %s: %w", t.Shared, err)
+		}
 		return nil, fmt.Errorf("opening the task ledger %s: %w", path, err)
 	}
 	t.led = l
@@ -89,6 +97,9 @@ func (t *ledgerTasks) open(ctx context.Context) (*ledger.Ledger, error) {
 // exists reports whether the ledger file is there, so a server that never
 // saw a task does not create one just to poll it.
 func (t *ledgerTasks) exists() bool {
+	if t.Shared.IsShared() {
+		return true // a database server: opening it creates nothing here
+	}
 	path := t.Path
 	if path == "" {
 		p, err := ledger.DefaultPath()

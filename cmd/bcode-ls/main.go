@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/ledger/backend"
+
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/server"
@@ -65,6 +67,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	noAuto := fs.Bool("no-evidence-on-save", false, "run evidence only when asked (bcode.evidence.run); also no run at start")
 	noOpen := fs.Bool("no-evidence-on-open", false, "no evidence run when the workspace opens (the first run waits for a save)")
 	verbose := fs.Bool("v", false, "log debug detail to stderr")
+	ledgerURL := fs.String("ledger", "", "the task ledger: a postgres:// URL shared with other runners, or \"sqlite\" (default: $BCODE_LEDGER, ~/.config/bcode/ledger, else the SQLite file in the state directory)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bcode-ls --stdio | --listen ADDR [flags]")
 		fs.PrintDefaults()
@@ -92,13 +95,18 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 		fmt.Fprintf(stderr, "bcode-ls: --debounce %s is out of range: give a duration from 0s to 1m0s\n", *debounce)
 		return 2
 	}
+	choice, err := backend.Resolve(*ledgerURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "bcode-ls: %v\n", err)
+		return 2
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
 	}
 	// stdout carries the protocol: the log goes to stderr only.
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	opts := server.Options{AgentBackend: agentbackend.Backend, Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, NoEvidenceOnOpen: *noOpen, Log: log}
+	opts := server.Options{AgentBackend: agentbackend.Backend, Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, NoEvidenceOnOpen: *noOpen, Ledger: choice, Log: log}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
