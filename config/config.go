@@ -47,6 +47,12 @@ type Gate struct {
 	// check` may when the rewritten test itself fails on the base and
 	// passes on the head.
 	AllowChangedExpectations *bool `toml:"allow_changed_expectations"`
+	// AllowSubmoduleUpdates lets a change move an existing submodule to
+	// another commit (a gitlink the base already has) and still be
+	// verified. Off by default: a gitlink is what git enters as a
+	// repository of its own. Accept lists the move either way, and a new
+	// submodule or a .gitmodules change is never allowed by it.
+	AllowSubmoduleUpdates bool `toml:"allow_submodule_updates"`
 }
 
 // Evidence tunes mutation evidence.

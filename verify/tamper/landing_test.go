@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -39,5 +40,35 @@ func TestLanding(t *testing.T) {
 		if fmt.Sprint(got) != tc.want {
 			t.Errorf("%s: %v, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAllowSubmoduleUpdates: the base's [gate] allow_submodule_updates lets
+// an existing submodule move; a new gitlink, a .gitmodules change, and any
+// move without the setting stay findings.
+func TestAllowSubmoduleUpdates(t *testing.T) {
+	move := verify.FileChange{Path: "third_party/lib", Status: verify.Modified, BaseMode: "160000", HeadMode: "160000"}
+	added := verify.FileChange{Path: "vendor/new", Status: verify.Added, HeadMode: "160000"}
+	modules := verify.FileChange{Path: ".gitmodules", Status: verify.Modified, BaseMode: "100644", HeadMode: "100644", Head: []byte("[submodule \"lib\"]\n\tpath = third_party/lib\n\turl = https://example.com/other\n")}
+	change := &verify.Change{Files: []verify.FileChange{move, added, modules}}
+	codes := func(fs []verify.Finding) string {
+		var got []string
+		for _, f := range fs {
+			if f.Code == FindingNestedRepo || f.Code == FindingGitmodules {
+				got = append(got, f.Code+" "+f.Path)
+			}
+		}
+		return fmt.Sprint(got)
+	}
+	var cfg config.Config
+	if got, want := codes(Check(change, cfg)), "[gitmodules .gitmodules nested_repository third_party/lib nested_repository vendor/new]"; got != want {
+		t.Fatalf("without the setting: %s, want %s", got, want)
+	}
+	cfg.Gate.AllowSubmoduleUpdates = true
+	if got, want := codes(Check(change, cfg)), "[gitmodules .gitmodules nested_repository vendor/new]"; got != want {
+		t.Fatalf("with allow_submodule_updates: %s, want %s", got, want)
+	}
+	if got := codes(Landing(change)); got != "[nested_repository third_party/lib nested_repository vendor/new gitmodules .gitmodules]" {
+		t.Fatalf("accept must still list the move: %s", got)
 	}
 }

@@ -37,7 +37,12 @@ func Check(change *verify.Change, cfg config.Config) []verify.Finding {
 		out = append(out, makefileTargets(change, f)...)
 		out = append(out, binaryTestFile(f)...)
 	}
-	out = append(out, Landing(change)...)
+	for _, f := range Landing(change) {
+		if cfg.Gate.AllowSubmoduleUpdates && submoduleMove(change, f) {
+			continue
+		}
+		out = append(out, f)
+	}
 	slices.SortFunc(out, func(a, b verify.Finding) int {
 		return cmp.Or(
 			cmp.Compare(a.Path, b.Path),
@@ -151,4 +156,18 @@ func hasDir(p, dir string) bool {
 // when either side is binary; only the head side matters.
 func isBinary(b []byte) bool {
 	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0
+}
+
+// submoduleMove reports whether finding f is only an existing submodule
+// moved to another commit: a gitlink on both sides of the same path.
+func submoduleMove(change *verify.Change, f verify.Finding) bool {
+	if f.Code != FindingNestedRepo {
+		return false
+	}
+	for _, fc := range change.Files {
+		if fc.Path == f.Path {
+			return fc.Status == verify.Modified && fc.BaseMode == "160000" && fc.HeadMode == "160000"
+		}
+	}
+	return false
 }
