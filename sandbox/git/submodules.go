@@ -177,8 +177,3 @@ func localURL(u string) (string, bool) {
 	}
 	return filepath.Clean(u), true
 }
-
-func isDir(p string) bool {
-	fi, err := os.Lstat(p)
-	return err == nil && fi.IsDir()
-}
