@@ -361,3 +361,6 @@ func (s *Server) lastEvidence(ctx context.Context, wait bool) (EvidenceReport, e
 		}
 	}
 }
+
+// shortID is a commit's first 12 hex digits, for notes.
+func shortID(id string) string { return id[:min(len(id), 12)] }
