@@ -20,37 +20,60 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 	if err != nil {
 		return nil, err
 	}
-	var out []lsp.CodeAction
-	add := func(kind string, diags []lsp.Diagnostic, c lsp.Command) {
-		if !kindWanted(kind, p.Only) {
-			return
-		}
-		c2 := c
-		out = append(out, lsp.CodeAction{Title: c.Title, Kind: kind, Diagnostics: diags, Command: &c2})
-	}
-
+	acts := codeActions{only: p.Only}
 	if !p.Range.Empty() {
-		text, _ := s.text(abs)
-		r := p.Range
-		goal := fmt.Sprintf("Change %s lines %d-%d", rel, r.Start.Line+1, endLine(r))
-		if first := firstLine(text, r); first != "" {
-			goal += ": " + first
-		}
-		add(lsp.KindRefactor, nil, command.New(command.TitleCreateTask, command.TaskCreate,
-			command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r}))
+		acts.add(lsp.KindRefactor, nil, s.createTaskCommand(abs, rel, p))
 	}
+	s.mutantActions(&acts, abs, p)
+	r := p.Range
+	acts.add(lsp.KindSource, nil, command.New(command.TitlePreviewPack, command.PackPreview, command.PackArgs{URI: p.URI, Range: &r}))
+	if id := s.resumable(ctx); id != "" {
+		acts.add(lsp.KindSource, nil, command.New(command.TitleResumeTask+" "+id, command.TaskResume, command.TaskIDArgs{ID: id}))
+	}
+	acts.add(lsp.KindSource, nil, command.New(command.TitleRunEvidence, command.EvidenceRun, command.EvidenceRunArgs{}))
+	return acts.out, nil
+}
 
+// codeActions collects the actions of one request, keeping the kinds the
+// client asked for (p.Only).
+type codeActions struct {
+	only []string
+	out  []lsp.CodeAction
+}
+
+func (a *codeActions) add(kind string, diags []lsp.Diagnostic, c lsp.Command) {
+	if kindWanted(kind, a.only) {
+		a.out = append(a.out, lsp.CodeAction{Title: c.Title, Kind: kind, Diagnostics: diags, Command: &c})
+	}
+}
+
+// createTaskCommand is "Create task from selection", its goal naming the
+// selected lines and the first of them.
+func (s *Server) createTaskCommand(abs, rel string, p *lsp.CodeActionParams) lsp.Command {
+	text, _ := s.text(abs)
+	r := p.Range
+	goal := fmt.Sprintf("Change %s lines %d-%d", rel, r.Start.Line+1, endLine(r))
+	if first := firstLine(text, r); first != "" {
+		goal += ": " + first
+	}
+	return command.New(command.TitleCreateTask, command.TaskCreate, command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r})
+}
+
+// mutantActions adds, for each surviving mutant under p's range: show its
+// diff, add a test that kills it, go to or run the tests that ran against
+// it, and ignore it.
+func (s *Server) mutantActions(acts *codeActions, abs string, p *lsp.CodeActionParams) {
 	goTo := map[string]bool{}           // one "Go to covering test" per test, however many mutants it covers
 	var own map[string][]lsp.Diagnostic // the server's own diagnostics, made once per request
 	for _, m := range s.survivorsAt(p) {
 		d := m.diag
 		// Several mutants can sit on one line: each action names its own.
 		which := fmt.Sprintf(": `%s` → `%s`", oneLine(m.mutant.Original), oneLine(m.mutant.Mutated))
-		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant+which, command.MutantDiff, command.MutantArgs{ID: m.mutant.ID}))
+		acts.add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant+which, command.MutantDiff, command.MutantArgs{ID: m.mutant.ID}))
 		r := d.Range
 		// The task starts at once: a click that only queued a task looked
 		// like nothing happened.
-		add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleAddTest+which, command.TaskCreate, command.TaskCreateArgs{
+		acts.add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleAddTest+which, command.TaskCreate, command.TaskCreateArgs{
 			Goal:     testGoal(m.mutant),
 			URI:      p.URI,
 			Range:    &r,
@@ -70,26 +93,18 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 			}
 			if title := command.TitleGoToTest + " " + name; !goTo[title] {
 				goTo[title] = true
-				add(lsp.KindQuickFix, nil, command.New(title, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
+				acts.add(lsp.KindQuickFix, nil, command.New(title, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
 			}
 		}
 		if len(m.mutant.Tests) > 0 {
-			add(lsp.KindQuickFix, nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.mutant.ID}))
+			acts.add(lsp.KindQuickFix, nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.mutant.ID}))
 		}
-		if kindWanted(lsp.KindQuickFix, p.Only) {
+		if kindWanted(lsp.KindQuickFix, acts.only) {
 			if edit, ok := s.ignoreEdit(abs, p.URI, d.Range.Start.Line); ok {
-				out = append(out, lsp.CodeAction{Title: command.TitleIgnoreMutant + which, Kind: lsp.KindQuickFix, Diagnostics: []lsp.Diagnostic{d}, Edit: edit})
+				acts.out = append(acts.out, lsp.CodeAction{Title: command.TitleIgnoreMutant + which, Kind: lsp.KindQuickFix, Diagnostics: []lsp.Diagnostic{d}, Edit: edit})
 			}
 		}
 	}
-
-	r := p.Range
-	add(lsp.KindSource, nil, command.New(command.TitlePreviewPack, command.PackPreview, command.PackArgs{URI: p.URI, Range: &r}))
-	if id := s.resumable(ctx); id != "" {
-		add(lsp.KindSource, nil, command.New(command.TitleResumeTask+" "+id, command.TaskResume, command.TaskIDArgs{ID: id}))
-	}
-	add(lsp.KindSource, nil, command.New(command.TitleRunEvidence, command.EvidenceRun, command.EvidenceRunArgs{}))
-	return out, nil
 }
 
 // ownDiagnostics are the diagnostics the server makes from its last

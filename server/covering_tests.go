@@ -57,17 +57,9 @@ func (s *Server) TestRun(ctx context.Context, a command.MutantArgs) (command.Tes
 	if err != nil {
 		return command.TestRunResult{}, err
 	}
-	var tops []string
-	seen := map[string]bool{}
-	for _, t := range m.Tests {
-		if !testNameRE.MatchString(t) {
-			return command.TestRunResult{}, lsp.Errorf(lsp.CodeRequestFailed, "covering test %q is not a Go test name", t)
-		}
-		top, _, _ := strings.Cut(t, "/")
-		if !seen[top] {
-			seen[top] = true
-			tops = append(tops, regexp.QuoteMeta(top))
-		}
+	pattern, err := runPattern(m.Tests)
+	if err != nil {
+		return command.TestRunResult{}, err
 	}
 	pkg := "./" + path.Dir(m.File)
 	ctx, cancel := context.WithCancel(ctx)
@@ -75,7 +67,7 @@ func (s *Server) TestRun(ctx context.Context, a command.MutantArgs) (command.Tes
 	p := s.beginProgress(ctx, "bcode: running "+strings.Join(m.Tests, ", "), cancel)
 	res, err := s.runner.Run(ctx, sandbox.Command{
 		Dir:         root,
-		Args:        []string{"go", "test", "-count=1", "-run", "^(" + strings.Join(tops, "|") + ")$", pkg},
+		Args:        []string{"go", "test", "-count=1", "-run", pattern, pkg},
 		Timeout:     testRunTimeout,
 		OutputLimit: 1 << 20,
 	})
@@ -83,19 +75,43 @@ func (s *Server) TestRun(ctx context.Context, a command.MutantArgs) (command.Tes
 		p.end("could not run: " + err.Error())
 		return command.TestRunResult{}, lsp.Errorf(lsp.CodeRequestFailed, "running go test: %v", err)
 	}
+	r, verdict := testRunResult(m.Tests, res)
+	p.end(verdict)
+	_ = s.client.ShowMessage(context.Background(), lsp.MessageInfo, fmt.Sprintf("bcode: %s: %s", strings.Join(m.Tests, ", "), verdict))
+	return r, nil
+}
+
+// runPattern is go test's -run pattern for the covering tests: their
+// top-level names, each once (a subtest runs with its parent).
+func runPattern(tests []string) (string, error) {
+	var tops []string
+	seen := map[string]bool{}
+	for _, t := range tests {
+		if !testNameRE.MatchString(t) {
+			return "", lsp.Errorf(lsp.CodeRequestFailed, "covering test %q is not a Go test name", t)
+		}
+		top, _, _ := strings.Cut(t, "/")
+		if !seen[top] {
+			seen[top] = true
+			tops = append(tops, regexp.QuoteMeta(top))
+		}
+	}
+	return "^(" + strings.Join(tops, "|") + ")$", nil
+}
+
+// testRunResult is the answer to bcode.test.run from go test's result,
+// with the last 8 KiB of its output, and the verdict in a word or three.
+func testRunResult(tests []string, res sandbox.Result) (command.TestRunResult, string) {
 	out := string(res.Stdout) + string(res.Stderr)
 	if len(out) > 8<<10 {
 		out = "…" + out[len(out)-8<<10:]
 	}
-	r := command.TestRunResult{Tests: m.Tests, Passed: res.ExitCode == 0 && !res.TimedOut, Output: out}
-	verdict := "pass"
+	r := command.TestRunResult{Tests: tests, Passed: res.ExitCode == 0 && !res.TimedOut, Output: out}
 	switch {
 	case res.TimedOut:
-		verdict = fmt.Sprintf("timed out after %s", testRunTimeout)
+		return r, fmt.Sprintf("timed out after %s", testRunTimeout)
 	case !r.Passed:
-		verdict = "fail"
+		return r, "fail"
 	}
-	p.end(verdict)
-	_ = s.client.ShowMessage(context.Background(), lsp.MessageInfo, fmt.Sprintf("bcode: %s: %s", strings.Join(m.Tests, ", "), verdict))
-	return r, nil
+	return r, "pass"
 }

@@ -125,77 +125,114 @@ type contentResult struct {
 // Custom serves bcode/* requests. Every one validates its params before
 // it does anything: a bad value is an InvalidParams error naming the field.
 func (s *Server) Custom(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var serve func(context.Context, string, json.RawMessage) (any, error)
 	switch method {
 	case MethodTasks:
-		var p struct{}
-		if err := decodeParams(method, params, &p); err != nil {
-			return nil, err
-		}
-		return s.listTasks(ctx)
+		serve = s.customTasks
 	case MethodTask:
-		var p taskParams
-		if err := decodeParams(method, params, &p); err != nil {
-			return nil, err
-		}
-		switch {
-		case p.ID == "":
-			return nil, command.Required(method, "id", "the task's ID, as bcode/tasks lists it")
-		case p.EventsLimit < 0 || p.EventsLimit > MaxEventsLimit:
-			return nil, command.FieldError(method, "eventsLimit", "eventsLimit must be between 0 (the default, %d) and %d, got %d", DefaultEventsLimit, MaxEventsLimit, p.EventsLimit)
-		case p.EventsAfter < 0:
-			return nil, command.FieldError(method, "eventsAfter", "eventsAfter must be a sequence number (0 or more), got %d", p.EventsAfter)
-		}
-		return s.taskDetail(ctx, p)
+		serve = s.customTask
 	case MethodTaskDiff:
-		var p command.TaskDiffArgs
-		if err := decodeParams(method, params, &p); err != nil {
-			return nil, err
-		}
-		return s.taskDiff(ctx, method, p)
+		serve = s.customTaskDiff
 	case MethodContextPack:
-		var p command.PackArgs
-		if err := decodeParams(method, params, &p); err != nil {
-			return nil, err
-		}
-		if err := checkPackArgs(method, p); err != nil {
-			return nil, err
-		}
-		pk, err := s.buildPack(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out := PackSummary{Goal: pk.Goal, Budget: pk.Budget, Total: pk.Total, Counter: pk.Counter, Files: pk.Files(), Cut: pk.Cut, Notes: pk.Notes, Sections: []SectionSummary{}}
-		if out.Files == nil {
-			out.Files = []string{}
-		}
-		for _, sec := range pk.Sections {
-			out.Sections = append(out.Sections, SectionSummary{Title: sec.Title, Reason: sec.Reason, Tokens: sec.Tokens, Files: sec.Files})
-		}
-		return out, nil
+		serve = s.customContextPack
 	case MethodEvidence:
-		var p evidenceParams
-		if err := decodeParams(method, params, &p); err != nil {
-			return nil, err
-		}
-		if _, err := s.workspace(); err != nil {
-			return nil, err
-		}
-		return s.lastEvidence(ctx, p.Wait)
+		serve = s.customEvidence
 	case MethodDocumentContent:
-		var p contentParams
-		if err := decodeParams(method, params, &p); err != nil {
-			return nil, err
-		}
-		if p.URI == "" {
-			return nil, command.Required(method, "uri", "a bcode-pack: or bcode-mutant: URI a command returned")
-		}
-		text, err := s.TextDocumentContent(ctx, p.URI)
-		if err != nil {
-			return nil, err
-		}
-		return contentResult{Text: text}, nil
+		serve = s.customDocumentContent
+	default:
+		return nil, lsp.Errorf(lsp.CodeMethodNotFound, "bcode-ls has no method %q (it serves %s, %s, %s, %s, %s and %s)", method, MethodTasks, MethodTask, MethodTaskDiff, MethodContextPack, MethodEvidence, MethodDocumentContent)
 	}
-	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "bcode-ls has no method %q (it serves %s, %s, %s, %s, %s and %s)", method, MethodTasks, MethodTask, MethodTaskDiff, MethodContextPack, MethodEvidence, MethodDocumentContent)
+	return serve(ctx, method, params)
+}
+
+// customTasks is bcode/tasks: the workspace's tasks.
+func (s *Server) customTasks(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var p struct{}
+	if err := decodeParams(method, params, &p); err != nil {
+		return nil, err
+	}
+	return s.listTasks(ctx)
+}
+
+// customTask is bcode/task: one task with its attempts and latest events.
+func (s *Server) customTask(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var p taskParams
+	if err := decodeParams(method, params, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.ID == "":
+		return nil, command.Required(method, "id", "the task's ID, as bcode/tasks lists it")
+	case p.EventsLimit < 0 || p.EventsLimit > MaxEventsLimit:
+		return nil, command.FieldError(method, "eventsLimit", "eventsLimit must be between 0 (the default, %d) and %d, got %d", DefaultEventsLimit, MaxEventsLimit, p.EventsLimit)
+	case p.EventsAfter < 0:
+		return nil, command.FieldError(method, "eventsAfter", "eventsAfter must be a sequence number (0 or more), got %d", p.EventsAfter)
+	}
+	return s.taskDetail(ctx, p)
+}
+
+// customTaskDiff is bcode/taskDiff: what bcode.task.diff answers.
+func (s *Server) customTaskDiff(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var p command.TaskDiffArgs
+	if err := decodeParams(method, params, &p); err != nil {
+		return nil, err
+	}
+	return s.taskDiff(ctx, method, p)
+}
+
+// customContextPack is bcode/contextPack: the pack's summary, section by
+// section.
+func (s *Server) customContextPack(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var p command.PackArgs
+	if err := decodeParams(method, params, &p); err != nil {
+		return nil, err
+	}
+	if err := checkPackArgs(method, p); err != nil {
+		return nil, err
+	}
+	pk, err := s.buildPack(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := PackSummary{Goal: pk.Goal, Budget: pk.Budget, Total: pk.Total, Counter: pk.Counter, Files: pk.Files(), Cut: pk.Cut, Notes: pk.Notes, Sections: []SectionSummary{}}
+	if out.Files == nil {
+		out.Files = []string{}
+	}
+	for _, sec := range pk.Sections {
+		out.Sections = append(out.Sections, SectionSummary{Title: sec.Title, Reason: sec.Reason, Tokens: sec.Tokens, Files: sec.Files})
+	}
+	return out, nil
+}
+
+// customEvidence is bcode/evidence: the last report, after the running
+// run when asked to wait.
+func (s *Server) customEvidence(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var p evidenceParams
+	if err := decodeParams(method, params, &p); err != nil {
+		return nil, err
+	}
+	if _, err := s.workspace(); err != nil {
+		return nil, err
+	}
+	return s.lastEvidence(ctx, p.Wait)
+}
+
+// customDocumentContent is bcode/documentContent: a bcode-pack: or
+// bcode-mutant: document's text, for clients without
+// workspace/textDocumentContent.
+func (s *Server) customDocumentContent(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var p contentParams
+	if err := decodeParams(method, params, &p); err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, command.Required(method, "uri", "a bcode-pack: or bcode-mutant: URI a command returned")
+	}
+	text, err := s.TextDocumentContent(ctx, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	return contentResult{Text: text}, nil
 }
 
 // checkPackArgs refuses pack arguments that cannot name a place, before a

@@ -7,12 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/gitchange"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
@@ -198,77 +197,32 @@ func (s *Server) runEvidence(ctx context.Context, cancel context.CancelFunc, run
 	}
 }
 
-// evidence runs the engine: the same steps as `bcode evidence`.
+// evidence runs the engine's evidence on the workspace, as `bcode
+// evidence` does, and fills rep with its result.
 func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string, p verify.Progress) error {
 	root, err := s.workspace()
 	if err != nil {
 		return err
 	}
-	repo, err := git.Open(ctx, root)
-	if err != nil {
-		return fmt.Errorf("workspace %s is not a git checkout, so there is no change to find evidence for: %w", root, err)
+	req := app.EvidenceRequest{Repo: root, Base: base, LastCommit: true, Runner: s.runner, Options: mutate.Options{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}}
+	res, err := s.app.Evidence(ctx, req, p)
+	if res != nil {
+		rep.Base, rep.Head = res.Base, res.Head
 	}
-	change, err := gitchange.Load(ctx, repo, base, "")
-	if err != nil {
+	var be *mutate.BaselineError
+	switch {
+	case errors.As(err, &be):
+		return fmt.Errorf("%v: the code must pass its own tests before mutants can be judged", err)
+	case err != nil:
 		return err
 	}
-	if len(change.Files) == 0 && base == "" {
-		// Nothing between the default base and the working tree: on main
-		// with no upstream the base is HEAD itself. What the user just
-		// committed is the change they mean, so judge the last commit.
-		if parent, perr := repo.Resolve(ctx, "HEAD^"); perr == nil {
-			if last, lerr := gitchange.Load(ctx, repo, parent, ""); lerr == nil && len(last.Files) > 0 {
-				change.Workspace.Close()
-				change = last
-				rep.Notes = append(rep.Notes, "no uncommitted change and no upstream ahead of it: showing the mutants of the last commit ("+shortID(parent)+"..HEAD)")
-			} else if lerr == nil {
-				last.Workspace.Close()
-			}
-		}
-	}
-	defer change.Workspace.Close()
-	rep.Base, rep.Head = change.Base, change.Head
-	if len(change.Files) == 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no change: the working tree is the base %s, so there is nothing to judge (edit and save, or run evidence against an older base)", shortID(change.Base)))
-		rep.Mutants = []mutate.Mutant{}
-		rep.Stats = &mutate.Stats{Verdicts: map[mutate.Verdict]int{}}
-		return nil
-	}
-	mutable := 0
-	for _, f := range change.Files {
-		if f.Status != verify.Deleted && mutate.Mutable(f.Path) {
-			mutable++
-		}
-	}
-	if mutable == 0 {
-		rep.Notes = append(rep.Notes, "the change has no Go or Python sources, so there is nothing to mutate")
-		rep.Mutants = []mutate.Mutant{}
-		rep.Stats = &mutate.Stats{Verdicts: map[mutate.Verdict]int{}}
-		return nil
-	}
-	p.Step("laying out a snapshot of the head")
-	dir, err := change.Workspace.Materialize(ctx, verify.HeadSide, nil)
-	if err != nil {
-		return fmt.Errorf("snapshot of the head: %w", err)
-	}
-	cfg, note := check.EvidenceConfig(ctx, change)
-	if note != "" {
-		rep.Notes = append(rep.Notes, note)
-	}
-	mr, err := mutate.Run(ctx, s.runner, dir, change, check.EvidenceOptions(cfg, mutate.Options{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}), p)
-	if err != nil {
-		var be *mutate.BaselineError
-		if errors.As(err, &be) {
-			return fmt.Errorf("%v: the code must pass its own tests before mutants can be judged", err)
-		}
-		return err
-	}
+	mr := res.Report
 	rep.Mutants = mr.Mutants
 	if rep.Mutants == nil {
 		rep.Mutants = []mutate.Mutant{}
 	}
 	rep.Stats = &mr.Stats
-	rep.Errors, rep.Notes = mr.Errors, append(rep.Notes, mr.Notes...)
+	rep.Errors, rep.Notes = mr.Errors, append(append(rep.Notes, res.Notes...), mr.Notes...)
 	rep.sources = mr.Sources
 	rep.TestFiles = mr.TestFiles
 	return nil

@@ -121,6 +121,9 @@ type Server struct {
 	repub    chan struct{} // asks the republish worker to run
 	progress progressTable
 	content  contentStore
+	// app is the engine's operations (evidence, packs), shared with the
+	// CLI so the editor runs them the same way.
+	app *app.Engine
 }
 
 type clientCaps struct {
@@ -153,7 +156,8 @@ func New(client lsp.Client, opts Options) *Server {
 	s.ev.init()
 	s.progress.init()
 	s.content.init()
-	s.content.packs = app.New(taskHistory{s.tasks})
+	s.app = app.New(taskHistory{s.tasks})
+	s.content.packs = s.app
 	s.content.packs.Store = &s.content.store
 	s.repub = make(chan struct{}, 1)
 	s.goBackground("republishing diagnostics", s.republishWorker)

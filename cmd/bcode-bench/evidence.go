@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
@@ -201,7 +202,7 @@ func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, st
 		return run
 	}
 	defer os.RemoveAll(cache)
-	rep, err := mutate.Run(ctx, host.New(), dir, change, mutate.Options{Workers: workers, Overlay: overlay, CacheDir: cache}, verify.NoProgress{})
+	rep, _, err := app.New(nil).EvidenceOf(ctx, host.New(), dir, change, mutate.Options{Workers: workers, Overlay: overlay, CacheDir: cache}, verify.NoProgress{})
 	run.wall = time.Since(start)
 	if err != nil {
 		run.err = oneLineErr(err)

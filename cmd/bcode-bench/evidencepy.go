@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
@@ -231,7 +232,7 @@ func runPyMode(ctx context.Context, c pyCase, workers int, fresh bool, stderr io
 		return run
 	}
 	defer os.RemoveAll(cache)
-	rep, err := mutate.Run(ctx, host.New(), c.dir, change, mutate.Options{Workers: workers, Overlay: fresh, CacheDir: cache}, verify.NoProgress{})
+	rep, _, err := app.New(nil).EvidenceOf(ctx, host.New(), c.dir, change, mutate.Options{Workers: workers, Overlay: fresh, CacheDir: cache}, verify.NoProgress{})
 	run.wall, run.cpu = time.Since(start), childCPU()-cpu0
 	if err != nil {
 		run.err = oneLineErr(err)

@@ -8,12 +8,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/bcode-dev/bcode/engine/check"
-	"github.com/bcode-dev/bcode/sandbox/git"
-	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/gitchange"
-	"github.com/bcode-dev/bcode/verify/golang"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
@@ -77,33 +73,13 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if !*quiet {
 		progress = stepPrinter{w: stderr, start: time.Now()}
 	}
-	repo, err := git.Open(ctx, *repoDir)
-	if err != nil {
-		return fail("%v", err)
-	}
-	change, err := gitchange.Load(ctx, repo, *base, *head)
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer change.Workspace.Close()
-	progress.Step("laying out a snapshot of the head")
-	dir, err := change.Workspace.Materialize(ctx, verify.HeadSide, nil)
-	if err != nil {
-		return fail("snapshot of the head: %v", err)
-	}
-	cfg, note := check.EvidenceConfig(ctx, change)
-	if note != "" {
-		fmt.Fprintln(stderr, "bcode evidence:", note)
-	}
-	opts := check.EvidenceOptions(cfg, mutate.Options{Workers: workers, Reach: *reach, Overlay: *overlay})
-	if *reach {
-		tests, err := golang.New().ChangedTests(ctx, change)
-		if err != nil {
-			return fail("finding the change's tests for --reach: %v", err)
+	req := app.EvidenceRequest{Repo: *repoDir, Base: *base, Head: *head, Options: mutate.Options{Workers: workers, Reach: *reach, Overlay: *overlay}}
+	res, err := app.New(nil).Evidence(ctx, req, progress)
+	if res != nil {
+		for _, note := range res.Notes {
+			fmt.Fprintln(stderr, "bcode evidence:", note)
 		}
-		opts.Tests = tests
 	}
-	rep, err := mutate.Run(ctx, host.New(), dir, change, opts, progress)
 	if err != nil {
 		var be *mutate.BaselineError
 		switch {
@@ -117,6 +93,7 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return fail("%v", err)
 		}
 	}
+	rep := res.Report
 
 	switch {
 	case *asJSON:

@@ -1,0 +1,155 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/gitchange"
+	"github.com/bcode-dev/bcode/verify/golang"
+	"github.com/bcode-dev/bcode/verify/mutate"
+)
+
+// EvidenceRequest is what an evidence run is for.
+type EvidenceRequest struct {
+	// Repo is the git checkout whose change is judged.
+	Repo string
+	// Base and Head are revisions; "" base: the merge-base with the
+	// upstream or main branch; "" head: the working tree.
+	Base, Head string
+	// LastCommit: when Base is "" and nothing changed, judge the last
+	// commit instead (on main with no upstream, what the user just
+	// committed is the change they mean).
+	LastCommit bool
+	// Options are the caller's settings (its flags); the base commit's
+	// [evidence] settings fill in what they leave unset.
+	Options mutate.Options
+	// Runner builds and runs the tests; nil: the host.
+	Runner sandbox.Runner
+}
+
+// EvidenceResult is one evidence run.
+type EvidenceResult struct {
+	// Base and Head are the commits (or tree) judged.
+	Base, Head string
+	// Report is mutate's; empty (no mutants) when there was nothing to
+	// judge, and Notes say why.
+	Report *mutate.Report
+	// Notes are the engine's own: which change it judged, and a broken
+	// configuration it fell back from. They come before Report.Notes.
+	Notes []string
+}
+
+// Evidence runs the mutants of a repository's change, the way `bcode
+// evidence`, bcode-ls and the benchmarks all do: the change from
+// gitchange, the head laid out outside the checkout, the base commit's
+// [evidence] settings under the caller's. Errors from mutate keep their
+// type (mutate.BaselineError, mutate.ErrNoGo) for the caller to explain.
+func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Progress) (*EvidenceResult, error) {
+	if p == nil {
+		p = verify.NoProgress{}
+	}
+	repo, err := git.Open(ctx, req.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a git checkout, so there is no change to find evidence for: %w", req.Repo, err)
+	}
+	change, notes, err := loadChange(ctx, repo, req)
+	if err != nil {
+		return nil, err
+	}
+	defer change.Workspace.Close()
+	res := &EvidenceResult{Base: change.Base, Head: change.Head, Notes: notes}
+	if why := nothingToMutate(change); why != "" {
+		res.Notes = append(res.Notes, why)
+		res.Report = &mutate.Report{Mutants: []mutate.Mutant{}, Stats: mutate.Stats{Verdicts: map[mutate.Verdict]int{}}}
+		return res, nil
+	}
+	p.Step("laying out a snapshot of the head")
+	dir, err := change.Workspace.Materialize(ctx, verify.HeadSide, nil)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of the head: %w", err)
+	}
+	rep, cfgNotes, err := e.EvidenceOf(ctx, req.Runner, dir, change, req.Options, p)
+	res.Report, res.Notes = rep, append(res.Notes, cfgNotes...)
+	return res, err
+}
+
+// EvidenceOf runs the mutants of change on dir, where its head is laid
+// out already, with the [evidence] settings of change's base commit
+// filling what o leaves unset; its notes say when that configuration was
+// broken. A change with no workspace (the benchmarks read theirs from git
+// diff) has no base configuration to read and runs with the defaults.
+// With o.Reach and no o.Tests, the change's new or modified Go tests are
+// found first.
+func (e *Engine) EvidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, o mutate.Options, p verify.Progress) (*mutate.Report, []string, error) {
+	if r == nil {
+		r = host.New()
+	}
+	if p == nil {
+		p = verify.NoProgress{}
+	}
+	cfg, notes := config.Default(), []string(nil)
+	if change.Workspace != nil {
+		var note string
+		if cfg, note = check.EvidenceConfig(ctx, change); note != "" {
+			notes = append(notes, note)
+		}
+	}
+	o = check.EvidenceOptions(cfg, o)
+	if o.Reach && o.Tests == nil {
+		tests, err := golang.New().ChangedTests(ctx, change)
+		if err != nil {
+			return nil, notes, fmt.Errorf("finding the change's tests for --reach: %w", err)
+		}
+		o.Tests = tests
+	}
+	rep, err := mutate.Run(ctx, r, dir, change, o, p)
+	return rep, notes, err
+}
+
+// loadChange is req's change; with req.LastCommit, the last commit's when
+// the working tree has none.
+func loadChange(ctx context.Context, repo *git.Repo, req EvidenceRequest) (*verify.Change, []string, error) {
+	change, err := gitchange.Load(ctx, repo, req.Base, req.Head)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(change.Files) > 0 || req.Base != "" || !req.LastCommit {
+		return change, nil, nil
+	}
+	parent, err := repo.Resolve(ctx, "HEAD^")
+	if err != nil {
+		return change, nil, nil // no parent: the first commit, nothing to fall back to
+	}
+	last, err := gitchange.Load(ctx, repo, parent, req.Head)
+	if err != nil {
+		return change, nil, nil
+	}
+	if len(last.Files) == 0 {
+		last.Workspace.Close()
+		return change, nil, nil
+	}
+	change.Workspace.Close()
+	return last, []string{"no uncommitted change and no upstream ahead of it: showing the mutants of the last commit (" + shortID(parent) + "..HEAD)"}, nil
+}
+
+// nothingToMutate says why change has no mutants ("" when it may have).
+func nothingToMutate(change *verify.Change) string {
+	if len(change.Files) == 0 {
+		return fmt.Sprintf("no change: the working tree is the base %s, so there is nothing to judge (edit and save, or run evidence against an older base)", shortID(change.Base))
+	}
+	for _, f := range change.Files {
+		if f.Status != verify.Deleted && mutate.Mutable(f.Path) {
+			return ""
+		}
+	}
+	return "the change has no Go or Python sources, so there is nothing to mutate"
+}
+
+// shortID is a commit's first 12 hex digits, for notes.
+func shortID(id string) string { return id[:min(len(id), 12)] }
