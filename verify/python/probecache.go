@@ -108,12 +108,28 @@ func loadChoice(key string) (string, bool) {
 	if d == "" {
 		return "", false
 	}
+	// The answer names a program the host will start (the syntax helper
+	// runs outside any container): only a private directory and file are
+	// believed, as saveChoice leaves them.
+	for _, p := range []string{d, filepath.Join(d, key+".json")} {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 || fi.Mode().Perm()&0o022 != 0 {
+			return "", false
+		}
+	}
 	b, err := os.ReadFile(filepath.Join(d, key+".json"))
 	if err != nil {
 		return "", false
 	}
 	var c choice
 	if json.Unmarshal(b, &c) != nil || c.Python == "" || len(c.Stamps) == 0 {
+		return "", false
+	}
+	stamped := false
+	for _, s := range c.Stamps {
+		stamped = stamped || s.Path == c.Python || (!filepath.IsAbs(c.Python) && filepath.Base(s.Path) == c.Python)
+	}
+	if !stamped {
 		return "", false
 	}
 	if age := time.Since(c.At); age < 0 || age > choiceTTL {

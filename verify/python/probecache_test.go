@@ -174,3 +174,27 @@ func TestChoiceStampsAndAge(t *testing.T) {
 		t.Error("entry older than choiceTTL used")
 	}
 }
+
+// TestChoiceOnlyFromAPrivateFile: an entry another user could have written
+// (group- or world-writable), or one whose interpreter is not among the
+// files it stamps, is not believed.
+func TestChoiceOnlyFromAPrivateFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "python")
+	if err := os.WriteFile(f, []byte("v1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	key := choiceKey("test", "", []string{f, t.Name()})
+	saveChoice(key, f, []string{f})
+	p := filepath.Join(choiceDir(), key+".json")
+	if err := os.Chmod(p, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loadChoice(key); ok {
+		t.Error("a world-writable entry was used")
+	}
+	other := filepath.Join(t.TempDir(), "evil")
+	saveChoice(key, other, []string{f})
+	if _, ok := loadChoice(key); ok {
+		t.Error("an entry naming an unstamped interpreter was used")
+	}
+}
