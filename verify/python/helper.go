@@ -14,7 +14,9 @@ import (
 	"github.com/bcode-dev/bcode/sandbox"
 )
 
-// astinfoSource is the syntax helper, run as `python -I -c <source>`.
+// astinfoSource is the syntax helper, run as `python -I -S -c <source>`:
+// isolated, and without the site module (it needs only the standard
+// library, and site's .pth processing is start-up time spent for nothing).
 //
 //go:embed astinfo.py
 var astinfoSource string
@@ -118,7 +120,7 @@ func runHelperExe(ctx context.Context, r sandbox.Runner, python, dir, mode strin
 	}
 	res, err := r.Run(ctx, sandbox.Command{
 		Dir:         dir,
-		Args:        []string{python, "-I", "-c", astinfoSource},
+		Args:        []string{python, "-I", "-S", "-c", astinfoSource},
 		Stdin:       bytes.NewReader(req),
 		Timeout:     helperTimeout,
 		OutputLimit: helperOutputLimit,
@@ -169,6 +171,22 @@ func (a *Adapter) parseNoDir(ctx context.Context, mode string, files []source) (
 	if r, py = a.parserRunner(); py != "" { // chosen while we waited
 		return runHelper(ctx, r, py, "", mode, files)
 	}
+	// Across gates: the interpreter kept on disk (probecache.go). The
+	// helper only parses, so any that ran it before will do.
+	diskKey := ""
+	if r.Name() == "host" {
+		diskKey = choiceKey("parser", "", a.parserCandidates())
+		if py, ok := loadChoice(diskKey); ok {
+			infos, err := runHelper(ctx, r, py, "", mode, files)
+			if err == nil {
+				a.setParserPython(py)
+				return infos, nil
+			}
+			if ctx.Err() != nil || !errors.Is(err, errNoInterpreter) {
+				return nil, err
+			}
+		}
+	}
 	var why []string
 	for _, c := range a.parserCandidates() {
 		infos, exe, err := runHelperExe(ctx, r, c, "", mode, files)
@@ -177,6 +195,9 @@ func (a *Adapter) parseNoDir(ctx context.Context, mode string, files []source) (
 				exe = c // keep what the user configured
 			}
 			a.setParserPython(exe)
+			if diskKey != "" {
+				saveChoice(diskKey, exe, append(append([]string(nil), a.parserCandidates()...), exe))
+			}
 			return infos, nil
 		}
 		if ctx.Err() != nil {

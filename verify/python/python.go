@@ -131,6 +131,16 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 		return p.python, p.err
 	}
 	a.mu.Unlock()
+	// Across gates: the answer kept on disk (probecache.go), only for the
+	// host and never for a snapshot's own .venv.
+	diskKey := ""
+	if r.Name() == "host" && cacheKey == r.Name()+"\x00" {
+		diskKey = choiceKey("pytest", dir, candidates)
+		if py, ok := loadChoice(diskKey); ok {
+			a.remember(cacheKey, probe{python: py})
+			return py, nil
+		}
+	}
 
 	// Every candidate is probed at once and the first in order that
 	// imports pytest wins: a launcher shim that turns out to have no
@@ -138,6 +148,7 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 	// the next candidate starts.
 	type answer struct {
 		found, why string
+		depends    []string // files the answer rests on: the interpreter, pytest
 	}
 	answers := make([]answer, len(candidates))
 	var wg sync.WaitGroup
@@ -145,7 +156,7 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-c", "import sys, pytest; print(sys.executable)"}, Timeout: probeTimeout})
+			res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-c", "import sys, pytest; print(sys.executable); print(pytest.__file__)"}, Timeout: probeTimeout})
 			switch {
 			case ctx.Err() != nil:
 			case errors.Is(err, sandbox.ErrNotFound):
@@ -161,8 +172,13 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 				// shim (pyenv's cost a second or more per start); a
 				// configured or virtualenv interpreter is kept as named.
 				answers[i].found = c
-				if exe := strings.TrimSpace(string(res.Stdout)); c == "python3" && path.IsAbs(exe) && !strings.ContainsAny(exe, "\n") {
+				out := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+				exe := strings.TrimSpace(out[0])
+				if c == "python3" && path.IsAbs(exe) {
 					answers[i].found = exe
+				}
+				if len(out) == 2 && path.IsAbs(exe) && path.IsAbs(strings.TrimSpace(out[1])) {
+					answers[i].depends = []string{exe, strings.TrimSpace(out[1])}
 				}
 			}
 		}()
@@ -176,6 +192,9 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 	for _, an := range answers {
 		if an.found != "" {
 			found = an.found
+			if diskKey != "" && len(an.depends) > 0 {
+				saveChoice(diskKey, found, append(append([]string(nil), candidates...), an.depends...))
+			}
 			break
 		}
 		why = append(why, an.why)
@@ -184,13 +203,18 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 	if found == "" {
 		p.err = fmt.Errorf("%w (tried %s)", ErrNoPytest, strings.Join(why, "; "))
 	}
+	a.remember(cacheKey, p)
+	return p.python, p.err
+}
+
+// remember keeps p as the interpreter for cacheKey for this adapter's life.
+func (a *Adapter) remember(cacheKey string, p probe) {
 	a.mu.Lock()
 	if a.pytestFor == nil {
 		a.pytestFor = map[string]probe{}
 	}
 	a.pytestFor[cacheKey] = p
 	a.mu.Unlock()
-	return p.python, p.err
 }
 
 // parserCandidates are the interpreters tried for the syntax helper when
