@@ -34,7 +34,7 @@ func TestKillMidTurnLeavesNoContainer(t *testing.T) {
 	child, exited := startTaskRun(t, f, id)
 	// Mid-turn: the model has answered with the terminal call and the
 	// agent's container is running it.
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute) // a bound on hangs: under load the index, the model check and the container start took over 2 minutes
 	var running []string
 	for {
 		if len(model.Requests()) >= 1 {
