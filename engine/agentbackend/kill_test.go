@@ -138,7 +138,7 @@ func TestKillMidCheckLeavesNoContainer(t *testing.T) {
 		}
 		return ids
 	}
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(6 * time.Minute) // a bound on hangs, not a speed check (load)
 	for len(gateRunning()) == 0 {
 		select {
 		case err := <-exited:
