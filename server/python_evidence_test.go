@@ -8,43 +8,20 @@ import (
 	"github.com/bcode-dev/bcode/internal/testenv"
 
 	"github.com/bcode-dev/bcode/server"
-	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
-
-func needPytest(t *testing.T) {
-	t.Helper()
-	testenv.SystemPytest(t)
-}
 
 // TestPythonSurvivorInTheEditor: a save of a .py file publishes its
 // surviving mutant on the exact range of the original expression, through
 // the same report and diagnostics as Go.
 func TestPythonSurvivorInTheEditor(t *testing.T) {
-	needPytest(t)
+	testenv.SystemPytest(t)
 	e, ctx := setup(t, "pyboundary.txtar", server.Options{})
 	const file = "shop/price.py"
 	if err := e.Open(ctx, file); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Edit(ctx, file, "if n >= 10:", "if n > 10:"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Save(ctx, file); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := e.AwaitDiagnostics(ctx, file, "a surviving Python mutant", func(ds []lsp.Diagnostic) bool { return len(warnings(ds)) > 0 })
-	if err != nil {
-		t.Fatalf("%v; messages: %v", err, e.Messages())
-	}
-	rep := evidence(t, ctx, e, true)
-	if rep.State != "done" {
-		t.Fatalf("evidence state %q: %s", rep.State, rep.Error)
-	}
-	byID := map[string]mutate.Mutant{}
-	for _, m := range rep.Mutants {
-		byID[m.ID] = m
-	}
+	ds, byID := saveAndAwaitSurvivors(t, ctx, e, file, "if n >= 10:", "if n > 10:")
 	text := e.Buffer(file)
 	var boundary bool
 	for _, d := range warnings(ds) {

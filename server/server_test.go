@@ -127,24 +127,7 @@ func TestEvidenceInTheEditor(t *testing.T) {
 	}
 	// The change: a stricter boundary, after an emoji the mutant's range
 	// must count as two UTF-16 units.
-	if err := e.Edit(ctx, file, "if n >= 10 {", "if /* 🛒 */ n > 10 {"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Save(ctx, file); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := e.AwaitDiagnostics(ctx, file, "a surviving mutant", func(ds []lsp.Diagnostic) bool { return len(warnings(ds)) > 0 })
-	if err != nil {
-		t.Fatalf("%v; messages: %v", err, e.Messages())
-	}
-	rep := evidence(t, ctx, e, true)
-	if rep.State != "done" {
-		t.Fatalf("evidence state %q: %s", rep.State, rep.Error)
-	}
-	byID := map[string]mutate.Mutant{}
-	for _, m := range rep.Mutants {
-		byID[m.ID] = m
-	}
+	ds, byID := saveAndAwaitSurvivors(t, ctx, e, file, "if n >= 10 {", "if /* 🛒 */ n > 10 {")
 	text := e.Buffer(file)
 	var survivor lsp.Diagnostic
 	for _, d := range warnings(ds) {
@@ -626,4 +609,30 @@ func TestOrderedDocumentSync(t *testing.T) {
 	if !strings.HasSuffix(args.Goal, want[:60]+"…") && !strings.HasSuffix(args.Goal, strings.TrimSpace(want)) {
 		t.Errorf("server's line 4 %q differs from the editor's %q", args.Goal, want)
 	}
+}
+
+// saveAndAwaitSurvivors makes one edit to the open file, saves it, waits
+// for its surviving-mutant warnings and returns them with the finished
+// evidence run's mutants by ID.
+func saveAndAwaitSurvivors(t *testing.T, ctx context.Context, e *fake.Editor, file, old, new string) ([]lsp.Diagnostic, map[string]mutate.Mutant) {
+	t.Helper()
+	if err := e.Edit(ctx, file, old, new); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Save(ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := e.AwaitDiagnostics(ctx, file, "a surviving mutant", func(ds []lsp.Diagnostic) bool { return len(warnings(ds)) > 0 })
+	if err != nil {
+		t.Fatalf("%v; messages: %v", err, e.Messages())
+	}
+	rep := evidence(t, ctx, e, true)
+	if rep.State != "done" {
+		t.Fatalf("evidence state %q: %s", rep.State, rep.Error)
+	}
+	byID := map[string]mutate.Mutant{}
+	for _, m := range rep.Mutants {
+		byID[m.ID] = m
+	}
+	return ds, byID
 }
