@@ -42,7 +42,7 @@ var reasonText = map[string]string{
 	ReasonNoBuildOnBase:       "does not build on the base (it uses code the change adds): no evidence of a fix",
 	ReasonImportOnBase:        "does not import on the base (it uses code the change adds): no evidence of a fix",
 	ReasonMissingOnBase:       "fails on the base only because a name the change adds is missing",
-	ReasonSkippedOnBase:       "is skipped on the base",
+	ReasonSkippedOnBase:       "is skipped when the change's tests run on the base: a skipped test shows nothing",
 	ReasonTimeoutOnBase:       "timed out on the base",
 	ReasonEnvOnBase:           "could not run on the base (environment error)",
 	ReasonNotRunOnBase:        "produced no result on the base",

@@ -142,6 +142,9 @@ func printReport(w io.Writer, r *verify.Report) {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.File, t.BaseOutcome, t.HeadOutcome, credit, t.ReasonText)
 		}
 		tw.Flush()
+		// Without this line a reader takes BASE for the untouched base and
+		// misreads "skip skip" beside a "skipped on the head" finding.
+		fmt.Fprintln(w, "  (BASE: the base commit with the change's test files laid over it)")
 	}
 	fmt.Fprintf(w, "\n  suite: targeted %s (%d targets, %.1fs), full %s (%.1fs)\n",
 		r.Suite.Targeted.Outcome, len(r.Suite.Targeted.Targets), r.Suite.Targeted.Duration.Seconds(),
