@@ -110,8 +110,9 @@ func goParent(t Test) (Test, bool) {
 }
 
 // runSide runs targets (language → units; nil runs every adapter's full
-// suite) in dir.
-func (g *Gate) runSide(ctx context.Context, dir string, targets map[string][]string, timeout time.Duration) *sideRun {
+// suite) in dir. keep (language → units) names the units whose test
+// binaries an adapter that can should keep for the repeats.
+func (g *Gate) runSide(ctx context.Context, dir string, targets, keep map[string][]string, timeout time.Duration) *sideRun {
 	s := newSideRun(dir)
 	for _, a := range g.Adapters {
 		var units []string
@@ -121,13 +122,32 @@ func (g *Gate) runSide(ctx context.Context, dir string, targets map[string][]str
 				continue
 			}
 		}
-		res, err := a.RunSuite(ctx, g.Runner, dir, units, timeout)
+		var res SuiteResult
+		var err error
+		if k, ok := a.(BinaryKeeper); ok && len(keep[a.Language()]) > 0 {
+			res, err = k.RunSuiteKeeping(ctx, g.Runner, dir, units, keep[a.Language()], timeout)
+		} else {
+			res, err = a.RunSuite(ctx, g.Runner, dir, units, timeout)
+		}
 		if err != nil {
 			res = SuiteResult{Outcome: EnvError, Detail: fmt.Sprintf("%s suite: %v", a.Language(), err)}
 		}
 		s.add(a.Language(), res)
 	}
 	return s
+}
+
+// dropBinaries has every BinaryKeeper remove what it kept in dirs.
+func (g *Gate) dropBinaries(dirs ...string) {
+	for _, a := range g.Adapters {
+		if k, ok := a.(BinaryKeeper); ok {
+			for _, d := range dirs {
+				if d != "" {
+					k.DropBinaries(d)
+				}
+			}
+		}
+	}
 }
 
 // parallel runs fns with at most n at once and waits for all.
@@ -348,18 +368,26 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	timed := func(name string, fn func()) func() {
 		return func() { defer timing(name, time.Now()); fn() }
 	}
+	// The two snapshots the fail-to-pass repeats run in keep the test
+	// binaries of the candidate units, so a repeat starts the binary
+	// that ran instead of linking another.
+	var keep map[string][]string
+	if cfg.Gate.FlakeRuns > 1 {
+		keep = units
+		defer g.dropBinaries(beforeDir, headDir)
+	}
 	parallel(sides(),
-		timed("run_before", func() { before = g.runSide(ctx, beforeDir, units, testTimeout) }),
-		timed("run_head", func() { head = g.runSide(ctx, headDir, fullTargets, suiteTimeout) }),
-		timed("run_base", func() { base = g.runSide(ctx, baseDir, fullTargets, suiteTimeout) }),
+		timed("run_before", func() { before = g.runSide(ctx, beforeDir, units, keep, testTimeout) }),
+		timed("run_head", func() { head = g.runSide(ctx, headDir, fullTargets, keep, suiteTimeout) }),
+		timed("run_base", func() { base = g.runSide(ctx, baseDir, fullTargets, nil, suiteTimeout) }),
 		timed("run_old", func() {
 			if oldDir != "" {
-				old = g.runSide(ctx, oldDir, units, testTimeout)
+				old = g.runSide(ctx, oldDir, units, nil, testTimeout)
 			}
 		}),
 		timed("run_support", func() {
 			if supportDir != "" {
-				supp = g.runSide(ctx, supportDir, units, testTimeout)
+				supp = g.runSide(ctx, supportDir, units, nil, testTimeout)
 			}
 		}),
 	)
@@ -439,6 +467,9 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		}
 		collect(headRuns, hres)
 	}
+	// Mutation evidence copies the head's snapshot: no binary of the
+	// runs goes with it.
+	g.dropBinaries(beforeDir, headDir)
 	phase("repeats", t0)
 	if err := waitStatic(); err != nil {
 		return g.errorReport(rep, err), ctxErr(ctx)
