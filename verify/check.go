@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -136,6 +137,36 @@ func (g *Gate) runSide(ctx context.Context, dir string, targets, keep map[string
 	}
 	return s
 }
+
+// unitsOf is the part of s a run of units alone gives: their tests and
+// unit outcomes, and the "*" outcome of a language whose run failed before
+// any unit ran.
+func (s *sideRun) unitsOf(units map[string][]string) *sideRun {
+	in := map[string]bool{}
+	for lang, us := range units {
+		for _, u := range us {
+			in[unitKey(lang, u)] = true
+		}
+	}
+	out := newSideRun(s.dir)
+	out.ran, out.duration = s.ran, s.duration
+	for _, id := range s.order {
+		if r := s.results[id]; in[unitKey(r.Test.Language, r.Test.Package)] {
+			out.order = append(out.order, id)
+			out.results[id] = r
+		}
+	}
+	for k, u := range s.units {
+		if in[k] || u.Unit == "*" {
+			out.units[k] = u
+		}
+	}
+	return out
+}
+
+// isSubmodule reports whether f is a submodule on either side: a snapshot
+// lays one over as an empty directory, so no overlay of it is its tree.
+func isSubmodule(f FileChange) bool { return f.BaseMode == "160000" || f.HeadMode == "160000" }
 
 // dropBinaries has every BinaryKeeper remove what it kept in dirs.
 func (g *Gate) dropBinaries(dirs ...string) {
@@ -331,12 +362,21 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			supportOnly = append(supportOnly, f)
 		}
 	}
+	// A snapshot the same in content as another gives the same results:
+	// when the change touches tests and their support only, the base with
+	// the head's tests is the head, and when it adds no file either, the
+	// head with the base's tests is the base. Their targeted runs are then
+	// the units' part of the full runs, which run anyway.
+	beforeIsHead := nUnits > 0 && len(overBase) == len(change.Files) && !slices.ContainsFunc(change.Files, isSubmodule)
+	oldIsBase := beforeIsHead && len(overHead) == len(change.Files)
 	var beforeDir, oldDir, supportDir string
 	if nUnits > 0 {
-		if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
-			return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
+		if !beforeIsHead {
+			if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
+				return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
+			}
 		}
-		if len(overHead) > 0 {
+		if len(overHead) > 0 && !oldIsBase {
 			if oldDir, err = change.Workspace.Materialize(ctx, HeadSide, overHead); err != nil {
 				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's tests: %w", err)), ctxErr(ctx)
 			}
@@ -372,12 +412,16 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	// binaries of the candidate units, so a repeat starts the binary
 	// that ran instead of linking another.
 	var keep map[string][]string
-	if cfg.Gate.FlakeRuns > 1 {
+	if cfg.Gate.FlakeRuns > 1 && !beforeIsHead {
 		keep = units
 		defer g.dropBinaries(beforeDir, headDir)
 	}
 	parallel(sides(),
-		timed("run_before", func() { before = g.runSide(ctx, beforeDir, units, keep, testTimeout) }),
+		timed("run_before", func() {
+			if beforeDir != "" {
+				before = g.runSide(ctx, beforeDir, units, keep, testTimeout)
+			}
+		}),
 		timed("run_head", func() { head = g.runSide(ctx, headDir, fullTargets, keep, suiteTimeout) }),
 		timed("run_base", func() { base = g.runSide(ctx, baseDir, fullTargets, nil, suiteTimeout) }),
 		timed("run_old", func() {
@@ -391,10 +435,16 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			}
 		}),
 	)
+	if beforeIsHead {
+		before = head.unitsOf(units)
+	}
+	if oldIsBase {
+		old = base.unitsOf(units)
+	}
 	if supportDir == "" && len(supportOnly) > 0 {
 		supp = old
 	}
-	if beforeDir == "" {
+	if before == nil {
 		before = newSideRun("")
 	}
 	if ctx.Err() != nil {
