@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -110,8 +111,9 @@ func goParent(t Test) (Test, bool) {
 }
 
 // runSide runs targets (language → units; nil runs every adapter's full
-// suite) in dir.
-func (g *Gate) runSide(ctx context.Context, dir string, targets map[string][]string, timeout time.Duration) *sideRun {
+// suite) in dir. keep (language → units) names the units whose test
+// binaries an adapter that can should keep for the repeats.
+func (g *Gate) runSide(ctx context.Context, dir string, targets, keep map[string][]string, timeout time.Duration) *sideRun {
 	s := newSideRun(dir)
 	for _, a := range g.Adapters {
 		var units []string
@@ -121,13 +123,62 @@ func (g *Gate) runSide(ctx context.Context, dir string, targets map[string][]str
 				continue
 			}
 		}
-		res, err := a.RunSuite(ctx, g.Runner, dir, units, timeout)
+		var res SuiteResult
+		var err error
+		if k, ok := a.(BinaryKeeper); ok && len(keep[a.Language()]) > 0 {
+			res, err = k.RunSuiteKeeping(ctx, g.Runner, dir, units, keep[a.Language()], timeout)
+		} else {
+			res, err = a.RunSuite(ctx, g.Runner, dir, units, timeout)
+		}
 		if err != nil {
 			res = SuiteResult{Outcome: EnvError, Detail: fmt.Sprintf("%s suite: %v", a.Language(), err)}
 		}
 		s.add(a.Language(), res)
 	}
 	return s
+}
+
+// unitsOf is the part of s a run of units alone gives: their tests and
+// unit outcomes, and the "*" outcome of a language whose run failed before
+// any unit ran.
+func (s *sideRun) unitsOf(units map[string][]string) *sideRun {
+	in := map[string]bool{}
+	for lang, us := range units {
+		for _, u := range us {
+			in[unitKey(lang, u)] = true
+		}
+	}
+	out := newSideRun(s.dir)
+	out.ran, out.duration = s.ran, s.duration
+	for _, id := range s.order {
+		if r := s.results[id]; in[unitKey(r.Test.Language, r.Test.Package)] {
+			out.order = append(out.order, id)
+			out.results[id] = r
+		}
+	}
+	for k, u := range s.units {
+		if in[k] || u.Unit == "*" {
+			out.units[k] = u
+		}
+	}
+	return out
+}
+
+// isSubmodule reports whether f is a submodule on either side: a snapshot
+// lays one over as an empty directory, so no overlay of it is its tree.
+func isSubmodule(f FileChange) bool { return f.BaseMode == "160000" || f.HeadMode == "160000" }
+
+// dropBinaries has every BinaryKeeper remove what it kept in dirs.
+func (g *Gate) dropBinaries(dirs ...string) {
+	for _, a := range g.Adapters {
+		if k, ok := a.(BinaryKeeper); ok {
+			for _, d := range dirs {
+				if d != "" {
+					k.DropBinaries(d)
+				}
+			}
+		}
+	}
 }
 
 // parallel runs fns with at most n at once and waits for all.
@@ -311,12 +362,21 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			supportOnly = append(supportOnly, f)
 		}
 	}
+	// A snapshot the same in content as another gives the same results:
+	// when the change touches tests and their support only, the base with
+	// the head's tests is the head, and when it adds no file either, the
+	// head with the base's tests is the base. Their targeted runs are then
+	// the units' part of the full runs, which run anyway.
+	beforeIsHead := nUnits > 0 && len(overBase) == len(change.Files) && !slices.ContainsFunc(change.Files, isSubmodule)
+	oldIsBase := beforeIsHead && len(overHead) == len(change.Files)
 	var beforeDir, oldDir, supportDir string
 	if nUnits > 0 {
-		if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
-			return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
+		if !beforeIsHead {
+			if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
+				return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
+			}
 		}
-		if len(overHead) > 0 {
+		if len(overHead) > 0 && !oldIsBase {
 			if oldDir, err = change.Workspace.Materialize(ctx, HeadSide, overHead); err != nil {
 				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's tests: %w", err)), ctxErr(ctx)
 			}
@@ -348,25 +408,43 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	timed := func(name string, fn func()) func() {
 		return func() { defer timing(name, time.Now()); fn() }
 	}
+	// The two snapshots the fail-to-pass repeats run in keep the test
+	// binaries of the candidate units, so a repeat starts the binary
+	// that ran instead of linking another.
+	var keep map[string][]string
+	if cfg.Gate.FlakeRuns > 1 && !beforeIsHead {
+		keep = units
+		defer g.dropBinaries(beforeDir, headDir)
+	}
 	parallel(sides(),
-		timed("run_before", func() { before = g.runSide(ctx, beforeDir, units, testTimeout) }),
-		timed("run_head", func() { head = g.runSide(ctx, headDir, fullTargets, suiteTimeout) }),
-		timed("run_base", func() { base = g.runSide(ctx, baseDir, fullTargets, suiteTimeout) }),
+		timed("run_before", func() {
+			if beforeDir != "" {
+				before = g.runSide(ctx, beforeDir, units, keep, testTimeout)
+			}
+		}),
+		timed("run_head", func() { head = g.runSide(ctx, headDir, fullTargets, keep, suiteTimeout) }),
+		timed("run_base", func() { base = g.runSide(ctx, baseDir, fullTargets, nil, suiteTimeout) }),
 		timed("run_old", func() {
 			if oldDir != "" {
-				old = g.runSide(ctx, oldDir, units, testTimeout)
+				old = g.runSide(ctx, oldDir, units, nil, testTimeout)
 			}
 		}),
 		timed("run_support", func() {
 			if supportDir != "" {
-				supp = g.runSide(ctx, supportDir, units, testTimeout)
+				supp = g.runSide(ctx, supportDir, units, nil, testTimeout)
 			}
 		}),
 	)
+	if beforeIsHead {
+		before = head.unitsOf(units)
+	}
+	if oldIsBase {
+		old = base.unitsOf(units)
+	}
 	if supportDir == "" && len(supportOnly) > 0 {
 		supp = old
 	}
-	if beforeDir == "" {
+	if before == nil {
 		before = newSideRun("")
 	}
 	if ctx.Err() != nil {
@@ -439,6 +517,9 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		}
 		collect(headRuns, hres)
 	}
+	// Mutation evidence copies the head's snapshot: no binary of the
+	// runs goes with it.
+	g.dropBinaries(beforeDir, headDir)
 	phase("repeats", t0)
 	if err := waitStatic(); err != nil {
 		return g.errorReport(rep, err), ctxErr(ctx)

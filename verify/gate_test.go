@@ -2,7 +2,9 @@ package verify
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +81,12 @@ type scripted struct {
 	// with the base's tests). A missing map on pristine means "like base".
 	pristine, base, head, old map[string]Outcome
 	tamper                    []Finding
+	ran                       *runLog // when set, the snapshots RunSuite ran in
+}
+
+type runLog struct {
+	mu   sync.Mutex
+	dirs []string
 }
 
 func (s *scripted) Language() string         { return "fake" }
@@ -111,6 +119,11 @@ func (s *scripted) Targets(context.Context, sandbox.Runner, string, *Change) ([]
 	return []string{"."}, nil
 }
 func (s *scripted) RunSuite(_ context.Context, _ sandbox.Runner, dir string, _ []string, _ time.Duration) (SuiteResult, error) {
+	if s.ran != nil {
+		s.ran.mu.Lock()
+		s.ran.dirs = append(s.ran.dirs, dir)
+		s.ran.mu.Unlock()
+	}
 	res := SuiteResult{Outcome: Pass, Units: []UnitResult{{Unit: ".", Outcome: Pass}}}
 	names := []string{}
 	for n := range s.side(dir) {
@@ -156,7 +169,8 @@ func (nameRunner) Run(context.Context, sandbox.Command) (sandbox.Result, error) 
 
 func TestGateVerdicts(t *testing.T) {
 	tA := Test{Language: "fake", Package: ".", File: "x_test", Name: "A"}
-	change := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
+	// The change touches code as well as its test: every snapshot differs.
+	change := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x", Status: Modified, Base: []byte("old"), Head: []byte("new")}, {Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
 	o := func(kv ...any) map[string]Outcome {
 		m := map[string]Outcome{}
 		for i := 0; i < len(kv); i += 2 {
@@ -243,4 +257,48 @@ func hasCode(rep *Report, code string) bool {
 		}
 	}
 	return false
+}
+
+// A change to tests alone makes the base with the head's tests the head,
+// and the head with the base's tests the base: those snapshots are neither
+// made nor run, their results are the units' part of the full runs, and
+// the verdicts stay those of runs.
+func TestGateTestOnlyChangeRunsTwoSnapshots(t *testing.T) {
+	o := func(kv ...any) map[string]Outcome {
+		m := map[string]Outcome{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1].(Outcome)
+		}
+		return m
+	}
+	testOnly := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
+	cases := []struct {
+		name string
+		s    scripted
+		want Verdict
+		code string
+	}{
+		// "base" and "old" would give credit and a changed expectation;
+		// content that equals the head and the base cannot.
+		{name: "a new test that passes on both sides", s: scripted{pristine: o("B", Pass), base: o("A", Fail, "B", Pass), head: o("A", Pass, "B", Pass), old: o("B", Fail)}, want: Green, code: ReasonNothingCredited},
+		{name: "an existing test skipped", s: scripted{pristine: o("B", Pass), base: o("B", Pass), head: o("B", Skip), old: o("B", Pass)}, want: Tampered, code: FindingTestVanished},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.s
+			s.ran = &runLog{}
+			g := &Gate{Runner: nameRunner{}, Adapters: []Adapter{&s}}
+			rep, err := g.Check(context.Background(), testOnly, config.Default())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sort.Strings(s.ran.dirs)
+			if !slices.Equal(s.ran.dirs, []string{"head", "pristine"}) {
+				t.Errorf("suites ran in %v, want the head and the untouched base only", s.ran.dirs)
+			}
+			if rep.Verdict != c.want || !hasCode(rep, c.code) {
+				t.Fatalf("verdict %s, want %s with %s; reasons %+v; tamper %+v", rep.Verdict, c.want, c.code, rep.Reasons, rep.Tamper)
+			}
+		})
+	}
 }

@@ -275,6 +275,20 @@ type Preparer interface {
 	Prepare(ctx context.Context, r sandbox.Runner, dir string)
 }
 
+// BinaryKeeper is implemented by adapters whose suite runs can keep the
+// test binaries they build and run, so the fail-to-pass repeats that follow
+// start the very binary that gave the first result instead of building it
+// a second time.
+type BinaryKeeper interface {
+	// RunSuiteKeeping is RunSuite that keeps the test binaries of the
+	// units in keep (Candidates' form) in dir, for RunTests with
+	// Separate set to find.
+	RunSuiteKeeping(ctx context.Context, r sandbox.Runner, dir string, targets, keep []string, timeout time.Duration) (SuiteResult, error)
+	// DropBinaries removes what RunSuiteKeeping and RunTests left in dir,
+	// before anything copies the snapshot.
+	DropBinaries(dir string)
+}
+
 // Progress receives human-readable steps of long operations. The CLI prints
 // them; the LSP server turns them into $/progress.
 type Progress interface {

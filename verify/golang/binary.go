@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,92 @@ import (
 // test binaries. Its leading dot keeps it out of `./...`.
 const binDirName = ".bcode-test-binaries"
 
+// The gate's suite runs on the two sides the repeats run on keep the test
+// binaries of the candidate packages (RunSuiteKeeping), so a repeat starts
+// the binary whose run it repeats instead of paying `go test -c` (the test
+// main compiled again and a full link: about 60% of the CPU of the first
+// run of a small package). go test runs each test binary through -exec,
+// here a shell that hard-links (or copies) the binary aside and then execs
+// it with go test's own arguments. The binary is the one go test links for
+// running (-s -w), so the run is as it would have been; only the test log
+// go test uses for caching a result is left out, as with any -exec, and
+// these runs' results are not cached.
+//
+// The binaries are kept beside the snapshot, not in it (a test that walks
+// its repository must see the same tree on every side), in keptDir(dir),
+// below each package directory's physical path; the adapter makes those
+// directories before the run, and the shell keeps a binary only when its
+// working directory (go test starts each test binary in its package
+// directory) has one, writing it as "test" there: a copy goes to a
+// temporary name first, so a binary that is there is whole. When nothing
+// was kept, the repeats build the binary with go test -c as before.
+const (
+	keepEnvVar = "BCODE_KEEP_TEST_BINARIES"
+	keepScript = `k="$` + keepEnvVar + `$(pwd -P)"; if [ -d "$k" ]; then ln -f "$0" "$k/test" 2>/dev/null || { cp "$0" "$k/test.tmp" && mv -f "$k/test.tmp" "$k/test"; } 2>/dev/null; fi; exec "$0" "$@"`
+)
+
+// keptDir is where the suite runs in dir keep test binaries.
+func keptDir(dir string) string { return filepath.Clean(dir) + ".test-binaries" }
+
+// keptBinary is where the binary of pkg (a "." or "./dir" pattern) of the
+// snapshot dir is kept: below the package directory's physical path, which
+// is what `pwd -P` prints in the test binary's working directory.
+func keptBinary(dir, pkg string) (string, bool) {
+	pkgDir := dir
+	if pkg != "." {
+		pkgDir = filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(pkg, "./")))
+	}
+	phys, err := filepath.EvalSymlinks(pkgDir)
+	if err != nil || !filepath.IsAbs(phys) {
+		return "", false
+	}
+	// The package directory must be inside the snapshot, not reached
+	// through a link out of it.
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", false
+	}
+	if rel, err := filepath.Rel(root, phys); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.Join(keptDir(dir), phys, "test"), true
+}
+
+// keepBinaries marks the packages in keep for keeping and returns the go
+// test flags and environment that keep them: nothing when keep is empty or
+// no mark can be made.
+func keepBinaries(dir string, keep []string) (args, env []string) {
+	if len(keep) == 0 || runtime.GOOS == "windows" {
+		return nil, nil
+	}
+	// Made here, before anything of the change runs: a directory that is
+	// already there is not bcode's.
+	if err := os.Mkdir(keptDir(dir), 0o755); err != nil {
+		return nil, nil
+	}
+	marked := false
+	for _, pkg := range keep {
+		if checkPackage(pkg) != nil {
+			continue
+		}
+		if bin, ok := keptBinary(dir, pkg); ok && os.MkdirAll(filepath.Dir(bin), 0o755) == nil {
+			marked = true
+		}
+	}
+	if !marked {
+		return nil, nil
+	}
+	// -exec is split as a shell would (cmd/internal/quoted): the script,
+	// which has no single quote, is one field.
+	return []string{"-exec", "sh -c '" + keepScript + "'"}, []string{keepEnvVar + "=" + keptDir(dir)}
+}
+
+// DropBinaries implements verify.BinaryKeeper.
+func (a *Adapter) DropBinaries(dir string) {
+	os.RemoveAll(keptDir(dir))
+	os.RemoveAll(filepath.Join(dir, binDirName))
+}
+
 // compileTest builds pkg's test binary in dir with `go test -c`. It returns
 // "" (and no error) when there is no binary to run: the package has no
 // test files, or it does not build; the caller then runs `go test`, which
@@ -36,6 +123,11 @@ func (a *Adapter) compileTest(ctx context.Context, r sandbox.Runner, dir string,
 	root, rel, ok := inModule(l, pkg)
 	if !ok {
 		return "", nil
+	}
+	if bin, ok := keptBinary(dir, pkg); ok {
+		if fi, err := os.Lstat(bin); err == nil && fi.Mode().IsRegular() {
+			return bin, nil // kept by the suite run: see RunSuiteKeeping
+		}
 	}
 	binDir := filepath.Join(dir, binDirName)
 	if err := os.MkdirAll(binDir, 0o755); err != nil {

@@ -2,10 +2,16 @@ package golang
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -93,14 +99,30 @@ func TestSlow(t *testing.T) { time.Sleep(time.Minute) }
 
 func TestRunTests(t *testing.T) {
 	t.Parallel()
-	t.Run("count in one process", func(t *testing.T) { t.Parallel(); testRunTests(t, false) })
+	t.Run("count in one process", func(t *testing.T) { t.Parallel(); testRunTests(t, false, false) })
 	// Each round a start of its own of the binary compiled once: every
 	// outcome and detail must read as go test -json's does.
-	t.Run("each round its own process", func(t *testing.T) { t.Parallel(); testRunTests(t, true) })
+	t.Run("each round its own process", func(t *testing.T) { t.Parallel(); testRunTests(t, true, false) })
+	// The same, starting the binary the suite run kept: no go test -c.
+	t.Run("each round the suite run's binary", func(t *testing.T) { t.Parallel(); testRunTests(t, true, true) })
 }
 
-func testRunTests(t *testing.T, separate bool) {
-	r := newRunner(t)
+// recordingRunner notes the arguments of every command it runs.
+type recordingRunner struct {
+	sandbox.Runner
+	mu   sync.Mutex
+	args [][]string
+}
+
+func (r *recordingRunner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, error) {
+	r.mu.Lock()
+	r.args = append(r.args, c.Args)
+	r.mu.Unlock()
+	return r.Runner.Run(ctx, c)
+}
+
+func testRunTests(t *testing.T, separate, kept bool) {
+	var r sandbox.Runner = newRunner(t)
 	dir := writeTree(t, runModule)
 	a := New()
 	ctx := context.Background()
@@ -108,11 +130,41 @@ func testRunTests(t *testing.T, separate bool) {
 	tests := goTests("./calc", "TestPass", "TestAssert", "TestSkipped", "TestPanics", "TestAfterPanic",
 		"TestTable/one_plus_one", "TestTable/wrong", "TestSetupFails/never", "ExampleAdd", "ExampleAddWrong", "TestMissing")
 	tests = append(tests, goTests("./broken", "TestNew")...)
+	var rec *recordingRunner
+	if kept {
+		units := []string{"./calc", "./broken"}
+		suite, err := a.RunSuiteKeeping(ctx, r, dir, units, units, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(suite.Failed, "example.com/m/calc.TestAssert") || suite.Outcome != verify.BuildError {
+			t.Fatalf("suite run: %s, failed %v", suite.Outcome, suite.Failed)
+		}
+		bin, _ := keptBinary(dir, "./calc")
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("the suite run kept no binary of ./calc: %v", err)
+		}
+		rec = &recordingRunner{Runner: r}
+		r = rec
+		defer func() {
+			a.DropBinaries(dir)
+			if _, err := os.Stat(keptDir(dir)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("DropBinaries left %s: %v", keptDir(dir), err)
+			}
+		}()
+	}
 	const count = 3
 	start := time.Now()
 	res, err := a.RunTests(ctx, r, dir, tests, verify.RunOptions{Count: count, Timeout: time.Minute, Separate: separate})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rec != nil {
+		for _, args := range rec.args {
+			if slices.Contains(args, "-c") && slices.Contains(args, "./calc") {
+				t.Errorf("ran %q though the suite run kept the binary", args)
+			}
+		}
 	}
 	t.Logf("%d tests × %d runs in %s", len(tests), count, time.Since(start).Round(time.Millisecond))
 	got := byName(res)

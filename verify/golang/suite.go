@@ -19,6 +19,17 @@ import (
 // "importpath.TestName" and packages that fail to build or fail outside
 // any test by import path.
 func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, targets []string, timeout time.Duration) (verify.SuiteResult, error) {
+	return a.runSuite(ctx, r, dir, targets, nil, timeout)
+}
+
+// RunSuiteKeeping implements verify.BinaryKeeper: RunSuite that keeps the
+// test binaries of the packages in keep ("." or "./dir") where RunTests
+// with Separate set looks for them. See keptBinary.
+func (a *Adapter) RunSuiteKeeping(ctx context.Context, r sandbox.Runner, dir string, targets, keep []string, timeout time.Duration) (verify.SuiteResult, error) {
+	return a.runSuite(ctx, r, dir, targets, keep, timeout)
+}
+
+func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, targets, keep []string, timeout time.Duration) (verify.SuiteResult, error) {
 	start := time.Now()
 	if r == nil {
 		return verify.SuiteResult{}, errors.New("go adapter: no runner given")
@@ -73,11 +84,14 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 
 	out := verify.SuiteResult{Outcome: verify.Pass, Targets: reported}
 	mods := modulePaths(dir, l)
+	keepArgs, keepEnv := keepBinaries(dir, keep)
 	var details []string
 	timedOut, buildBroken, failed := false, false, false
 	for _, root := range order {
 		cwd, env, flags := a.goCommand(dir, l, root)
 		args := append([]string{a.goBin(), "test", "-json", "-vet=off"}, flags...)
+		args = append(args, keepArgs...)
+		env = append(env, keepEnv...)
 		var limit time.Duration
 		if timeout > 0 {
 			args = append(args, "-timeout", timeout.String())
