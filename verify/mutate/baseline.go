@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -59,8 +60,10 @@ func (b block) contains(line, col int) bool {
 // earlier measurement to derive a budget from.
 const baselineRunTimeout = 5 * time.Minute
 
-// loadBaseline returns p's baseline from the cache or by running it.
-func (s *session) loadBaseline(p *pkg) error {
+// loadBaseline returns p's baseline from the cache or by running it. With
+// schema, a baseline that has to run is run from the schema binary, which
+// then also runs the mutants (one build instead of two).
+func (s *session) loadBaseline(p *pkg, schema bool) error {
 	if !p.hasTests() {
 		p.base = &baseline{}
 		return nil
@@ -80,9 +83,36 @@ func (s *session) loadBaseline(p *pkg) error {
 			}
 		}
 	}
-	b, err := s.runBaseline(p)
-	if err != nil {
-		return err
+	var b *baseline
+	if s.canCoverInProcess(p) {
+		var files map[string][]byte
+		if schema {
+			files = p.schemaFiles()
+			if files != nil && !keepsLines(p, files) {
+				files = nil
+			}
+		}
+		b, err = s.runBaselineInProcess(p, files)
+		if err == nil {
+			s.rep.Stats.BaselineInProcess++
+			if files != nil {
+				p.schemaTried = true
+			}
+		}
+		var cb errCoverBuild
+		if errors.As(err, &cb) {
+			s.rep.Notes = append(s.rep.Notes, fmt.Sprintf("baseline of %s: the per-test coverage binary did not build, so each test ran in a process of its own", p.relDir))
+			b, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if b == nil {
+		b, err = s.runBaseline(p)
+		if err != nil {
+			return err
+		}
 	}
 	p.base = b
 	if data, err := json.Marshal(b); err == nil {

@@ -64,7 +64,12 @@ type pkg struct {
 	all map[string]listed
 	// schemaBin is the compiled schema test binary, if any.
 	schemaBin string
-	num       int
+	// schemaSegs are the rewritten ranges of each schema file (base name).
+	schemaSegs map[string][]segment
+	// schemaTried: the schema was already built (with the baseline's
+	// coverage binary), successfully or not.
+	schemaTried bool
+	num         int
 }
 
 func (p *pkg) hasTests() bool { return len(p.list.TestGoFiles)+len(p.list.XTestGoFiles) > 0 }

@@ -32,6 +32,7 @@ type session struct {
 	rep       *Report
 	tmp       string
 	goVersion string
+	goToolDir string // the cover tool's directory; "" disables the one-process baseline
 	mu        sync.Mutex
 }
 
@@ -51,11 +52,15 @@ func (s *session) run() error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	res, err := s.goCmd(s.root, "env", "GOVERSION")
+	res, err := s.goCmd(s.root, "env", "GOVERSION", "GOTOOLDIR")
 	if err != nil {
 		return err
 	}
-	s.goVersion = strings.TrimSpace(string(res.Stdout))
+	env := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	s.goVersion = strings.TrimSpace(env[0])
+	if len(env) > 1 {
+		s.goToolDir = strings.TrimSpace(env[1])
+	}
 	list := make([]string, 0, len(dirs))
 	for d := range dirs {
 		list = append(list, d)
@@ -80,7 +85,7 @@ func (s *session) run() error {
 	t0 := time.Now()
 	for _, p := range pkgs {
 		if len(p.reach) > 0 {
-			if err := s.loadBaseline(p); err != nil {
+			if err := s.loadBaseline(p, false); err != nil {
 				return err
 			}
 			p.addReachRanges()
@@ -91,7 +96,7 @@ func (s *session) run() error {
 	}
 	for _, p := range pkgs {
 		if p.base == nil && len(p.mutants) > 0 {
-			if err := s.loadBaseline(p); err != nil {
+			if err := s.loadBaseline(p, !s.opts.Overlay); err != nil {
 				return err
 			}
 		}
@@ -374,6 +379,9 @@ func (p *pkg) funcSpan(m *mutant) (int, int) {
 // buildSchema compiles p's test binary once with every schema mutant in it.
 // When it does not build, its mutants fall back to one build each.
 func (s *session) buildSchema(p *pkg) {
+	if p.schemaTried {
+		return
+	}
 	n := 0
 	for _, m := range p.mutants {
 		if m.Verdict == "" && m.schemaOK {
