@@ -68,7 +68,7 @@ func (s *session) loadBaseline(p *pkg, schema bool) error {
 		p.base = &baseline{}
 		return nil
 	}
-	key, err := s.cacheKey(p)
+	key, err := s.baseKey(p)
 	if err != nil {
 		return err
 	}
@@ -97,6 +97,11 @@ func (s *session) loadBaseline(p *pkg, schema bool) error {
 			s.rep.Stats.BaselineInProcess++
 			if files != nil {
 				p.schemaTried = true
+				// The counters and the TestMain change nothing a mutant
+				// run sees, so this binary serves as the schema's.
+				if k, err := s.schemaKey(p, files); err == nil {
+					s.storeSchema(p, k, p.schemaBin)
+				}
 			}
 		}
 		var cb errCoverBuild

@@ -21,8 +21,8 @@ import (
 // The one-process baseline. Running every test in a process of its own
 // costs a process start, the package's init and TestMain's setup per test,
 // and a second build (the coverage binary) beside the schema's. Instead the
-// package's files go through the cover tool (atomic counters in plain
-// package variables) on top of the schema, and a generated TestMain runs
+// package's files go through the cover tool (set-mode counters in plain
+// package variables: atomic ones slow tight loops thirtyfold) on top of the schema, and a generated TestMain runs
 // each test through its own m.Run in ONE process, reading and clearing the
 // counters between tests. The same binary then runs the mutants: with
 // BCODE_COVER_OUT unset, the TestMain is os.Exit(m.Run()).
@@ -105,7 +105,7 @@ func (s *session) coverOverlay(p *pkg, schema map[string][]byte) (map[string][]b
 		}
 		res, err := s.runner.Run(s.ctx, sandbox.Command{
 			Dir:     sub,
-			Args:    []string{filepath.Join(s.goToolDir, "cover"), "-mode=atomic", "-var=" + coverVarPrefix + strconv.Itoa(i), "-o", outFile, in},
+			Args:    []string{filepath.Join(s.goToolDir, "cover"), "-mode=set", "-var=" + coverVarPrefix + strconv.Itoa(i), "-o", outFile, in},
 			Timeout: s.opts.CompileTimeout,
 		})
 		if err == nil && res.ExitCode != 0 {

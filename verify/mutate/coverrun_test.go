@@ -143,3 +143,28 @@ func TestOneProcessBaselineCrashAndOwnTestMain(t *testing.T) {
 		t.Errorf("n <= 20: %s by %q, want killed by TestSmall", m.Verdict, m.KilledBy)
 	}
 }
+
+// A second run of an unchanged package builds nothing: the baseline and
+// the schema binary come from the cache, and the verdicts are the same.
+func TestUnchangedPackageReusesSchemaBinary(t *testing.T) {
+	c := calcReport(t)
+	var rep *Report
+	for i := 0; i < 2; i++ {
+		var err error
+		rep, err = Run(context.Background(), host.New(), c.dir, c.change, Options{Workers: 2, CacheDir: c.cache}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep.Stats.BaselineCached != 1 || rep.Stats.SchemaCached != 1 {
+		t.Fatalf("second run: stats %+v, want the baseline and the schema binary from the cache", rep.Stats)
+	}
+	if len(rep.Mutants) != len(c.rep.Mutants) {
+		t.Fatalf("cached run has %d mutants, first run %d", len(rep.Mutants), len(c.rep.Mutants))
+	}
+	for i, m := range c.rep.Mutants {
+		if o := rep.Mutants[i]; o.ID != m.ID || o.Verdict != m.Verdict {
+			t.Errorf("%s:%d %s %q: first run %s, cached binary %s (%s)", m.File, m.Line, m.Operator, m.Mutated, m.Verdict, o.Verdict, o.Detail)
+		}
+	}
+}

@@ -69,7 +69,9 @@ type pkg struct {
 	// schemaTried: the schema was already built (with the baseline's
 	// coverage binary), successfully or not.
 	schemaTried bool
-	num         int
+	// key is the baseline's cache key, once computed.
+	key string
+	num int
 }
 
 func (p *pkg) hasTests() bool { return len(p.list.TestGoFiles)+len(p.list.XTestGoFiles) > 0 }

@@ -150,8 +150,11 @@ type Stats struct {
 	BaselineCached int `json:"baseline_cached"`
 	// BaselineInProcess counts packages whose baseline ran every test in
 	// one process of the schema binary (the others: a process per test).
-	BaselineInProcess int           `json:"baseline_in_process"`
-	Baseline          time.Duration `json:"baseline_ns"`
+	BaselineInProcess int `json:"baseline_in_process"`
+	// SchemaCached counts packages whose schema binary came from the cache
+	// (nothing of the package or its mutants changed since it was built).
+	SchemaCached int           `json:"schema_cached"`
+	Baseline     time.Duration `json:"baseline_ns"`
 	// Compile is the schema builds' wall time plus the summed time of
 	// per-mutant builds (those overlap with runs on other workers).
 	Compile time.Duration `json:"compile_ns"`

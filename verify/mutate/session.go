@@ -52,23 +52,31 @@ func (s *session) run() error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	res, err := s.goCmd(s.root, "env", "GOVERSION", "GOTOOLDIR")
-	if err != nil {
-		return err
-	}
-	env := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
-	s.goVersion = strings.TrimSpace(env[0])
-	if len(env) > 1 {
-		s.goToolDir = strings.TrimSpace(env[1])
-	}
+	// The toolchain's version and tool directory, read beside the load.
+	var envRes sandbox.Result
+	var envErr error
+	envDone := make(chan struct{})
+	go func() {
+		defer close(envDone)
+		envRes, envErr = s.goCmd(s.root, "env", "GOVERSION", "GOTOOLDIR")
+	}()
 	list := make([]string, 0, len(dirs))
 	for d := range dirs {
 		list = append(list, d)
 	}
 	sort.Strings(list)
 	pkgs, err := s.load(list)
+	<-envDone
+	if envErr != nil {
+		return envErr
+	}
 	if err != nil {
 		return err
+	}
+	env := strings.Split(strings.TrimSpace(string(envRes.Stdout)), "\n")
+	s.goVersion = strings.TrimSpace(env[0])
+	if len(env) > 1 {
+		s.goToolDir = strings.TrimSpace(env[1])
 	}
 	for i, p := range pkgs {
 		p.num = i
@@ -407,6 +415,12 @@ func (s *session) buildSchema(p *pkg) {
 		fallback(err.Error())
 		return
 	}
+	key, _ := s.schemaKey(p, files)
+	if bin := s.cachedSchema(p, key); bin != "" {
+		s.rep.Stats.SchemaCached++
+		p.schemaBin = bin
+		return
+	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.schema.test", p.num))
 	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
 	if err != nil {
@@ -418,6 +432,7 @@ func (s *session) buildSchema(p *pkg) {
 		return
 	}
 	p.schemaBin = bin
+	s.storeSchema(p, key, bin)
 }
 
 // runTimeout is the budget of one mutant run: ten times what its tests
