@@ -72,19 +72,33 @@ func (s *session) loadBaseline(p *pkg, schema bool) error {
 	if err != nil {
 		return err
 	}
-	file := filepath.Join(s.opts.CacheDir, "baseline", key+".json")
+	full := filepath.Join(s.opts.CacheDir, "baseline", key+".json")
+	// A one-process baseline counts blocks of the files with mutants only;
+	// it is kept apart, for the same files.
+	inProcess := s.canCoverInProcess(p)
+	sel := p.coverSet()
+	file := full
+	if inProcess && len(sel) < len(p.files) {
+		h := sha256.New()
+		for _, i := range sel {
+			fmt.Fprintf(h, "%s\x00", p.files[i].name)
+		}
+		file = filepath.Join(s.opts.CacheDir, "baseline", key+"-"+hex.EncodeToString(h.Sum(nil)[:8])+".json")
+	}
 	if !s.opts.NoCache {
-		if data, err := os.ReadFile(file); err == nil {
-			var b baseline
-			if json.Unmarshal(data, &b) == nil {
-				p.base = &b
-				s.rep.Stats.BaselineCached++
-				return nil
+		for _, f := range []string{full, file} {
+			if data, err := os.ReadFile(f); err == nil {
+				var b baseline
+				if json.Unmarshal(data, &b) == nil {
+					p.base = &b
+					s.rep.Stats.BaselineCached++
+					return nil
+				}
 			}
 		}
 	}
 	var b *baseline
-	if s.canCoverInProcess(p) {
+	if inProcess {
 		var files map[string][]byte
 		if schema {
 			files = p.schemaFiles()
@@ -92,7 +106,7 @@ func (s *session) loadBaseline(p *pkg, schema bool) error {
 				files = nil
 			}
 		}
-		b, err = s.runBaselineInProcess(p, files)
+		b, err = s.runBaselineInProcess(p, files, sel)
 		if err == nil {
 			s.rep.Stats.BaselineInProcess++
 			if files != nil {
@@ -106,6 +120,7 @@ func (s *session) loadBaseline(p *pkg, schema bool) error {
 		}
 		var cb errCoverBuild
 		if errors.As(err, &cb) {
+			file = full
 			s.rep.Notes = append(s.rep.Notes, fmt.Sprintf("baseline of %s: the per-test coverage binary did not build, so each test ran in a process of its own", p.relDir))
 			b, err = nil, nil
 		}

@@ -75,16 +75,19 @@ func (s *session) canCoverInProcess(p *pkg) bool {
 // coverOverlay returns the overlay for a test binary with per-test
 // coverage: every Go file of p (its schema rewrite where schema has one)
 // through the cover tool, the schema's helper file, and the TestMain.
-func (s *session) coverOverlay(p *pkg, schema map[string][]byte) (map[string][]byte, []coverFile, error) {
+func (s *session) coverOverlay(p *pkg, schema map[string][]byte, sel []int) (map[string][]byte, []coverFile, error) {
 	dir := filepath.Join(s.tmp, "cover", fmt.Sprintf("pkg%d", p.num))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
 	out := map[string][]byte{}
-	files := make([]coverFile, len(p.files))
-	errs := make([]error, len(p.files))
-	parallel(s.opts.Workers, len(p.files), func(i int) {
-		f := p.files[i]
+	for name, content := range schema {
+		out[name] = content // files with counters replace theirs below
+	}
+	files := make([]coverFile, len(sel))
+	errs := make([]error, len(sel))
+	parallel(s.opts.Workers, len(sel), func(i int) {
+		f := p.files[sel[i]]
 		content := f.src
 		if sc, ok := schema[f.name]; ok {
 			content = sc
@@ -135,11 +138,25 @@ func (s *session) coverOverlay(p *pkg, schema map[string][]byte) (map[string][]b
 			return nil, nil, err
 		}
 	}
-	if h, ok := schema[helperFile]; ok {
-		out[helperFile] = h
-	}
-	out[coverMainFile] = coverMain(p.types.Name(), len(p.files))
+	out[coverMainFile] = coverMain(p.types.Name(), len(sel))
 	return out, files, nil
+}
+
+// coverSet is the indices of p's files that get counters: those with
+// mutants (a block elsewhere decides nothing), or every file for --reach,
+// whose lines come from what the change's tests cover anywhere.
+func (p *pkg) coverSet() []int {
+	has := map[*srcFile]bool{}
+	for _, m := range p.mutants {
+		has[m.file] = true
+	}
+	var sel []int
+	for i, f := range p.files {
+		if len(p.reach) > 0 || len(has) == 0 || has[f] {
+			sel = append(sel, i)
+		}
+	}
+	return sel
 }
 
 // coverMain is the generated TestMain. With BCODE_COVER_OUT set it lists
@@ -496,9 +513,9 @@ func atois(ss []string) []int {
 // TestMain: one build (the schema, when schema has files, with counters),
 // one process for the tests alone and, beside it, one for the tests
 // together. On success the binary is also p's schema binary.
-func (s *session) runBaselineInProcess(p *pkg, schema map[string][]byte) (*baseline, error) {
+func (s *session) runBaselineInProcess(p *pkg, schema map[string][]byte, sel []int) (*baseline, error) {
 	s.p.Step("baseline of %s: building tests with per-test coverage", p.relDir)
-	overlay, files, err := s.coverOverlay(p, schema)
+	overlay, files, err := s.coverOverlay(p, schema, sel)
 	if err != nil {
 		return nil, err
 	}
