@@ -188,9 +188,7 @@ func (s *session) load(dirs []string) ([]*pkg, error) {
 		all := map[string]listed{}
 		if len(imports) > 0 {
 			args := []string{"list", "-e", "-export", "-deps", "-json=" + listFields}
-			for _, i := range sortedKeys(imports) {
-				args = append(args, i)
-			}
+			args = append(args, sortedKeys(imports)...)
 			deps, err := s.goList(mod, args)
 			if err != nil {
 				return nil, err
