@@ -218,7 +218,7 @@ func %[1]sCoverTests(m *%[2]s.M, out string) int {
 	}
 	w.WriteString("\n")
 	// The test list, through the binary's own -test.list.
-	lf, err := %[3]s.CreateTemp("", "bcode-list-")
+	lf, err := %[3]s.Create(out + ".list")
 	if err != nil {
 		return 3
 	}
