@@ -60,10 +60,12 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	corpus := fs.String("corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
 	changes := fs.String("changes", "github.com/hashicorp/go-version@v1.6.0..v1.7.0,github.com/google/uuid@v1.5.0..v1.6.0",
 		"comma-separated MODULE@BASE..HEAD real changes from the corpus (\"all\" for every row)")
-	synth := fs.Int("synthetic", 40, "functions in the synthetic diff (about 5 mutants each); 0 skips it")
+	synth := fs.Int("synthetic", 40, "functions in the synthetic diff (about 9 mutants each); 0 skips it")
+	small := fs.Int("synthetic-small", 2, "functions in a second, save-sized synthetic diff (at most 20 mutants for 2); 0 skips it")
 	workers := fs.Int("workers", 2, "parallel workers for every tool")
 	gremlinsBin := fs.String("gremlins", "", "gremlins binary (default: on PATH, then $GOPATH/bin)")
 	skipOverlay := fs.Bool("skip-overlay", false, "do not run bcode's per-mutant overlay fallback")
+	perProcess := fs.Bool("per-process", true, "also run bcode cold with a process per baseline test (the baseline before the one-process one)")
 	// Gremlins derives its timeout from the coverage run's total time, which
 	// a warm build cache makes tiny; on a loaded machine its default then
 	// times out mutants that merely waited for a CPU. A larger coefficient
@@ -98,6 +100,14 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		cases = append(cases, evidenceCase{name: fmt.Sprintf("synthetic (%d funcs)", *synth), dir: dir})
 	}
+	if *small > 0 {
+		dir := filepath.Join(work, "synthetic-small")
+		if err := writeSynthetic(dir, *small); err != nil {
+			fmt.Fprintf(stderr, "synthetic diff: %v\n", err)
+			return 2
+		}
+		cases = append(cases, evidenceCase{name: fmt.Sprintf("synthetic (%d funcs)", *small), dir: dir})
+	}
 	for i, c := range corpusChanges(*corpus, *changes) {
 		dir := filepath.Join(work, fmt.Sprintf("real%d", i))
 		mod, rest, _ := strings.Cut(c, "@")
@@ -114,21 +124,57 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\ttool\tmutants\twall\tmutants/min\tvs gremlins\tagreement with gremlins")
 	var disagreements []string
+	var sums []goSummary
 	for _, c := range cases {
 		fmt.Fprintf(stderr, "== %s\n", c.name)
-		runs := []toolRun{runBcode(ctx, c, *workers, false, stderr)}
+		cache, err := os.MkdirTemp("", "bcode-bench-cache-")
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		// cold: an empty bcode cache (Go's build cache is as the machine
+		// has it, as for gremlins); warm: the same change again, every
+		// cache filled; save: one more edit to the changed files (a
+		// comment at the end), so the package's content, its baseline and
+		// its schema are new while its dependencies are built.
+		cold := runBcode(ctx, c, *workers, false, cache, "bcode cold", stderr)
+		warm := runBcode(ctx, c, *workers, false, cache, "bcode warm", stderr)
+		var save, floor toolRun
+		restore, err := touchChanged(c.dir)
+		if err != nil {
+			save.err = err.Error()
+		} else {
+			save = runBcode(ctx, c, *workers, false, cache, "bcode save", stderr)
+			// The floor: building the changed packages' test binaries once,
+			// after another edit, as any tool that runs the tests must.
+			restore()
+			restore, err = touchChanged(c.dir)
+			if err == nil {
+				floor = compileFloor(ctx, c.dir)
+				restore()
+			} else {
+				floor.err = err.Error()
+			}
+		}
+		os.RemoveAll(cache)
+		runs := []toolRun{cold, warm, save}
+		if *perProcess {
+			// Before the one-process baseline: a coverage binary of its own
+			// and a process per test, then the schema build.
+			runs = append(runs, runBcodeWith(ctx, c, mutate.Options{Workers: *workers, PerProcessBaseline: true}, "", "bcode cold, per-process baseline", stderr))
+		}
 		if !*skipOverlay {
-			runs = append(runs, runBcode(ctx, c, *workers, true, stderr))
+			runs = append(runs, runBcode(ctx, c, *workers, true, "", "bcode-overlay", stderr))
 		}
 		g := runGremlins(ctx, c, gbin, *workers, *coefficient, stderr)
-		runs = append(runs, g)
+		runs = append(runs, g, floor)
 		for _, r := range runs {
 			ratio, agree := "", ""
-			if r.tool != "gremlins" && g.err == "" && g.perMinute() > 0 && r.err == "" {
+			if r.tool != "gremlins" && r.tool != "floor: go test -c" && g.err == "" && g.perMinute() > 0 && r.err == "" {
 				ratio = fmt.Sprintf("%.1fx", r.perMinute()/g.perMinute())
 				same, both, diffs := agreement(r, g)
 				agree = fmt.Sprintf("%d/%d", same, both)
-				if r.tool == "bcode" {
+				if r.tool == "bcode cold" {
 					for _, d := range diffs {
 						disagreements = append(disagreements, c.name+": "+d)
 					}
@@ -138,16 +184,22 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", c.name, r.tool, r.err)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\n", c.name, r.tool, r.count, r.wall.Round(100*time.Millisecond), r.perMinute(), ratio, agree)
+			if r.tool == "floor: go test -c" {
+				fmt.Fprintf(tw, "%s\t%s\t\t%s\t\t\t\n", c.name, r.tool, r.wall.Round(10*time.Millisecond))
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\n", c.name, r.tool, r.count, r.wall.Round(10*time.Millisecond), r.perMinute(), ratio, agree)
 		}
+		sums = append(sums, goSummary{name: c.name, cold: cold, warm: warm, save: save, floor: floor, gremlins: g})
 	}
 	tw.Flush()
 	if len(disagreements) > 0 {
-		fmt.Fprintln(stdout, "\nverdict disagreements (bcode schemata vs gremlins, file:line:operator):")
+		fmt.Fprintln(stdout, "\nverdict disagreements (bcode cold vs gremlins, file:line:operator):")
 		for _, d := range disagreements {
 			fmt.Fprintln(stdout, "  "+d)
 		}
 	}
+	printGoSummary(stdout, sums)
 	if *pyCases != "" || *pyWhole != "" {
 		fmt.Fprintln(stdout)
 		benchPython(ctx, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
@@ -179,13 +231,14 @@ func corpusChanges(corpus, spec string) []string {
 	return out
 }
 
-// runBcode runs the engine on HEAD~1..HEAD of the case with an empty
-// baseline cache, so its coverage run is timed like gremlins' own.
-func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, stderr io.Writer) toolRun {
-	tool := "bcode"
-	if overlay {
-		tool = "bcode-overlay"
-	}
+// runBcode runs the engine on HEAD~1..HEAD of the case with the bcode
+// cache in cache ("" for a fresh one, removed afterwards).
+func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, cache, tool string, stderr io.Writer) toolRun {
+	return runBcodeWith(ctx, c, mutate.Options{Workers: workers, Overlay: overlay}, cache, tool, stderr)
+}
+
+// runBcodeWith is runBcode with every option given (CacheDir is set here).
+func runBcodeWith(ctx context.Context, c evidenceCase, opts mutate.Options, cache, tool string, stderr io.Writer) toolRun {
 	run := toolRun{tool: tool, mutants: map[string][]string{}}
 	start := time.Now()
 	// The case directory is a clean checkout of HEAD, so it serves as the
@@ -196,19 +249,24 @@ func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, st
 		return run
 	}
 	dir := c.dir
-	cache, err := os.MkdirTemp("", "bcode-bench-cache-")
-	if err != nil {
-		run.err = err.Error()
-		return run
+	if cache == "" {
+		cache, err = os.MkdirTemp("", "bcode-bench-cache-")
+		if err != nil {
+			run.err = err.Error()
+			return run
+		}
+		defer os.RemoveAll(cache)
 	}
-	defer os.RemoveAll(cache)
-	rep, _, err := app.New(nil).EvidenceOf(ctx, host.New(), dir, change, mutate.Options{Workers: workers, Overlay: overlay, CacheDir: cache}, verify.NoProgress{})
+	opts.CacheDir = cache
+	rep, _, err := app.New(nil).EvidenceOf(ctx, host.New(), dir, change, opts, verify.NoProgress{})
 	run.wall = time.Since(start)
 	if err != nil {
 		run.err = oneLineErr(err)
 		return run
 	}
-	fmt.Fprintf(stderr, "   %s: %d mutants in %s (%v)\n", tool, len(rep.Mutants), run.wall.Round(time.Millisecond), rep.Stats.Verdicts)
+	st := rep.Stats
+	fmt.Fprintf(stderr, "   %s: %d mutants in %s (%v; baseline %s, in one process %d, cached %d; schema cached %d)\n", tool, len(rep.Mutants), run.wall.Round(time.Millisecond),
+		st.Verdicts, st.Baseline.Round(time.Millisecond), st.BaselineInProcess, st.BaselineCached, st.SchemaCached)
 	for _, m := range rep.Mutants {
 		if m.Verdict == mutate.Ignored {
 			continue
@@ -347,6 +405,14 @@ func agreement(a, b toolRun) (same, both int, diffs []string) {
 		sort.Strings(y)
 		both++
 		if strings.Join(x, ",") == strings.Join(y, ",") {
+			same++
+			continue
+		}
+		// Different numbers of mutants behind one key are different
+		// operators (gremlins swaps every arithmetic operator on the line,
+		// bcode index arithmetic only): they agree when each tool gives
+		// them all one and the same verdict.
+		if len(x) != len(y) && x[0] == x[len(x)-1] && y[0] == y[len(y)-1] && x[0] == y[0] {
 			same++
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -59,30 +60,79 @@ func (b block) contains(line, col int) bool {
 // earlier measurement to derive a budget from.
 const baselineRunTimeout = 5 * time.Minute
 
-// loadBaseline returns p's baseline from the cache or by running it.
-func (s *session) loadBaseline(p *pkg) error {
+// loadBaseline returns p's baseline from the cache or by running it. With
+// schema, a baseline that has to run is run from the schema binary, which
+// then also runs the mutants (one build instead of two).
+func (s *session) loadBaseline(p *pkg, schema bool) error {
 	if !p.hasTests() {
 		p.base = &baseline{}
 		return nil
 	}
-	key, err := s.cacheKey(p)
+	key, err := s.baseKey(p)
 	if err != nil {
 		return err
 	}
-	file := filepath.Join(s.opts.CacheDir, "baseline", key+".json")
+	full := filepath.Join(s.opts.CacheDir, "baseline", key+".json")
+	// A one-process baseline counts blocks of the files with mutants only;
+	// it is kept apart, for the same files.
+	inProcess := s.canCoverInProcess(p)
+	sel := p.coverSet()
+	file := full
+	if inProcess && len(sel) < len(p.files) {
+		h := sha256.New()
+		for _, i := range sel {
+			fmt.Fprintf(h, "%s\x00", p.files[i].name)
+		}
+		file = filepath.Join(s.opts.CacheDir, "baseline", key+"-"+hex.EncodeToString(h.Sum(nil)[:8])+".json")
+	}
 	if !s.opts.NoCache {
-		if data, err := os.ReadFile(file); err == nil {
-			var b baseline
-			if json.Unmarshal(data, &b) == nil {
-				p.base = &b
-				s.rep.Stats.BaselineCached++
-				return nil
+		for _, f := range []string{full, file} {
+			if data, err := os.ReadFile(f); err == nil {
+				var b baseline
+				if json.Unmarshal(data, &b) == nil {
+					p.base = &b
+					s.rep.Stats.BaselineCached++
+					return nil
+				}
 			}
 		}
 	}
-	b, err := s.runBaseline(p)
-	if err != nil {
-		return err
+	var b *baseline
+	if inProcess {
+		var files map[string][]byte
+		if schema {
+			files = p.schemaFiles()
+			if files != nil && !keepsLines(p, files) {
+				files = nil
+			}
+		}
+		b, err = s.runBaselineInProcess(p, files, sel)
+		if err == nil {
+			s.rep.Stats.BaselineInProcess++
+			if files != nil {
+				p.schemaTried = true
+				// The counters and the TestMain change nothing a mutant
+				// run sees, so this binary serves as the schema's.
+				if k, err := s.schemaKey(p, files); err == nil {
+					s.storeSchema(p, k, p.schemaBin)
+				}
+			}
+		}
+		var cb errCoverBuild
+		if errors.As(err, &cb) {
+			file = full
+			s.rep.Notes = append(s.rep.Notes, fmt.Sprintf("baseline of %s: the per-test coverage binary did not build, so each test ran in a process of its own", p.relDir))
+			b, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if b == nil {
+		b, err = s.runBaseline(p)
+		if err != nil {
+			return err
+		}
 	}
 	p.base = b
 	if data, err := json.Marshal(b); err == nil {

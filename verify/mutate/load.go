@@ -28,6 +28,7 @@ type listed struct {
 	Dir          string
 	GoFiles      []string
 	CgoFiles     []string
+	Imports      []string
 	TestGoFiles  []string
 	XTestGoFiles []string
 	TestImports  []string
@@ -64,10 +65,50 @@ type pkg struct {
 	all map[string]listed
 	// schemaBin is the compiled schema test binary, if any.
 	schemaBin string
-	num       int
+	// schemaSegs are the rewritten ranges of each schema file (base name).
+	schemaSegs map[string][]segment
+	// schemaTried: the schema was already built (with the baseline's
+	// coverage binary), successfully or not.
+	schemaTried bool
+	// key is the baseline's cache key, once computed.
+	key string
+	num int
 }
 
 func (p *pkg) hasTests() bool { return len(p.list.TestGoFiles)+len(p.list.XTestGoFiles) > 0 }
+
+const listFields = "ImportPath,Name,Dir,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,Imports,TestImports,XTestImports,Export,Standard,DepOnly,Deps,ImportMap,Module,Error"
+
+// goList runs `go list` with args in mod and decodes its packages.
+func (s *session) goList(mod string, args []string) ([]listed, error) {
+	res, err := s.goCmd(mod, args...)
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 && len(res.Stdout) == 0 {
+		return nil, fmt.Errorf("go list in %s: %s", s.rel(mod), firstLines(string(res.Stderr), 5))
+	}
+	var out []listed
+	dec := json.NewDecoder(bytes.NewReader(res.Stdout))
+	for {
+		var l listed
+		if err := dec.Decode(&l); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("go list in %s: reading its output: %w", s.rel(mod), err)
+		}
+		out = append(out, l)
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // goCmd runs the go command in dir through the runner and turns a missing
 // toolchain into ErrNoGo.
@@ -123,31 +164,42 @@ func (s *session) load(dirs []string) ([]*pkg, error) {
 	var out []*pkg
 	for _, mod := range mods {
 		s.p.Step("loading packages of %s", s.rel(mod))
-		args := []string{"list", "-e", "-export", "-deps", "-json=ImportPath,Name,Dir,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,TestImports,XTestImports,Export,Standard,DepOnly,Deps,ImportMap,Module,Error"}
+		// First the packages themselves, without export data: they are
+		// type-checked from source and their test build compiles them
+		// anyway, so compiling them here would be paid twice after a save.
+		// Then export data for what they import.
+		args := []string{"list", "-e", "-json=" + listFields}
 		for _, d := range byMod[mod] {
 			r, _ := filepath.Rel(mod, d)
 			args = append(args, "./"+filepath.ToSlash(r))
 		}
-		res, err := s.goCmd(mod, args...)
+		targets, err := s.goList(mod, args)
 		if err != nil {
 			return nil, err
 		}
-		if res.ExitCode != 0 && len(res.Stdout) == 0 {
-			return nil, fmt.Errorf("go list in %s: %s", s.rel(mod), firstLines(string(res.Stderr), 5))
+		imports := map[string]bool{}
+		for _, t := range targets {
+			for _, i := range t.Imports {
+				if i != "C" && i != "unsafe" {
+					imports[i] = true
+				}
+			}
 		}
 		all := map[string]listed{}
-		var targets []listed
-		dec := json.NewDecoder(bytes.NewReader(res.Stdout))
-		for {
-			var l listed
-			if err := dec.Decode(&l); err == io.EOF {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("go list in %s: reading its output: %w", s.rel(mod), err)
+		if len(imports) > 0 {
+			args := []string{"list", "-e", "-export", "-deps", "-json=" + listFields}
+			args = append(args, sortedKeys(imports)...)
+			deps, err := s.goList(mod, args)
+			if err != nil {
+				return nil, err
 			}
-			all[l.ImportPath] = l
-			if !l.DepOnly {
-				targets = append(targets, l)
+			for _, l := range deps {
+				all[l.ImportPath] = l
+			}
+		}
+		for _, t := range targets {
+			if _, ok := all[t.ImportPath]; !ok {
+				all[t.ImportPath] = t
 			}
 		}
 		imp := importer.ForCompiler(token.NewFileSet(), "gc", func(p string) (io.ReadCloser, error) {

@@ -115,6 +115,10 @@ type Options struct {
 	// Overlay forces the per-mutant `go test -overlay` fallback for every
 	// mutant (for benchmarks and comparison).
 	Overlay bool
+	// PerProcessBaseline runs every baseline test in a process of its own
+	// from a separate coverage binary, as packages with their own TestMain
+	// must (for benchmarks and comparison).
+	PerProcessBaseline bool
 	// Files restricts mutation to these changed files (repository-relative,
 	// slash-separated); empty means every changed file.
 	Files []string
@@ -143,8 +147,14 @@ type Stats struct {
 	SchemaMutants  int `json:"schema_mutants"`
 	OverlayMutants int `json:"overlay_mutants"`
 	// BaselineCached counts packages whose baseline came from the cache.
-	BaselineCached int           `json:"baseline_cached"`
-	Baseline       time.Duration `json:"baseline_ns"`
+	BaselineCached int `json:"baseline_cached"`
+	// BaselineInProcess counts packages whose baseline ran every test in
+	// one process of the schema binary (the others: a process per test).
+	BaselineInProcess int `json:"baseline_in_process"`
+	// SchemaCached counts packages whose schema binary came from the cache
+	// (nothing of the package or its mutants changed since it was built).
+	SchemaCached int           `json:"schema_cached"`
+	Baseline     time.Duration `json:"baseline_ns"`
 	// Compile is the schema builds' wall time plus the summed time of
 	// per-mutant builds (those overlap with runs on other workers).
 	Compile time.Duration `json:"compile_ns"`

@@ -51,7 +51,7 @@ func (p *pkg) schemaFiles() map[string][]byte {
 			n++
 			m.index = n
 		}
-		src := p.renderFile(f, ms)
+		src, segs := p.renderFile(f, ms)
 		if _, err := parser.ParseFile(token.NewFileSet(), f.name, src, parser.SkipObjectResolution); err != nil {
 			for _, m := range ms {
 				m.schemaOK = false
@@ -64,6 +64,10 @@ func (p *pkg) schemaFiles() map[string][]byte {
 			}
 		}
 		out[f.name] = src
+		if p.schemaSegs == nil {
+			p.schemaSegs = map[string][]segment{}
+		}
+		p.schemaSegs[f.name] = segs
 	}
 	if len(out) == 0 {
 		return nil
@@ -72,10 +76,18 @@ func (p *pkg) schemaFiles() map[string][]byte {
 	return out
 }
 
+// segment is one rewritten node: its range in the original file and the
+// range of its rendering in the schema file, so positions the cover tool
+// reports in the schema file can be mapped back.
+type segment struct {
+	origStart, origEnd, newStart, newEnd int
+}
+
 // renderFile rewrites f with every mutant of ms behind the switch. Bytes
 // outside the rewritten nodes are kept, and no line breaks are added, so
-// the rest of the file keeps its line numbers.
-func (p *pkg) renderFile(f *srcFile, ms []*mutant) []byte {
+// the rest of the file keeps its line numbers. It also returns the
+// rewritten ranges, in order.
+func (p *pkg) renderFile(f *srcFile, ms []*mutant) ([]byte, []segment) {
 	nodes := map[[3]int]*wrapNode{}
 	var list []*wrapNode
 	for _, m := range ms {
@@ -114,8 +126,17 @@ func (p *pkg) renderFile(f *srcFile, ms []*mutant) []byte {
 		stack = append(stack, w)
 	}
 	var b strings.Builder
-	p.renderRange(&b, f.src, 0, len(f.src), roots)
-	return []byte(b.String())
+	var segs []segment
+	at := 0
+	for _, w := range roots {
+		b.Write(f.src[at:w.start])
+		ns := b.Len()
+		b.WriteString(p.renderNode(f.src, w))
+		segs = append(segs, segment{origStart: w.start, origEnd: w.end, newStart: ns, newEnd: b.Len()})
+		at = w.end
+	}
+	b.Write(f.src[at:])
+	return []byte(b.String()), segs
 }
 
 func (p *pkg) renderRange(b *strings.Builder, src []byte, start, end int, nodes []*wrapNode) {

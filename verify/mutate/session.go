@@ -32,6 +32,7 @@ type session struct {
 	rep       *Report
 	tmp       string
 	goVersion string
+	goToolDir string // the cover tool's directory; "" disables the one-process baseline
 	mu        sync.Mutex
 }
 
@@ -51,19 +52,31 @@ func (s *session) run() error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	res, err := s.goCmd(s.root, "env", "GOVERSION")
-	if err != nil {
-		return err
-	}
-	s.goVersion = strings.TrimSpace(string(res.Stdout))
+	// The toolchain's version and tool directory, read beside the load.
+	var envRes sandbox.Result
+	var envErr error
+	envDone := make(chan struct{})
+	go func() {
+		defer close(envDone)
+		envRes, envErr = s.goCmd(s.root, "env", "GOVERSION", "GOTOOLDIR")
+	}()
 	list := make([]string, 0, len(dirs))
 	for d := range dirs {
 		list = append(list, d)
 	}
 	sort.Strings(list)
 	pkgs, err := s.load(list)
+	<-envDone
+	if envErr != nil {
+		return envErr
+	}
 	if err != nil {
 		return err
+	}
+	env := strings.Split(strings.TrimSpace(string(envRes.Stdout)), "\n")
+	s.goVersion = strings.TrimSpace(env[0])
+	if len(env) > 1 {
+		s.goToolDir = strings.TrimSpace(env[1])
 	}
 	for i, p := range pkgs {
 		p.num = i
@@ -80,7 +93,7 @@ func (s *session) run() error {
 	t0 := time.Now()
 	for _, p := range pkgs {
 		if len(p.reach) > 0 {
-			if err := s.loadBaseline(p); err != nil {
+			if err := s.loadBaseline(p, false); err != nil {
 				return err
 			}
 			p.addReachRanges()
@@ -91,7 +104,7 @@ func (s *session) run() error {
 	}
 	for _, p := range pkgs {
 		if p.base == nil && len(p.mutants) > 0 {
-			if err := s.loadBaseline(p); err != nil {
+			if err := s.loadBaseline(p, !s.opts.Overlay); err != nil {
 				return err
 			}
 		}
@@ -374,6 +387,9 @@ func (p *pkg) funcSpan(m *mutant) (int, int) {
 // buildSchema compiles p's test binary once with every schema mutant in it.
 // When it does not build, its mutants fall back to one build each.
 func (s *session) buildSchema(p *pkg) {
+	if p.schemaTried {
+		return
+	}
 	n := 0
 	for _, m := range p.mutants {
 		if m.Verdict == "" && m.schemaOK {
@@ -399,6 +415,12 @@ func (s *session) buildSchema(p *pkg) {
 		fallback(err.Error())
 		return
 	}
+	key, _ := s.schemaKey(p, files)
+	if bin := s.cachedSchema(p, key); bin != "" {
+		s.rep.Stats.SchemaCached++
+		p.schemaBin = bin
+		return
+	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.schema.test", p.num))
 	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
 	if err != nil {
@@ -410,6 +432,7 @@ func (s *session) buildSchema(p *pkg) {
 		return
 	}
 	p.schemaBin = bin
+	s.storeSchema(p, key, bin)
 }
 
 // runTimeout is the budget of one mutant run: ten times what its tests

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// goSummary is one Go case's timings side by side.
+type goSummary struct {
+	name                              string
+	cold, warm, save, floor, gremlins toolRun
+}
+
+// changedGoFiles are the non-test Go files HEAD~1..HEAD changed in dir.
+func changedGoFiles(dir string) ([]string, error) {
+	cmd := exec.Command("git", "diff", "--name-only", "--diff-filter=AM", "HEAD~1", "HEAD", "--", "*.go")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git diff in %s: %w", dir, err)
+	}
+	var files []string
+	for _, f := range strings.Fields(string(out)) {
+		if !strings.HasSuffix(f, "_test.go") && !strings.Contains("/"+f, "/testdata/") {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// touchChanged appends a comment with a fresh nonce to every changed Go
+// file (lines and verdicts stay the same, the content is new, so no cache
+// of bcode's or Go's holds the package) and returns the undo.
+func touchChanged(dir string) (func(), error) {
+	files, err := changedGoFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	saved := map[string][]byte{}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		saved[p] = data
+		edit := append(append([]byte(nil), data...), fmt.Sprintf("\n// bcode-bench save %d\n", time.Now().UnixNano())...)
+		if err := os.WriteFile(p, edit, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return func() {
+		for p, data := range saved {
+			_ = os.WriteFile(p, data, 0o644)
+		}
+	}, nil
+}
+
+// compileFloor builds the test binary of every package with changed Go
+// files once (`go test -c`), one after the other: the least a tool that
+// runs those tests pays after an edit, whatever it then does.
+func compileFloor(ctx context.Context, dir string) toolRun {
+	run := toolRun{tool: "floor: go test -c"}
+	files, err := changedGoFiles(dir)
+	if err != nil {
+		run.err = err.Error()
+		return run
+	}
+	pkgs := map[string]bool{}
+	for _, f := range files {
+		pkgs["./"+path.Dir(f)] = true
+	}
+	out, err := os.MkdirTemp("", "bcode-bench-floor-")
+	if err != nil {
+		run.err = err.Error()
+		return run
+	}
+	defer os.RemoveAll(out)
+	start := time.Now()
+	i := 0
+	for p := range pkgs {
+		i++
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-o", filepath.Join(out, fmt.Sprintf("p%d.test", i)), p)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			run.err = "go test -c " + p + ": " + oneLineErr(fmt.Errorf("%v: %s", err, b))
+			return run
+		}
+	}
+	run.wall = time.Since(start)
+	return run
+}
+
+// printGoSummary prints each case's cold, warm and save times beside the
+// compile floor and gremlins, with the ratios of mutants per minute and the
+// best ratio the floor allows (bcode's mutants in the floor's time).
+func printGoSummary(w io.Writer, sums []goSummary) {
+	if len(sums) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nGo summary (mutants/min ratios vs gremlins; \"at floor\" = bcode's mutants in one `go test -c`'s time):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tbcode mutants\tcold\twarm\tsave\tfloor\tgremlins (mutants, wall)\tcold ratio\twarm ratio\tsave ratio\tratio at floor")
+	d := func(r toolRun) string {
+		if r.err != "" || r.wall <= 0 {
+			return "-"
+		}
+		return r.wall.Round(10 * time.Millisecond).String()
+	}
+	ratio := func(r toolRun, g toolRun) string {
+		if r.err != "" || g.err != "" || g.perMinute() <= 0 || r.wall <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1fx", r.perMinute()/g.perMinute())
+	}
+	for _, s := range sums {
+		atFloor := "-"
+		if s.floor.err == "" && s.floor.wall > 0 && s.gremlins.err == "" && s.gremlins.perMinute() > 0 {
+			atFloor = fmt.Sprintf("%.1fx", float64(s.cold.count)/s.floor.wall.Minutes()/s.gremlins.perMinute())
+		}
+		g := "-"
+		if s.gremlins.err == "" {
+			g = fmt.Sprintf("%d, %s", s.gremlins.count, d(s.gremlins))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.name, s.cold.count, d(s.cold), d(s.warm), d(s.save), d(s.floor), g,
+			ratio(s.cold, s.gremlins), ratio(s.warm, s.gremlins), ratio(s.save, s.gremlins), atFloor)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,170 @@
+package mutate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/sandbox/host"
+)
+
+// The one-process baseline (every test through its own m.Run in one
+// process of the schema binary) must judge every mutant as a process per
+// test does, with the same covering tests.
+func TestOneProcessBaselineAgreesWithPerProcess(t *testing.T) {
+	c := calcReport(t)
+	if c.rep.Stats.BaselineInProcess != 1 {
+		t.Fatalf("calc's baseline did not run in one process (stats %+v)", c.rep.Stats)
+	}
+	// TestFlaky fails once its marker exists; a fresh baseline needs it gone.
+	if err := os.Remove(filepath.Join(c.dir, "flaky.marker")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), host.New(), c.dir, c.change, Options{Workers: 2, CacheDir: t.TempDir(), PerProcessBaseline: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Stats.BaselineInProcess != 0 || rep.Stats.BaselineCached != 0 {
+		t.Fatalf("PerProcessBaseline: stats %+v, want a fresh per-process baseline", rep.Stats)
+	}
+	byID := map[string]Mutant{}
+	for _, m := range rep.Mutants {
+		byID[m.ID] = m
+	}
+	if len(rep.Mutants) != len(c.rep.Mutants) {
+		t.Fatalf("per-process run has %d mutants, one-process run %d", len(rep.Mutants), len(c.rep.Mutants))
+	}
+	for _, m := range c.rep.Mutants {
+		o := byID[m.ID]
+		if o.Verdict != m.Verdict || !reflect.DeepEqual(o.Tests, m.Tests) {
+			t.Errorf("%s:%d %s %q: one process says %s by %v, per process %s by %v", m.File, m.Line, m.Operator, m.Mutated, m.Verdict, m.Tests, o.Verdict, o.Tests)
+		}
+	}
+	if !reflect.DeepEqual(rep.Quarantined, c.rep.Quarantined) {
+		t.Errorf("quarantined: per process %v, one process %v", rep.Quarantined, c.rep.Quarantined)
+	}
+}
+
+const crashBase = `package crash
+
+func Over(n int) bool { return n > 1 }
+`
+
+const crashHead = `package crash
+
+func Over(n int) bool { return n > 2 }
+`
+
+// TestA's panic ends the one-process baseline; the tests after it must
+// still run (TestC fails on its own), and a package with its own TestMain
+// must fall back to a process per test and still get verdicts.
+const crashTest = `package crash
+
+import "testing"
+
+func TestA(t *testing.T) { panic("boom") }
+
+func TestB(t *testing.T) {
+	if !Over(5) {
+		t.Fatal("Over(5)")
+	}
+}
+
+func TestC(t *testing.T) { t.Fatal("fails alone too") }
+`
+
+const mainBase = `package withmain
+
+func Small(n int) bool { return n < 10 }
+`
+
+const mainHead = `package withmain
+
+func Small(n int) bool { return n < 20 }
+`
+
+const mainTest = `package withmain
+
+import (
+	"os"
+	"testing"
+)
+
+var ready bool
+
+func TestMain(m *testing.M) {
+	ready = true
+	os.Exit(m.Run())
+}
+
+func TestSmall(t *testing.T) {
+	if !ready || !Small(19) || Small(20) {
+		t.Fatal("Small")
+	}
+}
+`
+
+func TestOneProcessBaselineCrashAndOwnTestMain(t *testing.T) {
+	testenv.Go(t)
+	testenv.Git(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	change := makeRepoIn(t, dir, map[string]string{
+		"go.mod":              "module example.com/m\n\ngo 1.22\n",
+		"crash/crash.go":      crashBase,
+		"crash/crash_test.go": "package crash\n",
+		"withmain/small.go":   mainBase,
+		"withmain/x_test.go":  "package withmain\n",
+	}, map[string]string{
+		"crash/crash.go":      crashHead,
+		"crash/crash_test.go": crashTest,
+		"withmain/small.go":   mainHead,
+		"withmain/x_test.go":  mainTest,
+	})
+	_, err := Run(context.Background(), host.New(), dir, change, Options{Workers: 2, CacheDir: t.TempDir(), Files: []string{"crash/crash.go"}}, nil)
+	var be *BaselineError
+	if !errors.As(err, &be) || strings.Join(be.Failed, ",") != "TestA,TestC" {
+		t.Fatalf("crash package: %v, want a red baseline naming TestA and TestC", err)
+	}
+
+	rep, err := Run(context.Background(), host.New(), dir, change, Options{Workers: 2, CacheDir: t.TempDir(), Files: []string{"withmain/small.go"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Stats.BaselineInProcess != 0 {
+		t.Errorf("a package with its own TestMain took the generated one (stats %+v)", rep.Stats)
+	}
+	m := find(t, rep, 3, OpConditionalBoundary, "n <= 20")
+	if m.Verdict != Killed || m.KilledBy != "TestSmall" {
+		t.Errorf("n <= 20: %s by %q, want killed by TestSmall", m.Verdict, m.KilledBy)
+	}
+}
+
+// A second run of an unchanged package builds nothing: the baseline and
+// the schema binary come from the cache, and the verdicts are the same.
+func TestUnchangedPackageReusesSchemaBinary(t *testing.T) {
+	c := calcReport(t)
+	var rep *Report
+	for i := 0; i < 2; i++ {
+		var err error
+		rep, err = Run(context.Background(), host.New(), c.dir, c.change, Options{Workers: 2, CacheDir: c.cache}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep.Stats.BaselineCached != 1 || rep.Stats.SchemaCached != 1 {
+		t.Fatalf("second run: stats %+v, want the baseline and the schema binary from the cache", rep.Stats)
+	}
+	if len(rep.Mutants) != len(c.rep.Mutants) {
+		t.Fatalf("cached run has %d mutants, first run %d", len(rep.Mutants), len(c.rep.Mutants))
+	}
+	for i, m := range c.rep.Mutants {
+		if o := rep.Mutants[i]; o.ID != m.ID || o.Verdict != m.Verdict {
+			t.Errorf("%s:%d %s %q: first run %s, cached binary %s (%s)", m.File, m.Line, m.Operator, m.Mutated, m.Verdict, o.Verdict, o.Detail)
+		}
+	}
+}
