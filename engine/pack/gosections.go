@@ -136,6 +136,9 @@ func (b *builder) graphSections(ctx context.Context, g *codegraph.Graph) []candi
 		shown[id] = true
 	}
 	ranked := b.rankFunctions(ctx, g, seeds, rank)
+	for _, sc := range ranked {
+		b.ranking = append(b.ranking, Ranked{File: sc.sym.File, Name: sc.sym.Name, Line: sc.sym.Line, Score: sc.score, Why: sc.why(true)})
+	}
 	bodies, sigs := b.functionSections(ranked, shown)
 	if len(seeds) == 0 {
 		bodies.note = "no selection or goal identifier matched a symbol: no call graph to follow"
