@@ -63,7 +63,7 @@ func TestHistoryPullsCoChangedFunction(t *testing.T) {
 	}
 	p := build(t, Input{Repo: repo, Budget: 2000, Selection: &Selection{File: "codec/encode.go", StartLine: 4, EndLine: 4}})
 	s := section(p, "Functions likely to change")
-	if s == nil || !strings.Contains(s.Text, "codec/decode.go:3-4 (changed with the selection in 4 of the selection's 4 past commits") {
+	if s == nil || !strings.Contains(s.Text, "codec/decode.go:3-4 (co-changed 4/4") {
 		t.Fatalf("co-changed Decode missing or without its reason:\n%s", Render(p))
 	}
 	found := false
@@ -93,7 +93,7 @@ func TestPythonThroughAST(t *testing.T) {
 		t.Fatalf("no note of the ast index:\n%s", out)
 	}
 	s := section(p, "Functions likely to change")
-	for _, want := range []string{"shop/api.py:4-5 (caller)", "shop/cart.py:1-2 (callee; same file)", "def test_add():", "test reaching the selection (1 call(s) away)"} {
+	for _, want := range []string{"shop/api.py:4-5 (caller)", "shop/cart.py:1-2 (callee, same file)", "def test_add():", "test, 1 calls"} {
 		if s == nil || !strings.Contains(s.Text, want) {
 			t.Errorf("functions section lacks %q:\n%s", want, out)
 		}
