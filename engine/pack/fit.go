@@ -31,7 +31,11 @@ type candidate struct {
 	// section cannot crowd out the rest; the last section takes what is
 	// left. 0 means no cap.
 	share float64
-	note  string // shown even when no item fits (e.g. why a section is empty)
+	// reserve is the fraction of the budget kept free for this section
+	// while the sections before it are placed: the signature ring must
+	// not be starved by the bodies at a small budget.
+	reserve float64
+	note    string // shown even when no item fits (e.g. why a section is empty)
 	// spillTo is the title of a later section that takes, by their short
 	// form and ahead of its own, the items that did not fit here: a
 	// function ranked high must not vanish because the bodies before it
@@ -194,6 +198,9 @@ func (b *builder) plan(budget int) *Pack {
 			c.items = append(sp, c.items...)
 		}
 		remaining := budget - used - cutLineReserve
+		for _, later := range b.cands[ci+1:] {
+			remaining -= int(later.reserve * float64(budget))
+		}
 		allowed := remaining
 		if c.share > 0 && ci < len(b.cands)-1 {
 			allowed = min(allowed, int(c.share*float64(budget)))
@@ -327,13 +334,13 @@ func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") 
 
 // placeGrouped places a grouped section's items in order, each by its ring
 // form (else its short form), charging a group's heading to its first
-// placed item, and leaves one part per group in s, groups in the order
+// placed item, and leaves one part per line in s, groups in the order
 // their first item was placed. It returns the section's cost and how many
 // items did not fit.
 func (b *builder) placeGrouped(c candidate, s *Section, files map[string]bool, place func(string, int) (string, int, bool), allowed, cost int) (int, int) {
 	type group struct {
-		text  strings.Builder
-		shown []Shown
+		lines []string  // the first with the group's heading
+		shown [][]Shown // per line
 	}
 	var order []string
 	groups := map[string]*group{}
@@ -365,18 +372,22 @@ func (b *builder) placeGrouped(c candidate, s *Section, files map[string]bool, p
 			groups[it.group] = g
 			order = append(order, it.group)
 		}
-		g.text.WriteString(red)
-		g.shown = append(g.shown, it.shortShown...)
+		g.lines = append(g.lines, red)
+		g.shown = append(g.shown, it.shortShown)
 		cost += n
 		for _, f := range it.files {
 			files[f] = true
 		}
 	}
+	// One part per line, grouped, so trimming drops the last line, not
+	// a whole group.
 	for _, k := range order {
 		g := groups[k]
-		s.parts = append(s.parts, g.text.String())
-		s.partShown = append(s.partShown, g.shown)
-		s.Symbols = append(s.Symbols, g.shown...)
+		for i, line := range g.lines {
+			s.parts = append(s.parts, line)
+			s.partShown = append(s.partShown, g.shown[i])
+			s.Symbols = append(s.Symbols, g.shown[i]...)
+		}
 	}
 	return cost, dropped
 }

@@ -38,8 +38,9 @@ const (
 
 // Budget policy of the function sections.
 const (
-	shareBodies     = 0.40 // bodies of the most likely functions
-	shareSignatures = 0.25 // signatures of the next ring
+	shareBodies       = 0.40 // bodies of the most likely functions
+	shareSignatures   = 0.45 // signatures of the next ring
+	reserveSignatures = 0.35 // kept for the ring while the sections before it are placed
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
 	// long body.
@@ -377,6 +378,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		title:   ringTitle,
 		reason:  "the next most likely functions, best first, under their file: `line name(params) — strongest reason`",
 		share:   shareSignatures,
+		reserve: reserveSignatures,
 		grouped: true,
 	}
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
