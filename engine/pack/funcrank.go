@@ -46,7 +46,10 @@ const (
 	// long body.
 	maxBodyShare = 0.15
 	maxBodies    = 40
-	maxSigs      = 500
+	// Below this budget no body is shown: the ring's lines (about 12
+	// tokens each) name ten functions for the price of one short body.
+	minBodiesBudget = 2000
+	maxSigs         = 500
 )
 
 // signal is one reason a function is in the pack.
@@ -382,6 +385,14 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		grouped: true,
 	}
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
+	if b.in.Budget < minBodiesBudget {
+		maxBody = 0 // every function as a ring line
+		sigs.share += shareBodies
+	}
+	sigLimit := maxCompactSignature
+	if b.in.Budget < minBodiesBudget {
+		sigLimit = maxCompactSignatureSmall
+	}
 	for i, sc := range ranked {
 		if i >= maxBodies+maxSigs {
 			break
@@ -390,7 +401,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		why := sc.headline()
 		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
 		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
-		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature), sc.strongest())
+		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature, sigLimit), sc.strongest())
 		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
 		shown[s.ID] = true
 		if i < maxBodies {
@@ -445,13 +456,16 @@ func (s *scored) strongest() string {
 }
 
 // maxCompactSignature caps a signature line of the ring, in bytes.
-const maxCompactSignature = 110
+const (
+	maxCompactSignature      = 100
+	maxCompactSignatureSmall = 60 // below minBodiesBudget
+)
 
 // compactSignature is a declaration's first line without its keyword, a
 // Python def's colon or a Go function's results: `(v Version) IncMinor()`,
 // `evaluate_result(self, m)`; receiver, name and parameters are what an
 // agent needs to call it or find it.
-func compactSignature(sig string) string {
+func compactSignature(sig string, limit int) string {
 	sig = strings.NewReplacer("( ", "(", " )", ")", "[ ", "[", " ]", "]").Replace(oneLineText(sig))
 	if rest, ok := strings.CutPrefix(sig, "func "); ok {
 		sig = dropGoResults(rest)
@@ -459,15 +473,47 @@ func compactSignature(sig string) string {
 		sig = strings.TrimPrefix(sig, "async ")
 		sig = strings.TrimPrefix(sig, "def ")
 		sig = strings.TrimSuffix(sig, ":")
+		sig = dropPythonDefaults(sig)
+		for _, self := range []string{"(self, ", "(cls, "} {
+			sig = strings.Replace(sig, self, "(", 1)
+		}
+		sig = strings.Replace(strings.Replace(sig, "(self)", "()", 1), "(cls)", "()", 1)
 	}
-	if len(sig) > maxCompactSignature {
-		cut := maxCompactSignature
+	if len(sig) > limit {
+		cut := limit
 		for cut > 0 && !utf8.RuneStart(sig[cut]) {
 			cut--
 		}
 		sig = sig[:cut] + "…"
 	}
 	return sig
+}
+
+// dropPythonDefaults removes the default values of a Python signature's
+// parameters (`pos=0` → `pos`): the name says what to pass.
+func dropPythonDefaults(sig string) string {
+	var b strings.Builder
+	depth, skipping := 0, false
+	for _, r := range sig {
+		switch {
+		case r == '(' || r == '[' || r == '{':
+			depth++
+		case r == ')' || r == ']' || r == '}':
+			depth--
+			if depth == 0 {
+				skipping = false
+			}
+		case r == ',' && depth == 1:
+			skipping = false
+		case r == '=' && depth == 1 && !skipping:
+			skipping = true
+			continue
+		}
+		if !skipping {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // dropGoResults cuts a Go signature (without "func ") after its parameter
