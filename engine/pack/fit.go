@@ -215,6 +215,16 @@ func (b *builder) plan(budget int) *Pack {
 		}
 		base := EstimateTokens(renderSection(&Section{Title: c.title, Reason: c.reason, Text: text.String()}))
 		if base > allowed {
+			if c.spillTo != "" {
+				// No room for the section: its items still go to the
+				// section that takes its spills.
+				for _, it := range c.items {
+					if it.ring != "" {
+						spilled[c.spillTo] = append(spilled[c.spillTo], it)
+					}
+				}
+				continue
+			}
 			if len(c.items) > 0 || c.note != "" {
 				p.Cut = append(p.Cut, fmt.Sprintf("%s: whole section (no room left in the budget)", c.title))
 			}
