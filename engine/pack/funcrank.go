@@ -174,8 +174,8 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 	}
 	for _, r := range g.Neighbourhood(seeds, 2) {
 		sc := get(r.ID)
-		if sc == nil || r.Dist > 1 && sc.sym.Test {
-			continue // a test two calls away is scored as a test, below
+		if sc == nil || sc.sym.Test {
+			continue // a test is scored as a test, below: one edge, one signal
 		}
 		switch {
 		case r.Dist == 1 && callers[r.ID]:
