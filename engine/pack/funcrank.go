@@ -507,6 +507,9 @@ func dropPythonDefaults(sig string) string {
 			skipping = false
 		case r == '=' && depth == 1 && !skipping:
 			skipping = true
+			kept := strings.TrimRight(b.String(), " ")
+			b.Reset()
+			b.WriteString(kept)
 			continue
 		}
 		if !skipping {
