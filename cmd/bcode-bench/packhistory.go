@@ -11,8 +11,11 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -278,6 +281,7 @@ func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph
 		if budget == budgets[len(budgets)-1] {
 			r.missed = missedTargets(p.Shown(), targets)
 		}
+		r.why = append(r.why, explainMisses(p, budget, targets)...)
 
 		t0 = time.Now()
 		files, text, n := grepLines(ctx, conf, ranked, idents, budget, counter)
@@ -498,7 +502,7 @@ func historyOnly(ctx context.Context, conf *sandbox.Confined, h *cochange.Histor
 
 // runHistoryCorpus clones each bundle of dir and benchmarks up to perProject
 // cases of it.
-func runHistoryCorpus(ctx context.Context, dir, work string, perProject, limit int, counter pack.Counter, red pack.Redactor, stderr io.Writer) ([]changeResult, error) {
+func runHistoryCorpus(ctx context.Context, dir, work, indexCache string, perProject, limit int, counter pack.Counter, red pack.Redactor, stderr io.Writer) ([]changeResult, error) {
 	bundles, err := filepath.Glob(filepath.Join(dir, "*.bundle"))
 	if err != nil {
 		return nil, err
@@ -528,7 +532,11 @@ func runHistoryCorpus(ctx context.Context, dir, work string, perProject, limit i
 			if taken == perProject || limit > 0 && len(results) >= limit {
 				break
 			}
-			r, err := benchHistCase(ctx, c, repo, store, counter, red)
+			var st codegraph.Store = store
+			if indexCache != "" {
+				st = caseStore{path: filepath.Join(indexCache, project+"-"+c.base+".json")}
+			}
+			r, err := benchHistCase(ctx, c, repo, st, counter, red)
 			if err != nil {
 				fmt.Fprintf(stderr, "skip %s %s: %v\n", project, c.commit[:10], err)
 				continue
@@ -541,4 +549,98 @@ func runHistoryCorpus(ctx context.Context, dir, work string, perProject, limit i
 		}
 	}
 	return results, nil
+}
+
+// caseStore keeps one case's Go index in a JSON file (--index-cache), so a
+// re-run of the benchmark, e.g. while studying its misses, skips `go list`:
+// the file is keyed by project and base commit, and codegraph.Index still
+// re-indexes any directory whose content hash differs.
+type caseStore struct{ path string }
+
+// Load implements codegraph.Store.
+func (s caseStore) Load(_ context.Context, _ string) (map[string]*codegraph.Unit, error) {
+	out := map[string]*codegraph.Unit{}
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return map[string]*codegraph.Unit{}, nil // unreadable: index again
+	}
+	return out, nil
+}
+
+// Save implements codegraph.Store.
+func (s caseStore) Save(ctx context.Context, repo string, units []*codegraph.Unit, removed []string) error {
+	all, err := s.Load(ctx, repo)
+	if err != nil {
+		return err
+	}
+	for _, d := range removed {
+		delete(all, d)
+	}
+	for _, u := range units {
+		all[u.Dir] = u
+	}
+	data, err := json.Marshal(all)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(s.path, data, 0o644)
+}
+
+// miss is why the pack did not show one target at one budget.
+type miss struct {
+	budget int
+	target string
+	class  string // missNoSignal, missCut or missFileOnly
+	rank   int    // 1-based position in the ranking, 0 when unranked
+	score  float64
+	why    string
+}
+
+const (
+	missNoSignal = "no signal (not ranked)"
+	missCut      = "ranked, cut by the budget"
+	missFileOnly = "ranked, cut by the budget; its file is in the pack"
+	missFileNS   = "no signal; its file is in the pack"
+)
+
+// explainMisses classifies each target the pack did not show: whether the
+// ranker found it at all, where it ranked, and whether the pack shows its
+// file (so a signature ring over the pack's files would have caught it).
+func explainMisses(p *pack.Pack, budget int, targets []target) []miss {
+	shown := p.Shown()
+	files := p.Files()
+	var out []miss
+	for _, t := range targets {
+		if slices.ContainsFunc(shown, func(x pack.Shown) bool {
+			return x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end
+		}) {
+			continue
+		}
+		m := miss{budget: budget, target: fmt.Sprintf("%s:%d %s", t.file, t.start, t.name)}
+		i := slices.IndexFunc(p.Ranking, func(x pack.Ranked) bool {
+			return x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end
+		})
+		inFile := slices.Contains(files, t.file)
+		switch {
+		case i < 0 && inFile:
+			m.class = missFileNS
+		case i < 0:
+			m.class = missNoSignal
+		case inFile:
+			m.class, m.rank, m.score, m.why = missFileOnly, i+1, p.Ranking[i].Score, p.Ranking[i].Why
+		default:
+			m.class, m.rank, m.score, m.why = missCut, i+1, p.Ranking[i].Score, p.Ranking[i].Why
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
@@ -37,14 +38,18 @@ const (
 
 // Budget policy of the function sections.
 const (
-	shareBodies     = 0.40 // bodies of the most likely functions
-	shareSignatures = 0.25 // signatures of the next ring
+	shareBodies       = 0.40 // bodies of the most likely functions
+	shareSignatures   = 0.45 // signatures of the next ring
+	reserveSignatures = 0.35 // kept for the ring while the sections before it are placed
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
 	// long body.
 	maxBodyShare = 0.15
 	maxBodies    = 40
-	maxSigs      = 300
+	// Below this budget no body is shown: the ring's lines (about 12
+	// tokens each) name ten functions for the price of one short body.
+	minBodiesBudget = 2000
+	maxSigs         = 500
 )
 
 // signal is one reason a function is in the pack.
@@ -169,8 +174,8 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 	}
 	for _, r := range g.Neighbourhood(seeds, 2) {
 		sc := get(r.ID)
-		if sc == nil || r.Dist > 1 && sc.sym.Test {
-			continue // a test two calls away is scored as a test, below
+		if sc == nil || sc.sym.Test {
+			continue // a test is scored as a test, below: one edge, one signal
 		}
 		switch {
 		case r.Dist == 1 && callers[r.ID]:
@@ -363,31 +368,44 @@ func damped(r cochange.Rule) float64 {
 }
 
 // functionSections are the function-level sections: bodies of the most
-// likely functions, then the signatures of the next ring.
+// likely functions, then the signature ring: every other ranked function
+// as one short line under its file.
 func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bodies, sigs candidate) {
 	bodies = candidate{
 		title:  "Functions likely to change with the selection",
-		reason: "bodies of the functions most likely to change with the selection (callers and callees, tests that reach it, methods of the types it uses, and what changed with it in the repository's history), best first; each says why",
+		reason: "bodies of the functions most likely to change with the selection, best first; each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
 		share:  shareBodies,
 	}
-	bodies.spillTo = "Next ring (signatures)"
+	bodies.spillTo = ringTitle
 	sigs = candidate{
-		title:  "Next ring (signatures)",
-		reason: "signatures of the functions next most likely to change with the selection, best first; each says why (co-changed n/m: changed in n of the selection's m past commits; changed with the file n/m: in n of the m commits that changed its file; file co-changed: the function's file did)",
-		share:  shareSignatures,
+		title:   ringTitle,
+		reason:  "the next most likely functions, best first, under their file: `line name(params) — strongest reason`",
+		share:   shareSignatures,
+		reserve: reserveSignatures,
+		grouped: true,
 	}
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
+	if b.in.Budget < minBodiesBudget {
+		maxBody = 0 // every function as a ring line
+		sigs.share += shareBodies
+	}
+	sigLimit := maxCompactSignature
+	if b.in.Budget < minBodiesBudget {
+		sigLimit = maxCompactSignatureSmall
+	}
 	for i, sc := range ranked {
 		if i >= maxBodies+maxSigs {
 			break
 		}
 		s := sc.sym
-		why := sc.why(false)
+		why := sc.headline()
 		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
 		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
-		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown}
+		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature, sigLimit), sc.strongest())
+		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
 		shown[s.ID] = true
 		if i < maxBodies {
+			it.full, it.short = "", ""
 			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
 				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)
 				if EstimateTokens(full) <= maxBody {
@@ -404,4 +422,125 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		bodies.note = "no function is related to the selection by calls, tests, types or history"
 	}
 	return bodies, sigs
+}
+
+// headlineSignals is how many reasons a body's header gives.
+const headlineSignals = 3
+
+// headline is the short form of the strongest signals, for a body's header.
+func (s *scored) headline() string {
+	sig := slices.Clone(s.signals)
+	slices.SortStableFunc(sig, func(a, b signal) int { return cmp.Compare(b.weight, a.weight) })
+	parts := make([]string, 0, headlineSignals)
+	for _, x := range sig[:min(len(sig), headlineSignals)] {
+		parts = append(parts, x.short)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ringTitle is the title of the signature ring's section.
+const ringTitle = "Next ring (signatures)"
+
+// strongest is the short form of the strongest signal.
+func (s *scored) strongest() string {
+	best := -1
+	for i, x := range s.signals {
+		if best < 0 || x.weight > s.signals[best].weight {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return s.signals[best].short
+}
+
+// maxCompactSignature caps a signature line of the ring, in bytes.
+const (
+	maxCompactSignature      = 100
+	maxCompactSignatureSmall = 60 // below minBodiesBudget
+)
+
+// compactSignature is a declaration's first line without its keyword, a
+// Python def's colon or a Go function's results: `(v Version) IncMinor()`,
+// `evaluate_result(self, m)`; receiver, name and parameters are what an
+// agent needs to call it or find it.
+func compactSignature(sig string, limit int) string {
+	sig = strings.NewReplacer("( ", "(", " )", ")", "[ ", "[", " ]", "]").Replace(oneLineText(sig))
+	if rest, ok := strings.CutPrefix(sig, "func "); ok {
+		sig = dropGoResults(rest)
+	} else {
+		sig = strings.TrimPrefix(sig, "async ")
+		sig = strings.TrimPrefix(sig, "def ")
+		sig = strings.TrimSuffix(sig, ":")
+		sig = dropPythonDefaults(sig)
+		for _, self := range []string{"(self, ", "(cls, "} {
+			sig = strings.Replace(sig, self, "(", 1)
+		}
+		sig = strings.Replace(strings.Replace(sig, "(self)", "()", 1), "(cls)", "()", 1)
+	}
+	if len(sig) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(sig[cut]) {
+			cut--
+		}
+		sig = sig[:cut] + "…"
+	}
+	return sig
+}
+
+// dropPythonDefaults removes the default values of a Python signature's
+// parameters (`pos=0` → `pos`): the name says what to pass.
+func dropPythonDefaults(sig string) string {
+	var b strings.Builder
+	depth, skipping := 0, false
+	for _, r := range sig {
+		switch {
+		case r == '(' || r == '[' || r == '{':
+			depth++
+		case r == ')' || r == ']' || r == '}':
+			depth--
+			if depth == 0 {
+				skipping = false
+			}
+		case r == ',' && depth == 1:
+			skipping = false
+		case r == '=' && depth == 1 && !skipping:
+			skipping = true
+			kept := strings.TrimRight(b.String(), " ")
+			b.Reset()
+			b.WriteString(kept)
+			continue
+		}
+		if !skipping {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// dropGoResults cuts a Go signature (without "func ") after its parameter
+// list: the receiver's parentheses, if any, then the name, then the
+// parameters.
+func dropGoResults(sig string) string {
+	depth, groups := 0, 0
+	want := 1
+	if strings.HasPrefix(sig, "(") {
+		want = 2 // receiver, then parameters
+	}
+	for i, r := range sig {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				groups++
+				if groups == want {
+					return sig[:i+1]
+				}
+			}
+		}
+	}
+	return sig
 }

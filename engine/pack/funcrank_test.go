@@ -63,7 +63,7 @@ func TestHistoryPullsCoChangedFunction(t *testing.T) {
 	}
 	p := build(t, Input{Repo: repo, Budget: 2000, Selection: &Selection{File: "codec/encode.go", StartLine: 4, EndLine: 4}})
 	s := section(p, "Functions likely to change")
-	if s == nil || !strings.Contains(s.Text, "codec/decode.go:3-4 (changed with the selection in 4 of the selection's 4 past commits") {
+	if s == nil || !strings.Contains(s.Text, "codec/decode.go:3-4 (co-changed 4/4") {
 		t.Fatalf("co-changed Decode missing or without its reason:\n%s", Render(p))
 	}
 	found := false
@@ -93,12 +93,60 @@ func TestPythonThroughAST(t *testing.T) {
 		t.Fatalf("no note of the ast index:\n%s", out)
 	}
 	s := section(p, "Functions likely to change")
-	for _, want := range []string{"shop/api.py:4-5 (caller)", "shop/cart.py:1-2 (callee; same file)", "def test_add():", "test reaching the selection (1 call(s) away)"} {
+	for _, want := range []string{"shop/api.py:4-5 (caller)", "shop/cart.py:1-2 (callee, same file)", "def test_add():", "test, 1 calls"} {
 		if s == nil || !strings.Contains(s.Text, want) {
 			t.Errorf("functions section lacks %q:\n%s", want, out)
 		}
 	}
 	if sel := section(p, "Selection"); sel == nil || !strings.Contains(sel.Reason, "add") {
 		t.Errorf("selection not widened to its def:\n%s", out)
+	}
+}
+
+func TestCompactSignature(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"func (v Version) IncMinor() Version", "(v Version) IncMinor()"},
+		{"func NewVersion(v string) (*Version, error)", "NewVersion(v string)"},
+		{"func Map[T any](xs []T, f func(T) T) []T", "Map[T any](xs []T, f func(T) T)"},
+		{"def findall( self, string, pos=0, endpos=None, extra=(1, 2), evaluate_result=True ):", "findall(string, pos, endpos, extra, evaluate_result)"},
+		{"async def fetch(cls):", "fetch()"},
+		{"def f(x: int = 3) -> int:", "f(x: int) -> int"},
+	} {
+		if got := compactSignature(c.in, maxCompactSignature); got != c.want {
+			t.Errorf("compactSignature(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := compactSignature("def f("+strings.Repeat("a, ", 40)+"b):", 20); got != "f(a, a, a, a, a, a, …" {
+		t.Errorf("long signature not capped: %q", got)
+	}
+}
+
+// At a small budget every ranked function is a ring line under its file,
+// with its strongest reason, and the JSON lists it as a signature.
+func TestRingAtSmallBudget(t *testing.T) {
+	repo := writeRepo(t, shop)
+	p := build(t, Input{Repo: repo, Budget: 1000, Selection: &Selection{File: "store/store.go", StartLine: 10, EndLine: 10}})
+	if p.Total > 1000 {
+		t.Fatalf("pack of %d tokens over its budget of 1000", p.Total)
+	}
+	s := section(p, ringTitle)
+	if s == nil {
+		t.Fatalf("no ring section:\n%s", Render(p))
+	}
+	if !strings.Contains(s.Text, "mem/mem.go:\n") || !strings.Contains(s.Text, " — caller\n") {
+		t.Errorf("ring lacks the caller's file heading or its reason:\n%s", s.Text)
+	}
+	if strings.Contains(s.Text, "```") {
+		t.Errorf("a body in the ring at 1000 tokens:\n%s", s.Text)
+	}
+	n := 0
+	for _, sh := range s.Symbols {
+		if sh.Form != FormSignature {
+			t.Errorf("ring symbol %+v not a signature", sh)
+		}
+		n++
+	}
+	if n < 3 {
+		t.Errorf("ring shows %d functions, want >= 3:\n%s", n, Render(p))
 	}
 }

@@ -21,6 +21,9 @@ const (
 	shareNeighbour = 0.35
 	shareTypes     = 0.08
 	shareTests     = 0.15
+	// reserveRepoMap is kept for the repo map while the sections before it
+	// are placed, so the files no ranked function names are still named.
+	reserveRepoMap = 0.12
 )
 
 // selectionHead is how many selected lines the selection's short form keeps.
@@ -136,6 +139,9 @@ func (b *builder) graphSections(ctx context.Context, g *codegraph.Graph) []candi
 		shown[id] = true
 	}
 	ranked := b.rankFunctions(ctx, g, seeds, rank)
+	for _, sc := range ranked {
+		b.ranking = append(b.ranking, Ranked{File: sc.sym.File, Name: sc.sym.Name, Line: sc.sym.Line, Score: sc.score, Why: sc.why(true)})
+	}
 	bodies, sigs := b.functionSections(ranked, shown)
 	if len(seeds) == 0 {
 		bodies.note = "no selection or goal identifier matched a symbol: no call graph to follow"
@@ -221,8 +227,9 @@ const repoMapSymbols = 4
 // its highest-ranked symbols' signatures (Aider's repo map).
 func (b *builder) repoMap(g *codegraph.Graph, rank map[string]float64, shown map[string]bool) candidate {
 	c := candidate{
-		title:  "Repo map",
-		reason: "the rest of the repository, files and symbols ranked by PageRank over the reference graph personalised to the selection and the goal, files that changed with the selection's file first",
+		title:   "Repo map",
+		reason:  "the rest of the repository, files and symbols ranked by PageRank over the reference graph personalised to the selection and the goal, files that changed with the selection's file first",
+		reserve: reserveRepoMap,
 	}
 	type fileScore struct {
 		file  string

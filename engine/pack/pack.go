@@ -128,6 +128,19 @@ type Pack struct {
 	// same inputs give byte-identical output.
 	IndexStats *codegraph.Stats `json:"-"`
 	BuildTime  time.Duration    `json:"-"`
+	// Ranking is every function the ranker found any signal for, best
+	// first, shown or not: for measuring why a function is missing (the
+	// benchmark's --explain), kept out of the JSON.
+	Ranking []Ranked `json:"-"`
+}
+
+// Ranked is one function of the ranking with its score.
+type Ranked struct {
+	File  string
+	Name  string
+	Line  int
+	Score float64
+	Why   string // the signals, short form
 }
 
 // Files returns every file any section shows, sorted and unique.
@@ -191,6 +204,7 @@ func Build(ctx context.Context, in Input) (*Pack, error) {
 		return nil, err
 	}
 	p.IndexStats = b.stats
+	p.Ranking = b.ranking
 	p.BuildTime = time.Since(start)
 	return p, nil
 }
@@ -210,6 +224,8 @@ type builder struct {
 	// histFiles is each file's co-change strength with the selection's
 	// (damped confidence), for the repo map's order.
 	histFiles map[string]float64
+	// ranking is the function ranking, for Pack.Ranking.
+	ranking []Ranked
 }
 
 // collect gathers every candidate section, most important first.
