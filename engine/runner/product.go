@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
@@ -15,11 +15,9 @@ import (
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
-// AgentBackend builds the agent for a task from the base commit's
-// configuration, once the model has answered its health probe. The
-// command that runs tasks passes it in Options (engine/agentbackend's
-// Backend: bcode-agent in a container, talking to the gateway).
-type AgentBackend func(ctx context.Context, cfg config.Config, t engine.Task) (Agent, error)
+// AgentBackend is agent.Backend: the command that runs tasks passes it in
+// Options (engine/agentbackend's Backend).
+type AgentBackend = agent.Backend
 
 // ErrNoAgentBackend: the model answers but this build has no agent.
 var ErrNoAgentBackend = errors.New("this build of bcode has no agent backend: the agent (bcode-agent in the sandbox) is not wired in yet, so tasks cannot run; create, status, accept and reject still work")
