@@ -256,7 +256,7 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 	if err != nil {
 		return TasksResult{}, err
 	}
-	ts, err := s.tasks.List(ctx, root)
+	ts, err := s.app.ListTasks(ctx, root)
 	if err != nil {
 		return TasksResult{}, taskError(err)
 	}
@@ -266,7 +266,7 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 		if why := s.startFailure(&t); why != "" {
 			sum.Reason = why
 		}
-		if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
+		if evs, _, err := s.app.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
 			e := evs[len(evs)-1]
 			sum.LastEvent = &EventSummary{Seq: e.Seq, Kind: e.Kind, At: e.At}
 		}
@@ -281,14 +281,14 @@ func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, erro
 		return TaskDetail{}, err
 	}
 	d := TaskDetail{Task: *t, Attempts: []engine.Attempt{}, Events: []engine.Event{}}
-	if as, err := s.tasks.Attempts(ctx, t.ID); err == nil && as != nil {
+	if as, err := s.app.Attempts(ctx, t.ID); err == nil && as != nil {
 		d.Attempts = as
 	}
 	limit := p.EventsLimit
 	if limit <= 0 {
 		limit = DefaultEventsLimit
 	}
-	evs, omitted, err := s.tasks.LatestEvents(ctx, t.ID, p.EventsAfter, limit)
+	evs, omitted, err := s.app.LatestEvents(ctx, t.ID, p.EventsAfter, limit)
 	if err != nil {
 		return TaskDetail{}, taskError(err)
 	}
@@ -296,7 +296,7 @@ func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, erro
 		d.Events = evs
 	}
 	d.EventsOmitted = omitted
-	if vs, err := s.tasks.Verifications(ctx, t.Repo, 0); err == nil {
+	if vs, err := s.app.Verifications(ctx, t.Repo, 0); err == nil {
 		for i := range vs {
 			if vs[i].TaskID == t.ID {
 				d.Verification = &vs[i]
@@ -312,7 +312,7 @@ func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, erro
 // the ledger has none to show for it, kind at the current time.
 func (s *Server) notifyTask(ctx context.Context, t *engine.Task, kind string) {
 	ev := engine.Event{Kind: kind, At: time.Now().UTC()}
-	if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) == 1 {
+	if evs, _, err := s.app.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) == 1 {
 		ev = evs[0]
 	}
 	s.sendTaskChanged(ctx, t, ev)
@@ -339,27 +339,27 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 	for {
 		if last < 0 {
 			// Start from the end: history is what bcode/tasks is for.
-			if ts, err := s.tasks.List(ctx, root); err == nil {
+			if ts, err := s.app.ListTasks(ctx, root); err == nil {
 				last = 0
 				for _, t := range ts {
-					if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
+					if evs, _, err := s.app.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
 						last = max(last, evs[len(evs)-1].Seq)
 					}
 				}
 			}
-		} else if evs, err := s.tasks.Events(ctx, "", last, 500); err == nil && len(evs) > 0 {
+		} else if evs, err := s.app.Events(ctx, "", last, 500); err == nil && len(evs) > 0 {
 			latest := map[string]engine.Event{}
 			for _, e := range evs {
 				latest[e.TaskID] = e
 				last = max(last, e.Seq)
 				if e.Kind == eventModuleApprovalNeeded {
-					if t, err := s.tasks.Get(ctx, e.TaskID); err == nil && t.Repo == root {
+					if t, err := s.app.Task(ctx, e.TaskID); err == nil && t.Repo == root {
 						s.askModuleApproval(t, e)
 					}
 				}
 			}
 			for id, e := range latest {
-				t, err := s.tasks.Get(ctx, id)
+				t, err := s.app.Task(ctx, id)
 				if err != nil || t.Repo != root {
 					continue
 				}

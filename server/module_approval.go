@@ -27,11 +27,11 @@ func (s *Server) TaskApproveModule(ctx context.Context, a command.TaskModuleArgs
 	case a.Module == "":
 		return command.TaskResult{}, command.Required(command.TaskApproveModule, "module", "MODULE@VERSION, as the module.approval_needed event names it")
 	}
-	mod, err := s.tasks.ApproveModule(ctx, a.ID, a.Module)
+	mod, err := s.app.ApproveModule(ctx, a.ID, a.Module)
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
-	t, err := s.tasks.Get(ctx, a.ID)
+	t, err := s.app.Task(ctx, a.ID)
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}

@@ -54,7 +54,7 @@ func (t toolRun) perMinute() float64 {
 	return float64(t.count) / t.wall.Minutes()
 }
 
-func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode-bench evidence", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	corpus := fs.String("corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
@@ -79,7 +79,7 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 2
 	}
 	if !*goToo {
-		benchPython(ctx, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
+		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
 		return 0
 	}
 	work, err := os.MkdirTemp("", "bcode-bench-evidence-")
@@ -116,9 +116,9 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var disagreements []string
 	for _, c := range cases {
 		fmt.Fprintf(stderr, "== %s\n", c.name)
-		runs := []toolRun{runBcode(ctx, c, *workers, false, stderr)}
+		runs := []toolRun{runBcode(ctx, eng, c, *workers, false, stderr)}
 		if !*skipOverlay {
-			runs = append(runs, runBcode(ctx, c, *workers, true, stderr))
+			runs = append(runs, runBcode(ctx, eng, c, *workers, true, stderr))
 		}
 		g := runGremlins(ctx, c, gbin, *workers, *coefficient, stderr)
 		runs = append(runs, g)
@@ -150,7 +150,7 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if *pyCases != "" || *pyWhole != "" {
 		fmt.Fprintln(stdout)
-		benchPython(ctx, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
+		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
 	}
 	return 0
 }
@@ -181,7 +181,7 @@ func corpusChanges(corpus, spec string) []string {
 
 // runBcode runs the engine on HEAD~1..HEAD of the case with an empty
 // baseline cache, so its coverage run is timed like gremlins' own.
-func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, stderr io.Writer) toolRun {
+func runBcode(ctx context.Context, eng *app.Engine, c evidenceCase, workers int, overlay bool, stderr io.Writer) toolRun {
 	tool := "bcode"
 	if overlay {
 		tool = "bcode-overlay"
@@ -202,7 +202,7 @@ func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, st
 		return run
 	}
 	defer os.RemoveAll(cache)
-	rep, _, err := app.New(nil).EvidenceOf(ctx, host.New(), dir, change, mutate.Options{Workers: workers, Overlay: overlay, CacheDir: cache}, verify.NoProgress{})
+	rep, _, err := eng.EvidenceOf(ctx, host.New(), dir, change, mutate.Options{Workers: workers, Overlay: overlay, CacheDir: cache}, verify.NoProgress{})
 	run.wall = time.Since(start)
 	if err != nil {
 		run.err = oneLineErr(err)

@@ -32,7 +32,7 @@ func init() {
 // /tokenize before counting with the estimate instead.
 const tokenizerProbe = 300 * time.Millisecond
 
-func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode pack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var st stateFlags
@@ -78,7 +78,6 @@ func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		req.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
 	}
-	eng := app.New(nil)
 	eng.TokenizerProbe = tokenizerProbe
 	led, lerr := st.openLedger(ctx, ledger.WithMigrations("codegraph", codegraph.Migrations))
 	switch {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
 )
@@ -41,6 +42,19 @@ func (s *stateFlags) openStore(ctx context.Context) (ledger.Store, string, error
 		return nil, "", err
 	}
 	return st, filepath.Dir(p), nil
+}
+
+// use points the process's engine at the ledger these flags chose.
+func (s *stateFlags) use(eng *app.Engine) error {
+	choice, err := backend.Resolve(s.ledger)
+	if err != nil {
+		return err
+	}
+	p, err := s.ledgerPath()
+	if err != nil {
+		return err
+	}
+	return eng.UseLedger(p, choice)
 }
 
 // ledgerPath resolves where the ledger lives: --state wins over
