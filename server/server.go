@@ -24,8 +24,8 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
 
-	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/agent"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/server/command"
@@ -99,8 +99,8 @@ type Server struct {
 	runner sandbox.Runner
 	// closeApp closes the engine New opened itself (its ledger handle),
 	// once the connection has ended; nil for one passed in.
-	closeApp func() error
-	closeOnce  sync.Once
+	closeApp  func() error
+	closeOnce sync.Once
 
 	// bg is the lifetime of background work (evidence runs, tasks,
 	// watchers); it ends at shutdown.
