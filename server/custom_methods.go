@@ -256,18 +256,18 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 	if err != nil {
 		return TasksResult{}, err
 	}
-	ts, err := s.app.ListTasks(ctx, root)
+	rows, err := s.app.TaskRows(ctx, root)
 	if err != nil {
 		return TasksResult{}, taskError(err)
 	}
-	out := TasksResult{Tasks: make([]TaskSummary, 0, len(ts))}
-	for _, t := range ts {
+	out := TasksResult{Tasks: make([]TaskSummary, 0, len(rows))}
+	for _, r := range rows {
+		t := r.Task
 		sum := TaskSummary{ID: t.ID, Goal: t.Goal, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Branch: t.Branch, UpdatedAt: t.UpdatedAt}
 		if why := s.startFailure(&t); why != "" {
 			sum.Reason = why
 		}
-		if evs, _, err := s.app.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
-			e := evs[len(evs)-1]
+		if e := r.LastEvent; e != nil {
 			sum.LastEvent = &EventSummary{Seq: e.Seq, Kind: e.Kind, At: e.At}
 		}
 		out.Tasks = append(out.Tasks, sum)
@@ -276,35 +276,18 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 }
 
 func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, error) {
-	t, err := s.task(ctx, p.ID)
-	if err != nil {
-		return TaskDetail{}, err
-	}
-	d := TaskDetail{Task: *t, Attempts: []engine.Attempt{}, Events: []engine.Event{}}
-	if as, err := s.app.Attempts(ctx, t.ID); err == nil && as != nil {
-		d.Attempts = as
+	if p.ID == "" {
+		return TaskDetail{}, lsp.Errorf(lsp.CodeInvalidParams, "no task ID given")
 	}
 	limit := p.EventsLimit
 	if limit <= 0 {
 		limit = DefaultEventsLimit
 	}
-	evs, omitted, err := s.app.LatestEvents(ctx, t.ID, p.EventsAfter, limit)
+	d, err := s.app.TaskDetail(ctx, p.ID, p.EventsAfter, limit)
 	if err != nil {
 		return TaskDetail{}, taskError(err)
 	}
-	if evs != nil {
-		d.Events = evs
-	}
-	d.EventsOmitted = omitted
-	if vs, err := s.app.Verifications(ctx, t.Repo, 0); err == nil {
-		for i := range vs {
-			if vs[i].TaskID == t.ID {
-				d.Verification = &vs[i]
-				break
-			}
-		}
-	}
-	return d, nil
+	return TaskDetail{Task: d.Task, Attempts: d.Attempts, Events: d.Events, EventsOmitted: d.Omitted, Verification: d.Verification}, nil
 }
 
 // notifyTask sends bcode/taskChanged for a change the server itself made
@@ -339,13 +322,8 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 	for {
 		if last < 0 {
 			// Start from the end: history is what bcode/tasks is for.
-			if ts, err := s.app.ListTasks(ctx, root); err == nil {
-				last = 0
-				for _, t := range ts {
-					if evs, _, err := s.app.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
-						last = max(last, evs[len(evs)-1].Seq)
-					}
-				}
+			if seq, err := s.app.LastSeq(ctx, root); err == nil {
+				last = seq
 			}
 		} else if evs, err := s.app.Events(ctx, "", last, 500); err == nil && len(evs) > 0 {
 			latest := map[string]engine.Event{}
