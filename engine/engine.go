@@ -97,13 +97,22 @@ type Lease struct {
 	Expires   time.Time `json:"expires"`
 }
 
+// EventKind names what an event records: the ledger's own EventCreated,
+// engine/task's (the lifecycle, attempts, checks), engine/gateway's (the
+// agent's actions), engine/agentbackend's (module approvals). A surface
+// names them by these constants, never by a literal string.
+type EventKind string
+
+// EventCreated is the event the ledger appends when it records a task.
+const EventCreated EventKind = "task.created"
+
 // Event is one thing that happened to a task, in order.
 type Event struct {
 	Seq     int64           `json:"seq"` // ledger-wide, strictly increasing
 	TaskID  string          `json:"task_id"`
 	Attempt int64           `json:"attempt,omitempty"`
 	Fence   int64           `json:"fence,omitempty"`
-	Kind    string          `json:"kind"` // e.g. "task.created", "attempt.started", "task.recovered"
+	Kind    EventKind       `json:"kind"` // e.g. EventCreated, "attempt.started", "task.recovered"
 	Data    json.RawMessage `json:"data,omitempty"`
 	At      time.Time       `json:"at"`
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -35,9 +36,9 @@ type TaskSummary struct {
 
 // EventSummary is a task event without its data.
 type EventSummary struct {
-	Seq  int64     `json:"seq"`
-	Kind string    `json:"kind"`
-	At   time.Time `json:"at"`
+	Seq  int64            `json:"seq"`
+	Kind engine.EventKind `json:"kind"`
+	At   time.Time        `json:"at"`
 }
 
 // TasksResult answers bcode/tasks.
@@ -87,11 +88,11 @@ type TaskChanged struct {
 	Reason  string `json:"reason,omitempty"`
 	// Kind and At are the event's kind and time (RFC 3339), so a client
 	// shows when the task last changed without asking again.
-	Kind string    `json:"kind"`
-	At   time.Time `json:"at"`
-	Seq  int64     `json:"seq,omitempty"`
+	Kind engine.EventKind `json:"kind"`
+	At   time.Time        `json:"at"`
+	Seq  int64            `json:"seq,omitempty"`
 	// Event repeats Kind for clients written against the first version.
-	Event string `json:"event"`
+	Event engine.EventKind `json:"event"`
 }
 
 // Bounds of bcode/task's eventsLimit.
@@ -293,7 +294,7 @@ func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, erro
 // notifyTask sends bcode/taskChanged for a change the server itself made
 // (or started): the task's state with its newest ledger event, or, when
 // the ledger has none to show for it, kind at the current time.
-func (s *Server) notifyTask(ctx context.Context, t *engine.Task, kind string) {
+func (s *Server) notifyTask(ctx context.Context, t *engine.Task, kind engine.EventKind) {
 	ev := engine.Event{Kind: kind, At: time.Now().UTC()}
 	if evs, _, err := s.app.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) == 1 {
 		ev = evs[0]
@@ -330,7 +331,7 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 			for _, e := range evs {
 				latest[e.TaskID] = e
 				last = max(last, e.Seq)
-				if e.Kind == eventModuleApprovalNeeded {
+				if e.Kind == agentbackend.EventModuleApprovalNeeded {
 					if t, err := s.app.Task(ctx, e.TaskID); err == nil && t.Repo == root {
 						s.askModuleApproval(t, e)
 					}

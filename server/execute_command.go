@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify/mutate"
@@ -50,7 +51,7 @@ func (s *Server) TaskCreate(ctx context.Context, a command.TaskCreateArgs) (comm
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
-	s.notifyTask(ctx, t, "task.created")
+	s.notifyTask(ctx, t, engine.EventCreated)
 	if a.Run {
 		if err := s.app.CanRun(); err != nil {
 			return command.TaskResult{ID: t.ID, Status: string(t.Status), Message: "created, not started: " + err.Error()}, nil
@@ -131,12 +132,12 @@ func (s *Server) TaskResume(ctx context.Context, a command.TaskIDArgs) (command.
 
 // TaskCancel stops a running task.
 func (s *Server) TaskCancel(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, "task.cancelled", s.app.CancelTask)
+	return s.finishTask(ctx, a.ID, task.EventCancelled, s.app.CancelTask)
 }
 
 // TaskAccept lands a verified task on the user's branch.
 func (s *Server) TaskAccept(ctx context.Context, a command.TaskAcceptArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, "task.accepted", func(ctx context.Context, id string) error {
+	return s.finishTask(ctx, a.ID, task.EventAccepted, func(ctx context.Context, id string) error {
 		_, err := s.app.AcceptTask(ctx, id, a.Force)
 		return err
 	})
@@ -144,13 +145,13 @@ func (s *Server) TaskAccept(ctx context.Context, a command.TaskAcceptArgs) (comm
 
 // TaskReject throws a task's work away (the record stays).
 func (s *Server) TaskReject(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, "task.rejected", func(ctx context.Context, id string) error {
+	return s.finishTask(ctx, a.ID, task.EventRejected, func(ctx context.Context, id string) error {
 		_, err := s.app.RejectTask(ctx, id)
 		return err
 	})
 }
 
-func (s *Server) finishTask(ctx context.Context, id, kind string, op func(context.Context, string) error) (command.TaskResult, error) {
+func (s *Server) finishTask(ctx context.Context, id string, kind engine.EventKind, op func(context.Context, string) error) (command.TaskResult, error) {
 	if _, err := s.task(ctx, id); err != nil {
 		return command.TaskResult{}, err
 	}
@@ -205,7 +206,7 @@ func (s *Server) startTask(id string, resume bool) {
 		defer func() { p.end(msg) }()
 		s.setStartFailure(id, "")
 		if t, err := s.app.Task(ctx, id); err == nil {
-			s.notifyTask(ctx, t, "task.started")
+			s.notifyTask(ctx, t, task.EventStarted)
 		}
 		var err error
 		if resume {
@@ -224,7 +225,7 @@ func (s *Server) startTask(id string, resume bool) {
 			s.setStartFailure(id, why)
 			_ = s.client.ShowMessage(context.Background(), lsp.MessageError, fmt.Sprintf("bcode: task %s %s", id, why))
 			if gerr == nil {
-				s.sendTaskChanged(context.Background(), withReason(t, why), engine.Event{Kind: "task.start_failed", At: time.Now().UTC()})
+				s.sendTaskChanged(context.Background(), withReason(t, why), engine.Event{Kind: app.EventStartFailed, At: time.Now().UTC()})
 			}
 			return
 		}
@@ -236,7 +237,7 @@ func (s *Server) startTask(id string, resume bool) {
 			if err != nil {
 				msg += ": " + err.Error()
 			}
-			s.notifyTask(context.Background(), t, "task.stopped")
+			s.notifyTask(context.Background(), t, app.EventStopped)
 		} else if err != nil {
 			msg = "stopped: " + err.Error()
 		}

@@ -10,13 +10,12 @@ import (
 	"github.com/bcode-dev/bcode/server/lsp"
 )
 
-// The module events of engine/agentbackend: the host fetches a module
-// version for a task only when the base's go.sum has it or the user says
-// yes, here or with `bcode task approve-module`.
+// The answers to engine/agentbackend's module.approval_needed event: the
+// host fetches a module version for a task only when the base's go.sum has
+// it or the user says yes, here or with `bcode task approve-module`.
 const (
-	eventModuleApprovalNeeded = "module.approval_needed"
-	approveAction             = "Approve"
-	notNowAction              = "Not now"
+	approveAction = "Approve"
+	notNowAction  = "Not now"
 )
 
 // TaskApproveModule is bcode.task.approveModule.

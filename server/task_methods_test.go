@@ -330,7 +330,7 @@ func TestAcceptAndRejectMoveGit(t *testing.T) {
 	// Without the turn, Accept would adopt the commit as unrecorded and
 	// refuse the task as moved after its check.
 	for _, ev := range []struct {
-		kind string
+		kind engine.EventKind
 		data map[string]any
 	}{
 		{"attempt.started", map[string]any{"number": 1}},

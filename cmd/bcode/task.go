@@ -367,7 +367,7 @@ func oneLineGoal(s string) string {
 }
 
 func printEvent(w io.Writer, ev engine.Event) {
-	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), escapeControls(ev.Kind), clip(escapeControls(string(ev.Data)), 200))
+	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), escapeControls(string(ev.Kind)), clip(escapeControls(string(ev.Data)), 200))
 }
 
 func taskEvents(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {

@@ -17,6 +17,17 @@ import (
 	"github.com/bcode-dev/bcode/verify"
 )
 
+// Event kinds a surface reports about a run it started that the ledger
+// does not record (the ledger's own are engine.EventCreated and
+// engine/task's).
+const (
+	// EventStartFailed: the run never got going (no model, no agent, no
+	// Docker) and the task is still queued.
+	EventStartFailed engine.EventKind = "task.start_failed"
+	// EventStopped: the run returned; the task's status says how it ended.
+	EventStopped engine.EventKind = "task.stopped"
+)
+
 // TaskRequest is a new task.
 type TaskRequest struct {
 	// Repo is a directory inside the user's checkout.

@@ -100,7 +100,7 @@ func (b *builder) historySection(ctx context.Context) candidate {
 	}
 	var failures []engine.Event
 	for _, e := range events {
-		k := strings.ToLower(e.Kind)
+		k := strings.ToLower(string(e.Kind))
 		if strings.Contains(k, "fail") || strings.Contains(k, "reject") || strings.Contains(k, "verdict") || strings.Contains(k, "blocked") {
 			failures = append(failures, e)
 		}

@@ -240,7 +240,7 @@ func (s *run) curLease() engine.Lease {
 }
 
 // emit appends an event under the lease and reports it once durable.
-func (s *run) emit(ctx context.Context, kind string, data any) error {
+func (s *run) emit(ctx context.Context, kind engine.EventKind, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
