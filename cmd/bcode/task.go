@@ -342,7 +342,7 @@ func taskStatus(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	for _, a := range st.Attempts {
 		line := fmt.Sprintf("#%d %s", a.Number, a.Status)
 		if a.Verdict != "" {
-			line += " " + a.Verdict
+			line += " " + string(a.Verdict)
 		}
 		if a.Note != "" {
 			line += ": " + oneLineGoal(a.Note)

@@ -86,7 +86,7 @@ func (b *builder) historySection(ctx context.Context) candidate {
 	for _, a := range attempts {
 		line := fmt.Sprintf("- attempt %d: %s", a.Number, a.Status)
 		if a.Verdict != "" {
-			line += ", verdict " + a.Verdict
+			line += ", verdict " + string(a.Verdict)
 		}
 		full := line
 		if a.Note != "" {

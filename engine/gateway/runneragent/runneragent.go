@@ -125,7 +125,7 @@ func TaskPrompt(in agent.AttemptInput) string {
 	var notes []string
 	for _, h := range in.History {
 		if h.Note != "" {
-			notes = append(notes, fmt.Sprintf("- attempt %d (%s): %s", h.Number, orDash(h.Verdict), h.Note))
+			notes = append(notes, fmt.Sprintf("- attempt %d (%s): %s", h.Number, orDash(string(h.Verdict)), h.Note))
 		}
 	}
 	if len(notes) > 0 {
