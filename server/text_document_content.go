@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/pack"
@@ -112,7 +111,7 @@ func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*pack.Pack,
 		if err != nil {
 			return nil, err
 		}
-		req.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+		req.Selection = sel
 		if req.Goal == "" && a.TaskID == "" {
 			req.Goal = fmt.Sprintf("Work on %s lines %d-%d", sel.File, sel.StartLine, sel.EndLine)
 		}

@@ -174,7 +174,7 @@ func taskCreate(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		if err != nil {
 			return c.fail("%v", err)
 		}
-		in.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+		in.Selection = sel
 	}
 	t, err := eng.CreateTask(ctx, in)
 	if err != nil {

@@ -200,8 +200,8 @@ func (e *Engine) CreateTask(ctx context.Context, req TaskRequest) (*engine.Task,
 		return nil, err
 	}
 	in := task.CreateInput{Repo: req.Repo, Goal: req.Goal, Base: req.Base, Criteria: req.Criteria}
-	if req.Selection != nil {
-		in.Selection = &task.Range{File: req.Selection.File, StartLine: req.Selection.StartLine, EndLine: req.Selection.EndLine}
+	if sel := req.Selection; sel != nil {
+		in.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
 	}
 	return t.Create(ctx, in)
 }
@@ -217,7 +217,10 @@ type RunOptions struct {
 }
 
 func (e *Engine) runnerOptions(o RunOptions) runner.Options {
-	return runner.Options{Agent: e.opts.Agent, OnEvent: o.OnEvent, Progress: o.Progress}
+	// The process's scanner; if it failed to load, ForTask tries again and
+	// says why.
+	scanner, _ := e.Redactor()
+	return runner.Options{Agent: e.opts.Agent, OnEvent: o.OnEvent, Progress: o.Progress, Scanner: scanner}
 }
 
 // RunTask runs a queued task (or one a dead runner left) until it stops:

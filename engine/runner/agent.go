@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/check"
@@ -12,6 +13,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
 // The agent seam lives in engine/agent, under the runner, so the agents
@@ -108,6 +110,12 @@ type GateChecker struct {
 	Runner   sandbox.Runner
 	Recorder check.Recorder
 	Progress verify.Progress
+	// Config is the task's base configuration, read once when the run
+	// started; nil: each check reads it.
+	Config *config.Config
+	// Scanner is the run's secret scanner, shared by its packs and checks;
+	// nil: each check builds one.
+	Scanner *secrets.Scanner
 }
 
 // Check implements Checker.
@@ -117,7 +125,8 @@ func (g GateChecker) Check(ctx context.Context, in CheckInput) (*verify.Report, 
 		repo, head = in.Worktree, "HEAD"
 	}
 	o := check.Options{Repo: repo, Base: in.Base, Head: head, Runner: g.Runner,
-		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt}
+		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt,
+		Config: g.Config, Scanner: g.Scanner}
 	if g.Sandbox != nil {
 		o.Runner = nil
 		o.Sandbox = g.Sandbox

@@ -32,6 +32,10 @@ type Options struct {
 	// Checks is where the gate's builds and tests run; nil: the agent's
 	// own sandbox when it has one (SandboxedAgent), else the host.
 	Checks sandbox.Sandbox
+	// Scanner redacts the packs and runs the checks' secret scan (the
+	// engine's, built once per process); nil: ForTask builds one for the
+	// run.
+	Scanner *secrets.Scanner
 }
 
 // ForTask builds the product runner for a task: it reads the base commit's
@@ -62,9 +66,11 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	if err != nil {
 		return nil, fmt.Errorf("starting the agent: %w", err)
 	}
-	scanner, err := secrets.NewScanner()
-	if err != nil {
-		return nil, fmt.Errorf("secret scanner: %w", err)
+	scanner := o.Scanner
+	if scanner == nil {
+		if scanner, err = secrets.NewScanner(); err != nil {
+			return nil, fmt.Errorf("secret scanner: %w", err)
+		}
 	}
 	packs := NewPackBuilder(ctx, cfg.Model.Endpoint, ProbeTimeout, scanner, e.Ledger)
 	checks := o.Checks
@@ -79,7 +85,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	return &Runner{
 		Engine:  e,
 		Agent:   agent,
-		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress},
+		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress, Config: &cfg, Scanner: scanner},
 		Context: packs,
 		OnEvent: o.OnEvent,
 		// Sessions hold a slot of the endpoint's limit, if one is recorded
