@@ -25,25 +25,6 @@ func (s *stateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.ledger, "ledger", "", "task ledger: postgres://user@host/db shared by a team's runners, or sqlite (default $BCODE_LEDGER, else ~/.config/bcode/ledger, else the SQLite file in the state directory)")
 }
 
-// openStore opens the task ledger the user chose (see engine/ledger/backend)
-// and returns it with the state directory that holds this machine's
-// worktrees.
-func (s *stateFlags) openStore(ctx context.Context) (ledger.Store, string, error) {
-	choice, err := backend.Resolve(s.ledger)
-	if err != nil {
-		return nil, "", err
-	}
-	p, err := s.ledgerPath()
-	if err != nil {
-		return nil, "", err
-	}
-	st, err := backend.Open(ctx, choice, p)
-	if err != nil {
-		return nil, "", err
-	}
-	return st, filepath.Dir(p), nil
-}
-
 // use points the process's engine at the ledger these flags chose.
 func (s *stateFlags) use(eng *app.Engine) error {
 	choice, err := backend.Resolve(s.ledger)
