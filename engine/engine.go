@@ -71,17 +71,32 @@ const (
 	AttemptInterrupted AttemptStatus = "interrupted" // its runner died or was stopped
 )
 
+// AttemptVerdict is how a finished attempt ended: the gate's verdict
+// (verify.Verdict's values: verified, green, failed, tampered, error) when
+// its check ran, else one of the attempt's own ends below, named so that
+// none reads as a gate verdict.
+type AttemptVerdict string
+
+const (
+	// AttemptAgentFailed: the agent failed in a turn (its session broke);
+	// no check ran. Not the gate's "error", which means the check could
+	// not decide.
+	AttemptAgentFailed AttemptVerdict = "agent_failed"
+	// AttemptStuck: the agent said it cannot go on; no check ran.
+	AttemptStuck AttemptVerdict = "stuck"
+)
+
 // Attempt is one try at a task: context, agent turns, verification.
 type Attempt struct {
-	ID         int64         `json:"id"`
-	TaskID     string        `json:"task_id"`
-	Number     int           `json:"number"`
-	Fence      int64         `json:"fence"` // the lease fence it ran under
-	Status     AttemptStatus `json:"status"`
-	Verdict    string        `json:"verdict,omitempty"`
-	Note       string        `json:"note,omitempty"` // strategy note for the next attempt
-	StartedAt  time.Time     `json:"started_at"`
-	FinishedAt *time.Time    `json:"finished_at,omitempty"`
+	ID         int64          `json:"id"`
+	TaskID     string         `json:"task_id"`
+	Number     int            `json:"number"`
+	Fence      int64          `json:"fence"` // the lease fence it ran under
+	Status     AttemptStatus  `json:"status"`
+	Verdict    AttemptVerdict `json:"verdict,omitempty"`
+	Note       string         `json:"note,omitempty"` // strategy note for the next attempt
+	StartedAt  time.Time      `json:"started_at"`
+	FinishedAt *time.Time     `json:"finished_at,omitempty"`
 }
 
 // Lease says which runner owns a task until Expires. Fence increases on
@@ -97,13 +112,22 @@ type Lease struct {
 	Expires   time.Time `json:"expires"`
 }
 
+// EventKind names what an event records: the ledger's own EventCreated,
+// engine/task's (the lifecycle, attempts, checks), engine/gateway's (the
+// agent's actions), engine/agentbackend's (module approvals). A surface
+// names them by these constants, never by a literal string.
+type EventKind string
+
+// EventCreated is the event the ledger appends when it records a task.
+const EventCreated EventKind = "task.created"
+
 // Event is one thing that happened to a task, in order.
 type Event struct {
 	Seq     int64           `json:"seq"` // ledger-wide, strictly increasing
 	TaskID  string          `json:"task_id"`
 	Attempt int64           `json:"attempt,omitempty"`
 	Fence   int64           `json:"fence,omitempty"`
-	Kind    string          `json:"kind"` // e.g. "task.created", "attempt.started", "task.recovered"
+	Kind    EventKind       `json:"kind"` // e.g. EventCreated, "attempt.started", "task.recovered"
 	Data    json.RawMessage `json:"data,omitempty"`
 	At      time.Time       `json:"at"`
 }

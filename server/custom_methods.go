@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -35,9 +36,9 @@ type TaskSummary struct {
 
 // EventSummary is a task event without its data.
 type EventSummary struct {
-	Seq  int64     `json:"seq"`
-	Kind string    `json:"kind"`
-	At   time.Time `json:"at"`
+	Seq  int64            `json:"seq"`
+	Kind engine.EventKind `json:"kind"`
+	At   time.Time        `json:"at"`
 }
 
 // TasksResult answers bcode/tasks.
@@ -87,11 +88,11 @@ type TaskChanged struct {
 	Reason  string `json:"reason,omitempty"`
 	// Kind and At are the event's kind and time (RFC 3339), so a client
 	// shows when the task last changed without asking again.
-	Kind string    `json:"kind"`
-	At   time.Time `json:"at"`
-	Seq  int64     `json:"seq,omitempty"`
+	Kind engine.EventKind `json:"kind"`
+	At   time.Time        `json:"at"`
+	Seq  int64            `json:"seq,omitempty"`
 	// Event repeats Kind for clients written against the first version.
-	Event string `json:"event"`
+	Event engine.EventKind `json:"event"`
 }
 
 // Bounds of bcode/task's eventsLimit.
@@ -256,18 +257,18 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 	if err != nil {
 		return TasksResult{}, err
 	}
-	ts, err := s.tasks.List(ctx, root)
+	rows, err := s.app.TaskRows(ctx, root)
 	if err != nil {
 		return TasksResult{}, taskError(err)
 	}
-	out := TasksResult{Tasks: make([]TaskSummary, 0, len(ts))}
-	for _, t := range ts {
+	out := TasksResult{Tasks: make([]TaskSummary, 0, len(rows))}
+	for _, r := range rows {
+		t := r.Task
 		sum := TaskSummary{ID: t.ID, Goal: t.Goal, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Branch: t.Branch, UpdatedAt: t.UpdatedAt}
 		if why := s.startFailure(&t); why != "" {
 			sum.Reason = why
 		}
-		if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
-			e := evs[len(evs)-1]
+		if e := r.LastEvent; e != nil {
 			sum.LastEvent = &EventSummary{Seq: e.Seq, Kind: e.Kind, At: e.At}
 		}
 		out.Tasks = append(out.Tasks, sum)
@@ -276,43 +277,26 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 }
 
 func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, error) {
-	t, err := s.task(ctx, p.ID)
-	if err != nil {
-		return TaskDetail{}, err
-	}
-	d := TaskDetail{Task: *t, Attempts: []engine.Attempt{}, Events: []engine.Event{}}
-	if as, err := s.tasks.Attempts(ctx, t.ID); err == nil && as != nil {
-		d.Attempts = as
+	if p.ID == "" {
+		return TaskDetail{}, lsp.Errorf(lsp.CodeInvalidParams, "no task ID given")
 	}
 	limit := p.EventsLimit
 	if limit <= 0 {
 		limit = DefaultEventsLimit
 	}
-	evs, omitted, err := s.tasks.LatestEvents(ctx, t.ID, p.EventsAfter, limit)
+	d, err := s.app.TaskDetail(ctx, p.ID, p.EventsAfter, limit)
 	if err != nil {
 		return TaskDetail{}, taskError(err)
 	}
-	if evs != nil {
-		d.Events = evs
-	}
-	d.EventsOmitted = omitted
-	if vs, err := s.tasks.Verifications(ctx, t.Repo, 0); err == nil {
-		for i := range vs {
-			if vs[i].TaskID == t.ID {
-				d.Verification = &vs[i]
-				break
-			}
-		}
-	}
-	return d, nil
+	return TaskDetail{Task: d.Task, Attempts: d.Attempts, Events: d.Events, EventsOmitted: d.Omitted, Verification: d.Verification}, nil
 }
 
 // notifyTask sends bcode/taskChanged for a change the server itself made
 // (or started): the task's state with its newest ledger event, or, when
 // the ledger has none to show for it, kind at the current time.
-func (s *Server) notifyTask(ctx context.Context, t *engine.Task, kind string) {
+func (s *Server) notifyTask(ctx context.Context, t *engine.Task, kind engine.EventKind) {
 	ev := engine.Event{Kind: kind, At: time.Now().UTC()}
-	if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) == 1 {
+	if evs, _, err := s.app.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) == 1 {
 		ev = evs[0]
 	}
 	s.sendTaskChanged(ctx, t, ev)
@@ -339,27 +323,22 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 	for {
 		if last < 0 {
 			// Start from the end: history is what bcode/tasks is for.
-			if ts, err := s.tasks.List(ctx, root); err == nil {
-				last = 0
-				for _, t := range ts {
-					if evs, _, err := s.tasks.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
-						last = max(last, evs[len(evs)-1].Seq)
-					}
-				}
+			if seq, err := s.app.LastSeq(ctx, root); err == nil {
+				last = seq
 			}
-		} else if evs, err := s.tasks.Events(ctx, "", last, 500); err == nil && len(evs) > 0 {
+		} else if evs, err := s.app.Events(ctx, "", last, 500); err == nil && len(evs) > 0 {
 			latest := map[string]engine.Event{}
 			for _, e := range evs {
 				latest[e.TaskID] = e
 				last = max(last, e.Seq)
-				if e.Kind == eventModuleApprovalNeeded {
-					if t, err := s.tasks.Get(ctx, e.TaskID); err == nil && t.Repo == root {
+				if e.Kind == agentbackend.EventModuleApprovalNeeded {
+					if t, err := s.app.Task(ctx, e.TaskID); err == nil && t.Repo == root {
 						s.askModuleApproval(t, e)
 					}
 				}
 			}
 			for id, e := range latest {
-				t, err := s.tasks.Get(ctx, id)
+				t, err := s.app.Task(ctx, id)
 				if err != nil || t.Repo != root {
 					continue
 				}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify/mutate"
@@ -30,7 +32,7 @@ func (s *Server) TaskCreate(ctx context.Context, a command.TaskCreateArgs) (comm
 	if strings.TrimSpace(a.Goal) == "" {
 		return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "%s: the goal is empty: say what the task should achieve", command.TaskCreate)
 	}
-	req := TaskRequest{Goal: a.Goal, Criteria: a.Criteria}
+	req := app.TaskRequest{Repo: root, Goal: a.Goal, Criteria: a.Criteria}
 	if a.MutantID != "" {
 		if _, ok := s.mutant(a.MutantID); !ok {
 			return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no mutant %q in the last evidence report: run evidence again (bcode.evidence.run)", a.MutantID)
@@ -45,13 +47,13 @@ func (s *Server) TaskCreate(ctx context.Context, a command.TaskCreateArgs) (comm
 	} else if a.Range != nil {
 		return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "%s: a range needs the uri of its document", command.TaskCreate)
 	}
-	t, err := s.tasks.Create(ctx, root, req)
+	t, err := s.app.CreateTask(ctx, req)
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
-	s.notifyTask(ctx, t, "task.created")
+	s.notifyTask(ctx, t, engine.EventCreated)
 	if a.Run {
-		if err := s.tasks.CanRun(); err != nil {
+		if err := s.app.CanRun(); err != nil {
 			return command.TaskResult{ID: t.ID, Status: string(t.Status), Message: "created, not started: " + err.Error()}, nil
 		}
 		s.startTask(t.ID, false)
@@ -101,7 +103,7 @@ func (s *Server) TaskRun(ctx context.Context, a command.TaskIDArgs) (command.Tas
 	if err != nil {
 		return command.TaskResult{}, err
 	}
-	if err := s.tasks.CanRun(); err != nil {
+	if err := s.app.CanRun(); err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
 	s.startTask(t.ID, false)
@@ -121,7 +123,7 @@ func (s *Server) TaskResume(ctx context.Context, a command.TaskIDArgs) (command.
 	if err != nil {
 		return command.TaskResult{}, err
 	}
-	if err := s.tasks.CanRun(); err != nil {
+	if err := s.app.CanRun(); err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
 	s.startTask(t.ID, true)
@@ -130,29 +132,33 @@ func (s *Server) TaskResume(ctx context.Context, a command.TaskIDArgs) (command.
 
 // TaskCancel stops a running task.
 func (s *Server) TaskCancel(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, "task.cancelled", s.tasks.Cancel)
+	return s.finishTask(ctx, a.ID, task.EventCancelled, s.app.CancelTask)
 }
 
 // TaskAccept lands a verified task on the user's branch.
 func (s *Server) TaskAccept(ctx context.Context, a command.TaskAcceptArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, "task.accepted", func(ctx context.Context, id string) error {
-		return s.tasks.Accept(ctx, id, a.Force)
+	return s.finishTask(ctx, a.ID, task.EventAccepted, func(ctx context.Context, id string) error {
+		_, err := s.app.AcceptTask(ctx, id, a.Force)
+		return err
 	})
 }
 
 // TaskReject throws a task's work away (the record stays).
 func (s *Server) TaskReject(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, "task.rejected", s.tasks.Reject)
+	return s.finishTask(ctx, a.ID, task.EventRejected, func(ctx context.Context, id string) error {
+		_, err := s.app.RejectTask(ctx, id)
+		return err
+	})
 }
 
-func (s *Server) finishTask(ctx context.Context, id, kind string, op func(context.Context, string) error) (command.TaskResult, error) {
+func (s *Server) finishTask(ctx context.Context, id string, kind engine.EventKind, op func(context.Context, string) error) (command.TaskResult, error) {
 	if _, err := s.task(ctx, id); err != nil {
 		return command.TaskResult{}, err
 	}
 	if err := op(ctx, id); err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
-	t, err := s.tasks.Get(ctx, id)
+	t, err := s.app.Task(ctx, id)
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
@@ -165,7 +171,7 @@ func (s *Server) task(ctx context.Context, id string) (*engine.Task, error) {
 	if id == "" {
 		return nil, lsp.Errorf(lsp.CodeInvalidParams, "no task ID given")
 	}
-	t, err := s.tasks.Get(ctx, id)
+	t, err := s.app.Task(ctx, id)
 	if err != nil {
 		return nil, taskError(err)
 	}
@@ -193,22 +199,22 @@ func (s *Server) startTask(id string, resume bool) {
 		p := s.beginProgress(ctx, "bcode task "+id, func() {
 			// Cancelling the progress cancels the task the way `bcode
 			// task cancel` does, so the ledger records it.
-			_ = s.tasks.Cancel(context.Background(), id)
+			_ = s.app.CancelTask(context.Background(), id)
 			cancel()
 		})
 		msg := "finished"
 		defer func() { p.end(msg) }()
 		s.setStartFailure(id, "")
-		if t, err := s.tasks.Get(ctx, id); err == nil {
-			s.notifyTask(ctx, t, "task.started")
+		if t, err := s.app.Task(ctx, id); err == nil {
+			s.notifyTask(ctx, t, task.EventStarted)
 		}
 		var err error
 		if resume {
-			err = s.tasks.Resume(ctx, id, p)
+			_, err = s.app.ResumeTask(ctx, id, engine.Budgets{}, app.RunOptions{Progress: p})
 		} else {
-			err = s.tasks.Run(ctx, id, p)
+			_, err = s.app.RunTask(ctx, id, app.RunOptions{Progress: p})
 		}
-		t, gerr := s.tasks.Get(context.Background(), id)
+		t, gerr := s.app.Task(context.Background(), id)
 		if err != nil && ctx.Err() == nil && (gerr != nil || t.Status == engine.TaskQueued) {
 			// The runner never got going (no model answers, no agent
 			// binary, no Docker): the ledger still says queued, so
@@ -219,7 +225,7 @@ func (s *Server) startTask(id string, resume bool) {
 			s.setStartFailure(id, why)
 			_ = s.client.ShowMessage(context.Background(), lsp.MessageError, fmt.Sprintf("bcode: task %s %s", id, why))
 			if gerr == nil {
-				s.sendTaskChanged(context.Background(), withReason(t, why), engine.Event{Kind: "task.start_failed", At: time.Now().UTC()})
+				s.sendTaskChanged(context.Background(), withReason(t, why), engine.Event{Kind: app.EventStartFailed, At: time.Now().UTC()})
 			}
 			return
 		}
@@ -231,7 +237,7 @@ func (s *Server) startTask(id string, resume bool) {
 			if err != nil {
 				msg += ": " + err.Error()
 			}
-			s.notifyTask(context.Background(), t, "task.stopped")
+			s.notifyTask(context.Background(), t, app.EventStopped)
 		} else if err != nil {
 			msg = "stopped: " + err.Error()
 		}
@@ -275,7 +281,7 @@ func (s *Server) resumable(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	ts, err := s.tasks.List(ctx, root)
+	ts, err := s.app.ListTasks(ctx, root)
 	if err != nil {
 		return ""
 	}

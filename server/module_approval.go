@@ -10,13 +10,12 @@ import (
 	"github.com/bcode-dev/bcode/server/lsp"
 )
 
-// The module events of engine/agentbackend: the host fetches a module
-// version for a task only when the base's go.sum has it or the user says
-// yes, here or with `bcode task approve-module`.
+// The answers to engine/agentbackend's module.approval_needed event: the
+// host fetches a module version for a task only when the base's go.sum has
+// it or the user says yes, here or with `bcode task approve-module`.
 const (
-	eventModuleApprovalNeeded = "module.approval_needed"
-	approveAction             = "Approve"
-	notNowAction              = "Not now"
+	approveAction = "Approve"
+	notNowAction  = "Not now"
 )
 
 // TaskApproveModule is bcode.task.approveModule.
@@ -27,11 +26,11 @@ func (s *Server) TaskApproveModule(ctx context.Context, a command.TaskModuleArgs
 	case a.Module == "":
 		return command.TaskResult{}, command.Required(command.TaskApproveModule, "module", "MODULE@VERSION, as the module.approval_needed event names it")
 	}
-	mod, err := s.tasks.ApproveModule(ctx, a.ID, a.Module)
+	mod, err := s.app.ApproveModule(ctx, a.ID, a.Module)
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}
-	t, err := s.tasks.Get(ctx, a.ID)
+	t, err := s.app.Task(ctx, a.ID)
 	if err != nil {
 		return command.TaskResult{}, taskError(err)
 	}

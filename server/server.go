@@ -24,8 +24,8 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
 
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/server/command"
@@ -55,19 +55,26 @@ type Options struct {
 	// NoEvidenceOnOpen: no run when the workspace opens (the default
 	// settings run one, so diagnostics show before the first save).
 	NoEvidenceOnOpen bool
-	// Tasks is the task engine; nil uses the ledger in the state dir,
-	// running tasks with AgentBackend.
-	Tasks TaskEngine
-	// AgentBackend builds a task's agent (bcode-ls passes
-	// engine/agentbackend's); nil: tasks can be created and read, not run.
-	AgentBackend runner.AgentBackend
-	// Ledger is the user's choice of ledger (bcode-ls --ledger,
-	// $BCODE_LEDGER, ~/.config/bcode/ledger: backend.Resolve); zero: the
-	// SQLite file in the state directory.
+	// App is the engine the process opened once (bcode-ls: from the state
+	// dir, --ledger and engine/agentbackend's agent); the server calls it
+	// for every operation and never closes it. nil: the server opens its
+	// own from AgentBackend and Ledger, and closes it when the connection
+	// ends.
+	App *app.Engine
+	// AgentBackend builds a task's agent when App is nil; nil: tasks can
+	// be created and read, not run.
+	AgentBackend agent.Backend
+	// Ledger is the user's choice of ledger when App is nil (bcode-ls
+	// --ledger, $BCODE_LEDGER, ~/.config/bcode/ledger: backend.Resolve);
+	// zero: the SQLite file in the state directory.
 	Ledger backend.Choice
 	// Log receives the server's own log (stderr in bcode-ls).
 	Log *slog.Logger
 }
+
+// by names who did a lifecycle operation from the editor, in the ledger's
+// events.
+const by = "bcode-ls"
 
 // ErrExitWithoutShutdown is Serve's error when the client sent exit without
 // shutdown: bcode-ls then exits with status 1, as the LSP specification asks.
@@ -90,11 +97,10 @@ type Server struct {
 	client lsp.Client
 	log    *slog.Logger
 	runner sandbox.Runner
-	tasks  TaskEngine
-	// closeTasks closes the task engine New opened itself (the ledger
-	// handle), once the connection has ended; nil for one passed in.
-	closeTasks func() error
-	closeOnce  sync.Once
+	// closeApp closes the engine New opened itself (its ledger handle),
+	// once the connection has ended; nil for one passed in.
+	closeApp  func() error
+	closeOnce sync.Once
 
 	// bg is the lifetime of background work (evidence runs, tasks,
 	// watchers); it ends at shutdown.
@@ -121,8 +127,8 @@ type Server struct {
 	repub    chan struct{} // asks the republish worker to run
 	progress progressTable
 	content  contentStore
-	// app is the engine's operations (evidence, packs), shared with the
-	// CLI so the editor runs them the same way.
+	// app is the engine's operations (evidence, packs, checks, tasks),
+	// shared with the CLI so the editor runs them the same way.
 	app *app.Engine
 }
 
@@ -138,7 +144,7 @@ func New(client lsp.Client, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{opts: opts, client: client, log: opts.Log, runner: opts.Runner, tasks: opts.Tasks, docs: map[string]*document{}, set: DefaultSettings}
+	s := &Server{opts: opts, client: client, log: opts.Log, runner: opts.Runner, app: opts.App, docs: map[string]*document{}, set: DefaultSettings}
 	if opts.NoEvidenceOnSave {
 		s.set.EvidenceOnSave, s.set.EvidenceOnOpen = false, false
 	}
@@ -148,17 +154,14 @@ func New(client lsp.Client, opts Options) *Server {
 	if s.runner == nil {
 		s.runner = host.New()
 	}
-	if s.tasks == nil {
-		own := &ledgerTasks{Agent: opts.AgentBackend, Shared: opts.Ledger}
-		s.tasks, s.closeTasks = own, own.Close
+	if s.app == nil {
+		own := app.Open(app.Options{Agent: opts.AgentBackend, Ledger: opts.Ledger, By: by})
+		s.app, s.closeApp = own, own.Close
 	}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 	s.ev.init()
 	s.progress.init()
 	s.content.init()
-	s.app = app.New(taskHistory{s.tasks})
-	s.content.packs = s.app
-	s.content.packs.Store = &s.content.store
 	s.repub = make(chan struct{}, 1)
 	s.goBackground("republishing diagnostics", s.republishWorker)
 	return s
@@ -319,8 +322,8 @@ func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.Shutdown(context.Background())
-		if s.closeTasks != nil {
-			err = s.closeTasks()
+		if s.closeApp != nil {
+			err = s.closeApp()
 		}
 	})
 	return err

@@ -32,12 +32,11 @@ func (s *Server) taskDiff(ctx context.Context, method string, a command.TaskDiff
 			return command.TaskDiffResult{}, command.FieldError(method, "path", "path must be a file of the repository, relative to its top with / between names: %v", err)
 		}
 	}
-	t, err := s.task(ctx, a.ID)
-	if err != nil {
-		return command.TaskDiffResult{}, err
+	t, c, err := s.app.TaskChange(ctx, a.ID, a.Path, taskDiffLimits)
+	if t == nil {
+		return command.TaskDiffResult{}, taskError(err)
 	}
 	res := command.TaskDiffResult{ID: t.ID, Branch: t.Branch, Base: t.Base, Files: []command.FileDiff{}}
-	c, err := task.ReadChange(ctx, t, a.Path, taskDiffLimits)
 	switch {
 	case errors.Is(err, task.ErrNotInChange):
 		return res, command.FieldError(method, "path", "%v", err)

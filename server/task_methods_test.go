@@ -305,7 +305,7 @@ func TestTaskChangedCarriesTheEvent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("at %q is not RFC 3339: %v", at, err)
 	}
-	if raw["id"] != tk.ID || raw["status"] != "cancelled" || raw["kind"] != last.Kind || raw["event"] != last.Kind || !when.Equal(last.At) || raw["seq"] != float64(last.Seq) {
+	if raw["id"] != tk.ID || raw["status"] != "cancelled" || raw["kind"] != string(last.Kind) || raw["event"] != string(last.Kind) || !when.Equal(last.At) || raw["seq"] != float64(last.Seq) {
 		t.Errorf("bcode/taskChanged %s, want kind %s at %s seq %d", notes[len(notes)-1].Params, last.Kind, last.At.Format(time.RFC3339Nano), last.Seq)
 	}
 	if last.Kind != "task.cancelled" {
@@ -330,7 +330,7 @@ func TestAcceptAndRejectMoveGit(t *testing.T) {
 	// Without the turn, Accept would adopt the commit as unrecorded and
 	// refuse the task as moved after its check.
 	for _, ev := range []struct {
-		kind string
+		kind engine.EventKind
 		data map[string]any
 	}{
 		{"attempt.started", map[string]any{"number": 1}},

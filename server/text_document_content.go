@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/pack"
@@ -30,9 +29,7 @@ type contentStore struct {
 	docs  map[string]string
 
 	packMu sync.Mutex // one pack build at a time: the index store is not shared-safe
-	// packs is the engine's pack builder over store and the task
-	// engine's history.
-	packs *app.Engine
+	// store is this connection's Go index, kept between packs.
 	store codegraph.MemoryStore
 }
 
@@ -114,7 +111,7 @@ func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*pack.Pack,
 		if err != nil {
 			return nil, err
 		}
-		req.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+		req.Selection = sel
 		if req.Goal == "" && a.TaskID == "" {
 			req.Goal = fmt.Sprintf("Work on %s lines %d-%d", sel.File, sel.StartLine, sel.EndLine)
 		}
@@ -126,24 +123,10 @@ func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*pack.Pack,
 	}
 	s.content.packMu.Lock()
 	defer s.content.packMu.Unlock()
-	p, err := s.content.packs.Pack(ctx, req)
+	req.Index = &s.content.store
+	p, err := s.app.Pack(ctx, req)
 	if err != nil {
 		return nil, lsp.Errorf(lsp.CodeRequestFailed, "building the context pack: %v", err)
 	}
 	return p, nil
-}
-
-// taskHistory gives the pack builder the task engine's reads.
-type taskHistory struct{ t TaskEngine }
-
-func (h taskHistory) Task(ctx context.Context, id string) (*engine.Task, error) {
-	return h.t.Get(ctx, id)
-}
-
-func (h taskHistory) Events(ctx context.Context, id string, after int64, limit int) ([]engine.Event, error) {
-	return h.t.Events(ctx, id, after, limit)
-}
-
-func (h taskHistory) Attempts(ctx context.Context, id string) ([]engine.Attempt, error) {
-	return h.t.Attempts(ctx, id)
 }

@@ -54,7 +54,7 @@ func (t toolRun) perMinute() float64 {
 	return float64(t.count) / t.wall.Minutes()
 }
 
-func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode-bench evidence", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	corpus := fs.String("corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
@@ -81,7 +81,7 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 2
 	}
 	if !*goToo {
-		benchPython(ctx, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
+		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
 		return 0
 	}
 	work, err := os.MkdirTemp("", "bcode-bench-evidence-")
@@ -137,14 +137,14 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// cache filled; save: one more edit to the changed files (a
 		// comment at the end), so the package's content, its baseline and
 		// its schema are new while its dependencies are built.
-		cold := runBcode(ctx, c, *workers, false, cache, "bcode cold", stderr)
-		warm := runBcode(ctx, c, *workers, false, cache, "bcode warm", stderr)
+		cold := runBcode(ctx, eng, c, *workers, false, cache, "bcode cold", stderr)
+		warm := runBcode(ctx, eng, c, *workers, false, cache, "bcode warm", stderr)
 		var save, floor toolRun
 		restore, err := touchChanged(c.dir)
 		if err != nil {
 			save.err = err.Error()
 		} else {
-			save = runBcode(ctx, c, *workers, false, cache, "bcode save", stderr)
+			save = runBcode(ctx, eng, c, *workers, false, cache, "bcode save", stderr)
 			// The floor: building the changed packages' test binaries once,
 			// after another edit, as any tool that runs the tests must.
 			restore()
@@ -161,10 +161,10 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if *perProcess {
 			// Before the one-process baseline: a coverage binary of its own
 			// and a process per test, then the schema build.
-			runs = append(runs, runBcodeWith(ctx, c, mutate.Options{Workers: *workers, PerProcessBaseline: true}, "", "bcode cold, per-process baseline", stderr))
+			runs = append(runs, runBcodeWith(ctx, eng, c, mutate.Options{Workers: *workers, PerProcessBaseline: true}, "", "bcode cold, per-process baseline", stderr))
 		}
 		if !*skipOverlay {
-			runs = append(runs, runBcode(ctx, c, *workers, true, "", "bcode-overlay", stderr))
+			runs = append(runs, runBcode(ctx, eng, c, *workers, true, "", "bcode-overlay", stderr))
 		}
 		g := runGremlins(ctx, c, gbin, *workers, *coefficient, stderr)
 		runs = append(runs, g, floor)
@@ -202,7 +202,7 @@ func benchEvidence(ctx context.Context, args []string, stdout, stderr io.Writer)
 	printGoSummary(stdout, sums)
 	if *pyCases != "" || *pyWhole != "" {
 		fmt.Fprintln(stdout)
-		benchPython(ctx, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
+		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
 	}
 	return 0
 }
@@ -233,12 +233,12 @@ func corpusChanges(corpus, spec string) []string {
 
 // runBcode runs the engine on HEAD~1..HEAD of the case with the bcode
 // cache in cache ("" for a fresh one, removed afterwards).
-func runBcode(ctx context.Context, c evidenceCase, workers int, overlay bool, cache, tool string, stderr io.Writer) toolRun {
-	return runBcodeWith(ctx, c, mutate.Options{Workers: workers, Overlay: overlay}, cache, tool, stderr)
+func runBcode(ctx context.Context, eng *app.Engine, c evidenceCase, workers int, overlay bool, cache, tool string, stderr io.Writer) toolRun {
+	return runBcodeWith(ctx, eng, c, mutate.Options{Workers: workers, Overlay: overlay}, cache, tool, stderr)
 }
 
 // runBcodeWith is runBcode with every option given (CacheDir is set here).
-func runBcodeWith(ctx context.Context, c evidenceCase, opts mutate.Options, cache, tool string, stderr io.Writer) toolRun {
+func runBcodeWith(ctx context.Context, eng *app.Engine, c evidenceCase, opts mutate.Options, cache, tool string, stderr io.Writer) toolRun {
 	run := toolRun{tool: tool, mutants: map[string][]string{}}
 	start := time.Now()
 	// The case directory is a clean checkout of HEAD, so it serves as the
@@ -258,7 +258,7 @@ func runBcodeWith(ctx context.Context, c evidenceCase, opts mutate.Options, cach
 		defer os.RemoveAll(cache)
 	}
 	opts.CacheDir = cache
-	rep, _, err := app.New(nil).EvidenceOf(ctx, host.New(), dir, change, opts, verify.NoProgress{})
+	rep, _, err := eng.EvidenceOf(ctx, host.New(), dir, change, opts, verify.NoProgress{})
 	run.wall = time.Since(start)
 	if err != nil {
 		run.err = oneLineErr(err)

@@ -21,6 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/sandbox/host"
@@ -38,7 +39,7 @@ func init() {
 // pytestPython is Debian's interpreter, the one with pytest.
 const pytestPython = "/usr/bin/python3"
 
-func runGateBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode-bench gate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	suite := fs.String("suite", "", "directory of labelled *.txtar cases (default: engine/check/testdata/suite of the bcode module around the working directory)")

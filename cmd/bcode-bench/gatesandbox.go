@@ -15,6 +15,7 @@ import (
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/agentbackend"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/sandbox"
@@ -39,7 +40,7 @@ func init() {
 const defaultSandboxCases = "py-correct-fix,py-class-method,py-incorrect-fix,py-passes-on-base,py-skip-decorator,py-breaks-other-test," +
 	"go-correct-fix,go-incorrect-fix,go-passes-on-base,go-skip-added"
 
-func runGateSandboxBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runGateSandboxBench(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode-bench gate-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	suite := fs.String("suite", "", "directory of labelled *.txtar cases (default: engine/check/testdata/suite of the bcode module)")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -34,7 +35,7 @@ func init() {
 // does, and measures what a person feels: how fast code actions and the
 // task list answer, how much memory the server holds while serving a large
 // repository, and how long a save takes to turn into diagnostics.
-func benchLSP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode-bench lsp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	repo := fs.String("repo", "", "a large Go repository to serve (default: materialize --module)")

@@ -14,12 +14,14 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/bcode-dev/bcode/engine/app"
 )
 
 type benchmark struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	run     func(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int
 }
 
 var benchmarks = map[string]benchmark{}
@@ -52,5 +54,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(b.run(ctx, args[1:], os.Stdout, os.Stderr))
+	// One engine for the process, as in bcode and bcode-ls.
+	eng := app.Open(app.Options{})
+	code := b.run(ctx, eng, args[1:], os.Stdout, os.Stderr)
+	eng.Close()
+	stop()
+	os.Exit(code)
 }

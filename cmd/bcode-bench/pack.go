@@ -33,6 +33,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
 	"github.com/bcode-dev/bcode/engine/ledger"
@@ -51,7 +52,7 @@ func init() {
 
 var budgets = []int{1000, 4000, 8000}
 
-func runPackBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode-bench pack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	corpus := fs.String("corpus", "cmd/bcode-bench/testdata/packcorpus", "directory of git bundles of real Go and Python projects' history (\"\" to skip)")

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/bcode-dev/bcode/engine/app"
 )
 
 func init() {
@@ -28,7 +30,7 @@ func init() {
 	})
 }
 
-func benchTasks(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func benchTasks(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode-bench tasks", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kills := fs.Int("kills", 1000, "how many runner processes to kill")

@@ -22,6 +22,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
 
 	"github.com/bcode-dev/bcode/engine/agentbackend"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/server"
 )
@@ -106,7 +107,11 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	}
 	// stdout carries the protocol: the log goes to stderr only.
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	opts := server.Options{AgentBackend: agentbackend.Backend, Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, NoEvidenceOnOpen: *noOpen, Ledger: choice, Log: log}
+	// One engine for the process, shared by every connection: one ledger
+	// handle, one secret scanner, the agent injected here.
+	eng := app.Open(app.Options{Agent: agentbackend.Backend, Ledger: choice, By: "bcode-ls"})
+	defer eng.Close()
+	opts := server.Options{App: eng, Debounce: *debounce, Workers: *workers, NoWatch: *noWatch, NoEvidenceOnSave: *noAuto, NoEvidenceOnOpen: *noOpen, Log: log}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

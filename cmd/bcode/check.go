@@ -13,13 +13,12 @@ import (
 	"golang.org/x/mod/module"
 
 	"github.com/bcode-dev/bcode/engine/agentbackend"
-	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
-	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -38,7 +37,7 @@ const (
 	exitError       = 2
 )
 
-func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var st stateFlags
@@ -65,30 +64,24 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "bcode check: --sandbox %q: want host or docker\n", *where)
 		return exitError
 	}
-	led, err := st.openLedger(ctx)
-	if err != nil {
+	if err := st.use(eng); err != nil {
 		fmt.Fprintf(stderr, "bcode check: %v\n", err)
 		return exitError
 	}
-	defer led.Close()
-
 	var progress verify.Progress = verify.NoProgress{}
 	if !*quiet {
 		progress = stepPrinter{w: stderr, start: time.Now()}
 	}
-	opts := check.Options{
-		Repo: st.repo, Base: *base, Head: *head,
-		Runner: host.New(), Recorder: led, Progress: progress, NoEvidence: *noEvidence,
-	}
+	req := app.CheckRequest{Repo: st.repo, Base: *base, Head: *head, Progress: progress, NoEvidence: *noEvidence}
 	if *where == "docker" {
 		sb, err := dockerSandbox(ctx, st.repo, *base, *head, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "bcode check: %v\n", err)
 			return exitError
 		}
-		opts.Runner, opts.Sandbox = nil, sb
+		req.Sandbox = sb
 	}
-	rep, err := check.Run(ctx, opts)
+	rep, err := eng.Check(ctx, req)
 	if err != nil && rep == nil {
 		fmt.Fprintf(stderr, "bcode check: %v\n", err)
 		return exitError

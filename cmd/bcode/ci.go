@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/server"
 	lscmd "github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
@@ -37,7 +38,7 @@ const (
 // cmdCI starts `bcode-ls --stdio` as a child process, talks LSP to it the
 // way an editor does, runs evidence on the branch's change and prints the
 // diagnostics it published: CI uses the very server editors use.
-func cmdCI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode ci", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	repoDir := fs.String("repo", ".", "the git checkout to check")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/server/fake"
 )
 
@@ -47,7 +48,7 @@ func runCI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	t.Setenv("BCODE_STATE", t.TempDir())
 	var out, errb bytes.Buffer
-	code := cmdCI(context.Background(), args, &out, &errb)
+	code := cmdCI(context.Background(), app.Open(app.Options{}), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

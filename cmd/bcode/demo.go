@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
@@ -30,7 +31,7 @@ func init() {
 	})
 }
 
-func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdDemo(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var st stateFlags

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/agentbackend"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
@@ -59,7 +60,7 @@ type doctorCheck struct {
 	fix    string // what to do when !ok
 }
 
-func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdDoctor(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var st stateFlags

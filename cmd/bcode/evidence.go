@@ -29,7 +29,7 @@ const (
 	evidenceError     = 2
 )
 
-func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode evidence", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	repoDir := fs.String("repo", ".", "the git checkout to work on")
@@ -74,7 +74,7 @@ func cmdEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		progress = stepPrinter{w: stderr, start: time.Now()}
 	}
 	req := app.EvidenceRequest{Repo: *repoDir, Base: *base, Head: *head, Options: mutate.Options{Workers: workers, Reach: *reach, Overlay: *overlay}}
-	res, err := app.New(nil).Evidence(ctx, req, progress)
+	res, err := eng.Evidence(ctx, req, progress)
 	if res != nil {
 		for _, note := range res.Notes {
 			fmt.Fprintln(stderr, "bcode evidence:", note)

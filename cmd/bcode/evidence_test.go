@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/internal/testrepo"
 )
@@ -31,7 +32,7 @@ func evidenceRepo(t *testing.T, base, head map[string]string) string {
 func runEvidence(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := cmdEvidence(context.Background(), append(args, "-q"), &out, &errb)
+	code := cmdEvidence(context.Background(), app.Open(app.Options{}), append(args, "-q"), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/bcode-dev/bcode/engine/agentbackend"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
@@ -23,7 +25,7 @@ import (
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	run     func(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int
 }
 
 var commands = map[string]command{}
@@ -80,5 +82,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// step cleanly instead of dying mid-write.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return c.run(ctx, args[1:], stdout, stderr)
+	// One engine for the process: the subcommand's --state and --ledger
+	// point it at a ledger (stateFlags.use), which it opens at most once;
+	// the agent is injected here, not found in a registry.
+	eng := app.Open(app.Options{Agent: agentbackend.Backend, By: userName()})
+	defer eng.Close()
+	return c.run(ctx, eng, args[1:], stdout, stderr)
 }

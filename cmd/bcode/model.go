@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/gateway/llamaserver"
 )
 
@@ -20,7 +21,7 @@ func init() {
 	})
 }
 
-func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdModel(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "serve" {
 		fmt.Fprintln(stderr, "usage: bcode model serve --model FILE.gguf [flags] [-- extra llama-server args]")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
@@ -28,10 +29,10 @@ func cmdModel(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 2
 	}
-	return cmdModelServe(ctx, args[1:], stdout, stderr)
+	return cmdModelServe(ctx, eng, args[1:], stdout, stderr)
 }
 
-func cmdModelServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdModelServe(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode model serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o llamaserver.Options

@@ -32,7 +32,7 @@ func init() {
 // /tokenize before counting with the estimate instead.
 const tokenizerProbe = 300 * time.Millisecond
 
-func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode pack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var st stateFlags
@@ -76,9 +76,8 @@ func cmdPack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%v", err)
 		}
-		req.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+		req.Selection = sel
 	}
-	eng := app.New(nil)
 	eng.TokenizerProbe = tokenizerProbe
 	led, lerr := st.openLedger(ctx, ledger.WithMigrations("codegraph", codegraph.Migrations))
 	switch {
@@ -138,7 +137,7 @@ func repoRoot(dir string) (string, error) {
 
 // parseSelection reads FILE:L1-L2 or FILE:L. FILE may be absolute (inside
 // the repository) or relative to it.
-func parseSelection(repo, s string) (*pack.Selection, error) {
+func parseSelection(repo, s string) (*engine.Selection, error) {
 	i := strings.LastIndexByte(s, ':')
 	if i <= 0 || i == len(s)-1 {
 		return nil, fmt.Errorf("--selection %q: want FILE:L1-L2, e.g. internal/x.go:10-24", s)
@@ -168,7 +167,7 @@ func parseSelection(repo, s string) (*pack.Selection, error) {
 	if file == ".." || strings.HasPrefix(file, "../") {
 		return nil, fmt.Errorf("--selection: %s is outside the repository %s", file, repo)
 	}
-	return &pack.Selection{File: file, StartLine: l1, EndLine: l2}, nil
+	return &engine.Selection{File: file, StartLine: l1, EndLine: l2}, nil
 }
 
 // checkEndpoint refuses a --tokenizer that cannot be a llama-server

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
-	"github.com/bcode-dev/bcode/engine/task"
 )
 
 func init() {
@@ -35,7 +35,7 @@ own machine under --state. --sessions ENDPOINT=N records in the ledger that
 at most N agent sessions use the model at ENDPOINT at once (the GPU's share);
 every runner sharing the ledger obeys it.`
 
-func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode runner", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var st stateFlags
@@ -56,12 +56,16 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.Usage()
 		return 2
 	}
-	led, state, err := st.openStore(ctx)
+	if err := st.use(eng); err != nil {
+		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		return 1
+	}
+	e, err := eng.Tasks(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
 		return 1
 	}
-	defer led.Close()
+	led := e.Ledger
 	for _, s := range sessions {
 		endpoint, n, ok := strings.Cut(s, "=")
 		limit, err := strconv.Atoi(n)
@@ -74,12 +78,10 @@ func cmdRunner(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return 1
 		}
 	}
-	e := task.New(led)
-	e.StateDir = state
 	holder := ledger.LocalHolder("")
-	opts := runner.Options{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
+	opts := app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
 	build := func(ctx context.Context, t engine.Task) (*runner.Runner, error) {
-		return runner.ForTask(ctx, e, t.ID, opts)
+		return eng.TaskRunner(ctx, t.ID, opts)
 	}
 	fmt.Fprintf(stdout, "bcode runner %s: claiming tasks; worktrees under %s\n", holder.Owner, e.WorktreeRoot())
 	if *once {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
@@ -72,7 +73,7 @@ func lastSandboxImage(ctx context.Context, led *ledger.Ledger, ref string) (rec 
 	return rec, ok, err
 }
 
-func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "gocache" {
 		return cmdSandboxGoCache(args[1:], stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
@@ -30,7 +31,7 @@ const (
 	shortCommitHash = 12
 )
 
-func cmdSecrets(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "scan-history" {
 		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
 			fmt.Fprintf(stderr, "bcode secrets: unknown subcommand %q\n", args[0])

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
 )
@@ -24,23 +25,17 @@ func (s *stateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.ledger, "ledger", "", "task ledger: postgres://user@host/db shared by a team's runners, or sqlite (default $BCODE_LEDGER, else ~/.config/bcode/ledger, else the SQLite file in the state directory)")
 }
 
-// openStore opens the task ledger the user chose (see engine/ledger/backend)
-// and returns it with the state directory that holds this machine's
-// worktrees.
-func (s *stateFlags) openStore(ctx context.Context) (ledger.Store, string, error) {
+// use points the process's engine at the ledger these flags chose.
+func (s *stateFlags) use(eng *app.Engine) error {
 	choice, err := backend.Resolve(s.ledger)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	p, err := s.ledgerPath()
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	st, err := backend.Open(ctx, choice, p)
-	if err != nil {
-		return nil, "", err
-	}
-	return st, filepath.Dir(p), nil
+	return eng.UseLedger(p, choice)
 }
 
 // ledgerPath resolves where the ledger lives: --state wins over

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
-	"github.com/bcode-dev/bcode/engine/agentbackend"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
 )
@@ -41,12 +41,12 @@ const taskUsage = `usage: bcode task <subcommand> [flags]
 
 Every subcommand takes --repo DIR, --state DIR and --ledger URL (a Postgres ledger a team shares; see bcode runner).`
 
-var taskSubcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+var taskSubcommands = map[string]func(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int{
 	"create": taskCreate, "run": taskRun, "status": taskStatus, "events": taskEvents, "diff": taskDiff,
 	"cancel": taskCancel, "resume": taskResume, "accept": taskAccept, "reject": taskReject,
 }
 
-func cmdTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdTask(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(stderr, taskUsage)
 		if len(args) == 0 {
@@ -59,12 +59,13 @@ func cmdTask(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bcode task: unknown subcommand %q\n\n%s\n", args[0], taskUsage)
 		return 2
 	}
-	return sub(ctx, args[1:], stdout, stderr)
+	return sub(ctx, eng, args[1:], stdout, stderr)
 }
 
 // taskCmd is what every subcommand shares: its flags, the positional
 // arguments (flags may come after them), and the engine.
 type taskCmd struct {
+	eng    *app.Engine
 	name   string
 	fs     *flag.FlagSet
 	st     stateFlags
@@ -72,8 +73,8 @@ type taskCmd struct {
 	args   []string
 }
 
-func newTaskCmd(name, usage string, stderr io.Writer) *taskCmd {
-	c := &taskCmd{name: name, fs: flag.NewFlagSet("bcode task "+name, flag.ContinueOnError), stderr: stderr}
+func newTaskCmd(eng *app.Engine, name, usage string, stderr io.Writer) *taskCmd {
+	c := &taskCmd{eng: eng, name: name, fs: flag.NewFlagSet("bcode task "+name, flag.ContinueOnError), stderr: stderr}
 	c.fs.SetOutput(stderr)
 	c.st.register(c.fs)
 	c.fs.Usage = func() {
@@ -118,31 +119,20 @@ func (c *taskCmd) oneID() (string, bool) {
 }
 
 // openOne is the start every single-task subcommand shares: parse the
-// flags, take exactly one task ID, open the engine. A nil engine means stop
-// and exit with code (the reason was printed).
-func (c *taskCmd) openOne(ctx context.Context, args []string) (string, *task.Engine, func(), int) {
+// flags, take exactly one task ID, point the engine at the ledger. A false
+// ok means stop and exit with code (the reason was printed).
+func (c *taskCmd) openOne(args []string) (id string, code int, ok bool) {
 	if !c.parse(args) {
-		return "", nil, nil, 2
+		return "", 2, false
 	}
-	id, ok := c.oneID()
+	id, ok = c.oneID()
 	if !ok {
-		return "", nil, nil, c.usageErr("give one task ID")
+		return "", c.usageErr("give one task ID"), false
 	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
-		return "", nil, nil, c.fail("%v", err)
+	if err := c.st.use(c.eng); err != nil {
+		return "", c.fail("%v", err), false
 	}
-	return id, e, done, 0
-}
-
-func (c *taskCmd) engine(ctx context.Context) (*task.Engine, func(), error) {
-	led, state, err := c.st.openStore(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	e := task.New(led)
-	e.StateDir = state
-	return e, func() { led.Close() }, nil
+	return id, 0, true
 }
 
 // explain turns the engine's errors into what the user can do.
@@ -158,8 +148,8 @@ func explain(id string, err error) string {
 	return err.Error()
 }
 
-func taskCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("create", `create "<goal>" [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]... [--json]`, stderr)
+func taskCreate(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "create", `create "<goal>" [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]... [--json]`, stderr)
 	selection := c.fs.String("selection", "", "FILE:L1-L2 (or FILE:L): the code the task is about")
 	base := c.fs.String("base", "", "the commit the task starts from (default: HEAD)")
 	var criteria multiFlag
@@ -171,12 +161,10 @@ func taskCreate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if len(c.args) != 1 {
 		return c.usageErr("give the goal as one quoted argument")
 	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
+	if err := c.st.use(eng); err != nil {
 		return c.fail("%v", err)
 	}
-	defer done()
-	in := task.CreateInput{Repo: c.st.repo, Goal: c.args[0], Base: *base, Criteria: criteria}
+	in := app.TaskRequest{Repo: c.st.repo, Goal: c.args[0], Base: *base, Criteria: criteria}
 	if *selection != "" {
 		repo, err := repoRoot(c.st.repo)
 		if err != nil {
@@ -186,9 +174,9 @@ func taskCreate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			return c.fail("%v", err)
 		}
-		in.Selection = &task.Range{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+		in.Selection = sel
 	}
-	t, err := e.Create(ctx, in)
+	t, err := eng.CreateTask(ctx, in)
 	if err != nil {
 		return c.fail("%v", err)
 	}
@@ -214,14 +202,13 @@ func printJSON(w io.Writer, v any) int {
 	return 0
 }
 
-func taskRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("run", "run ID", stderr)
-	id, e, done, code := c.openOne(ctx, args)
-	if e == nil {
+func taskRun(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "run", "run ID", stderr)
+	id, code, ok := c.openOne(args)
+	if !ok {
 		return code
 	}
-	defer done()
-	res, err := runner.RunTask(ctx, e, id, runner.Options{Agent: agentbackend.Backend, OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
+	res, err := eng.RunTask(ctx, id, app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
 	return c.finish(id, res, err)
 }
 
@@ -246,8 +233,8 @@ func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
 	return 0
 }
 
-func taskResume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("resume", "resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]", stderr)
+func taskResume(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "resume", "resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]", stderr)
 	var more engine.Budgets
 	intFlag(c.fs, &more.MaxAttempts, "attempts", 0, 0, maxMoreAttempts, "allow this many more attempts")
 	intFlag(c.fs, &more.MaxTurns, "turns", 0, 0, maxMoreTurns, "allow this many more agent turns")
@@ -263,17 +250,15 @@ func taskResume(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if more.MaxAttempts < 0 || more.MaxTurns < 0 || more.MaxTokens < 0 || more.WallClock < 0 {
 		return c.usageErr("budgets only grow: give positive amounts")
 	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
+	if err := c.st.use(eng); err != nil {
 		return c.fail("%v", err)
 	}
-	defer done()
-	res, err := runner.ResumeTask(ctx, e, id, more, runner.Options{Agent: agentbackend.Backend, OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
+	res, err := eng.ResumeTask(ctx, id, more, app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }})
 	return c.finish(id, res, err)
 }
 
-func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("status", "status [ID] [--json]", stderr)
+func taskStatus(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "status", "status [ID] [--json]", stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	if !c.parse(args) {
 		return 2
@@ -281,13 +266,11 @@ func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if len(c.args) > 1 {
 		return c.usageErr("give at most one task ID")
 	}
-	e, done, err := c.engine(ctx)
-	if err != nil {
+	if err := c.st.use(eng); err != nil {
 		return c.fail("%v", err)
 	}
-	defer done()
 	if len(c.args) == 0 {
-		tasks, err := e.List(ctx, c.st.repo)
+		tasks, err := eng.ListTasks(ctx, c.st.repo)
 		if err != nil {
 			return c.fail("%v", err)
 		}
@@ -310,7 +293,7 @@ func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	id := c.args[0]
-	st, err := e.Status(ctx, id)
+	st, err := eng.TaskStatus(ctx, id)
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
@@ -359,7 +342,7 @@ func taskStatus(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, a := range st.Attempts {
 		line := fmt.Sprintf("#%d %s", a.Number, a.Status)
 		if a.Verdict != "" {
-			line += " " + a.Verdict
+			line += " " + string(a.Verdict)
 		}
 		if a.Note != "" {
 			line += ": " + oneLineGoal(a.Note)
@@ -384,18 +367,17 @@ func oneLineGoal(s string) string {
 }
 
 func printEvent(w io.Writer, ev engine.Event) {
-	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), escapeControls(ev.Kind), clip(escapeControls(string(ev.Data)), 200))
+	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), escapeControls(string(ev.Kind)), clip(escapeControls(string(ev.Data)), 200))
 }
 
-func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("events", "events ID [--follow] [--json]", stderr)
+func taskEvents(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "events", "events ID [--follow] [--json]", stderr)
 	follow := c.fs.Bool("follow", false, "keep printing events until the task settles (Ctrl-C stops)")
 	asJSON := c.fs.Bool("json", false, "print one JSON object per line")
-	id, e, done, code := c.openOne(ctx, args)
-	if e == nil {
+	id, code, ok := c.openOne(args)
+	if !ok {
 		return code
 	}
-	defer done()
 	enc := json.NewEncoder(stdout)
 	show := func(ev engine.Event) error {
 		if *asJSON {
@@ -404,19 +386,9 @@ func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		printEvent(stdout, ev)
 		return nil
 	}
-	var err error
-	if *follow {
-		err = e.Follow(ctx, id, 0, show)
-		if errors.Is(err, context.Canceled) {
-			return 0
-		}
-	} else {
-		var evs []engine.Event
-		if evs, err = e.Events(ctx, id, 0); err == nil {
-			for _, ev := range evs {
-				show(ev)
-			}
-		}
+	err := eng.TaskEvents(ctx, id, 0, *follow, show)
+	if *follow && errors.Is(err, context.Canceled) {
+		return 0
 	}
 	if err != nil {
 		return c.fail("%s", explain(id, err))
@@ -424,14 +396,13 @@ func taskEvents(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return 0
 }
 
-func taskDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("diff", "diff ID", stderr)
-	id, e, done, code := c.openOne(ctx, args)
-	if e == nil {
+func taskDiff(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "diff", "diff ID", stderr)
+	id, code, ok := c.openOne(args)
+	if !ok {
 		return code
 	}
-	defer done()
-	d, err := e.Diff(ctx, id)
+	d, err := eng.TaskDiff(ctx, id)
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
@@ -439,33 +410,31 @@ func taskDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-func taskCancel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("cancel", "cancel ID [--wait DUR]", stderr)
+func taskCancel(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "cancel", "cancel ID [--wait DUR]", stderr)
 	var wait time.Duration
 	durationFlag(c.fs, &wait, "wait", 2*task.DefaultTTL, time.Second, maxTimeout, "how long to wait for a running runner to stop")
-	id, e, done, code := c.openOne(ctx, args)
-	if e == nil {
+	id, code, ok := c.openOne(args)
+	if !ok {
 		return code
 	}
-	defer done()
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := e.Cancel(wctx, id, userName()); err != nil {
+	if err := eng.CancelTask(wctx, id); err != nil {
 		return c.fail("%s", explain(id, err))
 	}
 	fmt.Fprintf(stdout, "task %s cancelled\n", id)
 	return 0
 }
 
-func taskAccept(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("accept", "accept ID [--force]", stderr)
+func taskAccept(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "accept", "accept ID [--force]", stderr)
 	force := c.fs.Bool("force", false, "land a task that is not verified, or that lands files git acts on (recorded as forced)")
-	id, e, done, code := c.openOne(ctx, args)
-	if e == nil {
+	id, code, ok := c.openOne(args)
+	if !ok {
 		return code
 	}
-	defer done()
-	res, err := e.Accept(ctx, id, task.AcceptOptions{Force: *force, By: userName()})
+	res, err := eng.AcceptTask(ctx, id, *force)
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
@@ -480,14 +449,13 @@ func taskAccept(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return 0
 }
 
-func taskReject(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd("reject", "reject ID", stderr)
-	id, e, done, code := c.openOne(ctx, args)
-	if e == nil {
+func taskReject(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	c := newTaskCmd(eng, "reject", "reject ID", stderr)
+	id, code, ok := c.openOne(args)
+	if !ok {
 		return code
 	}
-	defer done()
-	res, err := e.Reject(ctx, id, userName())
+	res, err := eng.RejectTask(ctx, id)
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}

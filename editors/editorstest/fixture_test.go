@@ -208,7 +208,7 @@ func newFixtureAt(t *testing.T, dir string) *Fixture {
 		}
 		return tk.ID
 	}
-	event := func(id, kind string, data map[string]any) {
+	event := func(id string, kind engine.EventKind, data map[string]any) {
 		t.Helper()
 		at = at.Add(time.Minute)
 		var raw json.RawMessage
@@ -316,7 +316,7 @@ func TestHelperAppendEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer led.Close()
-	if _, err := led.Append(ctx, nil, &engine.Event{TaskID: id, Kind: kind}); err != nil {
+	if _, err := led.Append(ctx, nil, &engine.Event{TaskID: id, Kind: engine.EventKind(kind)}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -25,9 +25,9 @@ import (
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/gateway"
 	"github.com/bcode-dev/bcode/engine/gateway/runneragent"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/verify/secrets"
@@ -84,11 +84,11 @@ func CacheOptions() Options {
 	return o
 }
 
-// Backend is the runner.AgentBackend the commands pass in (bcode task run,
+// Backend is the agent.Backend the commands pass in (bcode task run,
 // bcode-ls): it checks that Docker answers and the
 // sandbox image exists (so a task that cannot run fails before taking its
 // lease) and finds bcode-agent.
-func Backend(ctx context.Context, cfg config.Config, t engine.Task) (runner.Agent, error) {
+func Backend(ctx context.Context, cfg config.Config, t engine.Task) (agent.Agent, error) {
 	o, err := DefaultOptions()
 	if err != nil {
 		return nil, err
@@ -117,15 +117,15 @@ func New(ctx context.Context, cfg config.Config, o Options) (*Agent, error) {
 	return &Agent{cfg: cfg, opts: o}, nil
 }
 
-// Agent implements runner.Agent with bcode-agent in a Docker container.
+// Agent implements agent.Agent with bcode-agent in a Docker container.
 type Agent struct {
 	cfg  config.Config
 	opts Options
 }
 
 var (
-	_ runner.SandboxedAgent = (*Agent)(nil)
-	_ runner.Recoverer      = (*Agent)(nil)
+	_ agent.Sandboxed = (*Agent)(nil)
+	_ agent.Recoverer = (*Agent)(nil)
 )
 
 // Container labels: every container of an attempt carries them (besides
@@ -137,7 +137,7 @@ const (
 	LabelAttempt = docker.LabelAttempt
 )
 
-// Recover implements runner.Recoverer: it removes the containers of the
+// Recover implements agent.Recoverer: it removes the containers of the
 // task that holders of older fences left (a SIGKILLed runner's agent, or
 // the gate commands it was running), before anything of this holder runs.
 func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error) {
@@ -151,7 +151,7 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 	return e.ReapStale(ctx, t.ID, lease.Fence)
 }
 
-// CheckSandbox implements runner.SandboxedAgent: the gate verifies the
+// CheckSandbox implements agent.Sandboxed: the gate verifies the
 // agent's attempts in the same container sandbox (image, toolchains,
 // limits, seeded build cache) the agent worked in, without the agent
 // binary and over a scratch directory instead of the worktree.
@@ -222,19 +222,19 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config
 	return dcfg, warnings, nil
 }
 
-// StartAttempt implements runner.Agent. It prefetches the Go modules the
+// StartAttempt implements agent.Agent. It prefetches the Go modules the
 // base vouches for or the user approved (prefetcher) and warms the seed
 // build cache in a container (WarmSeed), then starts bcode-agent in a container
 // over the worktree with stdin and stdout attached to the gateway. (What
 // earlier runners left was removed by Recover when this one took the
 // lease.)
-func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runner.Session, error) {
+func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.Session, error) {
 	led := in.Ledger
 	if led == nil {
 		return nil, errors.New("agentbackend: the runner gave no ledger to record the conversation in")
 	}
 	var closers []io.Closer
-	fail := func(err error) (runner.Session, error) {
+	fail := func(err error) (agent.Session, error) {
 		closeAll(closers)
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runne
 
 // agentLog is where bcode-agent's own log (its stderr) goes: a file beside
 // the worktree, kept for debugging a failed attempt.
-func agentLog(in runner.AttemptInput) (*os.File, error) {
+func agentLog(in agent.AttemptInput) (*os.File, error) {
 	dir := filepath.Join(filepath.Dir(filepath.Dir(in.Worktree)), "logs")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func newCanary() (string, error) {
 // session closes the sandbox runner, the engine connection and the ledger
 // handle after runneragent's session (which stops and waits for the agent).
 type session struct {
-	runner.Session
+	agent.Session
 	closers  []io.Closer
 	prefetch *prefetcher
 	log      io.Writer // the agent's log; nil when it could not be opened
@@ -338,7 +338,7 @@ type session struct {
 // changed go.mod needs, before the runner's check builds it offline. A
 // failure is the agent's to see in the go command's own message
 // (docker.ExplainOffline), so it only goes to the log.
-func (s *session) Turn(ctx context.Context) (runner.TurnResult, error) {
+func (s *session) Turn(ctx context.Context) (agent.TurnResult, error) {
 	res, err := s.Session.Turn(ctx)
 	if err == nil {
 		if perr := s.prefetch.refresh(ctx); perr != nil && s.log != nil {

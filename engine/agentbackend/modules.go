@@ -24,10 +24,10 @@ import (
 const (
 	// EventModuleApprovalNeeded: the agent's code needs a module version
 	// the base does not; nothing was fetched. Data: ModuleEvent.
-	EventModuleApprovalNeeded = "module.approval_needed"
+	EventModuleApprovalNeeded engine.EventKind = "module.approval_needed"
 	// EventModuleApproved: the user allowed the host to fetch a module
 	// version for the task. Data: ModuleEvent.
-	EventModuleApproved = "module.approved"
+	EventModuleApproved engine.EventKind = "module.approved"
 )
 
 // ModuleEvent is the data of the module events.
@@ -68,7 +68,7 @@ func ApproveModule(ctx context.Context, led ModuleLedger, taskID, mod string) (m
 }
 
 // moduleEvents reads the module versions of task's events of kind.
-func moduleEvents(ctx context.Context, led ModuleLedger, taskID, kind string) (map[module.Version]bool, error) {
+func moduleEvents(ctx context.Context, led ModuleLedger, taskID string, kind engine.EventKind) (map[module.Version]bool, error) {
 	evs, err := led.Events(ctx, taskID, 0, 0)
 	if err != nil {
 		return nil, err

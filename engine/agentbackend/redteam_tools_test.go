@@ -351,7 +351,7 @@ func clearModuleCache(t *testing.T, tc *gotool.Toolchain, path string) {
 	os.RemoveAll(dir)
 }
 
-func eventsOf(t *testing.T, led *ledger.Ledger, task, kind string) []ModuleEvent {
+func eventsOf(t *testing.T, led *ledger.Ledger, task string, kind engine.EventKind) []ModuleEvent {
 	t.Helper()
 	evs, err := led.Events(context.Background(), task, 0, 0)
 	if err != nil {

@@ -8,26 +8,51 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/codegraph"
+	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/ledger/backend"
 	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
+// Options are what a command opens its engine with: where the ledger is,
+// the agent it runs tasks with, where checks run.
+type Options struct {
+	// LedgerPath is the SQLite ledger file, in the state directory that
+	// also holds this machine's worktrees; "": ledger.DefaultPath().
+	LedgerPath string
+	// Ledger is the user's choice of a shared ledger (--ledger,
+	// $BCODE_LEDGER, ~/.config/bcode/ledger: backend.Resolve); zero: the
+	// SQLite file at LedgerPath.
+	Ledger backend.Choice
+	// Agent builds each task's agent (engine/agentbackend's Backend, which
+	// each cmd injects); nil: tasks can be created and read, not run.
+	Agent agent.Backend
+	// Runner runs the builds and tests of checks and evidence; nil: the
+	// host.
+	Runner sandbox.Runner
+	// By names who cancelled, accepted or rejected a task, in the ledger's
+	// events; "": "the user".
+	By string
+}
+
 // Engine is the engine one process opens. Its zero value is not usable:
-// make one with New.
+// make one with Open, and Close it when the process is done.
 type Engine struct {
-	// History reads tasks for the packs' task-history sections (the
-	// ledger); nil: that section says it is unavailable.
+	// History reads tasks for the packs' task-history sections; nil: the
+	// engine's own ledger (never created by a read).
 	History pack.TaskHistory
 	// Store keeps the Go index between packs; nil: each pack indexes
 	// afresh.
@@ -37,13 +62,35 @@ type Engine struct {
 	// as an attempt waits.
 	TokenizerProbe time.Duration
 
+	opts Options
+
+	mu  sync.Mutex
+	led ledger.Store // opened on first use
+
 	scanOnce sync.Once
 	scanner  *secrets.Scanner
 	scanErr  error
 }
 
-// New returns an engine reading task history from history (may be nil).
-func New(history pack.TaskHistory) *Engine { return &Engine{History: history} }
+// Open returns the engine for o. Nothing is opened yet: the ledger opens
+// on the first operation that needs it.
+func Open(o Options) *Engine { return &Engine{opts: o} }
+
+// runner is where checks and evidence run.
+func (e *Engine) runner() sandbox.Runner {
+	if e.opts.Runner != nil {
+		return e.opts.Runner
+	}
+	return host.New()
+}
+
+// history is what packs read task history from.
+func (e *Engine) history() pack.TaskHistory {
+	if e.History != nil {
+		return e.History
+	}
+	return e
+}
 
 // Redactor is the secret scanner every pack and prompt goes through,
 // loaded once per process.
@@ -72,10 +119,10 @@ type PackRequest struct {
 	// endpoint of .bcode/config.toml at the task's base commit (HEAD when
 	// there is no task), the one an attempt counts with.
 	Tokenizer string
+	// Index keeps the Go index between this caller's packs (a bcode-ls
+	// connection's); nil: the engine's Store.
+	Index codegraph.Store
 }
-
-// ErrNoHistory: a pack for a task was asked of an engine with no ledger.
-var ErrNoHistory = errors.New("app: a task's pack needs the ledger")
 
 // Pack builds the context pack for req the way an attempt builds its own
 // (runner.PackBuilder, with the same token counter), so the pack the
@@ -85,10 +132,7 @@ func (e *Engine) Pack(ctx context.Context, req PackRequest) (*pack.Pack, error) 
 	t := engine.Task{Goal: req.Goal, Selection: req.Selection, Criteria: req.Criteria}
 	base := "HEAD"
 	if req.TaskID != "" {
-		if e.History == nil {
-			return nil, ErrNoHistory
-		}
-		known, err := e.History.Task(ctx, req.TaskID)
+		known, err := e.history().Task(ctx, req.TaskID)
 		if err != nil {
 			return nil, err
 		}
@@ -115,8 +159,11 @@ func (e *Engine) Pack(ctx context.Context, req PackRequest) (*pack.Pack, error) 
 	if probe == 0 {
 		probe = runner.ProbeTimeout
 	}
-	b := runner.NewPackBuilder(ctx, endpoint, probe, redactor, e.History)
+	b := runner.NewPackBuilder(ctx, endpoint, probe, redactor, e.history())
 	b.Budget, b.Store = req.Budget, e.Store
+	if req.Index != nil {
+		b.Store = req.Index
+	}
 	return b.Build(ctx, t, req.Repo)
 }
 

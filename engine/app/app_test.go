@@ -111,7 +111,8 @@ func TestPreviewIsTheAgentsPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := app.New(led)
+	eng := app.Open(app.Options{})
+	eng.History = led
 	agent := &previewAgent{eng: eng, repo: repo}
 	r := &runner.Runner{
 		Engine:  tasks,

@@ -8,7 +8,6 @@ import (
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
-	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/gitchange"
 	"github.com/bcode-dev/bcode/verify/golang"
@@ -88,7 +87,7 @@ func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Pro
 // found first.
 func (e *Engine) EvidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, o mutate.Options, p verify.Progress) (*mutate.Report, []string, error) {
 	if r == nil {
-		r = host.New()
+		r = e.runner()
 	}
 	if p == nil {
 		p = verify.NoProgress{}

@@ -51,7 +51,7 @@ func TestEvidenceNothingToJudge(t *testing.T) {
 	repo.WriteFile("pos_test.go", "package num\n\nimport \"testing\"\n\nfunc TestPos(t *testing.T) {\n\tif Pos(0) || !Pos(1) || Pos(-1) {\n\t\tt.Fatal(Pos(0), Pos(1), Pos(-1))\n\t}\n}\n")
 	repo.Commit("Pos")
 	head := repo.Git("rev-parse", "HEAD")
-	eng := app.New(nil)
+	eng := app.Open(app.Options{})
 
 	res, err := eng.Evidence(ctx, app.EvidenceRequest{Repo: repo.Dir, Base: "HEAD"}, nil)
 	if err != nil {

@@ -57,6 +57,14 @@ type Options struct {
 	// TaskID and Attempt tie the run to a task in the ledger.
 	TaskID  string
 	Attempt int64
+	// Config is the base commit's configuration when the caller has read
+	// it already (a task run reads it once, at its start, from the same
+	// base); nil: read here.
+	Config *config.Config
+	// Scanner is the secret scanner the gate's secret check uses, built
+	// once by the caller (the engine, or a task run for all its checks);
+	// nil: built here.
+	Scanner *secrets.Scanner
 }
 
 // Run checks the change and returns the report. Problems that prevent a
@@ -121,17 +129,22 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	}
 	defer change.Workspace.Close()
 
-	cfg, err := BaseConfig(ctx, change)
-	if err != nil {
+	var cfg config.Config
+	if o.Config != nil {
+		cfg = *o.Config
+	} else if cfg, err = BaseConfig(ctx, change); err != nil {
 		rep := fail(err)
 		rep.Reasons[0].Code = verify.ReasonConfig
 		rep.Repo, rep.Base, rep.Head = repo.Dir, change.Base, change.Head
 		return rep, nil
 	}
-	g, err := NewGate(runner, cfg, o.Progress)
-	if err != nil {
-		return fail(err), nil
+	scanner := o.Scanner
+	if scanner == nil {
+		if scanner, err = secrets.NewScanner(); err != nil {
+			return fail(fmt.Errorf("secret scanner: %w", err)), nil
+		}
 	}
+	g := GateWith(runner, cfg, o.Progress, scanner)
 	// An agent's change may not rewrite what existing tests pinned unless
 	// the base's config allows it.
 	g.AgentTask = o.TaskID != ""
@@ -208,12 +221,18 @@ func EvidenceConfig(ctx context.Context, change *verify.Change) (config.Config, 
 	return cfg, ""
 }
 
-// NewGate builds the gate with every language adapter and change-wide check.
+// NewGate builds the gate with every language adapter and change-wide
+// check, and a secret scanner of its own.
 func NewGate(r sandbox.Runner, cfg config.Config, p verify.Progress) (*verify.Gate, error) {
 	scanner, err := secrets.NewScanner()
 	if err != nil {
 		return nil, fmt.Errorf("secret scanner: %w", err)
 	}
+	return GateWith(r, cfg, p, scanner), nil
+}
+
+// GateWith is NewGate with the caller's secret scanner.
+func GateWith(r sandbox.Runner, cfg config.Config, p verify.Progress, scanner *secrets.Scanner) *verify.Gate {
 	return &verify.Gate{
 		Runner:   r,
 		Adapters: []verify.Adapter{golang.New(), python.New(cfg.Gate.Python)},
@@ -226,7 +245,7 @@ func NewGate(r sandbox.Runner, cfg config.Config, p verify.Progress) (*verify.Ga
 			},
 		},
 		Progress: p,
-	}, nil
+	}
 }
 
 func record(ctx context.Context, o Options, rep *verify.Report) error {

@@ -155,7 +155,7 @@ func TestEscalatedSessionGoesToTheFrontierRedacted(t *testing.T) {
 	}
 }
 
-func ev(kind string, attempt int64, data string) engine.Event {
+func ev(kind engine.EventKind, attempt int64, data string) engine.Event {
 	return engine.Event{Kind: kind, Attempt: attempt, Data: json.RawMessage(data)}
 }
 

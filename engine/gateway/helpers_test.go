@@ -46,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{led: led, lease: lease, attempt: a}
 }
 
-func (f *fixture) events(t *testing.T, kind string) []engine.Event {
+func (f *fixture) events(t *testing.T, kind engine.EventKind) []engine.Event {
 	t.Helper()
 	evs, err := f.led.Events(context.Background(), f.lease.TaskID, 0, 10000)
 	if err != nil {

@@ -21,14 +21,14 @@ type EventReader interface {
 // Event kinds the gateway writes.
 const (
 	// EventAction is one model turn: its text and the tool calls it made.
-	EventAction = "agent.action"
+	EventAction engine.EventKind = "agent.action"
 	// EventObservation is the result of one tool call, matched to its
 	// action by call id.
-	EventObservation = "agent.observation"
+	EventObservation engine.EventKind = "agent.observation"
 	// EventFinished is the agent's own end of the session.
-	EventFinished = "agent.finished"
+	EventFinished engine.EventKind = "agent.finished"
 	// EventStuck records stuck detection and the strategy note.
-	EventStuck = "agent.stuck"
+	EventStuck engine.EventKind = "agent.stuck"
 	// EventEscalated records a frontier escalation and its approval.
-	EventEscalated = "agent.escalated"
+	EventEscalated engine.EventKind = "agent.escalated"
 )

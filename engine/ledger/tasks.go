@@ -59,7 +59,7 @@ func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
 			append([]any{t.ID, t.Repo}, cols...)...); err != nil {
 			return fmt.Errorf("CreateTask: %w", err)
 		}
-		_, err := insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: "task.created", Data: created, At: t.CreatedAt})
+		_, err := insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: engine.EventCreated, Data: created, At: t.CreatedAt})
 		return err
 	})
 }

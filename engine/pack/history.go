@@ -86,7 +86,7 @@ func (b *builder) historySection(ctx context.Context) candidate {
 	for _, a := range attempts {
 		line := fmt.Sprintf("- attempt %d: %s", a.Number, a.Status)
 		if a.Verdict != "" {
-			line += ", verdict " + a.Verdict
+			line += ", verdict " + string(a.Verdict)
 		}
 		full := line
 		if a.Note != "" {
@@ -100,7 +100,7 @@ func (b *builder) historySection(ctx context.Context) candidate {
 	}
 	var failures []engine.Event
 	for _, e := range events {
-		k := strings.ToLower(e.Kind)
+		k := strings.ToLower(string(e.Kind))
 		if strings.Contains(k, "fail") || strings.Contains(k, "reject") || strings.Contains(k, "verdict") || strings.Contains(k, "blocked") {
 			failures = append(failures, e)
 		}

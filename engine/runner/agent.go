@@ -5,58 +5,30 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/codegraph"
-	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
-// Agent is the seam the coding agent plugs into ([sandbox] brings the real
-// one: bcode-agent in a container, talking to the model gateway). The
-// runner owns everything around it: lease, worktree, checkpoints, check,
-// budgets. An agent only edits files in the worktree it is given.
-type Agent interface {
-	// StartAttempt begins one attempt at the task.
-	StartAttempt(ctx context.Context, in AttemptInput) (Session, error)
-}
-
-// AttemptInput is what an attempt starts from.
-type AttemptInput struct {
-	Task     engine.Task
-	Attempt  engine.Attempt
-	Worktree string     // the directory the agent may edit (the task branch is checked out)
-	Pack     *pack.Pack // the context pack; nil when no context builder is configured
-	// History are the task's earlier attempts with their verdicts and
-	// strategy notes, oldest first.
-	History []engine.Attempt
-	// Lease is the runner's lease: model calls recorded in the ledger
-	// (ledger.RecordModelCall) are fenced by it.
-	Lease engine.Lease
-	// Ledger is the runner's own ledger, for an agent that records its
-	// conversation (one writer connection per process: use this one).
-	Ledger ledger.Store
-}
-
-// Session is one attempt's conversation with the agent.
-type Session interface {
-	// Turn runs one agent turn: the agent reads, thinks and edits files in
-	// the worktree. It must return soon after ctx ends; the runner then
-	// commits whatever the turn changed so far.
-	Turn(ctx context.Context) (TurnResult, error)
-	Close() error
-}
-
-// TurnResult is what one turn did.
-type TurnResult struct {
-	Summary    string // one line for the event log and the commit subject
-	TokensUsed int    // model tokens this turn spent (prompt + completion)
-	Done       bool   // the agent thinks the change is complete: check it
-	Stuck      bool   // the agent cannot go on: park the task as blocked
-	Note       string // the agent's strategy note for a later attempt
-}
+// The agent seam lives in engine/agent, under the runner, so the agents
+// implement it without importing the runner; these names keep the
+// runner's callers and tests reading as before.
+type (
+	Agent        = agent.Agent
+	AttemptInput = agent.AttemptInput
+	Session      = agent.Session
+	TurnResult   = agent.TurnResult
+	// SandboxedAgent is agent.Sandboxed: ForTask checks its attempts in
+	// CheckSandbox unless Options.Checks says otherwise.
+	SandboxedAgent = agent.Sandboxed
+	Recoverer      = agent.Recoverer
+)
 
 // ContextBuilder builds the context pack an attempt starts with.
 type ContextBuilder interface {
@@ -138,6 +110,12 @@ type GateChecker struct {
 	Runner   sandbox.Runner
 	Recorder check.Recorder
 	Progress verify.Progress
+	// Config is the task's base configuration, read once when the run
+	// started; nil: each check reads it.
+	Config *config.Config
+	// Scanner is the run's secret scanner, shared by its packs and checks;
+	// nil: each check builds one.
+	Scanner *secrets.Scanner
 }
 
 // Check implements Checker.
@@ -147,29 +125,12 @@ func (g GateChecker) Check(ctx context.Context, in CheckInput) (*verify.Report, 
 		repo, head = in.Worktree, "HEAD"
 	}
 	o := check.Options{Repo: repo, Base: in.Base, Head: head, Runner: g.Runner,
-		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt}
+		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt,
+		Config: g.Config, Scanner: g.Scanner}
 	if g.Sandbox != nil {
 		o.Runner = nil
 		o.Sandbox = g.Sandbox
 		o.Owner = sandbox.Owner{Task: in.TaskID, Fence: in.Fence, Attempt: in.Number}
 	}
 	return check.Run(ctx, o)
-}
-
-// SandboxedAgent is an Agent whose edits are verified in a sandbox of its
-// own kind: an agent confined to a container writes code and tests that
-// must not then run on the host. ForTask checks its attempts in
-// CheckSandbox unless Options.Checks says otherwise.
-type SandboxedAgent interface {
-	Agent
-	CheckSandbox(t engine.Task) sandbox.Sandbox
-}
-
-// Recoverer is an Agent that can clean up after a dead runner of the same
-// task (containers a SIGKILLed runner left running). The runner calls
-// Recover once it holds the task's lease, before any attempt or check, so
-// nothing of an older fence outlives a takeover, whatever phase the dead
-// runner was in. It returns how many leftovers it removed.
-type Recoverer interface {
-	Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error)
 }

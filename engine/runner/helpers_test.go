@@ -161,7 +161,7 @@ func createTask(t testing.TB, e *task.Engine, repo string, b engine.Budgets) *en
 func kinds(evs []engine.Event) []string {
 	var out []string
 	for _, e := range evs {
-		out = append(out, e.Kind)
+		out = append(out, string(e.Kind))
 	}
 	return out
 }

@@ -242,7 +242,7 @@ func killLane(tb testing.TB, e *task.Engine, repo string, target int, seed uint6
 				}
 				lastFence = fence
 			}
-			if f[2] == task.EventRecovered {
+			if engine.EventKind(f[2]) == task.EventRecovered {
 				st.childTakeovers++
 			}
 		}
@@ -318,7 +318,7 @@ func checkLedger(t *laneT, e *task.Engine, tk *engine.Task, acked map[int64]stri
 	}
 	have := make(map[int64]string, len(all))
 	for _, ev := range all {
-		have[ev.Seq] = ev.Kind
+		have[ev.Seq] = string(ev.Kind)
 	}
 	for seq, kind := range acked {
 		if have[seq] != kind {

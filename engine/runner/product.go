@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
@@ -15,11 +15,9 @@ import (
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
-// AgentBackend builds the agent for a task from the base commit's
-// configuration, once the model has answered its health probe. The
-// command that runs tasks passes it in Options (engine/agentbackend's
-// Backend: bcode-agent in a container, talking to the gateway).
-type AgentBackend func(ctx context.Context, cfg config.Config, t engine.Task) (Agent, error)
+// AgentBackend is agent.Backend: the command that runs tasks passes it in
+// Options (engine/agentbackend's Backend).
+type AgentBackend = agent.Backend
 
 // ErrNoAgentBackend: the model answers but this build has no agent.
 var ErrNoAgentBackend = errors.New("this build of bcode has no agent backend: the agent (bcode-agent in the sandbox) is not wired in yet, so tasks cannot run; create, status, accept and reject still work")
@@ -34,6 +32,10 @@ type Options struct {
 	// Checks is where the gate's builds and tests run; nil: the agent's
 	// own sandbox when it has one (SandboxedAgent), else the host.
 	Checks sandbox.Sandbox
+	// Scanner redacts the packs and runs the checks' secret scan (the
+	// engine's, built once per process); nil: ForTask builds one for the
+	// run.
+	Scanner *secrets.Scanner
 }
 
 // ForTask builds the product runner for a task: it reads the base commit's
@@ -64,9 +66,11 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	if err != nil {
 		return nil, fmt.Errorf("starting the agent: %w", err)
 	}
-	scanner, err := secrets.NewScanner()
-	if err != nil {
-		return nil, fmt.Errorf("secret scanner: %w", err)
+	scanner := o.Scanner
+	if scanner == nil {
+		if scanner, err = secrets.NewScanner(); err != nil {
+			return nil, fmt.Errorf("secret scanner: %w", err)
+		}
 	}
 	packs := NewPackBuilder(ctx, cfg.Model.Endpoint, ProbeTimeout, scanner, e.Ledger)
 	checks := o.Checks
@@ -81,7 +85,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	return &Runner{
 		Engine:  e,
 		Agent:   agent,
-		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress},
+		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress, Config: &cfg, Scanner: scanner},
 		Context: packs,
 		OnEvent: o.OnEvent,
 		// Sessions hold a slot of the endpoint's limit, if one is recorded

@@ -240,7 +240,7 @@ func (s *run) curLease() engine.Lease {
 }
 
 // emit appends an event under the lease and reports it once durable.
-func (s *run) emit(ctx context.Context, kind string, data any) error {
+func (s *run) emit(ctx context.Context, kind engine.EventKind, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
@@ -512,7 +512,7 @@ func (s *run) oneAttempt(ctx context.Context, history []engine.Attempt) (outcome
 			if ferr := s.checkpoint(ctx, TurnResult{Summary: "agent error"}, false); ferr != nil {
 				return outcome{}, ferr
 			}
-			if ferr := s.finishAttempt(ctx, engine.AttemptFinished, "error", reason); ferr != nil {
+			if ferr := s.finishAttempt(ctx, engine.AttemptFinished, engine.AttemptAgentFailed, reason); ferr != nil {
 				return outcome{}, ferr
 			}
 			return outcome{status: engine.TaskBlocked, verdict: s.t.Verdict, reason: reason}, nil
@@ -528,7 +528,7 @@ func (s *run) oneAttempt(ctx context.Context, history []engine.Attempt) (outcome
 			if tr.Note != "" {
 				reason += ": " + tr.Note
 			}
-			if err := s.finishAttempt(ctx, engine.AttemptFinished, "stuck", note); err != nil {
+			if err := s.finishAttempt(ctx, engine.AttemptFinished, engine.AttemptStuck, note); err != nil {
 				return outcome{}, err
 			}
 			return outcome{status: engine.TaskBlocked, verdict: s.t.Verdict, reason: reason}, nil
@@ -608,7 +608,7 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 	if err := s.emit(ctx, task.EventCheckFinished, map[string]any{"head": head, "verdict": rep.Verdict, "reasons": reasons}); err != nil {
 		return outcome{}, err
 	}
-	verdict := string(rep.Verdict)
+	verdict := engine.AttemptVerdict(rep.Verdict)
 	if note == "" {
 		note = reasonText(reasons)
 	}
@@ -616,7 +616,7 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 	if err := s.finishAttempt(ctx, engine.AttemptFinished, verdict, note); err != nil {
 		return outcome{}, err
 	}
-	o := outcome{verdict: verdict, head: head}
+	o := outcome{verdict: string(rep.Verdict), head: head}
 	switch rep.Verdict {
 	case verify.Verified:
 		o.status = engine.TaskVerified
@@ -628,7 +628,7 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 	return o, nil
 }
 
-func (s *run) finishAttempt(ctx context.Context, status engine.AttemptStatus, verdict, note string) error {
+func (s *run) finishAttempt(ctx context.Context, status engine.AttemptStatus, verdict engine.AttemptVerdict, note string) error {
 	if s.attempt == nil || s.attempt.Status != engine.AttemptRunning {
 		return nil
 	}

@@ -213,7 +213,7 @@ func TestCancelDuringTurn(t *testing.T) {
 		t.Errorf("work.txt on the branch = %q", got)
 	}
 	evs, _ := e.Ledger.Events(ctx, tk.ID, 0, 0)
-	if k := kinds(evs); k[len(k)-1] != task.EventCancelled {
+	if k := kinds(evs); k[len(k)-1] != string(task.EventCancelled) {
 		t.Errorf("events end %v, want task.cancelled", k)
 	}
 	if wt := e.WorktreePath(tk.ID, st.Attempts[0].Fence); gitCmd(t, wt, "status", "--porcelain") != "" {

@@ -380,7 +380,7 @@ func checkShared(t *testing.T, st ledger.Store, stats *sharedStats) {
 	maxFence := map[string]int64{}
 	started := map[string]int64{}
 	for _, ev := range all {
-		have[ev.Seq] = ev.TaskID + "/" + ev.Kind
+		have[ev.Seq] = ev.TaskID + "/" + string(ev.Kind)
 		if ev.Fence == 0 {
 			continue
 		}

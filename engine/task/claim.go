@@ -458,7 +458,7 @@ func phaseOf(events []engine.Event, fence int64) string {
 		case EventAttemptFinished:
 			return "between attempts"
 		default:
-			return "after " + ev.Kind
+			return "after " + string(ev.Kind)
 		}
 	}
 	return "not started"

@@ -44,7 +44,7 @@ func (e *Engine) withLeaseFor(ctx context.Context, id string, discard bool, fn f
 	return fn(lease, t)
 }
 
-func (e *Engine) appendData(ctx context.Context, lease *engine.Lease, id, kind string, data any) error {
+func (e *Engine) appendData(ctx context.Context, lease *engine.Lease, id string, kind engine.EventKind, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err

@@ -18,12 +18,10 @@ import (
 )
 
 // Range is a selection as the user gives it: a repository-relative file
-// and an inclusive line range.
-type Range struct {
-	File      string `json:"file"`
-	StartLine int    `json:"start_line"`
-	EndLine   int    `json:"end_line"`
-}
+// and an inclusive line range (File, StartLine, EndLine; Create fills in
+// the text and its hash). It is engine.Selection, the one selection type
+// the surfaces and the engine share.
+type Range = engine.Selection
 
 // CreateInput is what a task is created from.
 type CreateInput struct {

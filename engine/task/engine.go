@@ -128,33 +128,33 @@ func (e *Engine) worktreeDirs(taskID string) (map[int64]string, error) {
 }
 
 // Event kinds the engine and the runner append, besides the ledger's own
-// task.created. Their data is JSON described next to where each is written.
+// engine.EventCreated. Their data is JSON described next to where each is written.
 const (
-	EventStarted         = "task.started"          // a runner holds the lease: owner, pid, fence, worktree
-	EventReaped          = "sandbox.reaped"        // removed: sandboxes (containers) dead runners of the task left
-	EventRecovered       = "task.recovered"        // a takeover: previous owner, last heartbeat, orphaned attempts, phase
-	EventAttemptStarted  = "attempt.started"       // number
-	EventContextBuilt    = "context.built"         // tokens, sections, files
-	EventTurn            = "turn.finished"         // turn, summary, tokens, changed, and its checkpoint commit and parent when it changed files
-	EventRecoveryCommit  = "recovery.commit"       // commit, parent, files: edits a dead runner left uncommitted
-	EventAdopted         = "commit.adopted"        // commit: on the branch, made by a runner that died before recording it
-	EventCheckStarted    = "check.started"         // head
-	EventCheckFinished   = "check.finished"        // head, verdict, reasons
-	EventAttemptFinished = "attempt.finished"      // number, verdict, note
-	EventVerified        = "task.verified"         // head
-	EventBlocked         = "task.blocked"          // reason
-	EventFailed          = "task.failed"           // reason
-	EventCancelRequested = "task.cancel_requested" // by
-	EventCancelled       = "task.cancelled"        // by, phase
-	EventInterrupted     = "task.interrupted"      // signal, phase, commit
-	EventResumed         = "task.resumed"          // budgets
-	EventAccepted        = "task.accepted"         // force, method, branch, from, to, commits
-	EventRejected        = "task.rejected"         // removed worktrees, branch
+	EventStarted         engine.EventKind = "task.started"          // a runner holds the lease: owner, pid, fence, worktree
+	EventReaped          engine.EventKind = "sandbox.reaped"        // removed: sandboxes (containers) dead runners of the task left
+	EventRecovered       engine.EventKind = "task.recovered"        // a takeover: previous owner, last heartbeat, orphaned attempts, phase
+	EventAttemptStarted  engine.EventKind = "attempt.started"       // number
+	EventContextBuilt    engine.EventKind = "context.built"         // tokens, sections, files
+	EventTurn            engine.EventKind = "turn.finished"         // turn, summary, tokens, changed, and its checkpoint commit and parent when it changed files
+	EventRecoveryCommit  engine.EventKind = "recovery.commit"       // commit, parent, files: edits a dead runner left uncommitted
+	EventAdopted         engine.EventKind = "commit.adopted"        // commit: on the branch, made by a runner that died before recording it
+	EventCheckStarted    engine.EventKind = "check.started"         // head
+	EventCheckFinished   engine.EventKind = "check.finished"        // head, verdict, reasons
+	EventAttemptFinished engine.EventKind = "attempt.finished"      // number, verdict, note
+	EventVerified        engine.EventKind = "task.verified"         // head
+	EventBlocked         engine.EventKind = "task.blocked"          // reason
+	EventFailed          engine.EventKind = "task.failed"           // reason
+	EventCancelRequested engine.EventKind = "task.cancel_requested" // by
+	EventCancelled       engine.EventKind = "task.cancelled"        // by, phase
+	EventInterrupted     engine.EventKind = "task.interrupted"      // signal, phase, commit
+	EventResumed         engine.EventKind = "task.resumed"          // budgets
+	EventAccepted        engine.EventKind = "task.accepted"         // force, method, branch, from, to, commits
+	EventRejected        engine.EventKind = "task.rejected"         // removed worktrees, branch
 )
 
 // commitKinds are the events that record a commit on the task branch, each
 // in a "commit" field: together they account for every commit base..branch.
-var commitKinds = map[string]bool{EventTurn: true, EventRecoveryCommit: true, EventAdopted: true}
+var commitKinds = map[engine.EventKind]bool{EventTurn: true, EventRecoveryCommit: true, EventAdopted: true}
 
 // Settled reports whether a task's status is one no runner is working
 // towards: the user's move next.

@@ -1,11 +1,11 @@
 // Package runneragent plugs bcode-agent into the task runner: it implements
-// engine/runner's Agent by starting bcode-agent through a sandbox.Runner,
+// engine/agent's Agent (the seam under the runner) by starting bcode-agent through a sandbox.Runner,
 // its stdio wired to a gateway session, and steps the session one turn per
-// runner.Session.Turn so the runner's checkpoint commit never races the
+// agent.Session.Turn so the runner's checkpoint commit never races the
 // agent's next edit.
 //
 // It is its own package so that engine/gateway does not import
-// engine/runner (the runner's wiring in cmd/bcode imports both).
+// engine/agent; neither imports engine/runner, which sits above them.
 package runneragent
 
 import (
@@ -18,13 +18,13 @@ import (
 	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/gateway"
 	"github.com/bcode-dev/bcode/engine/pack"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox"
 )
 
-// Agent is runner.Agent backed by bcode-agent and the gateway.
+// Agent is agent.Agent backed by bcode-agent and the gateway.
 type Agent struct {
 	Gateway *gateway.Gateway
 	// Runner starts the agent: sandbox/host in tests, the Docker runner in
@@ -52,12 +52,12 @@ func New(g *gateway.Gateway, r sandbox.Runner, command ...string) *Agent {
 	return &Agent{Gateway: g, Runner: r, Command: command}
 }
 
-var _ runner.Agent = (*Agent)(nil)
+var _ agent.Agent = (*Agent)(nil)
 
-// StartAttempt implements runner.Agent: it checks the model (a context
+// StartAttempt implements agent.Agent: it checks the model (a context
 // window below the minimum is refused here, with the reason), starts
 // bcode-agent, and returns a session that runs one agent turn per Turn.
-func (a *Agent) StartAttempt(ctx context.Context, in runner.AttemptInput) (runner.Session, error) {
+func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.Session, error) {
 	environ := a.Environ
 	if environ == nil {
 		environ = os.Environ()
@@ -110,7 +110,7 @@ func resumable(history []engine.Attempt) *engine.Attempt {
 // TaskPrompt is the task as the agent's model reads it: the goal, the
 // selection, the criteria, earlier attempts' strategy notes, and the
 // context pack.
-func TaskPrompt(in runner.AttemptInput) string {
+func TaskPrompt(in agent.AttemptInput) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Task\n\n%s\n", strings.TrimSpace(in.Task.Goal))
 	if s := in.Task.Selection; s != nil {
@@ -125,7 +125,7 @@ func TaskPrompt(in runner.AttemptInput) string {
 	var notes []string
 	for _, h := range in.History {
 		if h.Note != "" {
-			notes = append(notes, fmt.Sprintf("- attempt %d (%s): %s", h.Number, orDash(h.Verdict), h.Note))
+			notes = append(notes, fmt.Sprintf("- attempt %d (%s): %s", h.Number, orDash(string(h.Verdict)), h.Note))
 		}
 	}
 	if len(notes) > 0 {
@@ -149,43 +149,43 @@ type session struct {
 	ended bool
 }
 
-// Turn implements runner.Session: one agent turn (a model call and the
+// Turn implements agent.Session: one agent turn (a model call and the
 // tools it asked for), then the agent waits while the runner commits.
-func (s *session) Turn(ctx context.Context) (runner.TurnResult, error) {
+func (s *session) Turn(ctx context.Context) (agent.TurnResult, error) {
 	if s.ended {
-		return runner.TurnResult{}, gateway.ErrSessionEnded
+		return agent.TurnResult{}, gateway.ErrSessionEnded
 	}
 	rep, err := s.r.Session.NextTurn(ctx)
 	if err == nil {
-		return runner.TurnResult{Summary: rep.Summary, TokensUsed: rep.Tokens, Done: rep.Finish, Stuck: rep.Stuck, Note: rep.Note}, nil
+		return agent.TurnResult{Summary: rep.Summary, TokensUsed: rep.Tokens, Done: rep.Finish, Stuck: rep.Stuck, Note: rep.Note}, nil
 	}
 	if !errors.Is(err, gateway.ErrSessionEnded) {
-		return runner.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	// The agent ended the session without another turn.
 	s.ended = true
 	out, werr := s.r.Wait()
 	if werr != nil {
-		return runner.TurnResult{}, werr
+		return agent.TurnResult{}, werr
 	}
 	return EndResult(out)
 }
 
 // EndResult maps how the session ended onto the runner's turn result.
-func EndResult(out gateway.Outcome) (runner.TurnResult, error) {
+func EndResult(out gateway.Outcome) (agent.TurnResult, error) {
 	switch out.Reason {
 	case "done":
-		return runner.TurnResult{Summary: "agent finished: " + out.Summary, Done: true}, nil
+		return agent.TurnResult{Summary: "agent finished: " + out.Summary, Done: true}, nil
 	case "stuck":
-		return runner.TurnResult{Summary: "agent stuck", Stuck: true, Note: out.Note}, nil
+		return agent.TurnResult{Summary: "agent stuck", Stuck: true, Note: out.Note}, nil
 	case "budget", "context":
-		return runner.TurnResult{Summary: "agent stopped: " + out.Reason, Stuck: true,
+		return agent.TurnResult{Summary: "agent stopped: " + out.Reason, Stuck: true,
 			Note: "The previous attempt stopped (" + out.Reason + ": " + out.Summary + "). Aim for a smaller change and fewer, more targeted commands."}, nil
 	}
-	return runner.TurnResult{}, fmt.Errorf("bcode-agent ended the session (%s): %s", out.Reason, out.Summary)
+	return agent.TurnResult{}, fmt.Errorf("bcode-agent ended the session (%s): %s", out.Reason, out.Summary)
 }
 
-// Close implements runner.Session: it stops the agent and waits for it.
+// Close implements agent.Session: it stops the agent and waits for it.
 func (s *session) Close() error {
 	s.r.Stop()
 	_, err := s.r.Wait()

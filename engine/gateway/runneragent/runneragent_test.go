@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/gateway"
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
 	"github.com/bcode-dev/bcode/engine/gateway/openai"
 	"github.com/bcode-dev/bcode/engine/ledger"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox/host"
 )
 
@@ -34,7 +34,7 @@ func buildAgent(t *testing.T) string {
 	return bin
 }
 
-func attemptInput(t *testing.T) (runner.AttemptInput, *ledger.Ledger) {
+func attemptInput(t *testing.T) (agent.AttemptInput, *ledger.Ledger) {
 	t.Helper()
 	ctx := context.Background()
 	led, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
@@ -58,7 +58,7 @@ func attemptInput(t *testing.T) (runner.AttemptInput, *ledger.Ledger) {
 		t.Fatal(err)
 	}
 	prev := engine.Attempt{Number: 0, Status: engine.AttemptFinished, Verdict: "failed", Note: "try uppercase"}
-	return runner.AttemptInput{Task: *task, Attempt: *a, Worktree: work, Lease: lease, History: []engine.Attempt{prev}}, led
+	return agent.AttemptInput{Task: *task, Attempt: *a, Worktree: work, Lease: lease, History: []engine.Attempt{prev}}, led
 }
 
 // TestTurnsStepTheAgent: each Turn runs exactly one agent turn; between

@@ -43,7 +43,7 @@ func (s *Store) CreateTask(ctx context.Context, t *engine.Task) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("CreateTask: a task with id %q already exists", t.ID)
 		}
-		_, err = insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: "task.created", Data: created, At: t.CreatedAt})
+		_, err = insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: engine.EventCreated, Data: created, At: t.CreatedAt})
 		return err
 	})
 }

@@ -1,0 +1,365 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
+	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/engine/ledger/backend"
+	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// Event kinds a surface reports about a run it started that the ledger
+// does not record (the ledger's own are engine.EventCreated and
+// engine/task's).
+const (
+	// EventStartFailed: the run never got going (no model, no agent, no
+	// Docker) and the task is still queued.
+	EventStartFailed engine.EventKind = "task.start_failed"
+	// EventStopped: the run returned; the task's status says how it ended.
+	EventStopped engine.EventKind = "task.stopped"
+)
+
+// TaskRequest is a new task.
+type TaskRequest struct {
+	// Repo is a directory inside the user's checkout.
+	Repo      string
+	Goal      string
+	Selection *engine.Selection
+	Criteria  []string
+	Base      string // "": HEAD
+}
+
+// ledgerPath is where the SQLite ledger lives.
+func (e *Engine) ledgerPath() (string, error) {
+	if e.opts.LedgerPath != "" {
+		return e.opts.LedgerPath, nil
+	}
+	return ledger.DefaultPath()
+}
+
+// ledgerExists reports whether the ledger is there, so a read (a server
+// polling for tasks, a pack's history section) does not create one.
+func (e *Engine) ledgerExists() bool {
+	if e.opts.Ledger.IsShared() {
+		return true // a database server: opening it creates nothing here
+	}
+	e.mu.Lock()
+	open := e.led != nil
+	e.mu.Unlock()
+	if open {
+		return true
+	}
+	p, err := e.ledgerPath()
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(p)
+	return err == nil
+}
+
+// Ledger opens the task ledger the engine was opened with, once; later
+// calls return the same store. Close closes it.
+func (e *Engine) Ledger(ctx context.Context) (ledger.Store, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.led != nil {
+		return e.led, nil
+	}
+	p, err := e.ledgerPath()
+	if err != nil {
+		return nil, err
+	}
+	l, err := backend.Open(ctx, e.opts.Ledger, p)
+	if err != nil {
+		if e.opts.Ledger.IsShared() {
+			return nil, fmt.Errorf("opening the task ledger %s: %w", e.opts.Ledger, err)
+		}
+		return nil, fmt.Errorf("opening the task ledger %s: %w", p, err)
+	}
+	e.led = l
+	return l, nil
+}
+
+// Tasks is the task engine (engine/task) over the ledger, with this
+// machine's worktrees in the state directory that holds the ledger.
+func (e *Engine) Tasks(ctx context.Context) (*task.Engine, error) {
+	l, err := e.Ledger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := task.New(l)
+	if p, err := e.ledgerPath(); err == nil && e.opts.LedgerPath != "" {
+		t.StateDir = filepath.Dir(p)
+	}
+	return t, nil
+}
+
+// Close closes the ledger if the engine opened it.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.led == nil {
+		return nil
+	}
+	err := e.led.Close()
+	e.led = nil
+	return err
+}
+
+// reader is the ledger for a read, or nil when there is none yet.
+func (e *Engine) reader(ctx context.Context) (ledger.Store, error) {
+	if !e.ledgerExists() {
+		return nil, nil
+	}
+	return e.Ledger(ctx)
+}
+
+// ListTasks is the tasks of the git checkout at repo ("": every task),
+// newest first; none (and no ledger created) when there is no ledger yet.
+func (e *Engine) ListTasks(ctx context.Context, repo string) ([]engine.Task, error) {
+	if repo != "" {
+		r, err := git.Open(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		repo = r.Dir
+	}
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return []engine.Task{}, err
+	}
+	return l.Tasks(ctx, repo)
+}
+
+// Task is one task's record.
+func (e *Engine) Task(ctx context.Context, id string) (*engine.Task, error) {
+	l, err := e.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if l == nil {
+		return nil, fmt.Errorf("task %q: %w", id, engine.ErrNotFound) // reads never create a ledger
+	}
+	return l.Task(ctx, id)
+}
+
+// Attempts is a task's attempts, oldest first.
+func (e *Engine) Attempts(ctx context.Context, id string) ([]engine.Attempt, error) {
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return nil, err
+	}
+	return l.Attempts(ctx, id)
+}
+
+// Events is up to limit events of task id ("" for every task) after
+// afterSeq, oldest first.
+func (e *Engine) Events(ctx context.Context, id string, afterSeq int64, limit int) ([]engine.Event, error) {
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return nil, err
+	}
+	return l.Events(ctx, id, afterSeq, limit)
+}
+
+// LatestEvents is the newest limit events of task id after afterSeq,
+// oldest first, and how many older ones after afterSeq it left out.
+func (e *Engine) LatestEvents(ctx context.Context, id string, afterSeq int64, limit int) ([]engine.Event, int, error) {
+	if limit <= 0 {
+		return nil, 0, fmt.Errorf("app: LatestEvents: limit %d must be positive", limit)
+	}
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return nil, 0, err
+	}
+	return l.LatestEvents(ctx, id, afterSeq, limit)
+}
+
+// Verifications is the newest limit check runs of a repository (0: all).
+func (e *Engine) Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error) {
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return nil, err
+	}
+	return l.Verifications(ctx, repo, limit)
+}
+
+// CreateTask records a new task.
+func (e *Engine) CreateTask(ctx context.Context, req TaskRequest) (*engine.Task, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := task.CreateInput{Repo: req.Repo, Goal: req.Goal, Base: req.Base, Criteria: req.Criteria}
+	if sel := req.Selection; sel != nil {
+		in.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
+	}
+	return t.Create(ctx, in)
+}
+
+// CanRun is nil when RunTask and ResumeTask can work in this process (an
+// agent backend was given), else an error saying what is missing.
+func (e *Engine) CanRun() error { return runner.Options{Agent: e.opts.Agent}.Available() }
+
+// RunOptions are a run's observers.
+type RunOptions struct {
+	OnEvent  func(engine.Event)
+	Progress verify.Progress // the gate's, during each attempt's check
+}
+
+func (e *Engine) runnerOptions(o RunOptions) runner.Options {
+	// The process's scanner; if it failed to load, ForTask tries again and
+	// says why.
+	scanner, _ := e.Redactor()
+	return runner.Options{Agent: e.opts.Agent, OnEvent: o.OnEvent, Progress: o.Progress, Scanner: scanner}
+}
+
+// RunTask runs a queued task (or one a dead runner left) until it stops:
+// verified, blocked, failed or cancelled.
+func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*runner.Result, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return runner.RunTask(ctx, t, id, e.runnerOptions(o))
+}
+
+// ResumeTask raises a task's budgets by more and runs it again; the model
+// is probed first, so a resume that cannot run changes nothing.
+func (e *Engine) ResumeTask(ctx context.Context, id string, more engine.Budgets, o RunOptions) (*runner.Result, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return runner.ResumeTask(ctx, t, id, more, e.runnerOptions(o))
+}
+
+// TaskRunner builds the runner of one task, for a worker that claimed it
+// (bcode runner).
+func (e *Engine) TaskRunner(ctx context.Context, id string, o RunOptions) (*runner.Runner, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return runner.ForTask(ctx, t, id, e.runnerOptions(o))
+}
+
+// CancelTask stops a task; a running runner stops within one heartbeat.
+func (e *Engine) CancelTask(ctx context.Context, id string) error {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	return t.Cancel(ctx, id, e.by())
+}
+
+// AcceptTask lands a task on the user's branch (never pushes); force lands
+// one that is not verified, recorded as forced.
+func (e *Engine) AcceptTask(ctx context.Context, id string, force bool) (*task.Accepted, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.Accept(ctx, id, task.AcceptOptions{Force: force, By: e.by()})
+}
+
+// RejectTask removes a task's worktrees and branch; the record stays.
+func (e *Engine) RejectTask(ctx context.Context, id string) (*task.Rejected, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.Reject(ctx, id, e.by())
+}
+
+// TaskStatus is one task in detail.
+func (e *Engine) TaskStatus(ctx context.Context, id string) (*task.Status, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.Status(ctx, id)
+}
+
+// TaskEvents is a task's events after afterSeq; with follow, fn sees each
+// as it is recorded until the task settles or ctx ends.
+func (e *Engine) TaskEvents(ctx context.Context, id string, afterSeq int64, follow bool, fn func(engine.Event) error) error {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	if follow {
+		return t.Follow(ctx, id, afterSeq, fn)
+	}
+	evs, err := t.Events(ctx, id, afterSeq)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TaskDiff is the task branch against its base, as a git diff.
+func (e *Engine) TaskDiff(ctx context.Context, id string) ([]byte, error) {
+	t, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.Diff(ctx, id)
+}
+
+// by names who did a lifecycle operation, in the ledger's events.
+func (e *Engine) by() string {
+	if e.opts.By != "" {
+		return e.opts.By
+	}
+	return "the user"
+}
+
+// ErrLedgerOpen: UseLedger after the engine opened its ledger.
+var ErrLedgerOpen = errors.New("app: the ledger is already open")
+
+// UseLedger points the engine at the ledger a command's flags chose
+// (--state, --ledger) when they are only known once the subcommand has
+// parsed them; it must come before the first operation that opens the
+// ledger.
+func (e *Engine) UseLedger(path string, choice backend.Choice) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.led != nil {
+		return ErrLedgerOpen
+	}
+	e.opts.LedgerPath, e.opts.Ledger = path, choice
+	return nil
+}
+
+// ApproveModule is the user's yes to a module.approval_needed event: the
+// host may fetch that module version (path@version) for task id. It
+// returns the approved path@version.
+func (e *Engine) ApproveModule(ctx context.Context, id, module string) (string, error) {
+	l, err := e.Ledger(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := l.Task(ctx, id); err != nil {
+		return "", err
+	}
+	mv, err := agentbackend.ApproveModule(ctx, l, id, module)
+	if err != nil {
+		return "", err
+	}
+	return mv.Path + "@" + mv.Version, nil
+}
