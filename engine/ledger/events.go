@@ -133,6 +133,43 @@ func queryEvents(ctx context.Context, tx *sql.Tx, taskID string, afterSeq int64,
 	if err != nil {
 		return nil, err
 	}
+	return scanEvents(rows)
+}
+
+// NewestEvents returns the newest event of each task of repo ("": every
+// task) that has one, by task id: what a list of tasks shows beside each,
+// read in one statement however many tasks there are. The correlated
+// max(seq) is one probe of events_by_task (task_id, seq) per task.
+func (l *Ledger) NewestEvents(ctx context.Context, repo string) (map[string]engine.Event, error) {
+	q := `SELECT e.seq, e.task_id, e.attempt, e.fence, e.kind, e.data, e.at
+		FROM tasks t JOIN events e ON e.seq = (SELECT max(seq) FROM events WHERE task_id = t.id)`
+	var args []any
+	if repo != "" {
+		q += ` WHERE t.repo = ?`
+		args = append(args, repo)
+	}
+	var evs []engine.Event
+	err := l.Read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		evs, err = scanEvents(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]engine.Event, len(evs))
+	for _, e := range evs {
+		out[e.TaskID] = e
+	}
+	return out, nil
+}
+
+// scanEvents reads rows of (seq, task_id, attempt, fence, kind, data, at)
+// and closes them.
+func scanEvents(rows *sql.Rows) ([]engine.Event, error) {
 	defer rows.Close()
 	var out []engine.Event
 	for rows.Next() {
@@ -146,6 +183,7 @@ func queryEvents(ctx context.Context, tx *sql.Tx, taskID string, afterSeq int64,
 			return nil, err
 		}
 		e.Attempt, e.Fence, e.Data = attempt.Int64, fence.Int64, rawJSON(data)
+		var err error
 		if e.At, err = parseTime(at); err != nil {
 			return nil, err
 		}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bcode-dev/bcode/engine"
 )
 
 // fakeClock is a wall clock a test steps by hand, shared by several Ledgers.
@@ -82,7 +84,7 @@ func TestMigrationsApplyOnceAndReopenIsIdempotent(t *testing.T) {
 	clock := newFakeClock()
 	l := openAt(t, path, WithClock(clock.now))
 	first, firstAt := migrationRows(t, l)
-	if want := []string{"ledger/1", "ledger/2"}; fmt.Sprint(first) != fmt.Sprint(want) {
+	if want := []string{"ledger/1", "ledger/2", "ledger/3"}; fmt.Sprint(first) != fmt.Sprint(want) {
 		t.Fatalf("migrations after first open: %v, want %v", first, want)
 	}
 	for _, table := range []string{"tasks", "attempts", "leases", "fences", "events", "verification_runs", "model_calls"} {
@@ -137,7 +139,7 @@ func TestExtraMigrationSet(t *testing.T) {
 	step2 := `ALTER TABLE extra_a ADD COLUMN n INTEGER NOT NULL DEFAULT 0`
 
 	l := openAt(t, path, WithMigrations("extra", []string{step1}))
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 ledger/1 ledger/2]" {
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 ledger/1 ledger/2 ledger/3]" {
 		t.Fatalf("after the first open: %v", rows)
 	}
 	l.Close()
@@ -145,7 +147,7 @@ func TestExtraMigrationSet(t *testing.T) {
 	// A second step arrives with a newer binary; the first is not re-run
 	// (re-running it would fail: the tables exist).
 	l = openAt(t, path, WithMigrations("extra", []string{step1, step2}))
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 extra/2 ledger/1 ledger/2]" {
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 extra/2 ledger/1 ledger/2 ledger/3]" {
 		t.Fatalf("after adding a step: %v", rows)
 	}
 	var seeds, n int
@@ -191,7 +193,7 @@ func TestFailingMigrationLeavesNothingBehind(t *testing.T) {
 	}
 	l := openAt(t, path)
 	rows, _ := migrationRows(t, l)
-	if fmt.Sprint(rows) != "[ledger/1 ledger/2]" {
+	if fmt.Sprint(rows) != "[ledger/1 ledger/2 ledger/3]" {
 		t.Errorf("after a failed open then a clean one: %v", rows)
 	}
 	var n int
@@ -426,5 +428,69 @@ func TestWriteRollsBackOnErrorAndPanic(t *testing.T) {
 	})
 	if fmt.Sprint(versions) != "[3]" {
 		t.Errorf("rows after rollback: %v, want [3]", versions)
+	}
+}
+
+// TestUpgradeAddsTheTaskQueriesIndex: a ledger written before
+// verification_runs_by_task (schema 2) gets it on open, keeps its runs, and
+// the per-task queries read through indexes, not whole tables.
+func TestUpgradeAddsTheTaskQueriesIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l := openAt(t, path)
+	tk := &engine.Task{Repo: "/r", Goal: "g", Base: "b"}
+	if err := l.CreateTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RecordVerification(ctx, &engine.VerificationRun{TaskID: tk.ID, Repo: "/r", Base: "b", Head: "h", Verdict: "verified"}); err != nil {
+		t.Fatal(err)
+	}
+	// Turn it back into a schema-2 ledger.
+	err := l.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`DROP INDEX verification_runs_by_task; DELETE FROM schema_migrations WHERE "set" = 'ledger' AND version = 3`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+
+	l = openAt(t, path)
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[ledger/1 ledger/2 ledger/3]" {
+		t.Fatalf("after the upgrade: %v", rows)
+	}
+	runs, err := l.TaskVerifications(ctx, tk.ID, 1)
+	if err != nil || len(runs) != 1 || runs[0].Head != "h" {
+		t.Fatalf("TaskVerifications after the upgrade: %+v, %v", runs, err)
+	}
+	plan := func(q string, args ...any) string {
+		t.Helper()
+		var steps []string
+		err := l.Read(ctx, func(tx *sql.Tx) error {
+			r, err := tx.Query(`EXPLAIN QUERY PLAN `+q, args...)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			for r.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := r.Scan(&id, &parent, &unused, &detail); err != nil {
+					return err
+				}
+				steps = append(steps, detail)
+			}
+			return r.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(steps, "; ")
+	}
+	if p := plan(`SELECT id FROM verification_runs WHERE task_id = ? ORDER BY id DESC LIMIT 1`, tk.ID); !strings.Contains(p, "verification_runs_by_task") {
+		t.Errorf("a task's runs are not read through verification_runs_by_task: %s", p)
+	}
+	if p := plan(`SELECT e.seq FROM tasks t JOIN events e ON e.seq = (SELECT max(seq) FROM events WHERE task_id = t.id) WHERE t.repo = ?`, "/r"); !strings.Contains(p, "events_by_task") || !strings.Contains(p, "tasks_by_repo") {
+		t.Errorf("the newest events are not read through tasks_by_repo and events_by_task: %s", p)
 	}
 }

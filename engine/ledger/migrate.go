@@ -238,4 +238,8 @@ CREATE TABLE endpoint_sessions (
 ) STRICT;
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
 `,
+	`
+-- A task's gate runs (TaskVerifications), without reading its repository's.
+CREATE INDEX verification_runs_by_task ON verification_runs (task_id, id);
+`,
 }

@@ -48,14 +48,25 @@ func (l *Ledger) RecordVerification(ctx context.Context, v *engine.VerificationR
 // Verifications returns the gate runs of one repo ("" for all), newest
 // first, at most limit of them (limit <= 0: all).
 func (l *Ledger) Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error) {
+	if repo == "" {
+		return l.verifications(ctx, "", nil, limit)
+	}
+	return l.verifications(ctx, ` WHERE repo = ?`, []any{repo}, limit)
+}
+
+// TaskVerifications returns the gate runs of one task, newest first, at
+// most limit of them (limit <= 0: all), read through
+// verification_runs_by_task rather than by filtering its repository's.
+func (l *Ledger) TaskVerifications(ctx context.Context, taskID string, limit int) ([]engine.VerificationRun, error) {
+	return l.verifications(ctx, ` WHERE task_id = ?`, []any{taskID}, limit)
+}
+
+// verifications reads the runs that where (with args) selects, newest
+// first, at most limit when limit > 0.
+func (l *Ledger) verifications(ctx context.Context, where string, args []any, limit int) ([]engine.VerificationRun, error) {
 	var out []engine.VerificationRun
 	err := l.Read(ctx, func(tx *sql.Tx) error {
-		q := `SELECT id, task_id, attempt, repo, base, head, verdict, report, duration_ms, at FROM verification_runs`
-		var args []any
-		if repo != "" {
-			q += ` WHERE repo = ?`
-			args = append(args, repo)
-		}
+		q := `SELECT id, task_id, attempt, repo, base, head, verdict, report, duration_ms, at FROM verification_runs` + where
 		// id, not at: ids follow commit order, and clocks can step back.
 		q += ` ORDER BY id DESC`
 		if limit > 0 {

@@ -42,9 +42,16 @@ type Store interface {
 	Append(ctx context.Context, lease *engine.Lease, e *engine.Event) (int64, error)
 	Events(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, error)
 	LatestEvents(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, int, error)
+	// NewestEvents is the newest event of each task of repo ("": every
+	// task) that has any, by task id, in one statement: a list of tasks
+	// costs the same reads however long it is.
+	NewestEvents(ctx context.Context, repo string) (map[string]engine.Event, error)
 
 	RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error)
 	Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error)
+	// TaskVerifications is the gate runs recorded for one task, newest
+	// first, at most limit (limit <= 0: all).
+	TaskVerifications(ctx context.Context, taskID string, limit int) ([]engine.VerificationRun, error)
 	RecordModelCall(ctx context.Context, lease engine.Lease, c *engine.ModelCall) (int64, error)
 	ModelCalls(ctx context.Context, taskID string) ([]engine.ModelCall, error)
 

@@ -63,7 +63,9 @@ func Run(t *testing.T, b Backend) {
 		{"FencingEveryWrite", testFencingEveryWrite},
 		{"Attempts", testAttempts},
 		{"Events", testEvents},
+		{"NewestEvents", testNewestEvents},
 		{"RecordsAndCalls", testRecords},
+		{"TaskVerifications", testTaskVerifications},
 		{"ClaimNext", testClaimNext},
 		{"ClaimRace", testClaimRace},
 		{"AcquireRace", testAcquireRace},
@@ -483,6 +485,95 @@ func testEvents(t *testing.T, b Backend) {
 	}
 	if _, _, err := s.LatestEvents(ctx, tk.ID, 0, 0); err == nil {
 		t.Fatal("LatestEvents with limit 0 succeeded")
+	}
+}
+
+// testNewestEvents: the newest event of each task of a repository (or of
+// every task) is the one LatestEvents(id, 0, 1) reads, field for field,
+// with events of several tasks interleaved.
+func testNewestEvents(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s, c := open1(t, b)
+	busy := newTask(t, s, "/r", "busy")
+	quiet := newTask(t, s, "/r", "quiet") // only its task.created event
+	elsewhere := newTask(t, s, "/s", "elsewhere")
+	l := acquire(t, s, busy.ID, holderA, time.Minute)
+	for i := range 6 {
+		c.Advance(time.Millisecond)
+		must[int64](t)(s.Append(ctx, &l, &engine.Event{TaskID: busy.ID, Kind: "k", Attempt: int64(i + 1), Data: json.RawMessage(fmt.Sprintf(`{"i": %d}`, i))}))
+		must[int64](t)(s.Append(ctx, nil, &engine.Event{TaskID: elsewhere.ID, Kind: "user.note"}))
+	}
+	want := func(id string) engine.Event {
+		t.Helper()
+		evs, _, err := s.LatestEvents(ctx, id, 0, 1)
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("LatestEvents(%s, 0, 1): %+v, %v", id, evs, err)
+		}
+		return evs[0]
+	}
+	same := func(a, b engine.Event) bool {
+		return a.Seq == b.Seq && a.TaskID == b.TaskID && a.Attempt == b.Attempt && a.Fence == b.Fence &&
+			a.Kind == b.Kind && string(a.Data) == string(b.Data) && a.At.Equal(b.At)
+	}
+	for _, tc := range []struct {
+		repo  string
+		tasks []string
+	}{
+		{"/r", []string{busy.ID, quiet.ID}},
+		{"/s", []string{elsewhere.ID}},
+		{"", []string{busy.ID, quiet.ID, elsewhere.ID}},
+		{"/none", nil},
+	} {
+		got, err := s.NewestEvents(ctx, tc.repo)
+		if err != nil || len(got) != len(tc.tasks) {
+			t.Fatalf("NewestEvents(%q): %d events, %v; want %d", tc.repo, len(got), err, len(tc.tasks))
+		}
+		for _, id := range tc.tasks {
+			if w := want(id); !same(got[id], w) {
+				t.Fatalf("NewestEvents(%q)[%s] = %+v, want %+v", tc.repo, id, got[id], w)
+			}
+		}
+	}
+	if got := must[map[string]engine.Event](t)(s.NewestEvents(ctx, "/r")); got[busy.ID].Fence != l.Fence || string(got[busy.ID].Data) != `{"i": 5}` || got[quiet.ID].Kind != "task.created" {
+		t.Fatalf("NewestEvents(/r): %+v", got)
+	}
+}
+
+// testTaskVerifications: a task's gate runs, newest first, whatever
+// repository they name, and none of another task's or of no task's.
+func testTaskVerifications(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s, _ := open1(t, b)
+	tk := newTask(t, s, "/r", "g")
+	other := newTask(t, s, "/r", "o")
+	var mine []int64
+	for _, v := range []*engine.VerificationRun{
+		{TaskID: tk.ID, Attempt: 1, Repo: "/r", Base: "b", Head: "h1", Verdict: "failed", Report: json.RawMessage(`{"n":1}`)},
+		{Repo: "/r", Base: "b", Head: "h", Verdict: "verified"},
+		{TaskID: other.ID, Attempt: 1, Repo: "/r", Base: "b", Head: "o1", Verdict: "verified"},
+		{TaskID: tk.ID, Attempt: 2, Repo: "/r", Base: "b", Head: "h2", Verdict: "verified", DurationMS: 7},
+		{TaskID: tk.ID, Attempt: 3, Repo: "/elsewhere", Base: "b", Head: "h3", Verdict: "green"},
+	} {
+		id := must[int64](t)(s.RecordVerification(ctx, v))
+		if v.TaskID == tk.ID {
+			mine = append(mine, id)
+		}
+	}
+	runs := must[[]engine.VerificationRun](t)(s.TaskVerifications(ctx, tk.ID, 0))
+	if len(runs) != 3 || runs[0].ID != mine[2] || runs[1].ID != mine[1] || runs[2].ID != mine[0] {
+		t.Fatalf("TaskVerifications(all): %+v, want ids %v newest first", runs, mine)
+	}
+	if r := runs[1]; r.TaskID != tk.ID || r.Attempt != 2 || r.Repo != "/r" || r.Head != "h2" || r.Verdict != "verified" || r.DurationMS != 7 || r.At.IsZero() {
+		t.Fatalf("TaskVerifications run: %+v", r)
+	}
+	if string(runs[2].Report) != `{"n":1}` {
+		t.Fatalf("TaskVerifications report: %q", runs[2].Report)
+	}
+	if r := must[[]engine.VerificationRun](t)(s.TaskVerifications(ctx, tk.ID, 1)); len(r) != 1 || r[0].ID != mine[2] {
+		t.Fatalf("TaskVerifications(limit 1): %+v", r)
+	}
+	if r := must[[]engine.VerificationRun](t)(s.TaskVerifications(ctx, "nosuch", 0)); len(r) != 0 {
+		t.Fatalf("TaskVerifications of no task's runs: %+v", r)
 	}
 }
 

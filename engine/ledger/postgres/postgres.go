@@ -352,4 +352,7 @@ CREATE TABLE endpoint_sessions (
 	since    timestamptz NOT NULL,
 	PRIMARY KEY (endpoint, task_id)
 );
+`, `
+-- A task's gate runs (TaskVerifications), without reading its repository's.
+CREATE INDEX verification_runs_by_task ON verification_runs (task_id, id);
 `}

@@ -298,6 +298,43 @@ func queryEvents(ctx context.Context, tx pgx.Tx, taskID string, afterSeq int64, 
 	if err != nil {
 		return nil, err
 	}
+	return scanEvents(rows)
+}
+
+// NewestEvents implements ledger.Store in one statement: DISTINCT ON keeps
+// each task's first row by seq descending, read backwards through
+// events_by_task (task_id, seq).
+func (s *Store) NewestEvents(ctx context.Context, repo string) (map[string]engine.Event, error) {
+	q := `SELECT DISTINCT ON (e.task_id) e.seq, e.task_id, e.attempt, e.fence, e.kind, e.data::text, e.at
+		FROM events e JOIN tasks t ON t.id = e.task_id`
+	var args []any
+	if repo != "" {
+		q += ` WHERE t.repo = $1`
+		args = append(args, repo)
+	}
+	q += ` ORDER BY e.task_id, e.seq DESC`
+	var evs []engine.Event
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		evs, err = scanEvents(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]engine.Event, len(evs))
+	for _, e := range evs {
+		out[e.TaskID] = e
+	}
+	return out, nil
+}
+
+// scanEvents reads rows of (seq, task_id, attempt, fence, kind, data, at)
+// and closes them.
+func scanEvents(rows pgx.Rows) ([]engine.Event, error) {
 	defer rows.Close()
 	var out []engine.Event
 	for rows.Next() {
@@ -357,14 +394,24 @@ func (s *Store) RecordVerification(ctx context.Context, v *engine.VerificationRu
 
 // Verifications implements ledger.Store: newest first.
 func (s *Store) Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error) {
+	if repo == "" {
+		return s.verifications(ctx, "", nil, limit)
+	}
+	return s.verifications(ctx, ` WHERE repo = $1`, []any{repo}, limit)
+}
+
+// TaskVerifications implements ledger.Store: newest first, through
+// verification_runs_by_task.
+func (s *Store) TaskVerifications(ctx context.Context, taskID string, limit int) ([]engine.VerificationRun, error) {
+	return s.verifications(ctx, ` WHERE task_id = $1`, []any{taskID}, limit)
+}
+
+// verifications reads the runs that where (with args) selects, newest
+// first, at most limit when limit > 0.
+func (s *Store) verifications(ctx context.Context, where string, args []any, limit int) ([]engine.VerificationRun, error) {
 	var out []engine.VerificationRun
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		q := `SELECT id, task_id, attempt, repo, base, head, verdict, report::text, duration_ms, at FROM verification_runs`
-		var args []any
-		if repo != "" {
-			args = append(args, repo)
-			q += ` WHERE repo = $1`
-		}
+		q := `SELECT id, task_id, attempt, repo, base, head, verdict, report::text, duration_ms, at FROM verification_runs` + where
 		q += ` ORDER BY id DESC`
 		if limit > 0 {
 			args = append(args, limit)
