@@ -15,18 +15,31 @@ type TaskRow struct {
 }
 
 // TaskRows is the tasks of the checkout at repo, newest first, each with
-// its newest event. It reads one event per task (the ledger has no
-// newest-event-of-each-task query yet).
+// its newest event: two ledger reads however many tasks there are (the
+// tasks, then every task's newest event in one query).
 func (e *Engine) TaskRows(ctx context.Context, repo string) ([]TaskRow, error) {
-	ts, err := e.ListTasks(ctx, repo)
+	repo, err := checkoutDir(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
+	l, err := e.reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if l == nil {
+		return []TaskRow{}, nil // reads never create a ledger
+	}
+	ts, err := l.Tasks(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	// As before, a list whose events cannot be read still lists its tasks.
+	newest, _ := l.NewestEvents(ctx, repo)
 	rows := make([]TaskRow, 0, len(ts))
 	for _, t := range ts {
 		row := TaskRow{Task: t}
-		if evs, _, err := e.LatestEvents(ctx, t.ID, 0, 1); err == nil && len(evs) > 0 {
-			row.LastEvent = &evs[len(evs)-1]
+		if ev, ok := newest[t.ID]; ok {
+			row.LastEvent = &ev
 		}
 		rows = append(rows, row)
 	}
@@ -79,15 +92,8 @@ func (e *Engine) TaskDetail(ctx context.Context, id string, afterSeq int64, limi
 		d.Events = evs
 	}
 	d.Omitted = omitted
-	// The ledger lists a repository's runs newest first; the first of this
-	// task's is its last.
-	if vs, err := e.Verifications(ctx, t.Repo, 0); err == nil {
-		for i := range vs {
-			if vs[i].TaskID == t.ID {
-				d.Verification = &vs[i]
-				break
-			}
-		}
+	if vs, err := e.TaskVerifications(ctx, t.ID, 1); err == nil && len(vs) > 0 {
+		d.Verification = &vs[0]
 	}
 	return d, nil
 }

@@ -126,18 +126,28 @@ func (e *Engine) reader(ctx context.Context) (ledger.Store, error) {
 // ListTasks is the tasks of the git checkout at repo ("": every task),
 // newest first; none (and no ledger created) when there is no ledger yet.
 func (e *Engine) ListTasks(ctx context.Context, repo string) ([]engine.Task, error) {
-	if repo != "" {
-		r, err := git.Open(ctx, repo)
-		if err != nil {
-			return nil, err
-		}
-		repo = r.Dir
+	repo, err := checkoutDir(ctx, repo)
+	if err != nil {
+		return nil, err
 	}
 	l, err := e.reader(ctx)
 	if l == nil || err != nil {
 		return []engine.Task{}, err
 	}
 	return l.Tasks(ctx, repo)
+}
+
+// checkoutDir is the top directory of the git checkout holding dir, the
+// repo tasks are recorded under ("": "", every task).
+func checkoutDir(ctx context.Context, dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	r, err := git.Open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	return r.Dir, nil
 }
 
 // Task is one task's record.
@@ -191,6 +201,15 @@ func (e *Engine) Verifications(ctx context.Context, repo string, limit int) ([]e
 		return nil, err
 	}
 	return l.Verifications(ctx, repo, limit)
+}
+
+// TaskVerifications is the newest limit check runs of task id (0: all).
+func (e *Engine) TaskVerifications(ctx context.Context, id string, limit int) ([]engine.VerificationRun, error) {
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return nil, err
+	}
+	return l.TaskVerifications(ctx, id, limit)
 }
 
 // CreateTask records a new task.
