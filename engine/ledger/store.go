@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
@@ -46,6 +47,13 @@ type Store interface {
 	// task) that has any, by task id, in one statement: a list of tasks
 	// costs the same reads however long it is.
 	NewestEvents(ctx context.Context, repo string) (map[string]engine.Event, error)
+	// SumEvents counts taskID's events of kind whose data is a JSON object
+	// with field an integer (of 64 bits), null or absent, or JSON null, and
+	// sums field over them, inside the database: a task's usage without
+	// reading its log. These are the events json.Unmarshal decodes into a
+	// struct with an int field; it fails on the others, which are left out
+	// of both. field is a plain key (letters, digits, underscores).
+	SumEvents(ctx context.Context, taskID string, kind engine.EventKind, field string) (n int, sum int64, err error)
 
 	RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error)
 	Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error)
@@ -73,6 +81,20 @@ type Store interface {
 	EndpointSessions(ctx context.Context, endpoint string) (held, limit int, err error)
 
 	Close() error
+}
+
+// CheckSumField returns an error unless field is a key SumEvents accepts:
+// both backends splice it into a JSON path.
+func CheckSumField(field string) error {
+	if field == "" {
+		return errors.New("ledger: SumEvents needs a field")
+	}
+	for _, r := range field {
+		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return fmt.Errorf("ledger: SumEvents field %q is not a plain key (letters, digits, underscores)", field)
+		}
+	}
+	return nil
 }
 
 // Errors the Store's scheduling methods return that callers act on.

@@ -64,6 +64,7 @@ func Run(t *testing.T, b Backend) {
 		{"Attempts", testAttempts},
 		{"Events", testEvents},
 		{"NewestEvents", testNewestEvents},
+		{"SumEvents", testSumEvents},
 		{"RecordsAndCalls", testRecords},
 		{"TaskVerifications", testTaskVerifications},
 		{"ClaimNext", testClaimNext},
@@ -536,6 +537,72 @@ func testNewestEvents(t *testing.T, b Backend) {
 	}
 	if got := must[map[string]engine.Event](t)(s.NewestEvents(ctx, "/r")); got[busy.ID].Fence != l.Fence || string(got[busy.ID].Data) != `{"i": 5}` || got[quiet.ID].Kind != "task.created" {
 		t.Fatalf("NewestEvents(/r): %+v", got)
+	}
+}
+
+// testSumEvents: the count and sum the database computes over a task's
+// events of one kind are the ones Go's json.Unmarshal into an int field
+// gives over the same data, for well-formed and malformed data alike.
+func testSumEvents(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s, _ := open1(t, b)
+	tk := newTask(t, s, "/r", "g")
+	other := newTask(t, s, "/r", "o")
+	const kind engine.EventKind = "turn.finished"
+	datas := []string{
+		`{"turn": 1, "tokens": 10}`,
+		`{"tokens": 7, "summary": "s", "skipped": [{"path": "x"}]}`,
+		`{"turn": 3}`,
+		`{"tokens": null}`,
+		`{"tokens": -2}`,
+		`{"tokens": 4000000000000000000}`,
+		`{"tokens": 1.5}`,
+		`{"tokens": 1e3}`,
+		`{"tokens": "12"}`,
+		`{"tokens": true}`,
+		`{"tokens": {"n": 1}}`,
+		`{"tokens": 99999999999999999999}`,
+		`[1, 2]`,
+		`"text"`,
+		`null`,
+		``,
+	}
+	var (
+		wantN   int
+		wantSum int64
+	)
+	for _, d := range datas {
+		var data json.RawMessage
+		if d != "" {
+			data = json.RawMessage(d)
+		}
+		must[int64](t)(s.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: kind, Data: data}))
+	}
+	// Another kind and another task's events are not counted.
+	must[int64](t)(s.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: "agent.observation", Data: json.RawMessage(`{"tokens": 100}`)}))
+	must[int64](t)(s.Append(ctx, nil, &engine.Event{TaskID: other.ID, Kind: kind, Data: json.RawMessage(`{"tokens": 1000}`)}))
+	// What a reader of the log computes (task.UsageOf does this).
+	for _, ev := range must[[]engine.Event](t)(s.Events(ctx, tk.ID, 0, 0)) {
+		var v struct {
+			Tokens int `json:"tokens"`
+		}
+		if ev.Kind == kind && json.Unmarshal(ev.Data, &v) == nil {
+			wantN++
+			wantSum += int64(v.Tokens)
+		}
+	}
+
+	n, sum, err := s.SumEvents(ctx, tk.ID, kind, "tokens")
+	if err != nil || n != wantN || sum != wantSum {
+		t.Fatalf("SumEvents: %d events summing %d, %v; Go's decoder counts %d summing %d", n, sum, err, wantN, wantSum)
+	}
+	if n, sum, err := s.SumEvents(ctx, "nosuch", kind, "tokens"); err != nil || n != 0 || sum != 0 {
+		t.Fatalf("SumEvents of no task: %d, %d, %v", n, sum, err)
+	}
+	for _, bad := range []string{"", "a.b", "$", "a'b", "a b"} {
+		if _, _, err := s.SumEvents(ctx, tk.ID, kind, bad); err == nil {
+			t.Errorf("SumEvents with field %q succeeded", bad)
+		}
 	}
 }
 

@@ -332,6 +332,31 @@ func (s *Store) NewestEvents(ctx context.Context, repo string) (map[string]engin
 	return out, nil
 }
 
+// SumEvents implements ledger.Store. A JSON number counts when its text
+// is an integer that fits in a bigint, as Go's int takes it; the nested
+// CASEs order the tests, so no cast ever sees other text.
+func (s *Store) SumEvents(ctx context.Context, taskID string, kind engine.EventKind, field string) (int, int64, error) {
+	if err := ledger.CheckSumField(field); err != nil {
+		return 0, 0, err
+	}
+	const q = `SELECT count(*), COALESCE(sum(v), 0)::bigint FROM (
+		SELECT CASE WHEN json_typeof(data -> $1::text) = 'number' THEN
+				CASE WHEN (data ->> $1::text) ~ '^-?[0-9]{1,19}$' THEN
+					CASE WHEN (data ->> $1::text)::numeric BETWEEN -9223372036854775808 AND 9223372036854775807
+					THEN (data ->> $1::text)::bigint END END END AS v,
+			COALESCE(json_typeof(data -> $1::text), 'null') AS t
+		FROM events WHERE task_id = $2 AND kind = $3 AND json_typeof(data) IN ('object', 'null')
+	) r WHERE t = 'null' OR v IS NOT NULL`
+	var (
+		n   int
+		sum int64
+	)
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, q, field, taskID, string(kind)).Scan(&n, &sum)
+	})
+	return n, sum, err
+}
+
 // scanEvents reads rows of (seq, task_id, attempt, fence, kind, data, at)
 // and closes them.
 func scanEvents(rows pgx.Rows) ([]engine.Event, error) {
