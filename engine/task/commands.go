@@ -121,11 +121,11 @@ func (e *Engine) Resume(ctx context.Context, id string, more engine.Budgets) (*e
 		if err != nil {
 			return err
 		}
-		events, err := e.Ledger.Events(ctx, id, 0, 0)
+		u, err := e.usageWith(ctx, id, attempts, time.Now())
 		if err != nil {
 			return err
 		}
-		if spent := UsageOf(attempts, events, time.Now()).Spent(b); spent != "" {
+		if spent := u.Spent(b); spent != "" {
 			return fmt.Errorf("task %s: %s; raise it to resume (--attempts, --turns, --tokens or --wall)", id, spent)
 		}
 		was := t.Status

@@ -66,6 +66,29 @@ func UsageOf(attempts []engine.Attempt, events []engine.Event, now time.Time) Us
 	return u
 }
 
+// Usage is task id's usage from the ledger without reading its log: its
+// attempts, and its turns and tokens counted and summed by the database
+// over its turn events (ledger.Store.SumEvents), which decodes them as
+// AddTurns does for the events the runner writes.
+func (e *Engine) Usage(ctx context.Context, id string, now time.Time) (Usage, error) {
+	attempts, err := e.Ledger.Attempts(ctx, id)
+	if err != nil {
+		return Usage{}, err
+	}
+	return e.usageWith(ctx, id, attempts, now)
+}
+
+// usageWith is Usage with the task's attempts already read.
+func (e *Engine) usageWith(ctx context.Context, id string, attempts []engine.Attempt, now time.Time) (Usage, error) {
+	u := UsageOf(attempts, nil, now)
+	turns, tokens, err := e.Ledger.SumEvents(ctx, id, EventTurn, "tokens")
+	if err != nil {
+		return Usage{}, err
+	}
+	u.Turns, u.Tokens = turns, int(tokens)
+	return u, nil
+}
+
 // AddTurns adds the turns and tokens of events (turn events; others are
 // passed over) to u: a runner keeps its task's usage by adding each turn's
 // new events instead of reading the whole log again.

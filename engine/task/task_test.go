@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -333,5 +334,49 @@ func TestCommandsRefuseWhileRunning(t *testing.T) {
 	}
 	if got, _ := e.Ledger.Task(ctx, tk.ID); got.Status != engine.TaskCancelled {
 		t.Errorf("status %s", got.Status)
+	}
+}
+
+// TestUsageFromTheLedger: the usage the database sums over a task's turn
+// events (what Resume checks budgets with) is the usage Status computes
+// from the whole log, for turn events as the runner writes them among
+// events of other kinds that also carry tokens.
+func TestUsageFromTheLedger(t *testing.T) {
+	ctx := context.Background()
+	repo, e := setup(t)
+	tk, err := e.Create(ctx, task.CreateInput{Repo: repo, Goal: "fix Add"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendData := func(kind engine.EventKind, data any) {
+		t.Helper()
+		raw, err := json.Marshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Ledger.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: kind, Data: raw}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range tk.Budgets.MaxTurns {
+		appendData(task.EventTurn, struct {
+			task.TurnData
+			Commit string `json:"commit,omitempty"`
+		}{task.TurnData{Turn: i + 1, Summary: "edited calc.go", Tokens: 100 + i, Changed: i%2 == 0}, "abc"})
+		appendData("agent.observation", map[string]any{"name": "terminal", "tokens": 5000})
+	}
+	u, err := e.Usage(ctx, tk.ID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Status(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u != st.Usage || u.Turns != 7 || u.Tokens != 7*100+21 {
+		t.Fatalf("usage from the ledger %+v, from the log %+v; want 7 turns and %d tokens", u, st.Usage, 7*100+21)
+	}
+	if _, err := e.Resume(ctx, tk.ID, engine.Budgets{}); err == nil || !strings.Contains(err.Error(), "turn budget spent: 7 of 7 turns") {
+		t.Fatalf("Resume with the turn budget spent: %v", err)
 	}
 }
