@@ -301,18 +301,15 @@ func queryEvents(ctx context.Context, tx pgx.Tx, taskID string, afterSeq int64, 
 	return scanEvents(rows)
 }
 
-// NewestEvents implements ledger.Store in one statement: DISTINCT ON keeps
-// each task's first row by seq descending, read backwards through
-// events_by_task (task_id, seq).
+// NewestEvents implements ledger.Store in one statement: for each task,
+// one backward probe of events_by_task (task_id, seq), however long its log.
 func (s *Store) NewestEvents(ctx context.Context, repo string) (map[string]engine.Event, error) {
-	q := `SELECT DISTINCT ON (e.task_id) e.seq, e.task_id, e.attempt, e.fence, e.kind, e.data::text, e.at
-		FROM events e JOIN tasks t ON t.id = e.task_id`
+	q := newestEventsQuery
 	var args []any
 	if repo != "" {
 		q += ` WHERE t.repo = $1`
 		args = append(args, repo)
 	}
-	q += ` ORDER BY e.task_id, e.seq DESC`
 	var evs []engine.Event
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, q, args...)
@@ -356,6 +353,13 @@ func (s *Store) SumEvents(ctx context.Context, taskID string, kind engine.EventK
 	})
 	return n, sum, err
 }
+
+// newestEventsQuery is each task's newest event (NewestEvents; a WHERE on
+// t.repo may follow).
+const newestEventsQuery = `SELECT e.seq, e.task_id, e.attempt, e.fence, e.kind, e.data::text, e.at
+		FROM tasks t CROSS JOIN LATERAL (
+			SELECT * FROM events WHERE task_id = t.id ORDER BY seq DESC LIMIT 1
+		) e`
 
 // scanEvents reads rows of (seq, task_id, attempt, fence, kind, data, at)
 // and closes them.

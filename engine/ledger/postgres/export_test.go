@@ -1,0 +1,4 @@
+package postgres
+
+// NewestEventsQuery is the statement NewestEvents runs, for plan tests.
+const NewestEventsQuery = newestEventsQuery
