@@ -514,12 +514,12 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 		}
 	}
 
-	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithMigrations("codegraph", codegraph.Migrations))
+	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithCodeIndex())
 	if err != nil {
 		return err
 	}
 	defer led.Close()
-	store := codegraph.SQLStore{DB: led}
+	store := codegraph.LedgerStore{Ledger: led}
 
 	runtime.GC()
 	var before runtime.MemStats

@@ -79,11 +79,11 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		req.Selection = sel
 	}
 	eng.TokenizerProbe = tokenizerProbe
-	led, lerr := st.openLedger(ctx, ledger.WithMigrations("codegraph", codegraph.Migrations))
+	led, lerr := st.openLedger(ctx, ledger.WithCodeIndex())
 	switch {
 	case lerr == nil:
 		defer led.Close()
-		eng.Store = codegraph.SQLStore{DB: led}
+		eng.Store = codegraph.LedgerStore{Ledger: led}
 		eng.History = led
 		if *task != "" {
 			if _, err := led.Task(ctx, *task); err != nil {
