@@ -127,6 +127,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes "5m0s".
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
 
+// Model defaults, here once: the gateway, llama-server's wrapper and the
+// surfaces' messages use these names.
+const (
+	// DefaultEndpoint is llama-server's own default address.
+	DefaultEndpoint = "http://127.0.0.1:8080"
+	// DefaultMinContext is the smallest context window a task may run with:
+	// below it a model cannot hold a file, a test run and its own plan.
+	DefaultMinContext = 16384
+)
+
 // DefaultProtected are paths no change may touch unless the base's
 // configuration says otherwise: bcode's own settings.
 var DefaultProtected = []string{".bcode/**"}
@@ -146,8 +156,8 @@ func Default() Config {
 			RunTimeout:     Duration{10 * time.Minute},
 		},
 		Model: Model{
-			Endpoint:   "http://127.0.0.1:8080",
-			MinContext: 16384,
+			Endpoint:   DefaultEndpoint,
+			MinContext: DefaultMinContext,
 		},
 		Task: Task{
 			MaxAttempts: 3,

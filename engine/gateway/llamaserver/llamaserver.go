@@ -20,11 +20,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/gateway/openai"
 )
 
-// MinContext is the smallest context bcode serves (tasks refuse less).
-const MinContext = 16384
+// MinContext is the smallest context bcode serves (tasks refuse less):
+// config.DefaultMinContext.
+const MinContext = config.DefaultMinContext
 
 // Options configure the server. Zero values take the defaults noted.
 type Options struct {
