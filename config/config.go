@@ -137,6 +137,10 @@ const (
 	DefaultMinContext = 16384
 )
 
+// DefaultCompileTimeout bounds each build of evidence ([evidence]
+// compile_timeout); verify/mutate uses it when its options set none.
+const DefaultCompileTimeout = 5 * time.Minute
+
 // DefaultProtected are paths no change may touch unless the base's
 // configuration says otherwise: bcode's own settings.
 var DefaultProtected = []string{".bcode/**"}
@@ -152,7 +156,7 @@ func Default() Config {
 		},
 		Evidence: Evidence{
 			MaxSurvivors:   -1,
-			CompileTimeout: Duration{5 * time.Minute},
+			CompileTimeout: Duration{DefaultCompileTimeout},
 			RunTimeout:     Duration{10 * time.Minute},
 		},
 		Model: Model{
