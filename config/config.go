@@ -137,6 +137,16 @@ const (
 	DefaultMinContext = 16384
 )
 
+// Sandbox defaults. sandbox/docker cannot import this package (nor this
+// one it), so it has its own constants for the same values, and its test
+// TestDefaultsAgreeWithConfig holds them equal.
+const (
+	DefaultSandboxImage    = "bcode-sandbox:latest"
+	DefaultSandboxMemoryMB = 4096
+	DefaultSandboxCPUs     = 2
+	DefaultSandboxPids     = 512
+)
+
 // DefaultCompileTimeout bounds each build of evidence ([evidence]
 // compile_timeout); verify/mutate uses it when its options set none.
 const DefaultCompileTimeout = 5 * time.Minute
@@ -173,10 +183,10 @@ func Default() Config {
 			MaxCheckpointBytes: DefaultMaxCheckpointBytes,
 		},
 		Sandbox: Sandbox{
-			Image:    "bcode-sandbox:latest",
-			MemoryMB: 4096,
-			CPUs:     2,
-			Pids:     512,
+			Image:    DefaultSandboxImage,
+			MemoryMB: DefaultSandboxMemoryMB,
+			CPUs:     DefaultSandboxCPUs,
+			Pids:     DefaultSandboxPids,
 		},
 	}
 }
