@@ -127,6 +127,30 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes "5m0s".
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
 
+// Model defaults, here once: the gateway, llama-server's wrapper and the
+// surfaces' messages use these names.
+const (
+	// DefaultEndpoint is llama-server's own default address.
+	DefaultEndpoint = "http://127.0.0.1:8080"
+	// DefaultMinContext is the smallest context window a task may run with:
+	// below it a model cannot hold a file, a test run and its own plan.
+	DefaultMinContext = 16384
+)
+
+// Sandbox defaults. sandbox/docker cannot import this package (nor this
+// one it), so it has its own constants for the same values, and its test
+// TestDefaultsAgreeWithConfig holds them equal.
+const (
+	DefaultSandboxImage    = "bcode-sandbox:latest"
+	DefaultSandboxMemoryMB = 4096
+	DefaultSandboxCPUs     = 2
+	DefaultSandboxPids     = 512
+)
+
+// DefaultCompileTimeout bounds each build of evidence ([evidence]
+// compile_timeout); verify/mutate uses it when its options set none.
+const DefaultCompileTimeout = 5 * time.Minute
+
 // DefaultProtected are paths no change may touch unless the base's
 // configuration says otherwise: bcode's own settings.
 var DefaultProtected = []string{".bcode/**"}
@@ -142,12 +166,12 @@ func Default() Config {
 		},
 		Evidence: Evidence{
 			MaxSurvivors:   -1,
-			CompileTimeout: Duration{5 * time.Minute},
+			CompileTimeout: Duration{DefaultCompileTimeout},
 			RunTimeout:     Duration{10 * time.Minute},
 		},
 		Model: Model{
-			Endpoint:   "http://127.0.0.1:8080",
-			MinContext: 16384,
+			Endpoint:   DefaultEndpoint,
+			MinContext: DefaultMinContext,
 		},
 		Task: Task{
 			MaxAttempts: 3,
@@ -159,10 +183,10 @@ func Default() Config {
 			MaxCheckpointBytes: DefaultMaxCheckpointBytes,
 		},
 		Sandbox: Sandbox{
-			Image:    "bcode-sandbox:latest",
-			MemoryMB: 4096,
-			CPUs:     2,
-			Pids:     512,
+			Image:    DefaultSandboxImage,
+			MemoryMB: DefaultSandboxMemoryMB,
+			CPUs:     DefaultSandboxCPUs,
+			Pids:     DefaultSandboxPids,
 		},
 	}
 }

@@ -28,13 +28,17 @@ const (
 	TaskFailed    TaskStatus = "failed"    // attempts ended without a verified change
 )
 
-// Selection is the code a task was created from.
+// Selection is a range of lines in one repository file: the code a task was
+// created from, the editor's selection, a pack's focus. A task's record
+// also holds the text it selected and its hash, to tell later whether the
+// code still says it; a location alone (a request, a pack) has neither, and
+// its JSON leaves them out.
 type Selection struct {
-	File      string `json:"file"`
+	File      string `json:"file"` // repository-relative, slash-separated
 	StartLine int    `json:"start_line"`
 	EndLine   int    `json:"end_line"`
-	Text      string `json:"text"`
-	SHA256    string `json:"sha256"`
+	Text      string `json:"text,omitempty"`
+	SHA256    string `json:"sha256,omitempty"`
 }
 
 // Budgets bound a task; when one is spent the task is parked as blocked.

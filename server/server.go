@@ -40,7 +40,7 @@ type Options struct {
 	// Runner runs builds and tests; nil means the host runner.
 	Runner sandbox.Runner
 	// Debounce is how long after the last save or disk change an evidence
-	// run starts; 0 means 400ms.
+	// run starts; 0 means DefaultDebounce.
 	Debounce time.Duration
 	// Workers run mutants in parallel; 0 means the number of CPUs.
 	Workers int
@@ -136,10 +136,14 @@ type clientCaps struct {
 	workDoneProgress, showDocument, textDocumentContent bool
 }
 
+// DefaultDebounce is how long after the last save an evidence run starts
+// when Options.Debounce is 0 (and bcode-ls's --debounce default).
+const DefaultDebounce = 400 * time.Millisecond
+
 // New makes a server that talks to client.
 func New(client lsp.Client, opts Options) *Server {
 	if opts.Debounce <= 0 {
-		opts.Debounce = 400 * time.Millisecond
+		opts.Debounce = DefaultDebounce
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -33,6 +33,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
@@ -514,12 +515,12 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 		}
 	}
 
-	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithMigrations("codegraph", codegraph.Migrations))
+	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithCodeIndex())
 	if err != nil {
 		return err
 	}
 	defer led.Close()
-	store := codegraph.SQLStore{DB: led}
+	store := codegraph.LedgerStore{Ledger: led}
 
 	runtime.GC()
 	var before runtime.MemStats
@@ -570,7 +571,7 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 	var warmLedger, warmMem []time.Duration
 	var tokens []int
 	for _, c := range cands {
-		sel := &pack.Selection{File: c.s.File, StartLine: c.s.Line, EndLine: c.s.EndLine}
+		sel := &engine.Selection{File: c.s.File, StartLine: c.s.Line, EndLine: c.s.EndLine}
 		t0 := time.Now()
 		if _, err := pack.Build(ctx, pack.Input{Repo: dir, Store: store, Selection: sel, Counter: counter, Redactor: red}); err != nil {
 			return err

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
 	"github.com/bcode-dev/bcode/engine/pack"
@@ -271,7 +272,7 @@ func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph
 		t0 := time.Now()
 		p, err := pack.Build(ctx, pack.Input{
 			Repo: repo, Graph: g, Budget: budget, Counter: counter, Redactor: red,
-			Selection: &pack.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
+			Selection: &engine.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
 		})
 		if err != nil {
 			return r, fmt.Errorf("pack: %w", err)

@@ -62,7 +62,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	useStdio := fs.Bool("stdio", false, "serve one client over stdin and stdout")
 	listen := fs.String("listen", "", "serve clients over TCP at ADDR (for debugging)")
 	allowRemote := fs.Bool("allow-remote", false, "let --listen use an address that is not loopback (anyone who reaches it can run tests in your workspace)")
-	debounce := fs.Duration("debounce", 400*time.Millisecond, "quiet time after a save before evidence runs")
+	debounce := fs.Duration("debounce", server.DefaultDebounce, "quiet time after a save before evidence runs")
 	workers := fs.Int("workers", 0, "parallel mutant runs (default: the number of CPUs)")
 	noWatch := fs.Bool("no-watch", false, "do not watch the workspace on disk (saves still trigger runs)")
 	noAuto := fs.Bool("no-evidence-on-save", false, "run evidence only when asked (bcode.evidence.run); also no run at start")

@@ -166,8 +166,8 @@ func doctorDocker(ctx context.Context, st *stateFlags, ref string) []doctorCheck
 		}
 		// The ledger says which image bcode built; another one under the
 		// same tag was not built by this bcode.
-		if led, lerr := st.openLedger(ctx, ledger.WithMigrations("sandbox", sandboxMigrations)); lerr == nil {
-			rec, ok, rerr := lastSandboxImage(ctx, led, ref)
+		if led, lerr := st.openLedger(ctx, ledger.WithSandboxImages()); lerr == nil {
+			rec, ok, rerr := led.LastSandboxImage(ctx, ref)
 			led.Close()
 			switch {
 			case rerr != nil:

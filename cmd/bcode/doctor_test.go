@@ -100,11 +100,11 @@ func TestSandboxBuildAndDoctor(t *testing.T) {
 	if !strings.Contains(o.String(), img.ID) {
 		t.Errorf("output lacks the image id %s:\n%s", img.ID, o.String())
 	}
-	led, err := ledger.Open(context.Background(), filepath.Join(state, "ledger.db"), ledger.WithMigrations("sandbox", sandboxMigrations))
+	led, err := ledger.Open(context.Background(), filepath.Join(state, "ledger.db"), ledger.WithSandboxImages())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, ok, err := lastSandboxImage(context.Background(), led, ref)
+	rec, ok, err := led.LastSandboxImage(context.Background(), ref)
 	led.Close()
 	if err != nil || !ok || rec.ImageID != img.ID || rec.Rootfs == "" || rec.Engine == "" {
 		t.Fatalf("ledger row %+v ok=%v err=%v, want image %s", rec, ok, err, img.ID)

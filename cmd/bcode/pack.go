@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
@@ -79,11 +80,11 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		req.Selection = sel
 	}
 	eng.TokenizerProbe = tokenizerProbe
-	led, lerr := st.openLedger(ctx, ledger.WithMigrations("codegraph", codegraph.Migrations))
+	led, lerr := st.openLedger(ctx, ledger.WithCodeIndex())
 	switch {
 	case lerr == nil:
 		defer led.Close()
-		eng.Store = codegraph.SQLStore{DB: led}
+		eng.Store = codegraph.LedgerStore{Ledger: led}
 		eng.History = led
 		if *task != "" {
 			if _, err := led.Task(ctx, *task); err != nil {
@@ -176,10 +177,10 @@ func parseSelection(repo, s string) (*engine.Selection, error) {
 func checkEndpoint(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a URL: %v (give the llama-server address, like http://127.0.0.1:8080)", s, err)
+		return fmt.Errorf("%q is not a URL: %v (give the llama-server address, like %s)", s, err, config.DefaultEndpoint)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return fmt.Errorf("%q is not an http(s) URL with a host (give the llama-server address, like http://127.0.0.1:8080)", s)
+		return fmt.Errorf("%q is not an http(s) URL with a host (give the llama-server address, like %s)", s, config.DefaultEndpoint)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

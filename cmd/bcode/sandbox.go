@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,56 +19,6 @@ func init() {
 		summary: "build the sandbox image offline (bcode sandbox build)",
 		run:     cmdSandbox,
 	})
-}
-
-// sandboxMigrations is the ledger's "sandbox" set: the images bcode built,
-// so doctor can tell the image it runs from the one it made.
-var sandboxMigrations = []string{
-	`CREATE TABLE sandbox_images (
-		ref         TEXT NOT NULL,
-		image_id    TEXT NOT NULL,
-		rootfs      TEXT NOT NULL,
-		engine      TEXT NOT NULL,
-		api_version TEXT NOT NULL,
-		built_at    TEXT NOT NULL,
-		PRIMARY KEY (ref, image_id)
-	) STRICT`,
-}
-
-// sandboxImageRecord is one row of sandbox_images.
-type sandboxImageRecord struct {
-	Ref, ImageID, Rootfs, Engine, APIVersion string
-	BuiltAt                                  time.Time
-}
-
-func recordSandboxImage(ctx context.Context, led *ledger.Ledger, rec sandboxImageRecord) error {
-	return led.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sandbox_images (ref, image_id, rootfs, engine, api_version, built_at)
-			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (ref, image_id) DO UPDATE SET built_at = excluded.built_at, engine = excluded.engine, api_version = excluded.api_version`,
-			rec.Ref, rec.ImageID, rec.Rootfs, rec.Engine, rec.APIVersion, rec.BuiltAt.UTC().Format(time.RFC3339Nano))
-		return err
-	})
-}
-
-// lastSandboxImage is the newest image bcode built under ref (ok=false:
-// none recorded).
-func lastSandboxImage(ctx context.Context, led *ledger.Ledger, ref string) (rec sandboxImageRecord, ok bool, err error) {
-	err = led.Read(ctx, func(tx *sql.Tx) error {
-		var built string
-		e := tx.QueryRowContext(ctx, `SELECT ref, image_id, rootfs, engine, api_version, built_at FROM sandbox_images
-			WHERE ref = ? ORDER BY built_at DESC LIMIT 1`, ref).Scan(&rec.Ref, &rec.ImageID, &rec.Rootfs, &rec.Engine, &rec.APIVersion, &built)
-		if errors.Is(e, sql.ErrNoRows) {
-			return nil
-		}
-		if e != nil {
-			return e
-		}
-		ok = true
-		rec.BuiltAt, e = time.Parse(time.RFC3339Nano, built)
-		return e
-	})
-	return rec, ok, err
 }
 
 func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
@@ -124,12 +72,12 @@ func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	if err != nil {
 		return fail("%v", err)
 	}
-	led, err := st.openLedger(ctx, ledger.WithMigrations("sandbox", sandboxMigrations))
+	led, err := st.openLedger(ctx, ledger.WithSandboxImages())
 	if err != nil {
 		return fail("the image is built (%s %s) but could not be recorded: %v", img.Ref, img.ID, err)
 	}
 	defer led.Close()
-	if err := recordSandboxImage(ctx, led, sandboxImageRecord{
+	if err := led.RecordSandboxImage(ctx, ledger.SandboxImage{
 		Ref: img.Ref, ImageID: img.ID, Rootfs: img.Rootfs, Engine: v.Engine, APIVersion: v.Negotiated, BuiltAt: time.Now(),
 	}); err != nil {
 		return fail("the image is built (%s %s) but could not be recorded: %v", img.Ref, img.ID, err)

@@ -2,7 +2,6 @@ package codegraph
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/tools/txtar"
-	_ "modernc.org/sqlite"
+
+	"github.com/bcode-dev/bcode/engine/ledger"
 )
 
 // fixture is a small module: package store declares an interface and a
@@ -204,50 +204,16 @@ func TestSymlinkedGoFileIsNotRead(t *testing.T) {
 	}
 }
 
-// sqliteRunner is the ledger's transaction contract over a plain SQLite
-// file, so the store is tested against a real database.
-type sqliteRunner struct{ db *sql.DB }
-
-func (r sqliteRunner) Read(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := r.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	return fn(tx)
-}
-
-func (r sqliteRunner) Write(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
-func openSQLite(t *testing.T, path string) SQLStore {
+// openLedger opens the real SQLite ledger at path with the code index, so
+// the store is tested against the database it runs on.
+func openLedger(t *testing.T, path string) LedgerStore {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
+	led, err := ledger.Open(context.Background(), path, ledger.WithCodeIndex())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'codegraph_units'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		for _, m := range Migrations {
-			if _, err := db.Exec(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return SQLStore{DB: sqliteRunner{db}}
+	t.Cleanup(func() { led.Close() })
+	return LedgerStore{Ledger: led}
 }
 
 func TestIndexReusedAfterRestartAndOnlyChangedPackagesReindexed(t *testing.T) {
@@ -255,7 +221,7 @@ func TestIndexReusedAfterRestartAndOnlyChangedPackagesReindexed(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "ledger.db")
 	ctx := context.Background()
 
-	g1, st, err := Index(ctx, repo, openSQLite(t, dbPath))
+	g1, st, err := Index(ctx, repo, openLedger(t, dbPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +230,7 @@ func TestIndexReusedAfterRestartAndOnlyChangedPackagesReindexed(t *testing.T) {
 	}
 
 	// A "restart": a new connection to the same file, nothing changed.
-	g2, st, err := Index(ctx, repo, openSQLite(t, dbPath))
+	g2, st, err := Index(ctx, repo, openLedger(t, dbPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +245,7 @@ func TestIndexReusedAfterRestartAndOnlyChangedPackagesReindexed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "disk", "disk.go"), []byte("package disk\n\ntype File struct{}\n\nfunc (File) Get(string) (string, bool) { return \"\", false }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g3, st, err := Index(ctx, repo, openSQLite(t, dbPath))
+	g3, st, err := Index(ctx, repo, openLedger(t, dbPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +260,7 @@ func TestIndexReusedAfterRestartAndOnlyChangedPackagesReindexed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "store", "extra.go"), []byte("package store\n\nfunc Extra() {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, st, err = Index(ctx, repo, openSQLite(t, dbPath))
+	_, st, err = Index(ctx, repo, openLedger(t, dbPath))
 	if err != nil {
 		t.Fatal(err)
 	}

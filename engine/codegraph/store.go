@@ -2,9 +2,10 @@ package codegraph
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
+
+	"github.com/bcode-dev/bcode/engine/ledger"
 )
 
 // Store keeps indexed units between runs.
@@ -15,83 +16,41 @@ type Store interface {
 	Save(ctx context.Context, repo string, units []*Unit, removed []string) error
 }
 
-// Migrations create the index's own tables. The ledger applies them under
-// the name "codegraph": ledger.WithMigrations("codegraph", Migrations).
-// One row per directory: its content hash and the unit as JSON. A restart
-// reads every row back (a few MB for a 50k-line repository decode in tens of
-// milliseconds), and a changed directory rewrites only its own row.
-var Migrations = []string{
-	`CREATE TABLE codegraph_units (
-		repo TEXT NOT NULL,
-		dir  TEXT NOT NULL,
-		hash TEXT NOT NULL,
-		unit BLOB NOT NULL,
-		indexed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
-		PRIMARY KEY (repo, dir)
-	)`,
-}
-
-// TxRunner runs a function in a transaction: the ledger's Read and Write
-// (which serialises writers with BEGIN IMMEDIATE).
-type TxRunner interface {
-	Read(ctx context.Context, fn func(*sql.Tx) error) error
-	Write(ctx context.Context, fn func(*sql.Tx) error) error
-}
-
-// SQLStore stores units in the codegraph_units table through a TxRunner.
-type SQLStore struct{ DB TxRunner }
+// LedgerStore keeps units in the ledger's code index, one entry per
+// directory (open the ledger with ledger.WithCodeIndex()). A restart reads
+// every entry back, and a changed directory rewrites only its own.
+type LedgerStore struct{ Ledger *ledger.Ledger }
 
 // Load implements Store.
-func (s SQLStore) Load(ctx context.Context, repo string) (map[string]*Unit, error) {
-	out := map[string]*Unit{}
-	err := s.DB.Read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT dir, hash, unit FROM codegraph_units WHERE repo = ?`, repo)
-		if err != nil {
-			return err
+func (s LedgerStore) Load(ctx context.Context, repo string) (map[string]*Unit, error) {
+	entries, err := s.Ledger.CodeIndex(ctx, repo)
+	if err != nil {
+		return map[string]*Unit{}, err
+	}
+	out := make(map[string]*Unit, len(entries))
+	for _, e := range entries {
+		u := &Unit{}
+		if err := json.Unmarshal(e.Unit, u); err != nil {
+			// An entry this version cannot read is simply re-indexed.
+			continue
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var dir, hash string
-			var data []byte
-			if err := rows.Scan(&dir, &hash, &data); err != nil {
-				return err
-			}
-			u := &Unit{}
-			if err := json.Unmarshal(data, u); err != nil {
-				// A row this version cannot read is simply re-indexed.
-				continue
-			}
-			u.Dir, u.Hash = dir, hash
-			out[dir] = u
-		}
-		return rows.Err()
-	})
-	return out, err
+		u.Dir, u.Hash = e.Dir, e.Hash
+		out[e.Dir] = u
+	}
+	return out, nil
 }
 
 // Save implements Store.
-func (s SQLStore) Save(ctx context.Context, repo string, units []*Unit, removed []string) error {
-	return s.DB.Write(ctx, func(tx *sql.Tx) error {
-		for _, d := range removed {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM codegraph_units WHERE repo = ? AND dir = ?`, repo, d); err != nil {
-				return err
-			}
+func (s LedgerStore) Save(ctx context.Context, repo string, units []*Unit, removed []string) error {
+	entries := make([]ledger.CodeIndexEntry, 0, len(units))
+	for _, u := range units {
+		data, err := json.Marshal(u)
+		if err != nil {
+			return fmt.Errorf("encoding unit %s: %w", u.Dir, err)
 		}
-		for _, u := range units {
-			data, err := json.Marshal(u)
-			if err != nil {
-				return fmt.Errorf("encoding unit %s: %w", u.Dir, err)
-			}
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO codegraph_units (repo, dir, hash, unit) VALUES (?, ?, ?, ?)
-				 ON CONFLICT (repo, dir) DO UPDATE SET hash = excluded.hash, unit = excluded.unit,
-				   indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')`,
-				repo, u.Dir, u.Hash, data); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+		entries = append(entries, ledger.CodeIndexEntry{Dir: u.Dir, Hash: u.Hash, Unit: data})
+	}
+	return s.Ledger.SaveCodeIndex(ctx, repo, entries, removed)
 }
 
 // MemoryStore keeps units in memory: for a long-running process that

@@ -16,7 +16,7 @@ import (
 // the host; it is also returned in Secrets so every session redacts it.
 func FromConfig(m config.Model, led Ledger, getenv func(string) string) (*Gateway, error) {
 	if strings.TrimSpace(m.Endpoint) == "" {
-		return nil, fmt.Errorf("no model endpoint: set [model] endpoint in %s (llama-server's default is http://127.0.0.1:8080)", config.Path)
+		return nil, fmt.Errorf("no model endpoint: set [model] endpoint in %s (llama-server's default is %s)", config.Path, config.DefaultEndpoint)
 	}
 	c := openai.New(m.Endpoint, "")
 	g := &Gateway{

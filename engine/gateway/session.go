@@ -11,15 +11,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/gateway/openai"
 	"github.com/bcode-dev/bcode/engine/gateway/toolcall"
 	"github.com/bcode-dev/bcode/engine/gateway/wire"
 )
 
-// DefaultMinContext is the smallest context window a task may run with:
-// below it a model cannot hold a file, a test run and its own plan.
-const DefaultMinContext = 16384
+// DefaultMinContext is the smallest context window a task may run with
+// (config.DefaultMinContext, the [model] default).
+const DefaultMinContext = config.DefaultMinContext
 
 // DefaultStuckRepeats is how many identical turns in a row (same actions,
 // same observations) end an attempt as stuck.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
@@ -61,7 +62,7 @@ func TestHistoryPullsCoChangedFunction(t *testing.T) {
 		_ = pair
 		gitRun(t, repo, "commit", "-q", "-am", "change "+string(rune('a'+i)))
 	}
-	p := build(t, Input{Repo: repo, Budget: 2000, Selection: &Selection{File: "codec/encode.go", StartLine: 4, EndLine: 4}})
+	p := build(t, Input{Repo: repo, Budget: 2000, Selection: &engine.Selection{File: "codec/encode.go", StartLine: 4, EndLine: 4}})
 	s := section(p, "Functions likely to change")
 	if s == nil || !strings.Contains(s.Text, "codec/decode.go:3-4 (co-changed 4/4") {
 		t.Fatalf("co-changed Decode missing or without its reason:\n%s", Render(p))
@@ -87,7 +88,7 @@ func TestHistoryPullsCoChangedFunction(t *testing.T) {
 func TestPythonThroughAST(t *testing.T) {
 	testenv.Command(t, "/usr/bin/python3", "apt-get install python3")
 	repo := writeRepo(t, pyRepo)
-	p := build(t, Input{Repo: repo, Selection: &Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
+	p := build(t, Input{Repo: repo, Selection: &engine.Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
 	out := Render(p)
 	if !strings.Contains(out, "Python indexed with Python's own ast") {
 		t.Fatalf("no note of the ast index:\n%s", out)
@@ -125,7 +126,7 @@ func TestCompactSignature(t *testing.T) {
 // with its strongest reason, and the JSON lists it as a signature.
 func TestRingAtSmallBudget(t *testing.T) {
 	repo := writeRepo(t, shop)
-	p := build(t, Input{Repo: repo, Budget: 1000, Selection: &Selection{File: "store/store.go", StartLine: 10, EndLine: 10}})
+	p := build(t, Input{Repo: repo, Budget: 1000, Selection: &engine.Selection{File: "store/store.go", StartLine: 10, EndLine: 10}})
 	if p.Total > 1000 {
 		t.Fatalf("pack of %d tokens over its budget of 1000", p.Total)
 	}

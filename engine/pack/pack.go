@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
 	"github.com/bcode-dev/bcode/sandbox"
@@ -34,13 +35,6 @@ const DefaultBudget = 8000
 // even the header and a selection fit.
 const MinBudget = 200
 
-// Selection is a range of lines in one repository file.
-type Selection struct {
-	File      string `json:"file"` // repository-relative, slash-separated
-	StartLine int    `json:"start_line"`
-	EndLine   int    `json:"end_line"`
-}
-
 // Redactor removes secrets from text, returning the text and how many it
 // removed; *secrets.Scanner is one.
 type Redactor interface {
@@ -49,11 +43,11 @@ type Redactor interface {
 
 // Input is what a pack is built from.
 type Input struct {
-	Repo      string     // the worktree (a directory)
-	Goal      string     // what the change is for, in words
-	Selection *Selection // optional
-	TaskID    string     // optional: a task whose history to include
-	Budget    int        // tokens; 0 means DefaultBudget
+	Repo      string            // the worktree (a directory)
+	Goal      string            // what the change is for, in words
+	Selection *engine.Selection // optional: its location is used, not its recorded text
+	TaskID    string            // optional: a task whose history to include
+	Budget    int               // tokens; 0 means DefaultBudget
 
 	// Graph is a warm index (bcode-ls keeps one for Go; for Python,
 	// codegraph.IndexPython's); nil indexes Repo now, reusing Store when
@@ -116,14 +110,14 @@ func (p *Pack) Shown() []Shown {
 
 // Pack is a built context pack.
 type Pack struct {
-	Goal      string     `json:"goal,omitempty"`
-	Selection *Selection `json:"selection,omitempty"`
-	Sections  []Section  `json:"sections"`
-	Total     int        `json:"total"` // tokens of Render(p), counted by Counter
-	Budget    int        `json:"budget"`
-	Counter   string     `json:"counter"`
-	Cut       []string   `json:"cut,omitempty"`   // what was cut, and why
-	Notes     []string   `json:"notes,omitempty"` // how it was built
+	Goal      string            `json:"goal,omitempty"`
+	Selection *engine.Selection `json:"selection,omitempty"` // the location only
+	Sections  []Section         `json:"sections"`
+	Total     int               `json:"total"` // tokens of Render(p), counted by Counter
+	Budget    int               `json:"budget"`
+	Counter   string            `json:"counter"`
+	Cut       []string          `json:"cut,omitempty"`   // what was cut, and why
+	Notes     []string          `json:"notes,omitempty"` // how it was built
 	// Index statistics and build time are kept out of the JSON so the
 	// same inputs give byte-identical output.
 	IndexStats *codegraph.Stats `json:"-"`
@@ -190,7 +184,11 @@ func Build(ctx context.Context, in Input) (*Pack, error) {
 
 	b := &builder{in: in, conf: conf, src: newSources(conf, in.Redactor), notes: append([]string(nil), in.Notes...), histFiles: map[string]float64{}}
 	if in.Selection != nil {
-		sel, err := b.src.checkSelection(*in.Selection)
+		// The location only: a task's recorded text and hash are not the
+		// file's lines now (the pack shows those), and the pack's JSON is
+		// the same whoever calls.
+		loc := engine.Selection{File: in.Selection.File, StartLine: in.Selection.StartLine, EndLine: in.Selection.EndLine}
+		sel, err := b.src.checkSelection(loc)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +212,7 @@ type builder struct {
 	in    Input
 	conf  *sandbox.Confined
 	src   *sources
-	sel   *Selection
+	sel   *engine.Selection
 	cands []candidate
 	notes []string
 	stats *codegraph.Stats

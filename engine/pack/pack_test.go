@@ -152,7 +152,7 @@ func section(p *Pack, prefix string) *Section {
 
 func TestCallersAcrossPackages(t *testing.T) {
 	repo := writeRepo(t, shop)
-	p := build(t, Input{Repo: repo, Selection: &Selection{File: "store/store.go", StartLine: 10, EndLine: 10}})
+	p := build(t, Input{Repo: repo, Selection: &engine.Selection{File: "store/store.go", StartLine: 10, EndLine: 10}})
 	s := section(p, "Functions likely to change")
 	if s == nil {
 		t.Fatalf("no functions section:\n%s", Render(p))
@@ -176,7 +176,7 @@ func TestCallersAcrossPackages(t *testing.T) {
 
 func TestInterfaceImplementations(t *testing.T) {
 	repo := writeRepo(t, shop)
-	p := build(t, Input{Repo: repo, Selection: &Selection{File: "app/app.go", StartLine: 10, EndLine: 11}})
+	p := build(t, Input{Repo: repo, Selection: &engine.Selection{File: "app/app.go", StartLine: 10, EndLine: 11}})
 	s := section(p, "Types and interfaces")
 	if s == nil {
 		t.Fatalf("no types section:\n%s", Render(p))
@@ -213,7 +213,7 @@ func TestSymlinkOutsideRepoIsNotRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := build(t, Input{Repo: repo, Goal: "Stolen Main", Selection: &Selection{File: "app/app.go", StartLine: 15, EndLine: 15}})
+	p := build(t, Input{Repo: repo, Goal: "Stolen Main", Selection: &engine.Selection{File: "app/app.go", StartLine: 15, EndLine: 15}})
 	out := Render(p)
 	if strings.Contains(out, hostText) || strings.Contains(out, "Stolen()") {
 		t.Fatalf("content outside the repository reached the pack:\n%s", out)
@@ -223,7 +223,7 @@ func TestSymlinkOutsideRepoIsNotRead(t *testing.T) {
 			t.Errorf("pack does not say %q:\n%s", want, out)
 		}
 	}
-	_, err := Build(context.Background(), Input{Repo: repo, Redactor: scanner(t), Selection: &Selection{File: "AGENTS.md", StartLine: 1, EndLine: 1}})
+	_, err := Build(context.Background(), Input{Repo: repo, Redactor: scanner(t), Selection: &engine.Selection{File: "AGENTS.md", StartLine: 1, EndLine: 1}})
 	if !errors.Is(err, ErrBadSelection) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("selecting a symlinked file: err = %v, want a bad-selection error naming the link", err)
 	}
@@ -231,7 +231,7 @@ func TestSymlinkOutsideRepoIsNotRead(t *testing.T) {
 
 func TestSecretIsRedacted(t *testing.T) {
 	repo := writeRepo(t, shop)
-	p := build(t, Input{Repo: repo, Selection: &Selection{File: "mem/mem.go", StartLine: 13, EndLine: 14}})
+	p := build(t, Input{Repo: repo, Selection: &engine.Selection{File: "mem/mem.go", StartLine: 13, EndLine: 14}})
 	out := Render(p)
 	if strings.Contains(out, plantedSecret) {
 		t.Fatalf("secret leaked into the pack:\n%s", out)
@@ -309,7 +309,7 @@ func bigArchive() string {
 func TestBudgetRespected(t *testing.T) {
 	repo, store := bigRepo(t)
 	red := scanner(t)
-	sel := &Selection{File: "p6/p6.go", StartLine: 40, EndLine: 42}
+	sel := &engine.Selection{File: "p6/p6.go", StartLine: 40, EndLine: 42}
 	for _, budget := range []int{1000, 4000, 8000} {
 		p := build(t, Input{Repo: repo, Store: store, Goal: "make F3 faster", Selection: sel, Budget: budget, Redactor: red})
 		if p.Total > budget || p.Total <= 0 {
@@ -344,7 +344,7 @@ func TestBudgetRespected(t *testing.T) {
 func TestSamePackTwice(t *testing.T) {
 	repo, store := bigRepo(t)
 	red := scanner(t)
-	in := Input{Repo: repo, Store: store, Goal: "F3 overflow", Selection: &Selection{File: "p3/p3.go", StartLine: 30, EndLine: 31}, Budget: 3000, Redactor: red}
+	in := Input{Repo: repo, Store: store, Goal: "F3 overflow", Selection: &engine.Selection{File: "p3/p3.go", StartLine: 30, EndLine: 31}, Budget: 3000, Redactor: red}
 	a, b := build(t, in), build(t, in)
 	if Render(a) != Render(b) {
 		t.Fatal("two builds of the same input rendered differently")
@@ -359,7 +359,7 @@ func TestSamePackTwice(t *testing.T) {
 func TestBadSelections(t *testing.T) {
 	repo := writeRepo(t, shop)
 	red := scanner(t)
-	for _, sel := range []Selection{
+	for _, sel := range []engine.Selection{
 		{File: "../etc/passwd", StartLine: 1, EndLine: 1},
 		{File: "/etc/passwd", StartLine: 1, EndLine: 1},
 		{File: "app/app.go", StartLine: 5, EndLine: 2},
@@ -411,7 +411,7 @@ func TestTaskHistory(t *testing.T) {
 			{Seq: 5, TaskID: "t1", Kind: "attempt.started"},
 		},
 	}
-	p := build(t, Input{Repo: repo, TaskID: "t1", Tasks: h, Selection: &Selection{File: "mem/mem.go", StartLine: 13, EndLine: 13}})
+	p := build(t, Input{Repo: repo, TaskID: "t1", Tasks: h, Selection: &engine.Selection{File: "mem/mem.go", StartLine: 13, EndLine: 13}})
 	s := section(p, "Task history")
 	if s == nil {
 		t.Fatalf("no history:\n%s", Render(p))
@@ -449,7 +449,7 @@ func TestLlamaServerCounter(t *testing.T) {
 		t.Fatalf("reachable endpoint not used: %s", note)
 	}
 	repo, store := bigRepo(t)
-	p := build(t, Input{Repo: repo, Store: store, Budget: 1000, Counter: c, Selection: &Selection{File: "p2/p2.go", StartLine: 20, EndLine: 20}})
+	p := build(t, Input{Repo: repo, Store: store, Budget: 1000, Counter: c, Selection: &engine.Selection{File: "p2/p2.go", StartLine: 20, EndLine: 20}})
 	words := len(strings.Fields(Render(p)))
 	if p.Total != words || p.Total > 1000 {
 		t.Fatalf("total %d, rendering has %d words, budget 1000", p.Total, words)
@@ -502,7 +502,7 @@ func TestPythonWithoutServerFallsBack(t *testing.T) {
 	noPython(t)
 	repo := writeRepo(t, pyRepo)
 	p := build(t, Input{Repo: repo, LanguageServers: [][]string{{"no-such-language-server-bcode"}},
-		Selection: &Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
+		Selection: &engine.Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
 	out := Render(p)
 	if !strings.Contains(out, "Python language server unavailable") || !strings.Contains(out, "text search") {
 		t.Fatalf("pack does not say the server is missing:\n%s", out)
@@ -517,7 +517,7 @@ func TestPythonThroughPyright(t *testing.T) {
 	testenv.Command(t, "pyright-langserver", "install it with `npm i -g pyright`")
 	noPython(t)
 	repo := writeRepo(t, pyRepo)
-	p := build(t, Input{Repo: repo, Selection: &Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
+	p := build(t, Input{Repo: repo, Selection: &engine.Selection{File: "shop/cart.py", StartLine: 6, EndLine: 6}})
 	out := Render(p)
 	c := section(p, "Callers and callees")
 	if c == nil || !strings.Contains(c.Text, "shop/api.py:4-5 (caller handle)") || !strings.Contains(c.Text, "(callee normalize)") {

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
@@ -52,7 +53,7 @@ func TestRedTeamPackChild(t *testing.T) {
 	}
 	p, err := Build(context.Background(), Input{
 		Repo: repo, Goal: "fix the bug", Redactor: identityRedactor{},
-		Selection: &Selection{File: "a.go", StartLine: 1, EndLine: 3},
+		Selection: &engine.Selection{File: "a.go", StartLine: 1, EndLine: 3},
 	})
 	out := struct {
 		Rendered string   `json:"rendered"`

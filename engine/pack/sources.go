@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/sandbox"
 )
 
@@ -78,7 +79,7 @@ func (s *sources) redact(text string) (string, int) {
 
 // checkSelection validates a selection against the file it names, as a
 // user would want to hear about it.
-func (s *sources) checkSelection(sel Selection) (Selection, error) {
+func (s *sources) checkSelection(sel engine.Selection) (engine.Selection, error) {
 	f := strings.TrimPrefix(path.Clean(strings.ReplaceAll(sel.File, "\\", "/")), "./")
 	if sel.File == "" || path.IsAbs(f) || f == ".." || strings.HasPrefix(f, "../") {
 		return sel, fmt.Errorf("%w: %q is not a path inside the repository", ErrBadSelection, sel.File)

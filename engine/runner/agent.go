@@ -64,7 +64,7 @@ func (b PackBuilder) Build(ctx context.Context, t engine.Task, worktree string) 
 	in := pack.Input{Repo: worktree, Goal: t.Goal, TaskID: t.ID, Budget: b.Budget,
 		Tasks: b.History, Counter: b.Counter, Redactor: b.Redactor, Store: b.Store}
 	if t.Selection != nil {
-		in.Selection = &pack.Selection{File: t.Selection.File, StartLine: t.Selection.StartLine, EndLine: t.Selection.EndLine}
+		in.Selection = t.Selection
 	}
 	if b.CounterNote != "" {
 		in.Notes = append(in.Notes, b.CounterNote)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/bcode-dev/bcode/config"
 )
 
 // ProbeTimeout bounds the model health probe.
@@ -36,4 +38,4 @@ func ProbeModel(ctx context.Context, endpoint string) error {
 	return nil
 }
 
-const startHint = "start one with `bcode model serve --model FILE.gguf`, or run `llama-server --jinja -m FILE.gguf --port 8080` yourself and set [model] endpoint in .bcode/config.toml if it is not http://127.0.0.1:8080"
+const startHint = "start one with `bcode model serve --model FILE.gguf`, or run `llama-server --jinja -m FILE.gguf --port 8080` yourself and set [model] endpoint in .bcode/config.toml if it is not " + config.DefaultEndpoint

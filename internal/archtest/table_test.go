@@ -144,8 +144,8 @@ func TestPackageTable(t *testing.T) {
 }
 
 // sqlDepartures are the packages that still use database/sql outside the
-// ledger (docs/architecture.md names them); the list only shrinks.
-var sqlDepartures = map[string]bool{"engine/codegraph": true, "cmd/bcode": true}
+// ledger (docs/architecture.md would name them); it is empty, and stays so.
+var sqlDepartures = map[string]bool{}
 
 func TestDatabaseSQLOnlyInTheLedger(t *testing.T) {
 	for _, p := range loadGraph(t) {

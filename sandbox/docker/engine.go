@@ -26,7 +26,8 @@ import (
 )
 
 // DefaultImage is the image `bcode sandbox build` makes and runners use
-// unless told otherwise (it matches config.Default().Sandbox.Image).
+// unless told otherwise (config.DefaultSandboxImage; TestDefaultsAgreeWithConfig
+// holds them equal, since neither package may import the other).
 const DefaultImage = "bcode-sandbox:latest"
 
 // labelSandbox marks every container this package creates, so leftovers of

@@ -21,8 +21,8 @@ import (
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
-// Defaults for Config's limits (config.Default().Sandbox agrees on memory,
-// CPUs and pids).
+// Defaults for Config's limits (config's DefaultSandbox* agree on memory,
+// CPUs and pids; TestDefaultsAgreeWithConfig holds them equal).
 const (
 	DefaultMemoryBytes = 4 << 30
 	DefaultNanoCPUs    = 2e9

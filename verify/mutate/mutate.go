@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
@@ -104,8 +105,9 @@ type Mutant struct {
 type Options struct {
 	// Workers run mutants in parallel; 0 means runtime.NumCPU().
 	Workers int
-	// CompileTimeout bounds each build (0: 5 minutes). RunTimeout, when
-	// set, caps the per-mutant run budget derived from the baseline.
+	// CompileTimeout bounds each build (0: config.DefaultCompileTimeout).
+	// RunTimeout, when set, caps the per-mutant run budget derived from the
+	// baseline.
 	CompileTimeout, RunTimeout time.Duration
 	// Reach also mutates the functions the change's new or modified tests
 	// (Tests) cover, not only the changed lines.
@@ -276,7 +278,7 @@ func (o Options) withDefaults() Options {
 		o.Workers = runtime.NumCPU()
 	}
 	if o.CompileTimeout <= 0 {
-		o.CompileTimeout = 5 * time.Minute
+		o.CompileTimeout = config.DefaultCompileTimeout
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = defaultCacheDir()

@@ -20,11 +20,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/gateway/openai"
 )
 
-// MinContext is the smallest context bcode serves (tasks refuse less).
-const MinContext = 16384
+// MinContext is the smallest context bcode serves (tasks refuse less):
+// config.DefaultMinContext.
+const MinContext = config.DefaultMinContext
+
+// Defaults of Options, here once: `bcode model serve`'s flags use them.
+const (
+	DefaultBinary      = "llama-server"
+	DefaultHost        = "127.0.0.1"
+	DefaultPort        = 8080 // the port of config.DefaultEndpoint
+	DefaultContext     = 32768
+	DefaultGPULayers   = 99
+	DefaultCPUMoE      = 99
+	DefaultLoadTimeout = 10 * time.Minute
+)
 
 // Options configure the server. Zero values take the defaults noted.
 type Options struct {
@@ -62,25 +75,25 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Binary == "" {
-		o.Binary = "llama-server"
+		o.Binary = DefaultBinary
 	}
 	if o.Host == "" {
-		o.Host = "127.0.0.1"
+		o.Host = DefaultHost
 	}
 	if o.Port == 0 {
-		o.Port = 8080
+		o.Port = DefaultPort
 	}
 	if o.Context == 0 {
-		o.Context = 32768
+		o.Context = DefaultContext
 	}
 	if o.GPULayers == 0 {
-		o.GPULayers = 99
+		o.GPULayers = DefaultGPULayers
 	}
 	if o.CPUMoE == 0 {
-		o.CPUMoE = 99
+		o.CPUMoE = DefaultCPUMoE
 	}
 	if o.LoadTimeout == 0 {
-		o.LoadTimeout = 10 * time.Minute
+		o.LoadTimeout = DefaultLoadTimeout
 	}
 	if o.MinBackoff == 0 {
 		o.MinBackoff = time.Second
