@@ -57,6 +57,12 @@ func cmdModelServe(ctx context.Context, eng *app.Engine, args []string, stdout, 
 		return 2
 	}
 	o.ExtraArgs = fs.Args()
+	// An explicit 0 means none, not llamaserver's default for an unset field.
+	for _, n := range []*int{&o.GPULayers, &o.CPUMoE} {
+		if *n == 0 {
+			*n = llamaserver.NoLayers
+		}
+	}
 	if !*quiet {
 		o.Log = stderr
 	}

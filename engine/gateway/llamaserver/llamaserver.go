@@ -39,6 +39,11 @@ const (
 	DefaultLoadTimeout = 10 * time.Minute
 )
 
+// NoLayers asks for zero layers in GPULayers (-ngl 0: every layer on the
+// CPU) or CPUMoE (--n-cpu-moe 0: every expert on the GPU), whose zero
+// value means the default.
+const NoLayers = -1
+
 // Options configure the server. Zero values take the defaults noted.
 type Options struct {
 	// Binary is llama-server's path or name on PATH (default "llama-server").
@@ -52,13 +57,14 @@ type Options struct {
 	// Context is -c, the context window (default 32768, at least
 	// MinContext).
 	Context int
-	// GPULayers is -ngl (default 99: every layer that fits goes to the GPU).
+	// GPULayers is -ngl (default 99: every layer that fits goes to the GPU;
+	// NoLayers for none).
 	GPULayers int
 	// CPUMoE is --n-cpu-moe: the MoE expert tensors of this many layers
 	// stay in system RAM (default 99: all of them). On an 8 GB GPU this is
 	// what lets a 30B-A3B model run: attention and the shared weights on
 	// the GPU, the experts (most of the bytes, few of them used per token)
-	// in the 64 GB of RAM. No effect on dense models.
+	// in the 64 GB of RAM. No effect on dense models. NoLayers for none.
 	CPUMoE int
 	// ExtraArgs are appended verbatim (e.g. -ot rules, --threads).
 	ExtraArgs []string
@@ -86,6 +92,7 @@ func (o *Options) defaults() {
 	if o.Context == 0 {
 		o.Context = DefaultContext
 	}
+	// NoLayers stays until Args, so defaults can run again on the result.
 	if o.GPULayers == 0 {
 		o.GPULayers = DefaultGPULayers
 	}
@@ -119,8 +126,8 @@ func Args(o Options) []string {
 		"--port", strconv.Itoa(o.Port),
 		"-c", strconv.Itoa(o.Context),
 		"-np", "1",
-		"-ngl", strconv.Itoa(o.GPULayers),
-		"--n-cpu-moe", strconv.Itoa(o.CPUMoE),
+		"-ngl", strconv.Itoa(max(o.GPULayers, 0)),
+		"--n-cpu-moe", strconv.Itoa(max(o.CPUMoE, 0)),
 		"-fa", "on",
 		"--cache-type-k", "q8_0",
 		"--cache-type-v", "q8_0",

@@ -120,6 +120,12 @@ func TestArgsFitAn8GBGPU(t *testing.T) {
 			t.Errorf("args lack %q: %s", want, args)
 		}
 	}
+	// NoLayers is an explicit 0, and survives a second pass of the defaults.
+	o := Options{Model: "m.gguf", GPULayers: NoLayers, CPUMoE: NoLayers}
+	o.defaults()
+	if args := strings.Join(Args(o), " "); !strings.Contains(args, "-ngl 0 ") || !strings.Contains(args, "--n-cpu-moe 0 ") {
+		t.Errorf("NoLayers: %s", args)
+	}
 	args = strings.Join(Args(Options{Model: "m.gguf", Context: 65536, ExtraArgs: []string{"-ot", "exps=CPU"}}), " ")
 	if !strings.Contains(args, "-c 65536") || !strings.HasSuffix(args, "-ot exps=CPU") {
 		t.Errorf("args %s", args)
