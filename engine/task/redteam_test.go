@@ -236,6 +236,10 @@ func redTeamCases() []redTeamCase {
 			// A filter the user's configuration defines (as git-lfs does)
 			// runs on whatever the attributes route to it.
 			git(t, dir, "config", "filter.evil.clean", touch(markerDir, "attr-filter")+"; cat")
+			// A new .go file: git must read it through the filter. The
+			// committed calc.go alone goes through it only while its mtime
+			// is racily close to the index's, which a slow machine misses.
+			write(t, dir, "new.go", "package calc\n")
 			return markerAfter([]string{"add", "--all"})(t, dir, markerDir)
 		},
 		findings: []string{"gitattributes_driver .gitattributes", "gitattributes_driver .gitattributes"},
