@@ -15,8 +15,6 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/check"
-	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -54,12 +52,10 @@ func cmdDemo(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		defer os.RemoveAll(d)
 		root = d
 	}
-	led, err := st.openLedger(ctx)
-	if err != nil {
+	if err := st.use(eng); err != nil {
 		fmt.Fprintf(stderr, "bcode demo: %v\n", err)
 		return exitError
 	}
-	defer led.Close()
 
 	ar := txtar.Parse(demoArchive)
 	fmt.Fprintf(stdout, "%s\n", strings.TrimSpace(string(ar.Comment)))
@@ -71,7 +67,7 @@ func cmdDemo(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 			return exitError
 		}
 		fmt.Fprintf(stdout, "\n── bcode check --repo %s --base HEAD~1 --head HEAD\n", dir)
-		rep, err := check.Run(ctx, check.Options{Repo: dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New(), Recorder: led})
+		rep, err := eng.Check(ctx, app.CheckRequest{Repo: dir, Base: "HEAD~1", Head: "HEAD", Progress: verify.NoProgress{}})
 		if err != nil && rep == nil {
 			fmt.Fprintf(stderr, "bcode demo: %v\n", err)
 			return exitError
