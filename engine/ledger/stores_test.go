@@ -27,11 +27,13 @@ func TestCodeIndexAndImagesKeepTheirMigrationSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before, _ := migrationRows(t, old)
 	old.Close()
 
 	l := openAt(t, path, WithCodeIndex(), WithSandboxImages())
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[codegraph/1 ledger/1 ledger/2 sandbox/1]" {
-		t.Fatalf("migrations after reopening: %v", rows)
+	rows, _ := migrationRows(t, l)
+	if fmt.Sprint(rows) != fmt.Sprint(before) || !strings.Contains(fmt.Sprint(rows), "codegraph/1") || !strings.Contains(fmt.Sprint(rows), "sandbox/1") {
+		t.Fatalf("migrations after reopening: %v, before: %v (want the same, codegraph/1 and sandbox/1 among them)", rows, before)
 	}
 	entries, err := l.CodeIndex(ctx, "/r")
 	if err != nil || len(entries) != 1 || entries[0].Dir != "a" || entries[0].Hash != "h1" || string(entries[0].Unit) != `{"dir":"a"}` {
