@@ -387,7 +387,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	stderr := sandbox.NewCappedOutput(limit, c.Stderr)
 	created, err := r.e.cli.ContainerCreate(ctx, cc, hc, nil, nil, "")
 	if err != nil {
-		if ctx.Err() != nil { // the timeout or the caller ended it before it started
+		if ended(ctx) { // the timeout or the caller ended it before it started
 			return r.ended(parent, start, stdout, stderr, -1)
 		}
 		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
@@ -408,7 +408,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 
 	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: c.Stdin != nil, Stdout: true, Stderr: true})
 	if err != nil {
-		if ctx.Err() != nil {
+		if ended(ctx) {
 			return r.ended(parent, start, stdout, stderr, -1)
 		}
 		return sandbox.Result{}, fmt.Errorf("docker runner: attaching: %w", r.e.wrap(ctx, err))
@@ -425,7 +425,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	}()
 
 	if err := r.e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
-		if ctx.Err() != nil {
+		if ended(ctx) {
 			return r.ended(parent, start, stdout, stderr, -1)
 		}
 		msg := err.Error()
@@ -566,4 +566,15 @@ func (r *Runner) result(start time.Time, stdout, stderr *sandbox.CappedOutput, e
 func isInitNotFound(stderr []byte) bool {
 	s := string(stderr)
 	return strings.Contains(s, "[FATAL tini") && strings.Contains(s, "No such file or directory")
+}
+
+// ended reports whether ctx is done or past its deadline. A dial bounded by
+// the deadline can fail ("i/o timeout") a moment before ctx's own timer
+// marks it done; that is still the command's timeout, not an engine error.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
