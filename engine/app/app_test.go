@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
@@ -103,7 +104,7 @@ func TestPreviewIsTheAgentsPack(t *testing.T) {
 	t.Cleanup(func() { led.Close() })
 	tasks := task.New(led)
 	tk, err := tasks.Create(ctx, task.CreateInput{Repo: repo, Goal: "make Double overflow-safe",
-		Selection: &task.Range{File: "num/num.go", StartLine: 4, EndLine: 6}, Criteria: []string{"Double(MaxInt) does not wrap"}})
+		Selection: &engine.Selection{File: "num/num.go", StartLine: 4, EndLine: 6}, Criteria: []string{"Double(MaxInt) does not wrap"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,17 +17,13 @@ import (
 	"github.com/bcode-dev/bcode/sandbox/git"
 )
 
-// Range is a selection as the user gives it: a repository-relative file
-// and an inclusive line range (File, StartLine, EndLine; Create fills in
-// the text and its hash). It is engine.Selection, the one selection type
-// the surfaces and the engine share.
-type Range = engine.Selection
-
 // CreateInput is what a task is created from.
 type CreateInput struct {
-	Repo      string // a directory inside the user's checkout
-	Goal      string
-	Selection *Range   // optional
+	Repo string // a directory inside the user's checkout
+	Goal string
+	// Selection is optional: File, StartLine and EndLine as the user gives
+	// them; Create fills in the text and its hash.
+	Selection *engine.Selection
 	Base      string   // a revision; "" is the checkout's HEAD
 	Criteria  []string // acceptance criteria, in words
 }
@@ -108,7 +104,7 @@ func BaseConfig(ctx context.Context, repo *git.Repo, base string) (config.Config
 // readSelection reads the selected lines through a confined root (no
 // symlink leads out of the checkout) and hashes them, so a later reader can
 // tell whether the code still says what the user selected.
-func readSelection(repo string, r Range) (*engine.Selection, error) {
+func readSelection(repo string, r engine.Selection) (*engine.Selection, error) {
 	file := filepath.ToSlash(r.File)
 	if filepath.IsAbs(r.File) {
 		rel, err := filepath.Rel(repo, r.File)

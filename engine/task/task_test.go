@@ -97,7 +97,7 @@ func TestCreate(t *testing.T) {
 	repo, e := setup(t)
 	head := git(t, repo, "rev-parse", "HEAD")
 	tk, err := e.Create(ctx, task.CreateInput{Repo: filepath.Join(repo, ".bcode"), Goal: "  fix Add  ",
-		Selection: &task.Range{File: "calc.go", StartLine: 3, EndLine: 5}, Criteria: []string{"Add(2, 2) == 4", " "}})
+		Selection: &engine.Selection{File: "calc.go", StartLine: 3, EndLine: 5}, Criteria: []string{"Add(2, 2) == 4", " "}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,9 +122,9 @@ func TestCreate(t *testing.T) {
 	for _, bad := range []task.CreateInput{
 		{Repo: repo, Goal: " "},
 		{Repo: repo, Goal: "x", Base: "no-such-rev"},
-		{Repo: repo, Goal: "x", Selection: &task.Range{File: "calc.go", StartLine: 4, EndLine: 99}},
-		{Repo: repo, Goal: "x", Selection: &task.Range{File: "../etc/passwd", StartLine: 1, EndLine: 1}},
-		{Repo: repo, Goal: "x", Selection: &task.Range{File: "missing.go", StartLine: 1, EndLine: 1}},
+		{Repo: repo, Goal: "x", Selection: &engine.Selection{File: "calc.go", StartLine: 4, EndLine: 99}},
+		{Repo: repo, Goal: "x", Selection: &engine.Selection{File: "../etc/passwd", StartLine: 1, EndLine: 1}},
+		{Repo: repo, Goal: "x", Selection: &engine.Selection{File: "missing.go", StartLine: 1, EndLine: 1}},
 		{Repo: t.TempDir(), Goal: "x"},
 	} {
 		if _, err := e.Create(ctx, bad); err == nil {
