@@ -232,7 +232,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 func (s *session) runBaseline(p *pkg) (*baseline, error) {
 	s.p.Step("baseline of %s: building tests with coverage", p.relDir)
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.base.test", p.num))
-	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-cover", "-covermode=set", "-o", bin, ".")
+	res, err := s.testBuild(p.list.Dir, bin, "-cover", "-covermode=set")
 	if err != nil {
 		return nil, err
 	}

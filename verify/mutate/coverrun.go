@@ -524,7 +524,7 @@ func (s *session) runBaselineInProcess(p *pkg, schema map[string][]byte, sel []i
 		return nil, err
 	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.cover.test", p.num))
-	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
+	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
 	if err != nil {
 		return nil, err
 	}

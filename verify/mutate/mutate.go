@@ -155,8 +155,12 @@ type Stats struct {
 	BaselineInProcess int `json:"baseline_in_process"`
 	// SchemaCached counts packages whose schema binary came from the cache
 	// (nothing of the package or its mutants changed since it was built).
-	SchemaCached int           `json:"schema_cached"`
-	Baseline     time.Duration `json:"baseline_ns"`
+	SchemaCached int `json:"schema_cached"`
+	// ListCached counts `go list` calls (two per module: its changed
+	// packages, and export data of their imports) answered from the cache
+	// (nothing they depend on changed since).
+	ListCached int           `json:"list_cached"`
+	Baseline   time.Duration `json:"baseline_ns"`
 	// Compile is the schema builds' wall time plus the summed time of
 	// per-mutant builds (those overlap with runs on other workers).
 	Compile time.Duration `json:"compile_ns"`

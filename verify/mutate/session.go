@@ -33,7 +33,12 @@ type session struct {
 	tmp       string
 	goVersion string
 	goToolDir string // the cover tool's directory; "" disables the one-process baseline
-	mu        sync.Mutex
+	// env holds the values of envVars once envDone is closed; envErr is
+	// why they could not be read.
+	env     []string
+	envErr  error
+	envDone chan struct{}
+	mu      sync.Mutex
 }
 
 func (s *session) run() error {
@@ -52,32 +57,25 @@ func (s *session) run() error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	// The toolchain's version and tool directory, read beside the load.
-	var envRes sandbox.Result
-	var envErr error
-	envDone := make(chan struct{})
-	go func() {
-		defer close(envDone)
-		envRes, envErr = s.goCmd(s.root, "env", "GOVERSION", "GOTOOLDIR")
-	}()
+	// The toolchain's version, tool directory and settings, read beside
+	// the load.
+	s.envDone = make(chan struct{})
+	go s.readEnv()
 	list := make([]string, 0, len(dirs))
 	for d := range dirs {
 		list = append(list, d)
 	}
 	sort.Strings(list)
 	pkgs, err := s.load(list)
-	<-envDone
-	if envErr != nil {
-		return envErr
+	<-s.envDone
+	if s.envErr != nil {
+		return s.envErr
 	}
 	if err != nil {
 		return err
 	}
-	env := strings.Split(strings.TrimSpace(string(envRes.Stdout)), "\n")
-	s.goVersion = strings.TrimSpace(env[0])
-	if len(env) > 1 {
-		s.goToolDir = strings.TrimSpace(env[1])
-	}
+	s.goVersion = s.goEnv("GOVERSION")
+	s.goToolDir = s.goEnv("GOTOOLDIR")
 	for i, p := range pkgs {
 		p.num = i
 		p.reach = reachDirs[p.list.Dir]
@@ -167,6 +165,24 @@ func (s *session) run() error {
 		}
 	}
 	return s.ctx.Err()
+}
+
+// readEnv reads envVars from `go env` into s.env and closes s.envDone.
+func (s *session) readEnv() {
+	defer close(s.envDone)
+	res, err := s.goCmd(s.root, append([]string{"env"}, envVars...)...)
+	if err != nil {
+		s.envErr = err
+		return
+	}
+	// One line per variable, empty ones included.
+	s.env = strings.Split(string(res.Stdout), "\n")
+	if len(s.env) > len(envVars) {
+		s.env = s.env[:len(envVars)]
+	}
+	for i := range s.env {
+		s.env[i] = strings.TrimSpace(s.env[i])
+	}
 }
 
 // maxTestSource caps the test file source a report embeds.
@@ -422,7 +438,7 @@ func (s *session) buildSchema(p *pkg) {
 		return
 	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.schema.test", p.num))
-	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
+	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
 	if err != nil {
 		fallback(err.Error())
 		return
@@ -557,7 +573,7 @@ func (s *session) buildOverlay(m *mutant) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(s.tmp, "overlay", m.ID+".test")
-	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
+	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
 	if err != nil {
 		if s.ctx.Err() != nil {
 			m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
