@@ -509,28 +509,34 @@ func atois(ss []string) []int {
 	return out
 }
 
-// runBaselineInProcess is runBaseline for packages that take the generated
-// TestMain: one build (the schema, when schema has files, with counters),
-// one process for the tests alone and, beside it, one for the tests
-// together. On success the binary is also p's schema binary.
-func (s *session) runBaselineInProcess(p *pkg, schema map[string][]byte, sel []int) (*baseline, error) {
+// buildCoverBinary builds p's test binary for the one-process baseline:
+// the schema, when schema has files, with counters, and the generated
+// TestMain. A build that fails is an errCoverBuild.
+func (s *session) buildCoverBinary(p *pkg, schema map[string][]byte, sel []int) (string, []coverFile, error) {
 	s.p.Step("baseline of %s: building tests with per-test coverage", p.relDir)
 	overlay, files, err := s.coverOverlay(p, schema, sel)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	ov, err := p.writeOverlay(filepath.Join(s.tmp, "cover"), fmt.Sprintf("pkg%d", p.num), overlay)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.cover.test", p.num))
 	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if res.ExitCode != 0 {
-		return nil, errCoverBuild{firstLines(string(res.Stderr), 8)}
+		return "", nil, errCoverBuild{firstLines(string(res.Stderr), 8)}
 	}
+	return bin, files, nil
+}
+
+// runCoverBaseline is runBaseline for packages that take the generated
+// TestMain, from the binary buildCoverBinary built: one process for the
+// tests alone and, beside it, one for the tests together.
+func (s *session) runCoverBaseline(p *pkg, bin string, files []coverFile) (*baseline, error) {
 	s.p.Step("baseline of %s: running the tests one by one in one process, and together in another", p.relDir)
 	var results []coverResult
 	var allBlocks []block
@@ -549,9 +555,6 @@ func (s *session) runBaselineInProcess(p *pkg, schema map[string][]byte, sel []i
 	}
 	if togetherErr != nil {
 		return nil, togetherErr
-	}
-	if schema != nil {
-		p.schemaBin = bin
 	}
 	return judgeBaseline(p, results, allBlocks, together)
 }

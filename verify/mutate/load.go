@@ -61,6 +61,11 @@ type pkg struct {
 	reach   []string
 	mutants []*mutant
 	base    *baseline
+	// pending is a baseline built but not yet run.
+	pending *pendingBaseline
+	// assigned: the mutants have their covering tests and the schema was
+	// built (schemaOf).
+	assigned bool
 	// deps are the listed packages of the module (for the cache key).
 	all map[string]listed
 	// schemaBin is the compiled schema test binary, if any.

@@ -38,10 +38,28 @@ type session struct {
 	env     []string
 	envErr  error
 	envDone chan struct{}
-	mu      sync.Mutex
+	// pkgs are the loaded packages and compile the build time, once
+	// prepared.
+	pkgs     []*pkg
+	compile  time.Duration
+	prepared bool
+	mu       sync.Mutex
 }
 
+// run mutates the change's Go code: prepare, then the mutant runs.
 func (s *session) run() error {
+	if err := s.prepare(); err != nil {
+		return err
+	}
+	return s.runMutants()
+}
+
+// prepare loads the packages, finds their mutants and builds: the schema
+// binaries of packages whose baseline is cached, the baseline binaries of
+// the others. It runs no test of the package (except for --reach, whose
+// baselines pick the lines), so it can go on beside other runs in the
+// same snapshot.
+func (s *session) prepare() error {
 	dirs, ranges := s.selectFiles()
 	reachDirs := map[string][]string{}
 	if s.opts.Reach {
@@ -102,15 +120,56 @@ func (s *session) run() error {
 	}
 	for _, p := range pkgs {
 		if p.base == nil && len(p.mutants) > 0 {
-			if err := s.loadBaseline(p, !s.opts.Overlay); err != nil {
+			if err := s.prepareBaseline(p, !s.opts.Overlay); err != nil {
 				return err
 			}
+		}
+	}
+	s.rep.Stats.Baseline = time.Since(t0)
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	// Packages whose baseline is known build their schema now.
+	t0 = time.Now()
+	for _, p := range pkgs {
+		if p.base != nil && p.pending == nil {
+			s.schemaOf(p)
+		}
+	}
+	s.compile = time.Since(t0)
+	s.pkgs = pkgs
+	s.prepared = true
+	return nil
+}
+
+// schemaOf gives p's mutants their covering tests and builds p's schema.
+func (s *session) schemaOf(p *pkg) {
+	if p.assigned {
+		return
+	}
+	p.assigned = true
+	s.assignCoverage(p)
+	if !s.opts.Overlay {
+		s.buildSchema(p)
+	}
+}
+
+// runMutants runs the pending baselines and every mutant, after prepare.
+func (s *session) runMutants() error {
+	if !s.prepared {
+		return nil // no Go file to mutate
+	}
+	pkgs := s.pkgs
+	t0 := time.Now()
+	for _, p := range pkgs {
+		if err := s.completeBaseline(p); err != nil {
+			return err
 		}
 		if p.base != nil {
 			s.rep.Quarantined = append(s.rep.Quarantined, p.base.Quarantined...)
 		}
 	}
-	s.rep.Stats.Baseline = time.Since(t0)
+	s.rep.Stats.Baseline += time.Since(t0)
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
@@ -119,17 +178,14 @@ func (s *session) run() error {
 	t0 = time.Now()
 	var jobs []*mutant
 	for _, p := range pkgs {
-		s.assignCoverage(p)
-		if !s.opts.Overlay {
-			s.buildSchema(p)
-		}
+		s.schemaOf(p)
 		for _, m := range p.mutants {
 			if m.Verdict == "" {
 				jobs = append(jobs, m)
 			}
 		}
 	}
-	compile := time.Since(t0)
+	compile := s.compile + time.Since(t0)
 
 	// Mutant runs, in parallel across every package.
 	t0 = time.Now()
