@@ -46,14 +46,6 @@ type session struct {
 	mu       sync.Mutex
 }
 
-// run mutates the change's Go code: prepare, then the mutant runs.
-func (s *session) run() error {
-	if err := s.prepare(); err != nil {
-		return err
-	}
-	return s.runMutants()
-}
-
 // prepare loads the packages, finds their mutants and builds: the schema
 // binaries of packages whose baseline is cached, the baseline binaries of
 // the others. It runs no test of the package (except for --reach, whose
