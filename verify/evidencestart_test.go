@@ -44,7 +44,9 @@ func TestEvidenceStartMatchesEvidence(t *testing.T) {
 			s1 := c.s
 			g := &Gate{Runner: nameRunner{}, Adapters: []Adapter{&s1}}
 			ev := c.ev
-			g.Evidence = func(context.Context, sandbox.Runner, string, *Change, []Test) (*MutationSummary, error) { return ev, nil }
+			g.Evidence = func(context.Context, sandbox.Runner, string, *Change, []Test) (*MutationSummary, error) {
+				return ev, nil
+			}
 			before, err := g.Check(context.Background(), change, cfg)
 			if err != nil {
 				t.Fatal(err)
