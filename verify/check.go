@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
@@ -416,6 +417,43 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		keep = units
 		defer g.dropBinaries(beforeDir, headDir)
 	}
+	// Mutation evidence depends on the head snapshot and the change, not
+	// on what the runs find: its listing and builds start as soon as a
+	// run slot is left idle (the last wave of runs has fewer runs than
+	// slots), and finish after the judging, when the credited tests are
+	// known, or are abandoned.
+	var evFinish func([]Test) (*MutationSummary, error)
+	if g.EvidenceStart != nil && nUnits > 0 {
+		// Five run functions (the ones without a snapshot return at
+		// once): when all but sides()-1 have returned, a slot is idle.
+		const runFns = 5
+		var once sync.Once
+		var finished atomic.Int32
+		startAfter := int32(max(runFns-sides()+1, 0))
+		start := func() {
+			once.Do(func() { evFinish = g.EvidenceStart(ctx, g.Runner, headDir, change) })
+		}
+		if startAfter == 0 {
+			start()
+		}
+		timed = func(name string, fn func()) func() {
+			return func() {
+				defer func() {
+					if finished.Add(1) >= startAfter {
+						start()
+					}
+				}()
+				defer timing(name, time.Now())
+				fn()
+			}
+		}
+		defer func() {
+			// Abandoned unless step 8 took it.
+			if evFinish != nil {
+				_, _ = evFinish(nil)
+			}
+		}()
+	}
 	parallel(sides(),
 		timed("run_before", func() {
 			if beforeDir != "" {
@@ -616,10 +654,19 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	}
 
 	// 8. Evidence: mutants of the changed code against the credited tests.
-	if g.Evidence != nil && len(creditedTests) > 0 && !headFails && len(p2p.Failed) == 0 {
+	wantEvidence := len(creditedTests) > 0 && !headFails && len(p2p.Failed) == 0
+	if (g.Evidence != nil || evFinish != nil) && wantEvidence {
 		t0 = time.Now()
 		p.Step("running mutation evidence on the changed code")
-		ms, err := g.Evidence(ctx, g.Runner, headDir, change, creditedTests)
+		var ms *MutationSummary
+		var err error
+		if evFinish != nil {
+			finish := evFinish
+			evFinish = nil
+			ms, err = finish(creditedTests)
+		} else {
+			ms, err = g.Evidence(ctx, g.Runner, headDir, change, creditedTests)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return rep, ctx.Err()

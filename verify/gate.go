@@ -22,13 +22,22 @@ type Check func(ctx context.Context, change *Change, cfg config.Config) ([]Findi
 // returns nil when the change has no mutable code.
 type Evidence func(ctx context.Context, r sandbox.Runner, headDir string, change *Change, credited []Test) (*MutationSummary, error)
 
+// EvidenceStart begins mutation evidence on the head snapshot before the
+// gate knows which tests it credits: the work that runs no test (listing,
+// type checks, builds) goes on beside the gate's own test runs. The
+// function it returns finishes the evidence with the credited tests, or,
+// given nil, abandons it.
+type EvidenceStart func(ctx context.Context, r sandbox.Runner, headDir string, change *Change) (finish func(credited []Test) (*MutationSummary, error))
+
 // Gate decides whether a change is verified.
 type Gate struct {
 	Runner   sandbox.Runner
 	Adapters []Adapter
 	Checks   []Check
 	Evidence Evidence // optional
-	Progress Progress
+	// EvidenceStart, when set, is used instead of Evidence.
+	EvidenceStart EvidenceStart
+	Progress      Progress
 	// AgentTask is set when the change is an agent's: then, unless the
 	// base's config says otherwise, a change that rewrites what an existing
 	// test pinned is never verified.

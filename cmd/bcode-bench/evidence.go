@@ -135,8 +135,8 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 		// cold: an empty bcode cache (Go's build cache is as the machine
 		// has it, as for gremlins); warm: the same change again, every
 		// cache filled; save: one more edit to the changed files (a
-		// comment at the end), so the package's content, its baseline and
-		// its schema are new while its dependencies are built.
+		// declaration at the end), so the package's content, its baseline
+		// and its schema are new while its dependencies are built.
 		cold := runBcode(ctx, eng, c, *workers, false, cache, "bcode cold", stderr)
 		warm := runBcode(ctx, eng, c, *workers, false, cache, "bcode warm", stderr)
 		var save, floor toolRun

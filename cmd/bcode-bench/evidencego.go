@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // goSummary is one Go case's timings side by side.
@@ -36,9 +38,11 @@ func changedGoFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// touchChanged appends a comment with a fresh nonce to every changed Go
-// file (lines and verdicts stay the same, the content is new, so no cache
-// of bcode's or Go's holds the package) and returns the undo.
+// touchChanged appends a declaration with a fresh nonce to every changed
+// Go file and returns the undo. Lines and verdicts stay the same; the
+// compiled code is new, so no cache of bcode's or Go's holds the package or
+// its link. (A comment alone was not enough: it leaves the object file as
+// it was, and Go's cache then served the floor's link.)
 func touchChanged(dir string) (func(), error) {
 	files, err := changedGoFiles(dir)
 	if err != nil {
@@ -52,7 +56,7 @@ func touchChanged(dir string) (func(), error) {
 			return nil, err
 		}
 		saved[p] = data
-		edit := append(append([]byte(nil), data...), fmt.Sprintf("\n// bcode-bench save %d\n", time.Now().UnixNano())...)
+		edit := append(append([]byte(nil), data...), fmt.Sprintf("\n// BcodeBenchSave%[1]d is a save's edit.\nvar BcodeBenchSave%[1]d = %[1]d\n", time.Now().UnixNano())...)
 		if err := os.WriteFile(p, edit, 0o644); err != nil {
 			return nil, err
 		}
@@ -88,7 +92,9 @@ func compileFloor(ctx context.Context, dir string) toolRun {
 	i := 0
 	for p := range pkgs {
 		i++
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-o", filepath.Join(out, fmt.Sprintf("p%d.test", i)), p)
+		// The flags of bcode's own builds, so the floor is the same build.
+		args := append(append([]string{"test", "-c"}, mutate.TestBuildFlags()...), "-o", filepath.Join(out, fmt.Sprintf("p%d.test", i)), p)
+		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = dir
 		if b, err := cmd.CombinedOutput(); err != nil {
 			run.err = "go test -c " + p + ": " + oneLineErr(fmt.Errorf("%v: %s", err, b))

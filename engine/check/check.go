@@ -162,7 +162,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	case o.Evidence != nil:
 		g.Evidence = o.Evidence
 	default:
-		g.Evidence = mutate.GateEvidence(EvidenceOptions(cfg, mutate.Options{TempDir: work}))
+		g.EvidenceStart = mutate.GateEvidenceStart(EvidenceOptions(cfg, mutate.Options{TempDir: work}))
 	}
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {

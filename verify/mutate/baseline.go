@@ -64,6 +64,29 @@ const baselineRunTimeout = 5 * time.Minute
 // schema, a baseline that has to run is run from the schema binary, which
 // then also runs the mutants (one build instead of two).
 func (s *session) loadBaseline(p *pkg, schema bool) error {
+	if err := s.prepareBaseline(p, schema); err != nil {
+		return err
+	}
+	return s.completeBaseline(p)
+}
+
+// pendingBaseline is a baseline that has to run, with what was built for
+// it: prepareBaseline builds, completeBaseline runs the tests.
+type pendingBaseline struct {
+	file      string // the cache file it is written to
+	inProcess bool
+	schema    map[string][]byte // the schema files in the binary, if any
+	bin       string
+	cover     []coverFile
+	// buildFailed: the one-process binary did not build; the per-process
+	// baseline runs instead.
+	buildFailed bool
+}
+
+// prepareBaseline sets p.base from the cache, or builds what its run
+// needs (the one-process binary) and leaves it in p.pending. It runs no
+// test, so it can go on beside other work in the same snapshot.
+func (s *session) prepareBaseline(p *pkg, schema bool) error {
 	if !p.hasTests() {
 		p.base = &baseline{}
 		return nil
@@ -97,38 +120,54 @@ func (s *session) loadBaseline(p *pkg, schema bool) error {
 			}
 		}
 	}
+	pend := &pendingBaseline{file: file, inProcess: inProcess}
+	p.pending = pend
+	if !inProcess {
+		return nil
+	}
+	if schema {
+		pend.schema = p.schemaFiles()
+		if pend.schema != nil && !keepsLines(p, pend.schema) {
+			pend.schema = nil
+		}
+	}
+	pend.bin, pend.cover, err = s.buildCoverBinary(p, pend.schema, sel)
+	var cb errCoverBuild
+	if errors.As(err, &cb) {
+		pend.buildFailed = true
+		pend.file = full
+		s.rep.Notes = append(s.rep.Notes, fmt.Sprintf("baseline of %s: the per-test coverage binary did not build, so each test ran in a process of its own", p.relDir))
+		return nil
+	}
+	return err
+}
+
+// completeBaseline runs p's pending baseline, if any, sets p.base and
+// keeps it in the cache.
+func (s *session) completeBaseline(p *pkg) error {
+	pend := p.pending
+	if pend == nil {
+		return nil
+	}
+	p.pending = nil
 	var b *baseline
-	if inProcess {
-		var files map[string][]byte
-		if schema {
-			files = p.schemaFiles()
-			if files != nil && !keepsLines(p, files) {
-				files = nil
-			}
-		}
-		b, err = s.runBaselineInProcess(p, files, sel)
-		if err == nil {
-			s.rep.Stats.BaselineInProcess++
-			if files != nil {
-				p.schemaTried = true
-				// The counters and the TestMain change nothing a mutant
-				// run sees, so this binary serves as the schema's.
-				if k, err := s.schemaKey(p, files); err == nil {
-					s.storeSchema(p, k, p.schemaBin)
-				}
-			}
-		}
-		var cb errCoverBuild
-		if errors.As(err, &cb) {
-			file = full
-			s.rep.Notes = append(s.rep.Notes, fmt.Sprintf("baseline of %s: the per-test coverage binary did not build, so each test ran in a process of its own", p.relDir))
-			b, err = nil, nil
-		}
+	var err error
+	if pend.inProcess && !pend.buildFailed {
+		b, err = s.runCoverBaseline(p, pend.bin, pend.cover)
 		if err != nil {
 			return err
 		}
-	}
-	if b == nil {
+		s.rep.Stats.BaselineInProcess++
+		if pend.schema != nil {
+			p.schemaBin = pend.bin
+			p.schemaTried = true
+			// The counters and the TestMain change nothing a mutant run
+			// sees, so this binary serves as the schema's.
+			if k, err := s.schemaKey(p, pend.schema); err == nil {
+				s.storeSchema(p, k, p.schemaBin)
+			}
+		}
+	} else {
 		b, err = s.runBaseline(p)
 		if err != nil {
 			return err
@@ -137,10 +176,10 @@ func (s *session) loadBaseline(p *pkg, schema bool) error {
 	p.base = b
 	if data, err := json.Marshal(b); err == nil {
 		// A cache that cannot be written only costs time next run.
-		if os.MkdirAll(filepath.Dir(file), 0o755) == nil {
-			tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
+		if os.MkdirAll(filepath.Dir(pend.file), 0o755) == nil {
+			tmp := pend.file + ".tmp" + strconv.Itoa(os.Getpid())
 			if os.WriteFile(tmp, data, 0o644) == nil {
-				_ = os.Rename(tmp, file)
+				_ = os.Rename(tmp, pend.file)
 			}
 		}
 	}
@@ -232,7 +271,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 func (s *session) runBaseline(p *pkg) (*baseline, error) {
 	s.p.Step("baseline of %s: building tests with coverage", p.relDir)
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.base.test", p.num))
-	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-cover", "-covermode=set", "-o", bin, ".")
+	res, err := s.testBuild(p.list.Dir, bin, "-cover", "-covermode=set")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // The schema binary is kept across runs, keyed by everything it is built
@@ -24,7 +25,7 @@ func (s *session) schemaKey(p *pkg, files map[string][]byte) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "bcode-schema-bin-v1\x00%s\x00", base)
+	fmt.Fprintf(h, "bcode-schema-bin-v2\x00%s\x00%s\x00", base, strings.Join(TestBuildFlags(), " "))
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)

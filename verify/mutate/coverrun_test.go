@@ -168,3 +168,32 @@ func TestUnchangedPackageReusesSchemaBinary(t *testing.T) {
 		}
 	}
 }
+
+// A module whose go.mod names an old language version (go 1.12: no 0o
+// literals, no generics) still gets the one-process baseline: the
+// generated TestMain compiles at that version, so the package is built
+// once, not three times (a coverage binary, a process per test, a schema).
+func TestOneProcessBaselineAtOldLanguageVersion(t *testing.T) {
+	testenv.Go(t)
+	testenv.Git(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	change := makeRepoIn(t, dir, map[string]string{
+		"go.mod":          "module example.com/old\n\ngo 1.12\n",
+		"old/old.go":      "package old\n\nfunc Small(n int) bool { return n < 10 }\n",
+		"old/old_test.go": "package old\n\nimport \"testing\"\n\nfunc TestSmall(t *testing.T) {\n\tif !Small(9) || Small(10) {\n\t\tt.Fatal(\"Small\")\n\t}\n}\n",
+	}, map[string]string{
+		"old/old.go":      "package old\n\nfunc Small(n int) bool { return n < 20 }\n",
+		"old/old_test.go": "package old\n\nimport \"testing\"\n\nfunc TestSmall(t *testing.T) {\n\tif !Small(19) || Small(20) {\n\t\tt.Fatal(\"Small\")\n\t}\n}\n",
+	})
+	rep, err := Run(context.Background(), host.New(), dir, change, Options{Workers: 2, CacheDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Stats.BaselineInProcess != 1 {
+		t.Fatalf("go 1.12 module: stats %+v, notes %v; want the one-process baseline", rep.Stats, rep.Notes)
+	}
+	m := find(t, rep, 3, OpConditionalBoundary, "n <= 20")
+	if m.Verdict != Killed || m.KilledBy != "TestSmall" {
+		t.Errorf("n <= 20: %s by %q, want killed by TestSmall", m.Verdict, m.KilledBy)
+	}
+}

@@ -24,6 +24,55 @@ func GateEvidence(opts Options) verify.Evidence {
 	}
 }
 
+// GateEvidenceStart is GateEvidence for the gate's EvidenceStart hook: the
+// packages are prepared (listed, type-checked, built) while the gate's own
+// runs go on, and the baselines and mutants run once the credited tests
+// are known. Given nil credited tests, the finish cancels and cleans up.
+func GateEvidenceStart(opts Options) verify.EvidenceStart {
+	return func(ctx context.Context, r sandbox.Runner, headDir string, change *verify.Change) func([]verify.Test) (*verify.MutationSummary, error) {
+		if opts.Reach {
+			// --reach picks lines from the credited tests' coverage:
+			// nothing can be prepared before they are known.
+			return func(credited []verify.Test) (*verify.MutationSummary, error) {
+				if credited == nil {
+					return nil, nil
+				}
+				return GateEvidence(opts)(ctx, r, headDir, change, credited)
+			}
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		var pr *Prepared
+		var prepErr error
+		go func() {
+			defer close(done)
+			o := opts
+			o.Tests = nil
+			pr, prepErr = Prepare(ctx, r, headDir, change, o, nil)
+		}()
+		return func(credited []verify.Test) (*verify.MutationSummary, error) {
+			defer cancel()
+			if credited == nil {
+				cancel()
+				<-done
+				if pr != nil {
+					pr.Close()
+				}
+				return nil, nil
+			}
+			<-done
+			if prepErr != nil {
+				return nil, prepErr
+			}
+			rep, err := pr.Finish(credited)
+			if err != nil {
+				return nil, err
+			}
+			return Summarize(rep, credited), nil
+		}
+	}
+}
+
 // Summarize turns a report into the gate's mutation summary. A mutant
 // counts towards CreditedKills when the test that killed it is credited.
 func Summarize(rep *Report, credited []verify.Test) *verify.MutationSummary {

@@ -61,6 +61,11 @@ type pkg struct {
 	reach   []string
 	mutants []*mutant
 	base    *baseline
+	// pending is a baseline built but not yet run.
+	pending *pendingBaseline
+	// assigned: the mutants have their covering tests and the schema was
+	// built (schemaOf).
+	assigned bool
 	// deps are the listed packages of the module (for the cache key).
 	all map[string]listed
 	// schemaBin is the compiled schema test binary, if any.
@@ -123,6 +128,96 @@ func (s *session) goCmd(dir string, args ...string) (sandbox.Result, error) {
 	return res, err
 }
 
+// TestBuildFlags are the flags of every test binary the engine builds
+// (after `go test -c`): the mutant runs never read DWARF or the symbol
+// table, so the link leaves them out (-s -w), which makes the link, the
+// largest part of the build after a save, shorter. -trimpath is not used:
+// tests that find their files through runtime.Caller need real paths. A
+// GOFLAGS that sets -ldflags keeps its own (a flag on the command line
+// would replace it, and the tests may depend on it).
+func TestBuildFlags() []string {
+	if strings.Contains(os.Getenv("GOFLAGS"), "-ldflags") {
+		return []string{"-vet=off"}
+	}
+	return []string{"-vet=off", "-ldflags=-s -w"}
+}
+
+// testBuild builds the test binary of the package in dir as out, with
+// TestBuildFlags and extra flags before the package.
+func (s *session) testBuild(dir, out string, extra ...string) (sandbox.Result, error) {
+	args := append([]string{"test", "-c"}, TestBuildFlags()...)
+	args = append(append(args, extra...), "-o", out, ".")
+	return s.goCmd(dir, args...)
+}
+
+// lists runs the two `go list` calls of mod's target directories, or
+// takes them from the cache. First the packages themselves, without export
+// data: they are type-checked from source and their test build compiles
+// them anyway, so compiling them here would be paid twice after a save.
+// Then export data for what they import.
+func (s *session) lists(mod string, rels []string) (targets, deps []listed, err error) {
+	<-s.envDone
+	cache := s.envErr == nil
+	tkey := ""
+	if cache {
+		tkey = s.targetsKey(mod, rels)
+		targets, _ = s.cachedList(mod, tkey)
+	}
+	listedTargets := targets == nil
+	if listedTargets {
+		if targets, err = s.goList(mod, append([]string{"list", "-e", "-json=" + listFields}, rels...)); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		s.rep.Stats.ListCached++
+	}
+	// The targets' list is kept once their dependencies' directories are
+	// known: its Deps follow their imports.
+	defer func() {
+		if err == nil && cache && listedTargets {
+			s.storeList(mod, tkey, targets, deps, true)
+		}
+	}()
+	imports := map[string]bool{}
+	for _, t := range targets {
+		for _, i := range t.Imports {
+			if i != "C" && i != "unsafe" {
+				imports[i] = true
+			}
+		}
+	}
+	if len(imports) == 0 {
+		return targets, nil, nil
+	}
+	dkey := ""
+	if cache {
+		dkey = s.depsKey(mod, sortedKeys(imports))
+		if deps, ok := s.cachedList(mod, dkey); ok {
+			s.rep.Stats.ListCached++
+			return targets, deps, nil
+		}
+	}
+	args := []string{"list", "-e", "-export", "-deps", "-json=" + listFields}
+	if deps, err = s.goList(mod, append(args, sortedKeys(imports)...)); err != nil {
+		return nil, nil, err
+	}
+	if cache && exportsComplete(deps) {
+		s.storeList(mod, dkey, deps, deps, false)
+	}
+	return targets, deps, nil
+}
+
+// exportsComplete: an export list is kept only when every package in it
+// has export data.
+func exportsComplete(deps []listed) bool {
+	for _, l := range deps {
+		if l.Export == "" && l.ImportPath != "unsafe" && l.ImportPath != "C" {
+			return false
+		}
+	}
+	return true
+}
+
 // moduleRoot finds the directory of the go.mod that owns dir (absolute),
 // without leaving the snapshot.
 func (s *session) moduleRoot(dir string) (string, error) {
@@ -168,34 +263,18 @@ func (s *session) load(dirs []string) ([]*pkg, error) {
 		// type-checked from source and their test build compiles them
 		// anyway, so compiling them here would be paid twice after a save.
 		// Then export data for what they import.
-		args := []string{"list", "-e", "-json=" + listFields}
+		var rels []string
 		for _, d := range byMod[mod] {
 			r, _ := filepath.Rel(mod, d)
-			args = append(args, "./"+filepath.ToSlash(r))
+			rels = append(rels, "./"+filepath.ToSlash(r))
 		}
-		targets, err := s.goList(mod, args)
+		targets, deps, err := s.lists(mod, rels)
 		if err != nil {
 			return nil, err
 		}
-		imports := map[string]bool{}
-		for _, t := range targets {
-			for _, i := range t.Imports {
-				if i != "C" && i != "unsafe" {
-					imports[i] = true
-				}
-			}
-		}
 		all := map[string]listed{}
-		if len(imports) > 0 {
-			args := []string{"list", "-e", "-export", "-deps", "-json=" + listFields}
-			args = append(args, sortedKeys(imports)...)
-			deps, err := s.goList(mod, args)
-			if err != nil {
-				return nil, err
-			}
-			for _, l := range deps {
-				all[l.ImportPath] = l
-			}
+		for _, l := range deps {
+			all[l.ImportPath] = l
 		}
 		for _, t := range targets {
 			if _, ok := all[t.ImportPath]; !ok {

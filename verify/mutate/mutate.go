@@ -155,8 +155,12 @@ type Stats struct {
 	BaselineInProcess int `json:"baseline_in_process"`
 	// SchemaCached counts packages whose schema binary came from the cache
 	// (nothing of the package or its mutants changed since it was built).
-	SchemaCached int           `json:"schema_cached"`
-	Baseline     time.Duration `json:"baseline_ns"`
+	SchemaCached int `json:"schema_cached"`
+	// ListCached counts `go list` calls (two per module: its changed
+	// packages, and export data of their imports) answered from the cache
+	// (nothing they depend on changed since).
+	ListCached int           `json:"list_cached"`
+	Baseline   time.Duration `json:"baseline_ns"`
 	// Compile is the schema builds' wall time plus the summed time of
 	// per-mutant builds (those overlap with runs on other workers).
 	Compile time.Duration `json:"compile_ns"`
@@ -224,6 +228,26 @@ var ErrNoGo = errors.New("go toolchain not found: install Go (https://go.dev/dl)
 // runs them, and returns the report. The error is for failures that leave
 // no meaningful report: no Go toolchain, a red baseline, cancellation.
 func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, opts Options, p verify.Progress) (*Report, error) {
+	pr, err := Prepare(ctx, r, dir, change, opts, p)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Finish(opts.Tests)
+}
+
+// Prepared is a Run whose Go packages are loaded, whose mutants are found
+// and whose test binaries are built, but none of whose tests ran (except
+// with Options.Reach). The gate prepares beside its own test runs, which
+// decide the tests Finish prefers as killers. Finish or Close it.
+type Prepared struct {
+	s     *session
+	start time.Time
+}
+
+// Prepare does Run's work up to the first run of a test of the changed
+// packages: go list, type checks, mutants, and the builds (the schema
+// binary, or the binary the baseline runs from).
+func Prepare(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, opts Options, p verify.Progress) (*Prepared, error) {
 	start := time.Now()
 	if p == nil {
 		p = verify.NoProgress{}
@@ -260,17 +284,37 @@ func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Chang
 	if err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
 	}
-	defer os.RemoveAll(tmp)
 	s.tmp = tmp
+	if err := s.prepare(); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &Prepared{s: s, start: start}, nil
+}
 
-	if err := s.run(); err != nil {
+// Finish runs the baselines still to run and the mutants (Python's whole
+// run included), preferring tests as killers as Options.Tests does, and
+// returns the report. The Prepared is closed after it.
+func (pr *Prepared) Finish(tests []verify.Test) (*Report, error) {
+	s := pr.s
+	defer pr.Close()
+	s.opts.Tests = tests
+	if err := s.runMutants(); err != nil {
 		return nil, err
 	}
 	if err := s.runPython(); err != nil {
 		return nil, err
 	}
-	s.finish(time.Since(start))
+	s.finish(time.Since(pr.start))
 	return s.rep, nil
+}
+
+// Close removes what Prepare built. Finish calls it.
+func (pr *Prepared) Close() {
+	if pr.s.tmp != "" {
+		os.RemoveAll(pr.s.tmp)
+		pr.s.tmp = ""
+	}
 }
 
 func (o Options) withDefaults() Options {

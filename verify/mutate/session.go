@@ -33,10 +33,25 @@ type session struct {
 	tmp       string
 	goVersion string
 	goToolDir string // the cover tool's directory; "" disables the one-process baseline
-	mu        sync.Mutex
+	// env holds the values of envVars once envDone is closed; envErr is
+	// why they could not be read.
+	env     []string
+	envErr  error
+	envDone chan struct{}
+	// pkgs are the loaded packages and compile the build time, once
+	// prepared.
+	pkgs     []*pkg
+	compile  time.Duration
+	prepared bool
+	mu       sync.Mutex
 }
 
-func (s *session) run() error {
+// prepare loads the packages, finds their mutants and builds: the schema
+// binaries of packages whose baseline is cached, the baseline binaries of
+// the others. It runs no test of the package (except for --reach, whose
+// baselines pick the lines), so it can go on beside other runs in the
+// same snapshot.
+func (s *session) prepare() error {
 	dirs, ranges := s.selectFiles()
 	reachDirs := map[string][]string{}
 	if s.opts.Reach {
@@ -52,32 +67,25 @@ func (s *session) run() error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	// The toolchain's version and tool directory, read beside the load.
-	var envRes sandbox.Result
-	var envErr error
-	envDone := make(chan struct{})
-	go func() {
-		defer close(envDone)
-		envRes, envErr = s.goCmd(s.root, "env", "GOVERSION", "GOTOOLDIR")
-	}()
+	// The toolchain's version, tool directory and settings, read beside
+	// the load.
+	s.envDone = make(chan struct{})
+	go s.readEnv()
 	list := make([]string, 0, len(dirs))
 	for d := range dirs {
 		list = append(list, d)
 	}
 	sort.Strings(list)
 	pkgs, err := s.load(list)
-	<-envDone
-	if envErr != nil {
-		return envErr
+	<-s.envDone
+	if s.envErr != nil {
+		return s.envErr
 	}
 	if err != nil {
 		return err
 	}
-	env := strings.Split(strings.TrimSpace(string(envRes.Stdout)), "\n")
-	s.goVersion = strings.TrimSpace(env[0])
-	if len(env) > 1 {
-		s.goToolDir = strings.TrimSpace(env[1])
-	}
+	s.goVersion = s.goEnv("GOVERSION")
+	s.goToolDir = s.goEnv("GOTOOLDIR")
 	for i, p := range pkgs {
 		p.num = i
 		p.reach = reachDirs[p.list.Dir]
@@ -104,15 +112,56 @@ func (s *session) run() error {
 	}
 	for _, p := range pkgs {
 		if p.base == nil && len(p.mutants) > 0 {
-			if err := s.loadBaseline(p, !s.opts.Overlay); err != nil {
+			if err := s.prepareBaseline(p, !s.opts.Overlay); err != nil {
 				return err
 			}
+		}
+	}
+	s.rep.Stats.Baseline = time.Since(t0)
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	// Packages whose baseline is known build their schema now.
+	t0 = time.Now()
+	for _, p := range pkgs {
+		if p.base != nil && p.pending == nil {
+			s.schemaOf(p)
+		}
+	}
+	s.compile = time.Since(t0)
+	s.pkgs = pkgs
+	s.prepared = true
+	return nil
+}
+
+// schemaOf gives p's mutants their covering tests and builds p's schema.
+func (s *session) schemaOf(p *pkg) {
+	if p.assigned {
+		return
+	}
+	p.assigned = true
+	s.assignCoverage(p)
+	if !s.opts.Overlay {
+		s.buildSchema(p)
+	}
+}
+
+// runMutants runs the pending baselines and every mutant, after prepare.
+func (s *session) runMutants() error {
+	if !s.prepared {
+		return nil // no Go file to mutate
+	}
+	pkgs := s.pkgs
+	t0 := time.Now()
+	for _, p := range pkgs {
+		if err := s.completeBaseline(p); err != nil {
+			return err
 		}
 		if p.base != nil {
 			s.rep.Quarantined = append(s.rep.Quarantined, p.base.Quarantined...)
 		}
 	}
-	s.rep.Stats.Baseline = time.Since(t0)
+	s.rep.Stats.Baseline += time.Since(t0)
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
@@ -121,17 +170,14 @@ func (s *session) run() error {
 	t0 = time.Now()
 	var jobs []*mutant
 	for _, p := range pkgs {
-		s.assignCoverage(p)
-		if !s.opts.Overlay {
-			s.buildSchema(p)
-		}
+		s.schemaOf(p)
 		for _, m := range p.mutants {
 			if m.Verdict == "" {
 				jobs = append(jobs, m)
 			}
 		}
 	}
-	compile := time.Since(t0)
+	compile := s.compile + time.Since(t0)
 
 	// Mutant runs, in parallel across every package.
 	t0 = time.Now()
@@ -167,6 +213,24 @@ func (s *session) run() error {
 		}
 	}
 	return s.ctx.Err()
+}
+
+// readEnv reads envVars from `go env` into s.env and closes s.envDone.
+func (s *session) readEnv() {
+	defer close(s.envDone)
+	res, err := s.goCmd(s.root, append([]string{"env"}, envVars...)...)
+	if err != nil {
+		s.envErr = err
+		return
+	}
+	// One line per variable, empty ones included.
+	s.env = strings.Split(string(res.Stdout), "\n")
+	if len(s.env) > len(envVars) {
+		s.env = s.env[:len(envVars)]
+	}
+	for i := range s.env {
+		s.env[i] = strings.TrimSpace(s.env[i])
+	}
 }
 
 // maxTestSource caps the test file source a report embeds.
@@ -422,7 +486,7 @@ func (s *session) buildSchema(p *pkg) {
 		return
 	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.schema.test", p.num))
-	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
+	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
 	if err != nil {
 		fallback(err.Error())
 		return
@@ -557,7 +621,7 @@ func (s *session) buildOverlay(m *mutant) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(s.tmp, "overlay", m.ID+".test")
-	res, err := s.goCmd(p.list.Dir, "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, ".")
+	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
 	if err != nil {
 		if s.ctx.Err() != nil {
 			m.Verdict, m.Detail = NoVerdict, "the run was cancelled"

@@ -1,0 +1,94 @@
+package mutate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bcode-dev/bcode/sandbox/host"
+)
+
+// The kept `go list` output is used only while what it was derived from is
+// unchanged: an edit below the imports keeps the changed package's list, an
+// edit to a dependency's source drops the export list (its export data is
+// new), a new import drops both, and so does a dependency's new import (the
+// changed package's Deps follow it).
+func TestListCacheFollowsSources(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.22\n")
+	write("a/a.go", "package a\n\nimport \"example.com/m/b\"\n\nfunc A(x int) bool { return b.B(x) }\n")
+	write("a/a_test.go", "package a\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) { A(1) }\n")
+	write("b/b.go", "package b\n\nfunc B(x int) bool { return x > 1 }\n")
+	write("c/c.go", "package c\n\nfunc C() int { return 1 }\n")
+	cache := t.TempDir()
+
+	type result struct {
+		cached  int
+		targets []listed
+		deps    []listed
+	}
+	lists := func() result {
+		t.Helper()
+		s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &Report{}, envDone: make(chan struct{})}
+		s.opts.CacheDir = cache
+		s.opts = s.opts.withDefaults()
+		go s.readEnv()
+		targets, deps, err := s.lists(dir, []string{"./a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.envErr != nil {
+			t.Skipf("go env: %v", s.envErr)
+		}
+		return result{s.rep.Stats.ListCached, targets, deps}
+	}
+	step := func(what string, wantCached int) result {
+		t.Helper()
+		r := lists()
+		if r.cached != wantCached {
+			t.Fatalf("%s: %d lists from the cache, want %d", what, r.cached, wantCached)
+		}
+		// What the cache gave is what go list prints now.
+		if wantCached > 0 {
+			s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &Report{}, envDone: make(chan struct{})}
+			s.opts = Options{CacheDir: cache, NoCache: true}.withDefaults()
+			go s.readEnv()
+			targets, deps, err := s.lists(dir, []string{"./a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(targets, r.targets) || !reflect.DeepEqual(deps, r.deps) {
+				t.Fatalf("%s: the cached lists differ from go list's:\n%+v\n%+v\nwant\n%+v\n%+v", what, r.targets, r.deps, targets, deps)
+			}
+		}
+		return r
+	}
+
+	step("first run", 0)
+	step("unchanged", 2)
+	write("a/a.go", "package a\n\nimport \"example.com/m/b\"\n\nfunc A(x int) bool { return b.B(x + 1) }\n")
+	step("edit below the imports", 2)
+	write("b/b.go", "package b\n\nfunc B(x int) bool { return x >= 1 }\n")
+	step("dependency's source edited", 1)
+	write("b/b.go", "package b\n\nimport \"example.com/m/c\"\n\nfunc B(x int) bool { return x >= c.C() }\n")
+	r := step("dependency's new import", 0)
+	if !strings.Contains(strings.Join(r.targets[0].Deps, " "), "example.com/m/c") {
+		t.Fatalf("a's Deps %v lack the dependency's new import", r.targets[0].Deps)
+	}
+	step("unchanged again", 2)
+	write("a/a.go", "package a\n\nimport (\n\t\"strings\"\n\n\t\"example.com/m/b\"\n)\n\nfunc A(x int) bool { return b.B(x + len(strings.TrimSpace(\"\"))) }\n")
+	step("new import", 0)
+}
