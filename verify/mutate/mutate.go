@@ -136,6 +136,9 @@ type Options struct {
 	// means the snapshot's .venv/bin/python, else python3, else
 	// /usr/bin/python3: the first that imports pytest.
 	Python string
+	// PythonIsolation is how a Python schema worker separates mutants:
+	// PythonIsolateState (the default, "") or PythonIsolateFork.
+	PythonIsolation string
 }
 
 // Stats are the counts and timings of a run.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,20 @@ const (
 	OpIdentityNegation   = "identity_negation"   // is <-> is not
 	OpMembershipNegation = "membership_negation" // in <-> not in
 	OpNoneReturn         = "none_return"         // return x -> return None
+)
+
+// Python schema workers' isolation levels (Options.PythonIsolation).
+const (
+	// PythonIsolateState runs mutants one after another in a forked child
+	// and forks a new child, from the collected state, as soon as a
+	// mutant's run changed the state bcode guards (the repository's modules'
+	// globals one container and one object deep, their classes, caches and
+	// function defaults, os.environ, cwd, sys.path, sys.modules, threads,
+	// descriptors, signal handlers, logging and warnings setup). Every
+	// timeout or crash also ends the child.
+	PythonIsolateState = "state"
+	// PythonIsolateFork forks a child per mutant.
+	PythonIsolateFork = "fork"
 )
 
 // ErrNoPython reports that no interpreter able to import pytest was found.
@@ -370,6 +385,7 @@ type pyConfig struct {
 	Single    *pySingle  `json:"single,omitempty"`
 	Preferred []string   `json:"preferred,omitempty"`
 	Results   string     `json:"results"`
+	Isolation string     `json:"isolation,omitempty"`
 }
 
 type pyTarget struct {
@@ -394,9 +410,12 @@ type pySingle struct {
 	Mutated string `json:"mutated"`
 }
 
-// pyResult is one job's outcome.
+// pyResult is one job's outcome, or (K 0) a worker's summary.
 type pyResult struct {
 	K        int      `json:"k"`
+	Forks    int      `json:"forks"`
+	Restarts []string `json:"restarts"`
+	Restart  int      `json:"restart_count"`
 	Verdict  string   `json:"verdict"`
 	KilledBy string   `json:"killed_by"`
 	Detail   string   `json:"detail"`
@@ -608,22 +627,60 @@ func coversLines(lines []int, g pyMutant) bool {
 	return false
 }
 
-// jobTimeout is a mutant's budget: ten times its tests' baseline time plus
-// five seconds (Go's engine adds two: a Python test that fails spends
-// longer than a passing one formatting its report, and a loaded machine
-// stretches that).
+// jobTimeout is a mutant's budget in a fresh process: ten times its
+// tests' baseline time plus five seconds (Go's engine adds two: a Python
+// test that fails spends longer than a passing one formatting its report,
+// a loaded machine stretches that, and a fresh process starts an
+// interpreter and collects before its tests run).
 func (ps *pySession) jobTimeout(tests []string) time.Duration {
+	d := 10*ps.testTime(tests) + 5*time.Second
+	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
+		d = ps.opts.RunTimeout
+	}
+	return d
+}
+
+// schemaTimeout is a mutant's budget in a schema worker, counted from the
+// moment its tests start in an interpreter that has already imported and
+// collected: ten times its tests' baseline time plus one second, the whole
+// stretched by how much the machine's load exceeds its CPUs (up to 8x), so
+// a busy machine does not turn a slow kill into a timeout.
+func (ps *pySession) schemaTimeout(tests []string) time.Duration {
+	d := time.Duration(float64(10*ps.testTime(tests)+time.Second) * loadFactor())
+	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
+		d = ps.opts.RunTimeout
+	}
+	return d
+}
+
+// testTime is the tests' summed baseline time (measured under the line
+// tracer, so above their plain run time).
+func (ps *pySession) testTime(tests []string) time.Duration {
 	var sum float64
 	for _, t := range tests {
 		if bt, ok := ps.byNode[t]; ok {
 			sum += bt.Duration
 		}
 	}
-	d := 10*time.Duration(sum*float64(time.Second)) + 5*time.Second
-	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
-		d = ps.opts.RunTimeout
+	return time.Duration(sum * float64(time.Second))
+}
+
+// loadFactor is the one-minute load average per CPU, between 1 and 8 (1
+// where /proc/loadavg is missing).
+func loadFactor() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 1
 	}
-	return d
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 1
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 1
+	}
+	return min(max(load/float64(runtime.NumCPU()), 1), 8)
 }
 
 // preferred are the change's own Python tests as file::name.
@@ -667,7 +724,11 @@ func (ps *pySession) runMutants(live []*pyRun) {
 
 // runSchema shards the mutants over the workers, longest first.
 func (ps *pySession) runSchema(ms []*pyRun) {
-	sort.SliceStable(ms, func(i, j int) bool { return ps.jobTimeout(ms[i].Tests) > ps.jobTimeout(ms[j].Tests) })
+	timeouts := map[*pyRun]time.Duration{}
+	for _, m := range ms {
+		timeouts[m] = ps.schemaTimeout(m.Tests)
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return timeouts[ms[i]] > timeouts[ms[j]] })
 	n := min(ps.opts.Workers, len(ms))
 	shards := make([][]*pyRun, n)
 	load := make([]time.Duration, n)
@@ -679,22 +740,32 @@ func (ps *pySession) runSchema(ms []*pyRun) {
 			}
 		}
 		shards[best] = append(shards[best], m)
-		load[best] += ps.jobTimeout(m.Tests)
+		load[best] += timeouts[m]
 	}
 	targets := ps.targets(true)
 	byK := map[int]*pyRun{}
 	for _, m := range ms {
 		byK[m.gen.K] = m
 	}
+	var sum workerSummary
+	defer func() {
+		if sum.forks > 0 {
+			note := fmt.Sprintf("Python schema workers ran %d mutants in %d forked children", len(ms), sum.forks)
+			if sum.restarts > 0 {
+				note += fmt.Sprintf("; %d times a mutant's run changed guarded state and the next mutant got a new child (first: %s)", sum.restarts, sum.first)
+			}
+			ps.rep.Notes = append(ps.rep.Notes, note)
+		}
+	}()
 	parallel(n, n, func(w int) {
 		shard := shards[w]
 		// Sorted back into source order: a worker's output reads naturally.
 		sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
 		union := map[string]bool{}
-		cfg := pyConfig{Mode: "schema", Targets: targets, Preferred: ps.preferred()}
+		cfg := pyConfig{Mode: "schema", Targets: targets, Preferred: ps.preferred(), Isolation: ps.opts.PythonIsolation}
 		budget := 3*ps.base.Overhead + 30*time.Second
 		for _, m := range shard {
-			d := ps.jobTimeout(m.Tests)
+			d := timeouts[m]
 			budget += d + time.Second
 			cfg.Jobs = append(cfg.Jobs, pyJob{K: m.gen.K, Tests: m.Tests, Timeout: d.Seconds()})
 			for _, t := range m.Tests {
@@ -707,6 +778,7 @@ func (ps *pySession) runSchema(ms []*pyRun) {
 		sort.Strings(cfg.Args)
 		res, out, err := ps.runEngine(fmt.Sprintf("worker%d", w), cfg, budget)
 		got := ps.readResults(out, byK, true)
+		sum.add(out)
 		for _, m := range shard {
 			if got[m.gen.K] {
 				continue
@@ -721,6 +793,29 @@ func (ps *pySession) runSchema(ms []*pyRun) {
 			}
 		}
 	})
+}
+
+// workerSummary adds up the schema workers' closing records.
+type workerSummary struct {
+	mu              sync.Mutex
+	forks, restarts int
+	first           string
+}
+
+func (s *workerSummary) add(out []byte) {
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		var r pyResult
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil || r.K != 0 {
+			continue
+		}
+		s.mu.Lock()
+		s.forks += r.Forks
+		s.restarts += r.Restart
+		if s.first == "" && len(r.Restarts) > 0 {
+			s.first = r.Restarts[0]
+		}
+		s.mu.Unlock()
+	}
 }
 
 // runFresh runs one mutant, applied as text, in a fresh interpreter: the
