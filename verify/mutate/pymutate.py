@@ -870,6 +870,21 @@ class StateGuard:
                 self.mapping(d, depth, acc)
 
 
+def wait_jobs(path, limit):
+    """The jobs bcode writes (atomically) to path once the baseline has
+    said which tests cover which mutant; none after limit seconds."""
+    end = time.monotonic() + limit
+    while True:
+        try:
+            with open(path) as f:
+                return json.load(f).get("jobs") or []
+        except FileNotFoundError:
+            pass
+        if time.monotonic() > end:
+            return []
+        time.sleep(0.003)
+
+
 class Schemata:
     """Runs the jobs (a mutant and its covering tests each) in forked
     children with the switch set to the mutant. Collection happened once, in
@@ -885,7 +900,9 @@ class Schemata:
     continues in a new child."""
 
     def __init__(self, cfg, out):
-        self.jobs = cfg["jobs"]
+        self.jobs = cfg.get("jobs")
+        self.jobs_file = cfg.get("jobs_file")
+        self.wait = cfg.get("wait") or 600.0
         self.preferred = set(cfg.get("preferred") or [])
         self.isolation = cfg.get("isolation") or "state"
         self.root = cfg["root"]
@@ -896,6 +913,8 @@ class Schemata:
     def pytest_runtestloop(self, session):
         import gc
 
+        if self.jobs is None:
+            self.jobs = wait_jobs(self.jobs_file, self.wait)
         items = {it.nodeid: it for it in session.items}
         order = {it.nodeid: i for i, it in enumerate(session.items)}
         todo = []
