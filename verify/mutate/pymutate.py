@@ -10,8 +10,10 @@ with -I (no PYTHON* variables, no user site, no script directory on sys.path).
 
 Mutant schemata: each target module is compiled, through an import hook,
 from its own AST with every mutant behind a switch, so one worker imports and
-collects once. A mutant's covering tests then run in a forked child with the
-switch set to that mutant; the parent kills the child at its timeout.
+collects once. Mutants' covering tests then run in forked children with the
+switch set to each mutant in turn: several mutants per child while the state
+a run could leave behind stays as the fork found it (StateGuard), a new child
+otherwise; the parent kills a child at a mutant's timeout.
 """
 
 import ast
@@ -927,8 +929,12 @@ class Schemata:
             todo.append((job, [items[t] for t in tests]))
         guard, ref = None, None
         if self.isolation != "fork":
-            guard = StateGuard(self.root, session)
-            ref = guard.snapshot()
+            try:
+                guard = StateGuard(self.root, session)
+                ref = guard.snapshot()
+            except Exception as e:  # noqa: BLE001 -- then a child per mutant
+                guard, ref = None, None
+                self.restarts.append("no state check (%r): a child per mutant" % (e,))
         # Objects alive now stay out of the collector's reach, so children
         # do not copy the pages a collection would touch.
         gc.freeze()
