@@ -149,6 +149,9 @@ type pyTest struct {
 type pyBaseline struct {
 	Tests    []pyTest      `json:"tests"`
 	Overhead time.Duration `json:"overhead_ns"`
+	// Load is loadFactor() when the baseline started: its test times
+	// already carry that much of the machine's load.
+	Load float64 `json:"load"`
 }
 
 // pySession is the Python half of a Run.
@@ -532,7 +535,7 @@ func (ps *pySession) cachedBaseline(key string) *pyBaseline {
 // the result under key. It only reads the session (it runs beside the
 // generator).
 func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, error) {
-	t0 := time.Now()
+	t0, load := time.Now(), loadFactor()
 	res, out, err := ps.runEngine(ctx, "baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, baselineRunTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("mutate: python baseline: %w", err)
@@ -558,6 +561,7 @@ func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, 
 		}
 	}
 	b.Overhead = max(wall-time.Duration(sum*float64(time.Second)), 0)
+	b.Load = load
 	file := filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json")
 	if data, err := json.Marshal(b); err == nil {
 		if os.MkdirAll(filepath.Dir(file), 0o755) == nil {
@@ -800,10 +804,11 @@ func (ps *pySession) jobTimeout(tests []string) time.Duration {
 // schemaTimeout is a mutant's budget in a schema worker, counted from the
 // moment its tests start in an interpreter that has already imported and
 // collected: ten times its tests' baseline time plus one second, the whole
-// stretched by how much the machine's load exceeds its CPUs (up to 8x), so
+// stretched by how much busier the machine is now than when the baseline
+// measured those times (a cached baseline may come from a quiet moment), so
 // a busy machine does not turn a slow kill into a timeout.
 func (ps *pySession) schemaTimeout(tests []string) time.Duration {
-	d := time.Duration(float64(10*ps.testTime(tests)+time.Second) * loadFactor())
+	d := time.Duration(float64(10*ps.testTime(tests)+time.Second) * max(loadFactor()/max(ps.base.Load, 1), 1))
 	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
 		d = ps.opts.RunTimeout
 	}
