@@ -247,7 +247,7 @@ func (ps *pySession) run() error {
 					n++
 				}
 			}
-			pre = ps.startWorkers(min(n, ps.opts.Workers))
+			pre = ps.startWorkers(min(n, ps.opts.Workers, workersBesideBaseline()))
 		}
 		t0 := time.Now()
 		if bl != nil {
@@ -827,19 +827,42 @@ func (ps *pySession) testTime(tests []string) time.Duration {
 	return time.Duration(sum * float64(time.Second))
 }
 
-// loadFactor is the one-minute load average per CPU, between 1 and 8 (1
-// where /proc/loadavg is missing).
-func loadFactor() float64 {
+// workersBesideBaseline is idleCPUs; tests pin it to take one path or the
+// other whatever the machine's load.
+var workersBesideBaseline = idleCPUs
+
+// idleCPUs is how many CPUs the one-minute load average leaves idle: the
+// workers that may start beside the baseline. On a saturated machine they
+// would only slow the baseline down, and they collect the whole suite (the
+// covering tests are not known yet) where a worker started after it
+// collects only the covering tests' files.
+func idleCPUs() int {
+	load, ok := loadAverage()
+	if !ok {
+		return runtime.NumCPU()
+	}
+	return max(int(float64(runtime.NumCPU())-load), 0)
+}
+
+// loadAverage is the one-minute load average, if /proc/loadavg says.
+func loadAverage() (float64, bool) {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return 1
+		return 0, false
 	}
 	f := strings.Fields(string(data))
 	if len(f) == 0 {
-		return 1
+		return 0, false
 	}
 	load, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
+	return load, err == nil
+}
+
+// loadFactor is the one-minute load average per CPU, between 1 and 8 (1
+// where /proc/loadavg is missing).
+func loadFactor() float64 {
+	load, ok := loadAverage()
+	if !ok {
 		return 1
 	}
 	return min(max(load/float64(runtime.NumCPU()), 1), 8)

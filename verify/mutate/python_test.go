@@ -509,6 +509,14 @@ func pyBatchRepo(t *testing.T) (string, *verify.Change) {
 	return repo, change
 }
 
+// pinWorkersBesideBaseline makes Run start n schema workers beside the
+// baseline (at most), whatever the machine's load.
+func pinWorkersBesideBaseline(t *testing.T, n int) {
+	old := workersBesideBaseline
+	workersBesideBaseline = func() int { return n }
+	t.Cleanup(func() { workersBesideBaseline = old })
+}
+
 // TestPythonBatchStateChangeAgreesWithFresh: one schema worker runs every
 // mutant of pkg/cache.py, and one of them leaves a wrong value in a module
 // global; every mutant still gets the verdict a fresh process per mutant
@@ -516,6 +524,7 @@ func pyBatchRepo(t *testing.T) (string, *verify.Change) {
 // difference (the worker names CACHE as why it started a new child).
 func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 	repo, change := pyBatchRepo(t)
+	pinWorkersBesideBaseline(t, 0) // workers start after the baseline
 	cache := t.TempDir()
 	run := func(o Options) *Report {
 		t.Helper()
@@ -573,6 +582,7 @@ func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 // gets its own verdict from a new child.
 func TestPythonBatchTimeoutMidway(t *testing.T) {
 	repo, change := pyBatchRepo(t)
+	pinWorkersBesideBaseline(t, 8) // the worker starts beside the baseline and waits for its jobs
 	opts := Options{Workers: 1, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/loop.py"}, RunTimeout: 1500 * time.Millisecond}
 	rep, err := Run(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
 	if err != nil {
