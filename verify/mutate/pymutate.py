@@ -869,6 +869,11 @@ class StateGuard:
         else:
             d = getattr(v, "__dict__", None)
             if type(d) is dict:
+                lg = sys.modules.get("logging")
+                if lg is not None and isinstance(v, lg.Logger) and "_cache" in d:
+                    # isEnabledFor's memo of the levels, cleared whenever a
+                    # level changes: derived, and the levels are compared.
+                    d = {k: x for k, x in d.items() if k != "_cache"}
                 self.mapping(d, depth, acc)
 
 
