@@ -253,6 +253,9 @@ func runPyMode(ctx context.Context, eng *app.Engine, c pyCase, workers int, fres
 	}
 	fmt.Fprintf(stderr, "   %s: %d mutants in %s (baseline %s, run %s) %v\n", run.mode, run.counted, run.wall.Round(time.Millisecond),
 		rep.Stats.Baseline.Round(time.Millisecond), rep.Stats.Run.Round(time.Millisecond), rep.Stats.Verdicts)
+	if n := rep.Stats.PythonChildren; n > 0 {
+		fmt.Fprintf(stderr, "   %d schema mutants ran in %d forked children\n", rep.Stats.SchemaMutants, n)
+	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(stderr, "   note: %s\n", n)
 	}

@@ -151,6 +151,9 @@ type Stats struct {
 	// OverlayMutants needed a build of their own.
 	SchemaMutants  int `json:"schema_mutants"`
 	OverlayMutants int `json:"overlay_mutants"`
+	// PythonChildren are the children Python schema workers forked: one per
+	// batch of mutants (Options.PythonIsolation).
+	PythonChildren int `json:"python_children,omitempty"`
 	// BaselineCached counts packages whose baseline came from the cache.
 	BaselineCached int `json:"baseline_cached"`
 	// BaselineInProcess counts packages whose baseline ran every test in

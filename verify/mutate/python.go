@@ -946,12 +946,10 @@ func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
 	}
 	var sum workerSummary
 	defer func() {
-		if sum.forks > 0 {
-			note := fmt.Sprintf("Python schema workers ran %d mutants in %d forked children", len(ms), sum.forks)
-			if sum.restarts > 0 {
-				note += fmt.Sprintf("; %d times a mutant's run changed guarded state and the next mutant got a new child (first: %s)", sum.restarts, sum.first)
-			}
-			ps.rep.Notes = append(ps.rep.Notes, note)
+		ps.rep.Stats.PythonChildren += sum.forks
+		if sum.restarts > 0 {
+			ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("Python schema workers ran %d mutants in %d forked children; %d times a mutant's run changed guarded state and the next mutant got a new child (first: %s)",
+				len(ms), sum.forks, sum.restarts, sum.first))
 		}
 	}()
 	parallel(n, n, func(w int) {

@@ -571,9 +571,11 @@ func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 	if !strings.Contains(note, "pkg.cache.CACHE") {
 		t.Errorf("the state worker's note %q does not say CACHE changed", note)
 	}
-	var children, mutants int
-	if _, err := fmt.Sscanf(note, "Python schema workers ran %d mutants in %d forked children", &mutants, &children); err != nil || children >= mutants {
-		t.Errorf("note %q: want fewer children than mutants (clamp's mutants share one)", note)
+	if c := state.Stats.PythonChildren; c == 0 || c >= state.Stats.SchemaMutants {
+		t.Errorf("%d forked children for %d schema mutants: want fewer children than mutants (clamp's mutants share one)", c, state.Stats.SchemaMutants)
+	}
+	if c := fork.Stats.PythonChildren; c != fork.Stats.SchemaMutants {
+		t.Errorf("isolation fork: %d forked children for %d schema mutants, want one each", c, fork.Stats.SchemaMutants)
 	}
 }
 
