@@ -76,12 +76,13 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 		"comma-separated real Python cases (their HEAD~1..HEAD); \"\" skips them")
 	pyWhole := fs.String("python-whole", "boltons-bits-length:boltons/mathutils.py,cachetools-popitem-context:cachetools/ttl.py",
 		"comma-separated CASE:MODULE: every line of a real module at the case's head")
+	pyIsolation := fs.String("python-isolation", "", "Python schema workers' isolation: state (default: a batch of mutants per forked child) or fork (a child per mutant)")
 	goToo := fs.Bool("go", true, "run the Go cases (false: Python only)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if !*goToo {
-		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
+		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *pyIsolation, *workers, stdout, stderr)
 		return 0
 	}
 	work, err := os.MkdirTemp("", "bcode-bench-evidence-")
@@ -202,7 +203,7 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 	printGoSummary(stdout, sums)
 	if *pyCases != "" || *pyWhole != "" {
 		fmt.Fprintln(stdout)
-		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *workers, stdout, stderr)
+		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *pyIsolation, *workers, stdout, stderr)
 	}
 	return 0
 }

@@ -136,6 +136,9 @@ type Options struct {
 	// means the snapshot's .venv/bin/python, else python3, else
 	// /usr/bin/python3: the first that imports pytest.
 	Python string
+	// PythonIsolation is how a Python schema worker separates mutants:
+	// PythonIsolateState (the default, "") or PythonIsolateFork.
+	PythonIsolation string
 }
 
 // Stats are the counts and timings of a run.
@@ -148,6 +151,9 @@ type Stats struct {
 	// OverlayMutants needed a build of their own.
 	SchemaMutants  int `json:"schema_mutants"`
 	OverlayMutants int `json:"overlay_mutants"`
+	// PythonChildren are the children Python schema workers forked: one per
+	// batch of mutants (Options.PythonIsolation).
+	PythonChildren int `json:"python_children,omitempty"`
 	// BaselineCached counts packages whose baseline came from the cache.
 	BaselineCached int `json:"baseline_cached"`
 	// BaselineInProcess counts packages whose baseline ran every test in

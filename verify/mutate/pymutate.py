@@ -10,8 +10,10 @@ with -I (no PYTHON* variables, no user site, no script directory on sys.path).
 
 Mutant schemata: each target module is compiled, through an import hook,
 from its own AST with every mutant behind a switch, so one worker imports and
-collects once. A mutant's covering tests then run in a forked child with the
-switch set to that mutant; the parent kills the child at its timeout.
+collects once. Mutants' covering tests then run in forked children with the
+switch set to each mutant in turn: several mutants per child while the state
+a run could leave behind stays as the fork found it (StateGuard), a new child
+otherwise; the parent kills a child at a mutant's timeout.
 """
 
 import ast
@@ -672,97 +674,391 @@ class Baseline:
         return True
 
 
+SCALARS = (int, str, float, bool, bytes, type(None), complex, type(sys), type(len), type(Ellipsis))
+
+
+# Class attributes Python caches on first use, derived from the class alone
+# (copyreg's slot names, computed when an instance is first copied or
+# pickled): a later run sees the value it would compute itself.
+DERIVED_CLASS_KEYS = ("__slotnames__",)
+
+
+def _sequences():
+    import collections
+
+    return (list, tuple, set, frozenset, collections.deque)
+
+
+SEQUENCES = _sequences()
+
+
+class StateGuard:
+    """A fingerprint of the process state a mutant's run could leave behind
+    and a later mutant's run could read: the globals of every module of the
+    repository (targets, tests, conftest, helpers) one container and one
+    object deep, the __dict__ of their classes, functions' defaults and
+    lru_cache sizes, and the process-wide state (os.environ, cwd, sys.path,
+    sys.modules, import hooks, threads, open descriptors, signal handlers,
+    logging and warnings setup). Two equal fingerprints mean a later mutant
+    starts from the state a fresh process would give it, as far as bcode can
+    see; random's state is left out (a fresh process seeds it anew anyway)."""
+
+    BIG = 2000  # containers longer than this are not walked into, only compared by identity
+
+    def __init__(self, root, session):
+        root = os.path.realpath(root)
+        self.session = session
+        self.mods = []
+        for name, mod in list(sys.modules.items()):
+            f = getattr(mod, "__file__", None)
+            if not f or name == "__main__":
+                continue
+            rp = os.path.realpath(f)
+            if rp == root or rp.startswith(root + os.sep):
+                self.mods.append(mod)
+        self.mod_names = set(m.__name__ for m in self.mods)
+        self.root = root
+        self.base = set(sys.modules)
+        self.seen = {}  # id(module) -> under root
+        self.fd_dir = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else None
+
+    def ours(self, mod):
+        k = id(mod)
+        if k not in self.seen:
+            f = getattr(mod, "__file__", None)
+            rp = os.path.realpath(f) if isinstance(f, str) else ""
+            self.seen[k] = rp == self.root or rp.startswith(self.root + os.sep)
+        return self.seen[k]
+
+    def snapshot(self, own_fd=None):
+        """The fingerprint: a list of (what, values), compared with ==.
+        own_fd is the child's end of its pipe to the parent, which the
+        parent's reference snapshot did not have."""
+        import signal
+        import threading
+
+        out = []
+        for mod in self.mods:
+            d = vars(mod)
+            keys, vals = tuple(dict.keys(d)), tuple(dict.values(d))
+            per = [(id(mod), keys, tuple(map(id, vals)))]
+            for k, v in zip(keys, vals):
+                acc = []
+                if k not in ("__loader__", "__spec__"):  # the import system's, compared by identity only
+                    self.value(v, 1, acc)
+                per.append(acc)
+            out.append((mod.__name__, per))
+        p = []
+        add = p.append
+        add(tuple(os.environ.items()))
+        try:
+            add(os.getcwd())
+        except OSError as e:
+            add(repr(e))
+        add(tuple(sys.path))
+        add(tuple(map(id, sys.meta_path)))
+        add(tuple(map(id, sys.path_hooks)))
+        # A module imported since the fork counts only if it is the
+        # repository's own: a library imported lazily (pickle, by a test)
+        # is what a fresh process's import would make of it too.
+        add(tuple((name, id(m)) for name, m in list(sys.modules.items()) if name in self.base or self.ours(m)))
+        out.append(("os.environ, cwd, sys.path, import hooks, sys.modules", p))
+        p = [threading.active_count()]
+        if self.fd_dir:
+            p.append(len(set(os.listdir(self.fd_dir)) - {str(own_fd)}))
+        out.append(("threads, open descriptors", p))
+        p = []
+        add = p.append
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGCHLD, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+            add(id(signal.getsignal(sig)))
+        add(signal.getitimer(signal.ITIMER_REAL))
+        add(sys.getrecursionlimit())
+        add((id(sys.gettrace()), id(sys.getprofile()), id(sys.excepthook), id(sys.displayhook)))
+        add((id(sys.stdin), id(sys.stdout), id(sys.stderr)))
+        lg = sys.modules.get("logging")
+        if lg is not None:
+            add((tuple(map(id, lg.root.handlers)), lg.root.level, lg.root.disabled, len(lg.Logger.manager.loggerDict)))
+        w = sys.modules.get("warnings")
+        if w is not None:
+            add(tuple(map(id, w.filters)))
+        sock = sys.modules.get("socket")
+        if sock is not None:
+            add(sock.getdefaulttimeout())
+        dec = sys.modules.get("decimal")
+        if dec is not None:
+            add(repr(dec.getcontext()))
+        out.append(("signals, timers, trace hooks, std streams, logging, warnings, socket and decimal defaults", p))
+        st = getattr(self.session, "_setupstate", None)
+        out.append(("pytest's fixture stack", [len(getattr(st, "stack", ()) or ())]))
+        return out
+
+    @staticmethod
+    def diff(ref, now):
+        """Names the first part of the state that differs."""
+        for (what, a), (_, b) in zip(ref, now):
+            if a == b:
+                continue
+            if what in sys.modules and a[0] != b[0]:
+                ka, kb = a[0][1], b[0][1]
+                if ka != kb:
+                    return "%s: globals %s" % (what, ", ".join(sorted(set(ka) ^ set(kb))[:5]) or "reordered")
+                return "%s: %s rebound" % (what, ", ".join(k for k, x, y in zip(ka, a[0][2], b[0][2]) if x != y)[:200])
+            if what in sys.modules:
+                for k, x, y in zip(a[0][1], a[1:], b[1:]):
+                    if x != y:
+                        return "%s.%s" % (what, k)
+            return what
+        return "the set of guarded modules"
+
+    def mapping(self, d, depth, acc):
+        add = acc.append
+        if isinstance(d, dict):
+            keys, vals = tuple(dict.keys(d)), tuple(dict.values(d))
+        else:  # a class's mappingproxy
+            keys, vals = tuple(d.keys()), tuple(d.values())
+        add(len(keys))
+        add(tuple(map(id, keys)))
+        add(tuple(map(id, vals)))
+        if depth > 0 and len(vals) <= self.BIG:
+            for v in vals:
+                self.value(v, depth - 1, acc)
+
+    def value(self, v, depth, acc):
+        t = type(v)
+        if t in SCALARS:
+            return
+        add = acc.append
+        if isinstance(v, dict):
+            self.mapping(v, depth, acc)
+            return
+        base = next((b for b in SEQUENCES if isinstance(v, b)), None)
+        if base is not None:
+            items = tuple(base.__iter__(v))  # the base's: a subclass may override __iter__
+            add(len(items))
+            add(tuple(map(id, items)))
+            if len(items) <= self.BIG:
+                if depth > 0:
+                    for x in items:
+                        self.value(x, depth - 1, acc)
+        elif isinstance(v, type):
+            if v.__module__ in self.mod_names:
+                d = vars(v)
+                skip = [k for k in DERIVED_CLASS_KEYS if k in d]
+                if "tearDown_exceptions" in d and "unittest" in sys.modules and issubclass(v, sys.modules["unittest"].TestCase):
+                    # unittest's doClassCleanups sets it anew before every
+                    # use: written, never read across runs.
+                    skip.append("tearDown_exceptions")
+                if skip:
+                    d = {k: x for k, x in d.items() if k not in skip}
+                self.mapping(d, 1, acc)
+        elif t.__name__ == "_lru_cache_wrapper":
+            add(v.cache_info().currsize)
+            self.value(getattr(v, "__wrapped__", None), depth, acc)
+        elif t.__name__ == "function":
+            add(id(v.__defaults__))
+            if v.__defaults__:
+                self.value(v.__defaults__, 1, acc)
+            if v.__kwdefaults__:
+                self.mapping(v.__kwdefaults__, 1, acc)
+            if v.__dict__:
+                self.mapping(v.__dict__, 1, acc)
+        elif isinstance(v, (staticmethod, classmethod)):
+            self.value(v.__func__, depth, acc)
+        elif t.__module__ == "itertools":
+            add(repr(v))  # count(n) and friends keep their state in C
+        else:
+            d = getattr(v, "__dict__", None)
+            if type(d) is dict:
+                lg = sys.modules.get("logging")
+                if lg is not None and isinstance(v, lg.Logger) and "_cache" in d:
+                    # isEnabledFor's memo of the levels, cleared whenever a
+                    # level changes: derived, and the levels are compared.
+                    d = {k: x for k, x in d.items() if k != "_cache"}
+                self.mapping(d, depth, acc)
+
+
+def wait_jobs(path, limit):
+    """The jobs bcode writes (atomically) to path once the baseline has
+    said which tests cover which mutant; none after limit seconds."""
+    end = time.monotonic() + limit
+    while True:
+        try:
+            with open(path) as f:
+                return json.load(f).get("jobs") or []
+        except FileNotFoundError:
+            pass
+        if time.monotonic() > end:
+            return []
+        time.sleep(0.003)
+
+
 class Schemata:
-    """Runs each job (a mutant and its covering tests) in a forked child with
-    the switch set to the mutant. Collection happened once, in this process."""
+    """Runs the jobs (a mutant and its covering tests each) in forked
+    children with the switch set to the mutant. Collection happened once, in
+    this process. Isolation "state" (the default) runs a batch of mutants one
+    after another in one child, so the copy-on-write cost of a fork is paid
+    once per batch, and ends the child as soon as a mutant's run leaves the
+    guarded state (StateGuard) different from what the fork started with:
+    the next mutant then starts in a new child, from the collected state, as
+    it would with a fork of its own. Isolation "fork" forks once per mutant.
+    The parent enforces each mutant's deadline: the child reports every
+    mutant's start and result on a pipe; at a timeout or a crash the child
+    is gone, that mutant alone gets the verdict, and the rest of the batch
+    continues in a new child."""
 
     def __init__(self, cfg, out):
-        self.jobs = cfg["jobs"]
+        self.jobs = cfg.get("jobs")
+        self.jobs_file = cfg.get("jobs_file")
+        self.wait = cfg.get("wait") or 600.0
         self.preferred = set(cfg.get("preferred") or [])
+        self.isolation = cfg.get("isolation") or "state"
+        self.root = cfg["root"]
         self.out = out
+        self.forks = 0
+        self.restarts = []  # why a child ended early, one per early end
 
     def pytest_runtestloop(self, session):
-        import select
-        import signal
-
         import gc
 
-        # Objects alive now stay out of the collector's reach, so children
-        # do not copy the pages a collection would touch.
-        gc.freeze()
+        if self.jobs is None:
+            self.jobs = wait_jobs(self.jobs_file, self.wait)
         items = {it.nodeid: it for it in session.items}
         order = {it.nodeid: i for i, it in enumerate(session.items)}
+        todo = []
         for job in self.jobs:
             tests = sorted([t for t in job["tests"] if t in items], key=order.get)
             missing = [t for t in job["tests"] if t not in items]
-            rec = {"k": job["k"]}
             if missing and not tests:
-                rec.update(verdict="error", detail="pytest did not collect " + ", ".join(missing[:3]))
-                self.write(rec)
+                self.write({"k": job["k"], "verdict": "error", "detail": "pytest did not collect " + ", ".join(missing[:3])})
                 continue
-            t0 = time.perf_counter()
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(r)
-                code = 0
-                try:
-                    os.setpgid(0, 0)
-                    os.write(w, b"S")  # started: the budget counts from here
-                    res = self.child(job["k"], [items[t] for t in tests])
-                except BaseException as e:  # noqa: BLE001 -- reported, never a kill
-                    res = {"verdict": "error", "detail": "bcode worker: %r" % (e,)}
-                    code = 3
-                try:
-                    os.write(w, json.dumps(res).encode())
-                finally:
-                    os._exit(code)
-            os.close(w)
-            # Until the child says it started, the budget is for the fork
-            # itself (slow on a loaded machine), not for the tests.
-            deadline = t0 + FORK_BUDGET
-            started = False
-            chunks = []
-            timed_out = False
-            while True:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    timed_out = True
-                    break
-                ready, _, _ = select.select([r], [], [], left)
-                if not ready:
-                    continue
-                b = os.read(r, 65536)
-                if not b:
-                    break
-                if not started:
-                    started = True
-                    t0 = time.perf_counter()
-                    deadline = t0 + job["timeout"]
-                    b = b[1:]
-                chunks.append(b)
-            os.close(r)
-            if timed_out:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-            _, status = os.waitpid(pid, 0)
-            rec["duration"] = time.perf_counter() - t0
-            if timed_out:
-                rec.update(verdict="timeout", detail="the covering tests did not finish within %.1fs" % job["timeout"])
-            elif not chunks:
-                rec.update(verdict="crash", detail="the test process died (%s)" % describe_status(status))
-            else:
-                try:
-                    rec.update(json.loads(b"".join(chunks)))
-                except ValueError:
-                    rec.update(verdict="crash", detail="the test process died mid-report (%s)" % describe_status(status))
-            self.write(rec)
+            todo.append((job, [items[t] for t in tests]))
+        guard, ref = None, None
+        if self.isolation != "fork":
+            try:
+                guard = StateGuard(self.root, session)
+                ref = guard.snapshot()
+            except Exception as e:  # noqa: BLE001 -- then a child per mutant
+                guard, ref = None, None
+                self.restarts.append("no state check (%r): a child per mutant" % (e,))
+        # Objects alive now stay out of the collector's reach, so children
+        # do not copy the pages a collection would touch.
+        gc.freeze()
+        i = 0
+        while i < len(todo):
+            i = self.batch(todo, i, guard, ref)
+        self.write({"k": 0, "forks": self.forks, "restarts": self.restarts[:20], "restart_count": len(self.restarts)})
         return True
+
+    def batch(self, todo, i, guard, ref):
+        """Runs todo[i:] in one child until it ends; returns the index of the
+        first job without a record."""
+        import select
+        import signal
+
+        self.forks += 1
+        t0 = time.perf_counter()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            code = 0
+            try:
+                os.setpgid(0, 0)
+                self.child_batch(todo, i, guard, ref, w)
+            except BaseException as e:  # noqa: BLE001 -- reported, never a kill
+                try:
+                    os.write(w, (json.dumps({"verdict": "error", "detail": "bcode worker: %r" % (e,)}) + "\n").encode())
+                except BaseException:  # noqa: BLE001
+                    pass
+                code = 3
+            finally:
+                os._exit(code)
+        os.close(w)
+        # Until the child says a mutant started, the budget is for the fork
+        # itself (slow on a loaded machine) and the state check between
+        # mutants, not for the tests.
+        deadline = t0 + FORK_BUDGET
+        cur = None  # index of the running job
+        started_any = False
+        nxt = i
+        buf = b""
+        timed_out = False
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([r], [], [], left)
+            if not ready:
+                continue
+            b = os.read(r, 65536)
+            if not b:
+                break
+            buf += b
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                now = time.perf_counter()
+                if "start" in msg:
+                    cur = msg["start"]
+                    started_any = True
+                    t0 = now
+                    deadline = now + todo[cur][0]["timeout"]
+                elif "dirty" in msg:
+                    self.restarts.append(msg["dirty"])
+                elif cur is not None and "verdict" in msg:
+                    rec = {"k": todo[cur][0]["k"], "duration": now - t0}
+                    rec.update(msg)
+                    self.write(rec)
+                    cur, nxt = None, cur + 1
+                    deadline = now + FORK_BUDGET
+        os.close(r)
+        if timed_out:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        _, status = os.waitpid(pid, 0)
+        if cur is None and timed_out and not started_any:
+            cur = nxt  # the fork itself never got going: that job's budget is spent
+        if cur is None:
+            if nxt == i and not timed_out:
+                # The child ended without starting anything: report it on
+                # the job it owed, so the loop always moves on.
+                self.write({"k": todo[i][0]["k"], "verdict": "crash", "duration": time.perf_counter() - t0,
+                            "detail": "the test process died before the tests ran (%s)" % describe_status(status)})
+                return i + 1
+            return nxt
+        rec = {"k": todo[cur][0]["k"], "duration": time.perf_counter() - t0}
+        if timed_out:
+            rec.update(verdict="timeout", detail="the covering tests did not finish within %.1fs" % todo[cur][0]["timeout"])
+        else:
+            rec.update(verdict="crash", detail="the test process died (%s)" % describe_status(status))
+        self.write(rec)
+        return cur + 1
+
+    def child_batch(self, todo, i, guard, ref, w):
+        def send(msg):
+            os.write(w, (json.dumps(msg) + "\n").encode())
+
+        for j in range(i, len(todo)):
+            job, items = todo[j]
+            send({"start": j})
+            res = self.child(job["k"], items)
+            send(res)
+            if guard is None:
+                return
+            if j + 1 < len(todo):
+                now = guard.snapshot(own_fd=w)
+                if now != ref:
+                    send({"dirty": "after mutant %d: %s" % (job["k"], guard.diff(ref, now))})
+                    return
 
     def child(self, k, items):
         from _pytest.runner import runtestprotocol
@@ -770,15 +1066,26 @@ class Schemata:
         SEL[0] = k
         failfast = not self.preferred
         killer, detail = None, ""
+        last = None
         for i, it in enumerate(items):
             nxt = items[i + 1] if i + 1 < len(items) else None
             reports = runtestprotocol(it, nextitem=nxt, log=False)
+            last = it
             bad = [r for r in reports if r.failed]
             if bad:
                 if killer is None or (strip_params(it.nodeid) in self.preferred and strip_params(killer) not in self.preferred):
                     killer, detail = it.nodeid, excerpt(bad[0])
                 if failfast:
                     break
+        SEL[0] = 0
+        if last is not None and last is not items[-1]:
+            # Stopped early: tear the fixtures down as the session's end
+            # would, so the next mutant sets them up anew. A teardown that
+            # fails leaves the setup stack non-empty, and the guard sees it.
+            try:
+                last.session._setupstate.teardown_exact(None)
+            except Exception:  # noqa: BLE001 -- the guard decides
+                pass
         if killer is None:
             return {"verdict": "survived"}
         return {"verdict": "killed", "killed_by": killer, "detail": detail}

@@ -2,6 +2,7 @@ package mutate
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -11,10 +12,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -34,6 +37,20 @@ const (
 	OpIdentityNegation   = "identity_negation"   // is <-> is not
 	OpMembershipNegation = "membership_negation" // in <-> not in
 	OpNoneReturn         = "none_return"         // return x -> return None
+)
+
+// Python schema workers' isolation levels (Options.PythonIsolation).
+const (
+	// PythonIsolateState runs mutants one after another in a forked child
+	// and forks a new child, from the collected state, as soon as a
+	// mutant's run changed the state bcode guards (the repository's modules'
+	// globals one container and one object deep, their classes, caches and
+	// function defaults, os.environ, cwd, sys.path, sys.modules, threads,
+	// descriptors, signal handlers, logging and warnings setup). Every
+	// timeout or crash also ends the child.
+	PythonIsolateState = "state"
+	// PythonIsolateFork forks a child per mutant.
+	PythonIsolateFork = "fork"
 )
 
 // ErrNoPython reports that no interpreter able to import pytest was found.
@@ -132,6 +149,9 @@ type pyTest struct {
 type pyBaseline struct {
 	Tests    []pyTest      `json:"tests"`
 	Overhead time.Duration `json:"overhead_ns"`
+	// Load is loadFactor() when the baseline started: its test times
+	// already carry that much of the machine's load.
+	Load float64 `json:"load"`
 }
 
 // pySession is the Python half of a Run.
@@ -193,7 +213,18 @@ func (ps *pySession) run() error {
 	if err := os.WriteFile(ps.script, pyEngine, 0o644); err != nil {
 		return fmt.Errorf("mutate: %w", err)
 	}
+	// The baseline needs no mutants: unless the cache holds it, it runs
+	// beside the generator, and the schema workers start (and collect)
+	// beside it, so a small change does not pay the three one after another.
+	key := ps.cacheKey()
+	base := ps.cachedBaseline(key)
+	var bl *pyBaselineRun
+	if base == nil {
+		ps.p.Step("Python baseline: running the suite once with per-test line coverage")
+		bl = ps.startBaseline(key)
+	}
 	if err := ps.generate(); err != nil {
+		bl.stop()
 		return err
 	}
 	var live []*pyRun
@@ -204,16 +235,36 @@ func (ps *pySession) run() error {
 			}
 		}
 	}
-	if len(live) > 0 {
+	if len(live) == 0 {
+		bl.stop()
+	} else {
 		ps.rep.Stats.Packages++ // the Python suite: one baseline
-		t0 := time.Now()
-		if err := ps.loadBaseline(); err != nil {
-			return err
+		var pre []*pyWorker
+		if bl != nil {
+			n := 0
+			for _, m := range live {
+				if ps.schemaCandidate(m) {
+					n++
+				}
+			}
+			pre = ps.startWorkers(min(n, ps.opts.Workers, workersBesideBaseline()))
 		}
+		t0 := time.Now()
+		if bl != nil {
+			<-bl.done
+			if bl.err != nil {
+				releaseWorkers(pre)
+				return bl.err
+			}
+			base = bl.base
+		} else {
+			ps.rep.Stats.BaselineCached++
+		}
+		ps.setBaseline(base)
 		ps.rep.Stats.Baseline += time.Since(t0)
 		ps.assignCoverage(live)
 		t0 = time.Now()
-		ps.runMutants(live)
+		ps.runMutants(live, pre)
 		ps.rep.Stats.Run += time.Since(t0)
 	}
 	for _, f := range ps.files {
@@ -370,6 +421,9 @@ type pyConfig struct {
 	Single    *pySingle  `json:"single,omitempty"`
 	Preferred []string   `json:"preferred,omitempty"`
 	Results   string     `json:"results"`
+	Isolation string     `json:"isolation,omitempty"`
+	JobsFile  string     `json:"jobs_file,omitempty"` // schema: where the jobs will appear
+	Wait      float64    `json:"wait,omitempty"`      // seconds to wait for them
 }
 
 type pyTarget struct {
@@ -394,9 +448,12 @@ type pySingle struct {
 	Mutated string `json:"mutated"`
 }
 
-// pyResult is one job's outcome.
+// pyResult is one job's outcome, or (K 0) a worker's summary.
 type pyResult struct {
 	K        int      `json:"k"`
+	Forks    int      `json:"forks"`
+	Restarts []string `json:"restarts"`
+	Restart  int      `json:"restart_count"`
 	Verdict  string   `json:"verdict"`
 	KilledBy string   `json:"killed_by"`
 	Detail   string   `json:"detail"`
@@ -431,7 +488,7 @@ func (ps *pySession) targets(withMutants bool) []pyTarget {
 }
 
 // runEngine runs one `pymutate.py run` process and returns its records.
-func (ps *pySession) runEngine(tag string, cfg pyConfig, timeout time.Duration) (sandbox.Result, []byte, error) {
+func (ps *pySession) runEngine(ctx context.Context, tag string, cfg pyConfig, timeout time.Duration) (sandbox.Result, []byte, error) {
 	dir := filepath.Join(ps.tmp, "py")
 	cfg.Root = ps.root
 	cfg.Paths = ps.paths()
@@ -444,7 +501,7 @@ func (ps *pySession) runEngine(tag string, cfg pyConfig, timeout time.Duration) 
 	if err := os.WriteFile(cfgPath, data, 0o644); err != nil {
 		return sandbox.Result{}, nil, err
 	}
-	res, err := ps.runner.Run(ps.ctx, sandbox.Command{
+	res, err := ps.runner.Run(ctx, sandbox.Command{
 		Dir:         ps.root,
 		Args:        []string{ps.py, "-I", "-B", ps.script, "run", cfgPath},
 		Timeout:     timeout,
@@ -457,27 +514,31 @@ func (ps *pySession) runEngine(tag string, cfg pyConfig, timeout time.Duration) 
 	return res, out, nil
 }
 
-// loadBaseline runs the whole suite once with the line tracer, or reads
-// it from the cache (keyed by the content of every file of the snapshot,
-// the interpreter and the engine).
-func (ps *pySession) loadBaseline() error {
-	key := ps.cacheKey()
-	file := filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json")
-	if !ps.opts.NoCache {
-		if data, err := os.ReadFile(file); err == nil {
-			var b pyBaseline
-			if json.Unmarshal(data, &b) == nil {
-				ps.setBaseline(&b)
-				ps.rep.Stats.BaselineCached++
-				return nil
-			}
-		}
+// cachedBaseline is the baseline the cache holds for key (the content of
+// every file of the snapshot, the interpreter and the engine), or nil.
+func (ps *pySession) cachedBaseline(key string) *pyBaseline {
+	if ps.opts.NoCache {
+		return nil
 	}
-	ps.p.Step("Python baseline: running the suite once with per-test line coverage")
-	t0 := time.Now()
-	res, out, err := ps.runEngine("baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, baselineRunTimeout)
+	data, err := os.ReadFile(filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json"))
 	if err != nil {
-		return fmt.Errorf("mutate: python baseline: %w", err)
+		return nil
+	}
+	var b pyBaseline
+	if json.Unmarshal(data, &b) != nil {
+		return nil
+	}
+	return &b
+}
+
+// runBaseline runs the whole suite once with the line tracer and caches
+// the result under key. It only reads the session (it runs beside the
+// generator).
+func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, error) {
+	t0, load := time.Now(), loadFactor()
+	res, out, err := ps.runEngine(ctx, "baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, baselineRunTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("mutate: python baseline: %w", err)
 	}
 	wall := time.Since(t0)
 	b := &pyBaseline{}
@@ -491,16 +552,17 @@ func (ps *pySession) loadBaseline() error {
 		sum += t.Duration
 	}
 	if res.TimedOut {
-		return &BaselineError{Package: "python", Detail: fmt.Sprintf("the suite did not finish within %s", baselineRunTimeout)}
+		return nil, &BaselineError{Package: "python", Detail: fmt.Sprintf("the suite did not finish within %s", baselineRunTimeout)}
 	}
 	if len(b.Tests) == 0 {
 		// Exit 5: nothing collected. Anything else is a suite that cannot run.
 		if res.ExitCode != 5 {
-			return &BaselineError{Package: "python", Detail: fmt.Sprintf("pytest exited %d: %s", res.ExitCode, firstLines(string(res.Stdout)+string(res.Stderr), 12))}
+			return nil, &BaselineError{Package: "python", Detail: fmt.Sprintf("pytest exited %d: %s", res.ExitCode, firstLines(string(res.Stdout)+string(res.Stderr), 12))}
 		}
 	}
 	b.Overhead = max(wall-time.Duration(sum*float64(time.Second)), 0)
-	ps.setBaseline(b)
+	b.Load = load
+	file := filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json")
 	if data, err := json.Marshal(b); err == nil {
 		if os.MkdirAll(filepath.Dir(file), 0o755) == nil {
 			tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
@@ -509,7 +571,7 @@ func (ps *pySession) loadBaseline() error {
 			}
 		}
 	}
-	return nil
+	return b, nil
 }
 
 func (ps *pySession) setBaseline(b *pyBaseline) {
@@ -531,6 +593,124 @@ func (ps *pySession) setBaseline(b *pyBaseline) {
 			red = red[:5]
 		}
 		ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("tests that fail on the unmutated code are not run against mutants: %s%s", strings.Join(red, ", "), more))
+	}
+}
+
+// pyBaselineRun is a baseline running beside the generator.
+type pyBaselineRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	base   *pyBaseline
+	err    error
+}
+
+func (ps *pySession) startBaseline(key string) *pyBaselineRun {
+	ctx, cancel := context.WithCancel(ps.ctx)
+	bl := &pyBaselineRun{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(bl.done)
+		defer cancel()
+		bl.base, bl.err = ps.runBaseline(ctx, key)
+	}()
+	return bl
+}
+
+// stop ends a baseline nobody needs and waits for it.
+func (bl *pyBaselineRun) stop() {
+	if bl == nil {
+		return
+	}
+	bl.cancel()
+	<-bl.done
+}
+
+// pyWorker is a schema worker process: it imports pytest, collects and then
+// waits for its jobs file.
+type pyWorker struct {
+	tag, jobs string
+	cancel    context.CancelFunc
+	done      chan struct{}
+	started   bool
+	expired   atomic.Bool // its budget ran out and it was stopped
+	res       sandbox.Result
+	out       []byte
+	err       error
+}
+
+// workerWait is how long a started worker waits for its jobs: as long as
+// the baseline may take.
+const workerWait = baselineRunTimeout
+
+func (ps *pySession) newWorker(tag string) *pyWorker {
+	return &pyWorker{tag: tag, jobs: filepath.Join(ps.tmp, "py", tag+".jobs.json"), done: make(chan struct{})}
+}
+
+// start runs the worker's process. Its runner timeout only bounds a
+// worker that never gets its jobs: assign arms the real budget.
+func (ps *pySession) start(w *pyWorker, cfg pyConfig) {
+	ctx, cancel := context.WithCancel(ps.ctx)
+	w.cancel, w.started = cancel, true
+	cfg.Mode, cfg.JobsFile, cfg.Wait = "schema", w.jobs, workerWait.Seconds()
+	go func() {
+		defer close(w.done)
+		defer cancel()
+		w.res, w.out, w.err = ps.runEngine(ctx, w.tag, cfg, 2*workerWait+time.Hour)
+	}()
+}
+
+// schemaConfig is what every schema worker of the session is told.
+func (ps *pySession) schemaConfig() pyConfig {
+	return pyConfig{Mode: "schema", Targets: ps.targets(true), Preferred: ps.preferred(), Isolation: ps.opts.PythonIsolation}
+}
+
+// startWorkers starts n workers that collect the whole suite (the covering
+// tests are not known before the baseline ends).
+func (ps *pySession) startWorkers(n int) []*pyWorker {
+	var out []*pyWorker
+	for i := 0; i < n; i++ {
+		w := ps.newWorker(fmt.Sprintf("worker%d", i))
+		ps.start(w, ps.schemaConfig())
+		out = append(out, w)
+	}
+	return out
+}
+
+// assign writes the worker's jobs (atomically: it polls for the file).
+func (w *pyWorker) assign(jobs []pyJob) error {
+	data, err := json.Marshal(struct {
+		Jobs []pyJob `json:"jobs"`
+	}{Jobs: append([]pyJob{}, jobs...)})
+	if err == nil {
+		tmp := w.jobs + ".tmp"
+		if err = os.WriteFile(tmp, data, 0o644); err == nil {
+			err = os.Rename(tmp, w.jobs)
+		}
+	}
+	if err != nil && w.started {
+		w.cancel()
+	}
+	return err
+}
+
+// arm stops the started worker if it runs past budget.
+func (w *pyWorker) arm(budget time.Duration) {
+	t := time.AfterFunc(budget, func() {
+		w.expired.Store(true)
+		w.cancel()
+	})
+	go func() {
+		<-w.done
+		t.Stop()
+	}()
+}
+
+// releaseWorkers ends started workers that get no jobs, and waits for them.
+func releaseWorkers(ws []*pyWorker) {
+	for _, w := range ws {
+		_ = w.assign(nil) // on failure assign has stopped it
+	}
+	for _, w := range ws {
+		<-w.done
 	}
 }
 
@@ -608,22 +788,84 @@ func coversLines(lines []int, g pyMutant) bool {
 	return false
 }
 
-// jobTimeout is a mutant's budget: ten times its tests' baseline time plus
-// five seconds (Go's engine adds two: a Python test that fails spends
-// longer than a passing one formatting its report, and a loaded machine
-// stretches that).
+// jobTimeout is a mutant's budget in a fresh process: ten times its
+// tests' baseline time plus five seconds (Go's engine adds two: a Python
+// test that fails spends longer than a passing one formatting its report,
+// a loaded machine stretches that, and a fresh process starts an
+// interpreter and collects before its tests run).
 func (ps *pySession) jobTimeout(tests []string) time.Duration {
+	d := 10*ps.testTime(tests) + 5*time.Second
+	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
+		d = ps.opts.RunTimeout
+	}
+	return d
+}
+
+// schemaTimeout is a mutant's budget in a schema worker, counted from the
+// moment its tests start in an interpreter that has already imported and
+// collected: ten times its tests' baseline time plus one second, the whole
+// stretched by how much busier the machine is now than when the baseline
+// measured those times (a cached baseline may come from a quiet moment), so
+// a busy machine does not turn a slow kill into a timeout.
+func (ps *pySession) schemaTimeout(tests []string) time.Duration {
+	d := time.Duration(float64(10*ps.testTime(tests)+time.Second) * max(loadFactor()/max(ps.base.Load, 1), 1))
+	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
+		d = ps.opts.RunTimeout
+	}
+	return d
+}
+
+// testTime is the tests' summed baseline time (measured under the line
+// tracer, so above their plain run time).
+func (ps *pySession) testTime(tests []string) time.Duration {
 	var sum float64
 	for _, t := range tests {
 		if bt, ok := ps.byNode[t]; ok {
 			sum += bt.Duration
 		}
 	}
-	d := 10*time.Duration(sum*float64(time.Second)) + 5*time.Second
-	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
-		d = ps.opts.RunTimeout
+	return time.Duration(sum * float64(time.Second))
+}
+
+// workersBesideBaseline is idleCPUs; tests pin it to take one path or the
+// other whatever the machine's load.
+var workersBesideBaseline = idleCPUs
+
+// idleCPUs is how many CPUs the one-minute load average leaves idle: the
+// workers that may start beside the baseline. On a saturated machine they
+// would only slow the baseline down, and they collect the whole suite (the
+// covering tests are not known yet) where a worker started after it
+// collects only the covering tests' files.
+func idleCPUs() int {
+	load, ok := loadAverage()
+	if !ok {
+		return runtime.NumCPU()
 	}
-	return d
+	return max(int(float64(runtime.NumCPU())-load), 0)
+}
+
+// loadAverage is the one-minute load average, if /proc/loadavg says.
+func loadAverage() (float64, bool) {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0, false
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	return load, err == nil
+}
+
+// loadFactor is the one-minute load average per CPU, between 1 and 8 (1
+// where /proc/loadavg is missing).
+func loadFactor() float64 {
+	load, ok := loadAverage()
+	if !ok {
+		return 1
+	}
+	return min(max(load/float64(runtime.NumCPU()), 1), 8)
 }
 
 // preferred are the change's own Python tests as file::name.
@@ -642,32 +884,45 @@ func (ps *pySession) preferred() []string {
 	return out
 }
 
-// runMutants runs the schema mutants on the workers (collection once per
-// worker, a fork per mutant) and the rest one fresh process each.
-func (ps *pySession) runMutants(live []*pyRun) {
+// schemaCandidate says whether m would run on a schema worker.
+func (ps *pySession) schemaCandidate(m *pyRun) bool {
+	return !ps.opts.Overlay && !m.gen.ImportTime && m.file.schemaOK
+}
+
+// runMutants runs the schema mutants on the workers (pre: already started
+// ones; collection once per worker, then batches of mutants per forked
+// child) and the rest one fresh process each.
+func (ps *pySession) runMutants(live []*pyRun, pre []*pyWorker) {
 	var schema, fresh []*pyRun
 	for _, m := range live {
 		if m.Verdict != "" {
 			continue
 		}
-		if ps.opts.Overlay || m.gen.ImportTime || !m.file.schemaOK {
-			fresh = append(fresh, m)
-		} else {
+		if ps.schemaCandidate(m) {
 			schema = append(schema, m)
+		} else {
+			fresh = append(fresh, m)
 		}
 	}
 	ps.p.Step("running %d Python mutants on %d workers", len(schema)+len(fresh), ps.opts.Workers)
 	if len(schema) > 0 {
-		ps.runSchema(schema)
+		ps.runSchema(schema, pre)
+	} else {
+		releaseWorkers(pre)
 	}
 	parallel(ps.opts.Workers, len(fresh), func(i int) {
 		ps.runFresh(fresh[i])
 	})
 }
 
-// runSchema shards the mutants over the workers, longest first.
-func (ps *pySession) runSchema(ms []*pyRun) {
-	sort.SliceStable(ms, func(i, j int) bool { return ps.jobTimeout(ms[i].Tests) > ps.jobTimeout(ms[j].Tests) })
+// runSchema shards the mutants over the workers, longest first: the
+// started ones (pre), or new ones that collect only the covering tests.
+func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
+	timeouts := map[*pyRun]time.Duration{}
+	for _, m := range ms {
+		timeouts[m] = ps.schemaTimeout(m.Tests)
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return timeouts[ms[i]] > timeouts[ms[j]] })
 	n := min(ps.opts.Workers, len(ms))
 	shards := make([][]*pyRun, n)
 	load := make([]time.Duration, n)
@@ -679,39 +934,75 @@ func (ps *pySession) runSchema(ms []*pyRun) {
 			}
 		}
 		shards[best] = append(shards[best], m)
-		load[best] += ps.jobTimeout(m.Tests)
+		load[best] += timeouts[m]
 	}
-	targets := ps.targets(true)
+	if len(pre) > n {
+		releaseWorkers(pre[n:])
+		pre = pre[:n]
+	}
 	byK := map[int]*pyRun{}
 	for _, m := range ms {
 		byK[m.gen.K] = m
 	}
+	var sum workerSummary
+	defer func() {
+		ps.rep.Stats.PythonChildren += sum.forks
+		if sum.restarts > 0 {
+			ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("Python schema workers ran %d mutants in %d forked children; %d times a mutant's run changed guarded state and the next mutant got a new child (first: %s)",
+				len(ms), sum.forks, sum.restarts, sum.first))
+		}
+	}()
 	parallel(n, n, func(w int) {
 		shard := shards[w]
 		// Sorted back into source order: a worker's output reads naturally.
 		sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
 		union := map[string]bool{}
-		cfg := pyConfig{Mode: "schema", Targets: targets, Preferred: ps.preferred()}
+		var jobs []pyJob
 		budget := 3*ps.base.Overhead + 30*time.Second
 		for _, m := range shard {
-			d := ps.jobTimeout(m.Tests)
+			d := timeouts[m]
 			budget += d + time.Second
-			cfg.Jobs = append(cfg.Jobs, pyJob{K: m.gen.K, Tests: m.Tests, Timeout: d.Seconds()})
+			jobs = append(jobs, pyJob{K: m.gen.K, Tests: m.Tests, Timeout: d.Seconds()})
 			for _, t := range m.Tests {
 				union[t] = true
 			}
 		}
-		for t := range union {
-			cfg.Args = append(cfg.Args, t)
+		var wk *pyWorker
+		var aerr error
+		if w < len(pre) {
+			wk = pre[w]
+			if aerr = wk.assign(jobs); aerr == nil {
+				wk.arm(budget)
+			}
+		} else {
+			// Its jobs are written before it starts: it never waits.
+			wk = ps.newWorker(fmt.Sprintf("worker%d", w))
+			cfg := ps.schemaConfig()
+			for t := range union {
+				cfg.Args = append(cfg.Args, t)
+			}
+			sort.Strings(cfg.Args)
+			if aerr = wk.assign(jobs); aerr == nil {
+				ps.start(wk, cfg)
+				wk.arm(budget)
+			}
 		}
-		sort.Strings(cfg.Args)
-		res, out, err := ps.runEngine(fmt.Sprintf("worker%d", w), cfg, budget)
+		if wk.started {
+			<-wk.done
+		}
+		res, out, err := wk.res, wk.out, wk.err
+		if aerr != nil {
+			err = aerr
+		}
 		got := ps.readResults(out, byK, true)
+		sum.add(out)
 		for _, m := range shard {
 			if got[m.gen.K] {
 				continue
 			}
 			switch {
+			case wk.expired.Load() || res.TimedOut:
+				m.Verdict, m.Detail = NoVerdict, "the worker did not reach this mutant within its budget"
 			case err != nil:
 				m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
 			case res.TimedOut:
@@ -721,6 +1012,29 @@ func (ps *pySession) runSchema(ms []*pyRun) {
 			}
 		}
 	})
+}
+
+// workerSummary adds up the schema workers' closing records.
+type workerSummary struct {
+	mu              sync.Mutex
+	forks, restarts int
+	first           string
+}
+
+func (s *workerSummary) add(out []byte) {
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		var r pyResult
+		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &r) != nil || r.K != 0 {
+			continue
+		}
+		s.mu.Lock()
+		s.forks += r.Forks
+		s.restarts += r.Restart
+		if s.first == "" && len(r.Restarts) > 0 {
+			s.first = r.Restarts[0]
+		}
+		s.mu.Unlock()
+	}
 }
 
 // runFresh runs one mutant, applied as text, in a fresh interpreter: the
@@ -735,7 +1049,7 @@ func (ps *pySession) runFresh(m *pyRun) {
 		Single:    &pySingle{K: m.gen.K, Path: m.File, Start: m.gen.Start, End: m.gen.End, Mutated: m.gen.Mutated},
 	}
 	d := ps.jobTimeout(m.Tests)
-	res, out, err := ps.runEngine("fresh"+strconv.Itoa(m.gen.K), cfg, d+max(5*time.Second, 3*ps.base.Overhead))
+	res, out, err := ps.runEngine(ps.ctx, "fresh"+strconv.Itoa(m.gen.K), cfg, d+max(5*time.Second, 3*ps.base.Overhead))
 	got := ps.readResults(out, map[int]*pyRun{m.gen.K: m}, false)
 	m.Duration = time.Since(start)
 	switch {

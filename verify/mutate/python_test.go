@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
@@ -434,5 +435,185 @@ func TestPythonMutationReport(t *testing.T) {
 	}
 	if tf, ok := doc.TestFiles["tests/test_calc.py"]; !ok || tf.Source != pyTestHead {
 		t.Errorf("test files: %v", doc.TestFiles)
+	}
+}
+
+// pyCacheHead's double() memoizes in a module global: a mutant that
+// computes a wrong value and stores it would make later mutants' tests read
+// it, if they ran in the same process without a check. In a fresh process
+// per mutant, `n > 2`, `n > 0`, `n >= 1` and `return None` on the cache hit
+// survive (the test calls double once); with the wrong 3 left in CACHE by
+// `n <= 1`, they would all be killed.
+const pyCacheHead = `CACHE = {}
+
+
+def double(n):
+    v = n * 2 if n > 1 else n
+    if n in CACHE:
+        return CACHE[n]
+    CACHE[n] = v
+    return v
+
+
+def clamp(n, hi):
+    return hi if n > hi else n
+`
+
+const pyCacheTest = `from pkg import cache
+
+
+def test_double():
+    assert cache.double(3) == 6
+
+
+def test_clamp():
+    assert cache.clamp(5, 10) == 5
+    assert cache.clamp(11, 10) == 10
+`
+
+// pyLoopHead's step() loops forever under two of its mutants (x != 1 and
+// x != -1, with x stepping by 2 from 4): timeouts in the middle of a batch.
+const pyLoopHead = `def step(x):
+    if x < 0:
+        return 0
+    while x != 0:
+        x -= 2
+    return x + 1
+`
+
+const pyLoopTest = `from pkg import loop
+
+
+def test_step():
+    assert loop.step(4) == 1
+    assert loop.step(-5) == 0
+`
+
+// pyBatchRepo is a repository whose change adds pkg/cache.py and
+// pkg/loop.py with their tests.
+func pyBatchRepo(t *testing.T) (string, *verify.Change) {
+	t.Helper()
+	testenv.Git(t)
+	requirePytest(t)
+	repo := filepath.Join(t.TempDir(), "repo")
+	change := makeRepoIn(t, repo, map[string]string{
+		"pkg/__init__.py":   "",
+		"tests/__init__.py": "",
+		"setup.cfg":         "[tool:pytest]\ntestpaths = tests\n",
+	}, map[string]string{
+		"pkg/cache.py":        pyCacheHead,
+		"pkg/loop.py":         pyLoopHead,
+		"tests/test_cache.py": pyCacheTest,
+		"tests/test_loop.py":  pyLoopTest,
+	})
+	return repo, change
+}
+
+// pinWorkersBesideBaseline makes Run start n schema workers beside the
+// baseline (at most), whatever the machine's load.
+func pinWorkersBesideBaseline(t *testing.T, n int) {
+	old := workersBesideBaseline
+	workersBesideBaseline = func() int { return n }
+	t.Cleanup(func() { workersBesideBaseline = old })
+}
+
+// TestPythonBatchStateChangeAgreesWithFresh: one schema worker runs every
+// mutant of pkg/cache.py, and one of them leaves a wrong value in a module
+// global; every mutant still gets the verdict a fresh process per mutant
+// gives it, in both isolation levels, and the state check is what made the
+// difference (the worker names CACHE as why it started a new child).
+func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
+	repo, change := pyBatchRepo(t)
+	pinWorkersBesideBaseline(t, 0) // workers start after the baseline
+	cache := t.TempDir()
+	run := func(o Options) *Report {
+		t.Helper()
+		o.CacheDir, o.Python, o.Files = cache, "/usr/bin/python3", []string{"pkg/cache.py"}
+		rep, err := Run(context.Background(), host.New(), repo, change, o, verify.NoProgress{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	fresh := run(Options{Workers: 2, Overlay: true})
+	state := run(Options{Workers: 1})
+	fork := run(Options{Workers: 1, PythonIsolation: PythonIsolateFork})
+	if len(fresh.Mutants) < 8 {
+		t.Fatalf("%d mutants of pkg/cache.py, want at least 8", len(fresh.Mutants))
+	}
+	line := lineOf(t, pyCacheHead, "v = n * 2")
+	if m := pyFind(t, fresh, line, OpConstantBound, "2"); m.Verdict != Survived {
+		t.Fatalf("n > 1 -> n > 2 in a fresh process: %s, want survived (the fixture no longer tests what it should)", m.Verdict)
+	}
+	if m := pyFind(t, fresh, line, OpRelationalNegation, "n <= 1"); m.Verdict != Killed {
+		t.Fatalf("n > 1 -> n <= 1 in a fresh process: %s, want killed", m.Verdict)
+	}
+	for name, rep := range map[string]*Report{"state": state, "fork": fork} {
+		if len(rep.Mutants) != len(fresh.Mutants) {
+			t.Fatalf("%s: %d mutants, fresh %d", name, len(rep.Mutants), len(fresh.Mutants))
+		}
+		for i, m := range rep.Mutants {
+			f := fresh.Mutants[i]
+			if m.ID != f.ID || m.Verdict != f.Verdict || m.KilledBy != f.KilledBy {
+				t.Errorf("%s: %s:%d %s %q: %s by %q, fresh %s by %q", name, m.File, m.Line, m.Operator, m.Mutated, m.Verdict, m.KilledBy, f.Verdict, f.KilledBy)
+			}
+			if !m.Schema && m.Verdict != NotCovered {
+				t.Errorf("%s: %s:%d %q did not run in a schema worker", name, m.File, m.Line, m.Mutated)
+			}
+		}
+	}
+	var note string
+	for _, n := range state.Notes {
+		if strings.HasPrefix(n, "Python schema workers") {
+			note = n
+		}
+	}
+	if !strings.Contains(note, "pkg.cache.CACHE") {
+		t.Errorf("the state worker's note %q does not say CACHE changed", note)
+	}
+	if c := state.Stats.PythonChildren; c == 0 || c >= state.Stats.SchemaMutants {
+		t.Errorf("%d forked children for %d schema mutants: want fewer children than mutants (clamp's mutants share one)", c, state.Stats.SchemaMutants)
+	}
+	if c := fork.Stats.PythonChildren; c != fork.Stats.SchemaMutants {
+		t.Errorf("isolation fork: %d forked children for %d schema mutants, want one each", c, fork.Stats.SchemaMutants)
+	}
+}
+
+// TestPythonBatchTimeoutMidway: two mutants in the middle of a worker's
+// batch loop forever; each gets timeout, and every mutant after them still
+// gets its own verdict from a new child.
+func TestPythonBatchTimeoutMidway(t *testing.T) {
+	repo, change := pyBatchRepo(t)
+	pinWorkersBesideBaseline(t, 8) // the worker starts beside the baseline and waits for its jobs
+	opts := Options{Workers: 1, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/loop.py"}, RunTimeout: 1500 * time.Millisecond}
+	rep, err := Run(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := lineOf(t, pyLoopHead, "while x != 0")
+	want := []struct {
+		line        int
+		op, mutated string
+		verdict     Verdict
+	}{
+		{lineOf(t, pyLoopHead, "if x < 0"), OpRelationalNegation, "x >= 0", Killed},
+		{loop, OpRelationalNegation, "x == 0", Killed},
+		{loop, OpConstantBound, "1", Timeout},
+		{loop, OpConstantBound, "-1", Timeout},
+		{lineOf(t, pyLoopHead, "return x + 1"), OpNoneReturn, "None", Killed},
+	}
+	for _, w := range want {
+		m := pyFind(t, rep, w.line, w.op, w.mutated)
+		if m.Verdict != w.verdict || !m.Schema {
+			t.Errorf("line %d %s %q: %s (schema %v, %s), want %s in a schema worker", w.line, w.op, w.mutated, m.Verdict, m.Schema, m.Detail, w.verdict)
+		}
+		if w.verdict == Timeout && m.KilledBy != "" {
+			t.Errorf("a timeout is never a kill: %q killed by %q", w.mutated, m.KilledBy)
+		}
+	}
+	for _, m := range rep.Mutants {
+		if m.Verdict == NoVerdict {
+			t.Errorf("%s:%d %q: no verdict (%s)", m.File, m.Line, m.Mutated, m.Detail)
+		}
 	}
 }
