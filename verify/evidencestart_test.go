@@ -15,14 +15,8 @@ import (
 // most once and finished exactly once.
 func TestEvidenceStartMatchesEvidence(t *testing.T) {
 	tA := Test{Language: "fake", Package: ".", File: "x_test", Name: "A"}
-	change := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x", Status: Modified, Base: []byte("old"), Head: []byte("new")}, {Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
-	o := func(kv ...any) map[string]Outcome {
-		m := map[string]Outcome{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1].(Outcome)
-		}
-		return m
-	}
+	change := codeAndTestChange()
+	o := outcomes
 	survived := &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "survived"}}, Survived: 1}
 	killed := &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed", KilledBy: "A"}}, CreditedKills: 1}
 	cases := []struct {

@@ -167,17 +167,26 @@ func (nameRunner) Run(context.Context, sandbox.Command) (sandbox.Result, error) 
 	return sandbox.Result{}, nil
 }
 
+// codeAndTestChange is a change that touches code as well as its test:
+// every snapshot differs.
+func codeAndTestChange() *Change {
+	return &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x", Status: Modified, Base: []byte("old"), Head: []byte("new")}, {Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
+}
+
+// outcomes builds a test-name → outcome map from pairs.
+func outcomes(kv ...any) map[string]Outcome {
+	m := map[string]Outcome{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1].(Outcome)
+	}
+	return m
+}
+
 func TestGateVerdicts(t *testing.T) {
 	tA := Test{Language: "fake", Package: ".", File: "x_test", Name: "A"}
 	// The change touches code as well as its test: every snapshot differs.
-	change := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x", Status: Modified, Base: []byte("old"), Head: []byte("new")}, {Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
-	o := func(kv ...any) map[string]Outcome {
-		m := map[string]Outcome{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1].(Outcome)
-		}
-		return m
-	}
+	change := codeAndTestChange()
+	o := outcomes
 	yes, no := true, false
 	cases := []struct {
 		name  string
@@ -264,13 +273,7 @@ func hasCode(rep *Report, code string) bool {
 // made nor run, their results are the units' part of the full runs, and
 // the verdicts stay those of runs.
 func TestGateTestOnlyChangeRunsTwoSnapshots(t *testing.T) {
-	o := func(kv ...any) map[string]Outcome {
-		m := map[string]Outcome{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1].(Outcome)
-		}
-		return m
-	}
+	o := outcomes
 	testOnly := &Change{Base: "b", Head: "h", Files: []FileChange{{Path: "x_test", Status: Modified, Base: []byte("old"), Head: []byte("new")}}, Workspace: &dirs{}}
 	cases := []struct {
 		name string

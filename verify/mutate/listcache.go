@@ -192,7 +192,7 @@ func (s *session) cachedList(mod, key string) ([]listed, bool) {
 				return nil, false
 			}
 		}
-		absolutize(mod, &e.Listed[i])
+		mapDirs(mod, &e.Listed[i], fromStored)
 	}
 	return e.Listed, true
 }
@@ -219,7 +219,7 @@ func (s *session) storeList(mod, key string, list, deps []listed, headers bool) 
 		}
 	}
 	for _, l := range list {
-		relativize(mod, &l)
+		mapDirs(mod, &l, toStored)
 		e.Listed = append(e.Listed, l)
 	}
 	data, err := json.Marshal(e)
@@ -278,20 +278,13 @@ func fromStored(mod, dir string) string {
 	return dir
 }
 
-func relativize(mod string, l *listed) {
-	l.Dir = toStored(mod, l.Dir)
+// mapDirs rewrites l's package and module directories with f (toStored
+// or fromStored), copying the module so a shared one is not changed.
+func mapDirs(mod string, l *listed, f func(mod, dir string) string) {
+	l.Dir = f(mod, l.Dir)
 	if l.Module != nil {
 		m := *l.Module
-		m.Dir = toStored(mod, m.Dir)
-		l.Module = &m
-	}
-}
-
-func absolutize(mod string, l *listed) {
-	l.Dir = fromStored(mod, l.Dir)
-	if l.Module != nil {
-		m := *l.Module
-		m.Dir = fromStored(mod, m.Dir)
+		m.Dir = f(mod, m.Dir)
 		l.Module = &m
 	}
 }
