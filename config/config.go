@@ -64,6 +64,12 @@ type Evidence struct {
 	// CompileTimeout and RunTimeout are separate budgets.
 	CompileTimeout Duration `toml:"compile_timeout"`
 	RunTimeout     Duration `toml:"run_timeout"`
+	// PythonIsolation is how Python mutants are kept apart: "state" (the
+	// default: several mutants per forked worker child, a new child after
+	// any run that changed module or process state the worker watches) or
+	// "fork" (a forked child per mutant: slower, for suites whose tests
+	// leave state the watch cannot see).
+	PythonIsolation string `toml:"python_isolation"`
 }
 
 // Model says where model calls go.
@@ -224,6 +230,11 @@ func (c *Config) validate() error {
 	}
 	if c.Evidence.MaxSurvivors < -1 {
 		return fmt.Errorf("evidence.max_survivors = %d: use -1 for no limit", c.Evidence.MaxSurvivors)
+	}
+	switch c.Evidence.PythonIsolation {
+	case "", "state", "fork":
+	default:
+		return fmt.Errorf("evidence.python_isolation = %q: use \"state\" or \"fork\"", c.Evidence.PythonIsolation)
 	}
 	if c.Task.MaxFileBytes < 1 {
 		return fmt.Errorf("task.max_file_bytes = %d: must be at least 1", c.Task.MaxFileBytes)

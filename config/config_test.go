@@ -18,11 +18,12 @@ protected = ["ci/**", "*.pem"]
 
 [evidence]
 max_survivors = 0
+python_isolation = "fork"
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Gate.FlakeRuns != 5 || c.Gate.TestTimeout.Duration != 90*time.Second || c.Evidence.MaxSurvivors != 0 {
+	if c.Gate.FlakeRuns != 5 || c.Gate.TestTimeout.Duration != 90*time.Second || c.Evidence.MaxSurvivors != 0 || c.Evidence.PythonIsolation != "fork" {
 		t.Errorf("parsed %+v", c)
 	}
 	if c.Gate.SuiteTimeout != Default().Gate.SuiteTimeout || c.Task != Default().Task {
@@ -60,6 +61,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative duration", "[task]\nwall_clock = \"-5m\"\n", []string{"negative"}},
 		{"flake runs out of range", "[gate]\nflake_runs = 0\n", []string{"gate.flake_runs = 0", "between 1 and 50"}},
 		{"max survivors", "[evidence]\nmax_survivors = -2\n", []string{"evidence.max_survivors = -2"}},
+		{"python isolation", "[evidence]\npython_isolation = \"thread\"\n", []string{"evidence.python_isolation", "thread", `"state" or "fork"`}},
 		{"bad glob", "[gate]\nprotected = [\"[\"]\n", []string{"gate.protected", `"["`}},
 		{"empty glob", "[gate]\nprotected = [\"\"]\n", []string{"gate.protected"}},
 		{"zero file cap", "[task]\nmax_file_bytes = 0\n", []string{"task.max_file_bytes = 0"}},

@@ -189,7 +189,7 @@ func BaseConfig(ctx context.Context, change *verify.Change) (config.Config, erro
 }
 
 // EvidenceOptions are o with the [evidence] settings of cfg (workers,
-// compile_timeout, run_timeout) where o leaves them unset: the gate,
+// compile_timeout, run_timeout, python_isolation) where o leaves them unset: the gate,
 // `bcode evidence` and bcode-ls run mutants under the same settings, and a
 // flag the user passes (o's) wins.
 func EvidenceOptions(cfg config.Config, o mutate.Options) mutate.Options {
@@ -201,6 +201,9 @@ func EvidenceOptions(cfg config.Config, o mutate.Options) mutate.Options {
 	}
 	if o.RunTimeout == 0 {
 		o.RunTimeout = cfg.Evidence.RunTimeout.Duration
+	}
+	if o.PythonIsolation == "" {
+		o.PythonIsolation = cfg.Evidence.PythonIsolation
 	}
 	if o.Python == "" {
 		// The interpreter the gate runs the tests with is the one the
