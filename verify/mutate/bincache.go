@@ -25,7 +25,7 @@ func (s *session) schemaKey(p *pkg, files map[string][]byte) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "bcode-schema-bin-v2\x00%s\x00%s\x00", base, strings.Join(TestBuildFlags(), " "))
+	fmt.Fprintf(h, "bcode-schema-bin-v2\x00%s\x00%s\x00", base, strings.Join(s.buildFlags(), " "))
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)

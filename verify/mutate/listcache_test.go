@@ -92,3 +92,14 @@ func TestListCacheFollowsSources(t *testing.T) {
 	write("a/a.go", "package a\n\nimport (\n\t\"strings\"\n\n\t\"example.com/m/b\"\n)\n\nfunc A(x int) bool { return b.B(x + len(strings.TrimSpace(\"\"))) }\n")
 	step("new import", 0)
 }
+
+// A GOFLAGS with its own -ldflags keeps it: bcode's -s -w on the command
+// line would replace it.
+func TestBuildFlagsKeepTheRunnersLdflags(t *testing.T) {
+	if got := strings.Join(TestBuildFlags(""), " "); got != "-vet=off -ldflags=-s -w" {
+		t.Errorf("no GOFLAGS: %q", got)
+	}
+	if got := strings.Join(TestBuildFlags("-mod=mod -ldflags=-X=main.v=1"), " "); got != "-vet=off" {
+		t.Errorf("GOFLAGS with -ldflags: %q", got)
+	}
+}

@@ -133,19 +133,25 @@ func (s *session) goCmd(dir string, args ...string) (sandbox.Result, error) {
 // table, so the link leaves them out (-s -w), which makes the link, the
 // largest part of the build after a save, shorter. -trimpath is not used:
 // tests that find their files through runtime.Caller need real paths. A
-// GOFLAGS that sets -ldflags keeps its own (a flag on the command line
-// would replace it, and the tests may depend on it).
-func TestBuildFlags() []string {
-	if strings.Contains(os.Getenv("GOFLAGS"), "-ldflags") {
+// goflags (the GOFLAGS the go command will see) that sets -ldflags keeps
+// its own (a flag on the command line would replace it, and the tests may
+// depend on it).
+func TestBuildFlags(goflags string) []string {
+	if strings.Contains(goflags, "-ldflags") {
 		return []string{"-vet=off"}
 	}
 	return []string{"-vet=off", "-ldflags=-s -w"}
 }
 
+// buildFlags are TestBuildFlags for the runner's own GOFLAGS (`go env` in
+// the runner, not bcode's environment: the Docker runner does not pass the
+// user's on).
+func (s *session) buildFlags() []string { return TestBuildFlags(s.goEnv("GOFLAGS")) }
+
 // testBuild builds the test binary of the package in dir as out, with
 // TestBuildFlags and extra flags before the package.
 func (s *session) testBuild(dir, out string, extra ...string) (sandbox.Result, error) {
-	args := append([]string{"test", "-c"}, TestBuildFlags()...)
+	args := append([]string{"test", "-c"}, s.buildFlags()...)
 	args = append(append(args, extra...), "-o", out, ".")
 	return s.goCmd(dir, args...)
 }
