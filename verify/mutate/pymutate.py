@@ -881,6 +881,10 @@ def wait_jobs(path, limit):
     """The jobs bcode writes (atomically) to path once the baseline has
     said which tests cover which mutant; none after limit seconds."""
     end = time.monotonic() + limit
+    # The poll starts fast (the jobs often come within milliseconds of the
+    # baseline's end) and backs off, so a worker waiting for a long
+    # baseline does not take CPU from it.
+    pause = 0.002
     while True:
         try:
             with open(path) as f:
@@ -889,7 +893,8 @@ def wait_jobs(path, limit):
             pass
         if time.monotonic() > end:
             return []
-        time.sleep(0.003)
+        time.sleep(pause)
+        pause = min(pause * 1.5, 0.025)
 
 
 class Schemata:
