@@ -73,7 +73,13 @@ func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Pro
 	if err != nil {
 		return nil, fmt.Errorf("snapshot of the head: %w", err)
 	}
-	rep, cfgNotes, err := e.EvidenceOf(ctx, req.Runner, dir, change, req.Options, p)
+	// The user's own checkout on the host: its untracked .venv is an
+	// interpreter candidate, as in the gate's runs of their change.
+	checkout := ""
+	if req.Runner == nil || req.Runner.Name() == "host" {
+		checkout = repo.Dir
+	}
+	rep, cfgNotes, err := e.evidenceOf(ctx, req.Runner, dir, change, req.Options, p, checkout)
 	res.Report, res.Notes = rep, append(res.Notes, cfgNotes...)
 	return res, err
 }
@@ -86,6 +92,12 @@ func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Pro
 // With o.Reach and no o.Tests, the change's new or modified Go tests are
 // found first.
 func (e *Engine) EvidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, o mutate.Options, p verify.Progress) (*mutate.Report, []string, error) {
+	return e.evidenceOf(ctx, r, dir, change, o, p, "")
+}
+
+// evidenceOf is EvidenceOf with the user's checkout ("" none), whose
+// untracked .venv is then an interpreter candidate.
+func (e *Engine) evidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, o mutate.Options, p verify.Progress, checkout string) (*mutate.Report, []string, error) {
 	if r == nil {
 		r = e.runner()
 	}
@@ -99,7 +111,7 @@ func (e *Engine) EvidenceOf(ctx context.Context, r sandbox.Runner, dir string, c
 			notes = append(notes, note)
 		}
 	}
-	o = check.EvidenceOptions(cfg, o)
+	o = check.EvidenceOptionsIn(cfg, o, checkout)
 	if o.Reach && o.Tests == nil {
 		tests, err := golang.New().ChangedTests(ctx, change)
 		if err != nil {

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,5 +72,48 @@ func TestEvidenceNothingToJudge(t *testing.T) {
 	}
 	if len(res.Report.Mutants) == 0 || res.Report.Stats.Verdicts[mutate.Killed] == 0 || res.Report.Stats.Verdicts[mutate.Survived] != 0 {
 		t.Errorf("last commit %s: %d mutants, verdicts %v; want some, all killed (notes %q, errors %q, pruned %v)", head, len(res.Report.Mutants), res.Report.Stats.Verdicts, res.Notes, res.Report.Errors, res.Report.Pruned)
+	}
+}
+
+// TestEvidencePythonUsesTheCheckoutVenv: `bcode evidence` and bcode-ls on
+// the user's own checkout run the Python mutants under its untracked
+// .venv, as the gate's runs of their change do (the snapshot has no .venv:
+// it is not in git).
+func TestEvidencePythonUsesTheCheckoutVenv(t *testing.T) {
+	testenv.SystemPytest(t)
+	ctx := context.Background()
+	repo := testrepo.FromTxtar(t, `
+-- .gitignore --
+.venv/
+-- shop/__init__.py --
+-- shop/clamp.py --
+def clamp(x, lo, hi):
+    return x
+-- tests/test_clamp.py --
+from shop.clamp import clamp
+
+
+def test_mid():
+    assert clamp(5, 0, 10) == 5
+`)
+	repo.WriteFile("shop/clamp.py", "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return x\n")
+	repo.WriteFile("tests/test_clamp.py", "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n\n\ndef test_low():\n    assert clamp(-5, 0, 10) == 0\n")
+	repo.Commit("low bound")
+	log := filepath.Join(t.TempDir(), "venv-python.log")
+	repo.WriteFile(".venv/bin/python", "#!/bin/sh\necho \"$*\" >> "+log+"\nexec /usr/bin/python3 \"$@\"\n")
+	if err := os.Chmod(filepath.Join(repo.Dir, ".venv", "bin", "python"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	eng := app.Open(app.Options{})
+	res, err := eng.Evidence(ctx, app.EvidenceRequest{Repo: repo.Dir, Base: "HEAD~1", Head: "HEAD", Options: mutate.Options{Workers: 1, CacheDir: t.TempDir()}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Stats.Verdicts[mutate.Killed] == 0 {
+		t.Fatalf("verdicts %v (notes %q, errors %q): want a killed mutant", res.Report.Stats.Verdicts, res.Notes, res.Report.Errors)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil || !strings.Contains(string(data), "pymutate.py") {
+		t.Errorf("the checkout's .venv python did not run the mutants (%v):\n%s", err, data)
 	}
 }

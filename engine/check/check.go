@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
@@ -162,7 +163,15 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	case o.Evidence != nil:
 		g.Evidence = o.Evidence
 	default:
-		g.EvidenceStart = mutate.GateEvidenceStart(EvidenceOptions(cfg, mutate.Options{TempDir: work}))
+		eo := mutate.Options{TempDir: work}
+		for _, a := range g.Adapters {
+			if py, ok := a.(*python.Adapter); ok {
+				// The mutants run under the interpreter the gate's runs
+				// chose, and its probe is not made twice.
+				eo.PythonFor = py.Interpreter
+			}
+		}
+		g.EvidenceStart = mutate.GateEvidenceStart(EvidenceOptions(cfg, eo))
 	}
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
@@ -188,11 +197,24 @@ func BaseConfig(ctx context.Context, change *verify.Change) (config.Config, erro
 	return cfg, nil
 }
 
+// evidencePython holds one Python adapter per gate.python value and
+// checkout for the evidence runs outside the gate, so their interpreter
+// choices are kept.
+var evidencePython sync.Map
+
 // EvidenceOptions are o with the [evidence] settings of cfg (workers,
 // compile_timeout, run_timeout, python_isolation) where o leaves them unset: the gate,
 // `bcode evidence` and bcode-ls run mutants under the same settings, and a
 // flag the user passes (o's) wins.
 func EvidenceOptions(cfg config.Config, o mutate.Options) mutate.Options {
+	return EvidenceOptionsIn(cfg, o, "")
+}
+
+// EvidenceOptionsIn is EvidenceOptions for a run on the user's own checkout
+// on the host: its untracked .venv is a candidate interpreter, as in the
+// gate's runs. checkout "" is none (an agent's worktree is hostile, and a
+// container does not see the path).
+func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mutate.Options {
 	if o.Workers == 0 {
 		o.Workers = cfg.Evidence.Workers
 	}
@@ -209,6 +231,16 @@ func EvidenceOptions(cfg config.Config, o mutate.Options) mutate.Options {
 		// The interpreter the gate runs the tests with is the one the
 		// Python mutants run under.
 		o.Python = cfg.Gate.Python
+	}
+	if o.PythonFor == nil {
+		// Chosen as the gate's Python adapter chooses, with the answers it
+		// keeps (in memory for the process, as bcode-ls's saves share it,
+		// and on disk for the host): launcher shims are not probed again on
+		// every run.
+		fresh := python.New(o.Python)
+		fresh.Checkout = checkout
+		a, _ := evidencePython.LoadOrStore(o.Python+"\x00"+checkout, fresh)
+		o.PythonFor = a.(*python.Adapter).Interpreter
 	}
 	return o
 }

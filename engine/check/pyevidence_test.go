@@ -2,6 +2,8 @@ package check_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,5 +54,63 @@ func TestGatePythonEvidence(t *testing.T) {
 		if mv.Verdict == "killed" && !strings.HasPrefix(mv.KilledBy, "tests/test_clamp.py::") {
 			t.Errorf("killed by %q: want a pytest test name", mv.KilledBy)
 		}
+	}
+}
+
+// TestGatePythonEvidenceRunsUnderTheGatesInterpreter: the mutants run under
+// the interpreter the gate's own runs chose. Here that is the user's
+// checkout .venv (untracked, so in no snapshot), which only the gate's
+// Python adapter knows to look for; the evidence used to probe on its own
+// and ran python3 instead, so a project whose dependencies live in that
+// .venv could not import under its mutants.
+func TestGatePythonEvidenceRunsUnderTheGatesInterpreter(t *testing.T) {
+	testenv.SystemPytest(t)
+	r := newGitRepo(t)
+	r.write(map[string]string{
+		".gitignore":          ".venv/\n",
+		"shop/__init__.py":    "",
+		"shop/clamp.py":       "def clamp(x, lo, hi):\n    return x\n",
+		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n",
+	})
+	r.commit("base")
+	r.write(map[string]string{
+		"shop/clamp.py":       "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n",
+		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n\n\ndef test_outside():\n    assert clamp(-5, 0, 10) == 0\n    assert clamp(15, 0, 10) == 10\n",
+	})
+	r.commit("head")
+	log := filepath.Join(t.TempDir(), "venv-python.log")
+	venv := filepath.Join(r.dir, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := "#!/bin/sh\necho \"$*\" >> " + log + "\nexec /usr/bin/python3 \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(venv, "python"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != verify.Verified {
+		t.Fatalf("verdict %s, want verified: reasons %+v mutants %+v", rep.Verdict, rep.Reasons, rep.Mutants)
+	}
+	if m := rep.Mutants; m == nil || m.CreditedKills == 0 {
+		t.Fatalf("mutation summary %+v: want a credited kill", m)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("the checkout's .venv python never ran: %v", err)
+	}
+	var pytest, mutants int
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.Contains(line, "pymutate.py"):
+			mutants++
+		case strings.Contains(line, "-m pytest"):
+			pytest++
+		}
+	}
+	if pytest == 0 || mutants == 0 {
+		t.Errorf("the .venv python ran %d pytest runs and %d mutation engine processes, want both:\n%s", pytest, mutants, data)
 	}
 }

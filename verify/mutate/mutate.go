@@ -136,6 +136,11 @@ type Options struct {
 	// means the snapshot's .venv/bin/python, else python3, else
 	// /usr/bin/python3: the first that imports pytest.
 	Python string
+	// PythonFor, when set, chooses the interpreter instead (Python is then
+	// ignored): the gate passes its Python adapter's choice, so mutants run
+	// under the interpreter its test runs used (the user's checkout .venv
+	// included) and the probe's answer kept on disk serves both.
+	PythonFor func(ctx context.Context, r sandbox.Runner, dir string) (string, error)
 	// PythonIsolation is how a Python schema worker separates mutants:
 	// PythonIsolateState (the default, "") or PythonIsolateFork.
 	PythonIsolation string

@@ -285,9 +285,16 @@ func (ps *pySession) run() error {
 // its path is new every time.
 var probed sync.Map
 
-// interpreter is Options.Python, else the snapshot's .venv/bin/python,
+// interpreter is Options.PythonFor's choice, else Options.Python, else the snapshot's .venv/bin/python,
 // python3 or /usr/bin/python3: the first that imports pytest.
 func (ps *pySession) interpreter() (string, error) {
+	if ps.opts.PythonFor != nil {
+		py, err := ps.opts.PythonFor(ps.ctx, ps.runner, ps.root)
+		if err != nil && ps.ctx.Err() != nil {
+			return "", ps.ctx.Err()
+		}
+		return py, err // the chooser's error says what to install
+	}
 	key := ps.runner.Name() + "\x00" + ps.opts.Python
 	if py, ok := probed.Load(key); ok {
 		if _, err := os.Stat(filepath.Join(ps.root, ".venv", "bin", "python")); err != nil || ps.opts.Python != "" {

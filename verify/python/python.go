@@ -100,6 +100,12 @@ func (a *Adapter) Prepare(ctx context.Context, r sandbox.Runner, dir string) {
 	_, _ = a.interpreter(ctx, r, dir) // the runs report what it found
 }
 
+// Interpreter returns the Python that runs pytest in dir, as the adapter's
+// own runs choose it: mutation evidence runs its mutants under the same one.
+func (a *Adapter) Interpreter(ctx context.Context, r sandbox.Runner, dir string) (string, error) {
+	return a.interpreter(ctx, r, dir)
+}
+
 // interpreter returns the Python that runs pytest in dir, probing the
 // candidates through r once per snapshot with a .venv, and once for all
 // snapshots without one (they share PATH and /usr/bin).
