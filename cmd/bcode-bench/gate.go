@@ -52,12 +52,13 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 	skipTiming := fs.Bool("skip-timing", false, "skip the timing part")
 	realCorpus := fs.Bool("real", false, "judge the real corpus (engine/check/testdata/real, or -suite) instead: per case the gate, then plain runs of the same tests on base and head (-parallel cases at once)")
 	reportsDir := fs.String("reports", "", "with -real: write each case's report as JSON into this directory")
+	floor := fs.Bool("floor", false, "with -real: also time the floor, the runs the gate's definition needs (four file sets, the fail-to-pass repeats) made plainly, two at a time")
 	knownOut := fs.String("write-known", "", "with -real: write the cases whose verdict differs from the label to this file (the corpus's KNOWN list)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *realCorpus {
-		return runRealGate(ctx, realOptions{dir: *suite, only: *only, knownOut: *knownOut, reportsDir: *reportsDir, parallel: *parallel}, stdout, stderr)
+		return runRealGate(ctx, realOptions{dir: *suite, only: *only, knownOut: *knownOut, reportsDir: *reportsDir, parallel: *parallel, floor: *floor}, stdout, stderr)
 	}
 	if *parallel < 1 {
 		fmt.Fprintln(stderr, "bcode-bench gate: -parallel must be at least 1")

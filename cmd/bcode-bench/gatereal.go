@@ -31,12 +31,17 @@ type realRow struct {
 	caseResult
 	plain time.Duration
 	err   error // the plain runs could not be made
+	// floor: the definition's runs made plainly (-floor); floorErr says
+	// why there is none.
+	floor    *floorRun
+	floorErr error
 }
 
 // realOptions are gate -real's flags.
 type realOptions struct {
 	dir, only, knownOut, reportsDir string
 	parallel                        int
+	floor                           bool
 }
 
 func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) int {
@@ -82,7 +87,7 @@ func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) i
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			rows[i] = realCase(ctx, c, filepath.Join(scratch, fmt.Sprintf("case%d", i)))
+			rows[i] = realCase(ctx, c, filepath.Join(scratch, fmt.Sprintf("case%d", i)), o.floor)
 			if o.reportsDir != "" && rows[i].rep != nil {
 				if data, err := json.MarshalIndent(rows[i].rep, "", "  "); err == nil {
 					_ = os.MkdirAll(o.reportsDir, 0o755)
@@ -90,7 +95,11 @@ func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) i
 				}
 			}
 			mu.Lock()
-			fmt.Fprintf(stderr, "  %-40s %-8s gate %5.1fs plain %5.1fs\n", c.Name, rows[i].verdict, rows[i].dur.Seconds(), rows[i].plain.Seconds())
+			floor := ""
+			if f := rows[i].floor; f != nil {
+				floor = fmt.Sprintf(" floor %5.1fs", f.total().Seconds())
+			}
+			fmt.Fprintf(stderr, "  %-40s %-8s gate %5.1fs plain %5.1fs%s\n", c.Name, rows[i].verdict, rows[i].dur.Seconds(), rows[i].plain.Seconds(), floor)
 			mu.Unlock()
 		}()
 	}
@@ -117,7 +126,7 @@ func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) i
 
 // realCase builds the case, runs the gate on it, then runs the tests the
 // gate targeted (all of them when it reports none) plainly on base and head.
-func realCase(ctx context.Context, c labelled.Case, dir string) realRow {
+func realCase(ctx context.Context, c labelled.Case, dir string, floor bool) realRow {
 	row := realRow{caseResult: checkCaseKeep(ctx, c, filepath.Join(dir, "repo"))}
 	defer os.RemoveAll(dir)
 	if row.rep == nil {
@@ -127,6 +136,17 @@ func realCase(ctx context.Context, c labelled.Case, dir string) realRow {
 	base, head := c.Revisions()
 	b, h, _, err := plainRuns(ctx, filepath.Join(dir, "repo"), base, head, row.rep, filepath.Join(dir, "plain"))
 	row.plain, row.err = b+h, err
+	if floor && err == nil {
+		rounds := 0
+		for _, t := range row.rep.Tests {
+			rounds = max(rounds, t.Runs-1)
+		}
+		f, ferr := gateFloor(ctx, filepath.Join(dir, "repo"), base, head, row.rep, filepath.Join(dir, "floor"), rounds)
+		if ferr == nil {
+			row.floor = &f
+		}
+		row.floorErr = ferr
+	}
 	return row
 }
 
@@ -164,9 +184,17 @@ func printReal(w io.Writer, rows []realRow) {
 
 	fmt.Fprintln(w, "## Gate wall time against plain runs of the same tests on base and head")
 	fmt.Fprintln(w)
+	withFloor := false
+	for _, r := range rows {
+		withFloor = withFloor || r.floor != nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CASE\tLANG\tGATE\tPLAIN\tRATIO")
-	var gate, plain, evidence [2]time.Duration // go, python
+	if withFloor {
+		fmt.Fprintln(tw, "CASE\tLANG\tGATE\tPLAIN\tRATIO\tFLOOR (SETS + REPEATS)\tFLOOR / PLAIN\tGATE / FLOOR\tGATE w/o EVIDENCE / FLOOR")
+	} else {
+		fmt.Fprintln(tw, "CASE\tLANG\tGATE\tPLAIN\tRATIO")
+	}
+	var gate, plain, evidence, floor, fgate, fplain, fevidence [2]time.Duration // go, python; f…: the cases with a floor
 	for _, r := range rows {
 		lang, li := "go", 0
 		if r.c.Python {
@@ -178,10 +206,24 @@ func printReal(w io.Writer, rows []realRow) {
 		}
 		gate[li] += r.dur
 		plain[li] += r.plain
+		var ev time.Duration
 		if r.rep != nil {
-			evidence[li] += time.Duration(r.rep.Timings["evidence"]) * time.Millisecond
+			ev = time.Duration(r.rep.Timings["evidence"]) * time.Millisecond
+			evidence[li] += ev
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1fs\t%.1fs\t%s\n", r.c.Name, lang, r.dur.Seconds(), r.plain.Seconds(), ratio(r.dur, r.plain))
+		line := fmt.Sprintf("%s\t%s\t%.1fs\t%.1fs\t%s", r.c.Name, lang, r.dur.Seconds(), r.plain.Seconds(), ratio(r.dur, r.plain))
+		switch {
+		case r.floor != nil:
+			f := r.floor.total()
+			floor[li] += f
+			fgate[li] += r.dur
+			fplain[li] += r.plain
+			fevidence[li] += ev
+			line += fmt.Sprintf("\t%.1fs (%.1f + %.1f)\t%s\t%s\t%s", f.Seconds(), r.floor.sets.Seconds(), r.floor.repeats.Seconds(), ratio(f, r.plain), ratio(r.dur, f), ratio(r.dur-ev, f))
+		case r.floorErr != nil:
+			line += "\tfloor failed: " + firstLineOf(r.floorErr.Error())
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -191,6 +233,16 @@ func printReal(w io.Writer, rows []realRow) {
 		ratio(gate[0]+gate[1], plain[0]+plain[1]))
 	fmt.Fprintf(w, "without mutation evidence (the runs alone): go %s, python %s, all %s\n",
 		ratio(gate[0]-evidence[0], plain[0]), ratio(gate[1]-evidence[1], plain[1]), ratio(gate[0]+gate[1]-evidence[0]-evidence[1], plain[0]+plain[1]))
+	if withFloor {
+		for li, lang := range []string{"go", "python"} {
+			if floor[li] == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "floor, %s: floor / plain %s (%.0fs / %.0fs): the best a gate of this definition can do here; gate / floor %s, without mutation evidence %s\n",
+				lang, ratio(floor[li], fplain[li]), floor[li].Seconds(), fplain[li].Seconds(), ratio(fgate[li], floor[li]), ratio(fgate[li]-fevidence[li], floor[li]))
+		}
+		fmt.Fprintln(w, "Floor: the four file sets (base; base with the head's test files; head; head with the base's test files) each run plainly as above, two at a time, then each Python fail-to-pass repeat round the gate made as a pytest of those node IDs, a process per round and side, two at a time (Go's repeats reuse kept binaries and are left out). Mutation evidence is not in it.")
+	}
 	fmt.Fprintln(w, "Plain: one `go test -count=1 -vet=off` (or pytest) of the gate's targeted tests per side, in snapshots made beforehand and not timed.")
 	fmt.Fprintln(w)
 	printPhases(w, rows)

@@ -1,0 +1,259 @@
+package main
+
+// The gate's floor (`bcode-bench gate -real -floor`): the runs the issue's
+// definition of a verdict needs, made plainly, with no bcode at all. The
+// gate must run four file sets (the base; the base with the head's tests,
+// for fail-to-pass; the head; the head's code with the base's tests, for
+// old tests on new code) and repeat each fail-to-pass candidate in
+// processes of its own. Run plainly, two at a time as the gate runs them on
+// this machine, those runs are the least any implementation of that
+// definition pays here: floor / plain is the best ratio a gate can reach,
+// and gate / floor is what bcode adds on top.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// floorRun is one case's floor: the four file sets, then the repeats.
+type floorRun struct {
+	sets, repeats time.Duration
+	note          string
+}
+
+func (f floorRun) total() time.Duration { return f.sets + f.repeats }
+
+// isHandTestFile is the hand run's rule for a test or test-support file
+// (mkcase.py's is_test_file): the files "the head's tests" means when the
+// labels were made.
+func isHandTestFile(p string) bool {
+	base := path.Base(p)
+	parts := strings.Split(p, "/")
+	if strings.HasSuffix(base, "_test.go") || (strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py")) ||
+		strings.HasSuffix(base, "_test.py") || base == "conftest.py" {
+		return true
+	}
+	for _, el := range parts[:len(parts)-1] {
+		if el == "testdata" {
+			return true
+		}
+	}
+	return len(parts) > 1 && (parts[0] == "tests" || parts[0] == "test" || parts[0] == "testing")
+}
+
+// gateFloor lays out the four file sets of base..head (head "" is the
+// working tree) and times them as the gate schedules its runs: two at a
+// time, then each fail-to-pass repeat round the gate made (Python: a
+// pytest of the repeated node IDs per round and side, two at a time). Go's
+// repeats are left out: the gate runs the binaries it kept, 50–100 ms in
+// all, so the floor stays below what the gate needs.
+func gateFloor(ctx context.Context, repo, base, head string, rep *verify.Report, scratch string, rounds int) (floorRun, error) {
+	defer os.RemoveAll(scratch)
+	var fr floorRun
+	dirs := map[string]string{}
+	for _, side := range []string{"base", "mid", "head", "old"} {
+		dirs[side] = filepath.Join(scratch, side)
+	}
+	if err := exportRev(ctx, repo, base, dirs["base"]); err != nil {
+		return fr, err
+	}
+	if err := exportRev(ctx, repo, base, dirs["mid"]); err != nil {
+		return fr, err
+	}
+	for _, side := range []string{"head", "old"} {
+		var err error
+		if head == "" {
+			err = copyWorktree(ctx, repo, dirs[side])
+		} else {
+			err = exportRev(ctx, repo, head, dirs[side])
+		}
+		if err != nil {
+			return fr, err
+		}
+	}
+	// The changed test files: the head's over the base (mid), the base's
+	// over the head (old); a file one side lacks is removed.
+	changed, err := changedPaths(ctx, repo, base, head)
+	if err != nil {
+		return fr, err
+	}
+	for _, p := range changed {
+		if !isHandTestFile(p) {
+			continue
+		}
+		if err := copyOrRemove(filepath.Join(dirs["head"], p), filepath.Join(dirs["mid"], p)); err != nil {
+			return fr, err
+		}
+		if err := copyOrRemove(filepath.Join(dirs["base"], p), filepath.Join(dirs["old"], p)); err != nil {
+			return fr, err
+		}
+	}
+	goTargets, pyTargets := splitTargets(rep, dirs["head"])
+	run := func(dir string, py []string) func() {
+		return func() { plainRun(ctx, dir, goTargets, py) }
+	}
+	// The gate runs only the candidate units on the two mixed sets: the
+	// changed Python test files (all targets when none is one). When the
+	// change is tests only, or changes no test, the mixed sets are the
+	// base and the head again, which it does not run twice.
+	var unitTargets []string
+	testsOnly, anyTest := true, false
+	for _, p := range changed {
+		testsOnly = testsOnly && isHandTestFile(p)
+		anyTest = anyTest || isHandTestFile(p)
+		for _, t := range pyTargets {
+			if f, _, _ := strings.Cut(t, "::"); f == p {
+				unitTargets = append(unitTargets, t)
+			}
+		}
+	}
+	if len(unitTargets) == 0 {
+		unitTargets = pyTargets
+	}
+	fns := []func(){run(dirs["head"], pyTargets), run(dirs["base"], pyTargets)}
+	switch {
+	case !anyTest:
+		fr.note = "no test changed: the mixed sets are the base and the head"
+	case testsOnly:
+		fr.note = "tests only: the mixed sets are the head and the base"
+	default:
+		fns = append([]func(){run(dirs["mid"], unitTargets)}, append(fns, run(dirs["old"], unitTargets))...)
+	}
+	start := time.Now()
+	parallel2(fns...)
+	fr.sets = time.Since(start)
+	if ctx.Err() != nil {
+		return fr, ctx.Err()
+	}
+	var ids []string
+	for _, t := range rep.Tests {
+		if t.Runs > 1 && t.Language == "python" {
+			f := t.File
+			if f == "" {
+				f = t.Package
+			}
+			ids = append(ids, f+"::"+t.Name)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > 0 && rounds > 0 {
+		start = time.Now()
+		side := func(dir string) func() {
+			return func() {
+				for range rounds {
+					plainRun(ctx, dir, nil, ids)
+				}
+			}
+		}
+		parallel2(side(dirs["mid"]), side(dirs["head"]))
+		fr.repeats = time.Since(start)
+	}
+	return fr, ctx.Err()
+}
+
+// splitTargets is plainRuns' choice of targets: the gate's targeted ones,
+// else everything.
+func splitTargets(rep *verify.Report, headDir string) (goTargets, pyTargets []string) {
+	for _, t := range rep.Suite.Targeted.Targets {
+		if strings.HasSuffix(t, ".py") {
+			pyTargets = append(pyTargets, t)
+		} else {
+			goTargets = append(goTargets, t)
+		}
+	}
+	if len(goTargets)+len(pyTargets) == 0 {
+		if fileExists(filepath.Join(headDir, "go.mod")) {
+			goTargets = []string{"./..."}
+		} else {
+			pyTargets = []string{"."}
+		}
+	}
+	return goTargets, pyTargets
+}
+
+// plainRun is one plain run in dir: `go test -count=1 -vet=off` of the Go
+// targets, pytest of the Python ones that exist there. Failing tests are
+// results, not errors.
+func plainRun(ctx context.Context, dir string, goTargets, pyTargets []string) {
+	if len(goTargets) > 0 {
+		cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-vet=off"}, goTargets...)...)
+		cmd.Dir = dir
+		_ = cmd.Run()
+	}
+	var existing []string
+	for _, t := range pyTargets {
+		file, _, _ := strings.Cut(t, "::")
+		if fileExists(filepath.Join(dir, file)) {
+			existing = append(existing, t)
+		}
+	}
+	if len(existing) > 0 {
+		cmd := exec.CommandContext(ctx, pytestPython, append([]string{"-m", "pytest", "-q", "-p", "no:cacheprovider"}, existing...)...)
+		cmd.Dir = dir
+		_ = cmd.Run()
+	}
+}
+
+// parallel2 runs fns two at a time, as the gate's run slots on a 2-core
+// machine (verify's sides()).
+func parallel2(fns ...func()) {
+	slots := make(chan struct{}, 2)
+	done := make(chan struct{}, len(fns))
+	for _, fn := range fns {
+		go func() {
+			slots <- struct{}{}
+			defer func() { <-slots; done <- struct{}{} }()
+			fn()
+		}()
+	}
+	for range fns {
+		<-done
+	}
+}
+
+// changedPaths lists the paths that differ between base and head (head
+// "": the working tree).
+func changedPaths(ctx context.Context, repo, base, head string) ([]string, error) {
+	args := []string{"-C", repo, "diff", "--name-only", "--no-renames", "-z", base}
+	if head != "" {
+		args = append(args, head)
+	}
+	out, err := exec.CommandContext(ctx, "git", args...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("git diff %s %s: %w", base, head, err)
+	}
+	var ps []string
+	for _, p := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if p != "" {
+			ps = append(ps, p)
+		}
+	}
+	return ps, nil
+}
+
+// copyOrRemove makes dst what src is: its content, or absent.
+func copyOrRemove(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if os.IsNotExist(err) {
+		if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
