@@ -219,6 +219,7 @@ func (ps *pySession) run() error {
 	key := ps.cacheKey()
 	base := ps.cachedBaseline(key)
 	var bl *pyBaselineRun
+	window := startCPUWindow()
 	if base == nil {
 		ps.p.Step("Python baseline: running the suite once with per-test line coverage")
 		bl = ps.startBaseline(key)
@@ -247,7 +248,7 @@ func (ps *pySession) run() error {
 					n++
 				}
 			}
-			pre = ps.startWorkers(min(n, ps.opts.Workers, workersBesideBaseline()))
+			pre = ps.startWorkers(min(n, ps.opts.Workers, workersBesideBaseline(window)))
 		}
 		t0 := time.Now()
 		if bl != nil {
@@ -838,17 +839,85 @@ func (ps *pySession) testTime(tests []string) time.Duration {
 // other whatever the machine's load.
 var workersBesideBaseline = idleCPUs
 
-// idleCPUs is how many CPUs the one-minute load average leaves idle: the
-// workers that may start beside the baseline. On a saturated machine they
-// would only slow the baseline down, and they collect the whole suite (the
-// covering tests are not known yet) where a worker started after it
-// collects only the covering tests' files.
-func idleCPUs() int {
+// idleCPUs is how many workers may start beside the running baseline: on a
+// busy machine they would only slow it down, and they collect the whole
+// suite (the covering tests are not known yet) where a worker started after
+// it collects only the covering tests' files.
+//
+// Busy is read from the kernel's CPU pressure over w, the window in which
+// the generator and the baseline ran side by side: when no task waited for
+// a CPU then, one is left idle now that the generator is done (up to half
+// the CPUs are offered). The one-minute load average, used before and still
+// the fallback without /proc/pressure, lags: right after the gate's own
+// test runs it said "busy" for a minute on an idle machine, so the worker
+// always waited for the baseline there.
+func idleCPUs(w cpuWindow) int {
+	if f, ok := w.stalled(); ok {
+		if f > maxStall {
+			return 0
+		}
+		return min(runtime.NumCPU()-1, max(runtime.NumCPU()/2, 1))
+	}
 	load, ok := loadAverage()
 	if !ok {
 		return runtime.NumCPU()
 	}
 	return max(int(float64(runtime.NumCPU())-load), 0)
+}
+
+// maxStall is the share of a window in which some task may have waited for
+// a CPU and the machine still counts as having one to spare: on an idle
+// machine the generator, the baseline and bcode's own threads stall 5–10%
+// of it; one more busy process anywhere makes it close to 100%.
+const maxStall = 0.3
+
+// cpuWindow is a start of a window over the kernel's CPU pressure.
+type cpuWindow struct {
+	at    time.Time
+	stall time.Duration // /proc/pressure/cpu "some" total
+	ok    bool
+}
+
+func startCPUWindow() cpuWindow {
+	d, ok := cpuStall()
+	return cpuWindow{at: time.Now(), stall: d, ok: ok}
+}
+
+// stalled is the share of the window since w in which some task waited
+// for a CPU; false without /proc/pressure or with a window under 20 ms.
+func (w cpuWindow) stalled() (float64, bool) {
+	if !w.ok {
+		return 0, false
+	}
+	d, ok := cpuStall()
+	wall := time.Since(w.at)
+	if !ok || wall < 20*time.Millisecond {
+		return 0, false
+	}
+	return float64(d-w.stall) / float64(wall), true
+}
+
+// pressureFile is the kernel's CPU pressure; a var so tests can move it.
+var pressureFile = "/proc/pressure/cpu"
+
+// cpuStall is /proc/pressure/cpu's cumulative "some" stall time.
+func cpuStall() (time.Duration, bool) {
+	data, err := os.ReadFile(pressureFile)
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) == 0 || f[0] != "some" {
+		return 0, false
+	}
+	for _, kv := range f[1:] {
+		if v, ok := strings.CutPrefix(kv, "total="); ok {
+			us, err := strconv.ParseInt(v, 10, 64)
+			return time.Duration(us) * time.Microsecond, err == nil
+		}
+	}
+	return 0, false
 }
 
 // loadAverage is the one-minute load average, if /proc/loadavg says.
@@ -926,13 +995,25 @@ func (ps *pySession) runMutants(live []*pyRun, pre []*pyWorker) {
 // started ones (pre), or new ones that collect only the covering tests.
 func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
 	timeouts := map[*pyRun]time.Duration{}
+	cost := map[*pyRun]time.Duration{}
 	for _, m := range ms {
 		timeouts[m] = ps.schemaTimeout(m.Tests)
+		cost[m] = ps.testTime(m.Tests) + mutantOverhead
 	}
-	sort.SliceStable(ms, func(i, j int) bool { return timeouts[ms[i]] > timeouts[ms[j]] })
+	// Longest first onto the least loaded worker, by what each mutant is
+	// expected to take. A worker not started yet first pays its start and
+	// collection (the baseline's overhead), so when workers were started
+	// beside the baseline, cheap mutants all go to them rather than wait
+	// for another to start; a shard left empty starts no worker.
+	sort.SliceStable(ms, func(i, j int) bool { return cost[ms[i]] > cost[ms[j]] })
 	n := min(ps.opts.Workers, len(ms))
 	shards := make([][]*pyRun, n)
 	load := make([]time.Duration, n)
+	if len(pre) > 0 {
+		for i := len(pre); i < n; i++ {
+			load[i] = ps.base.Overhead
+		}
+	}
 	for _, m := range ms {
 		best := 0
 		for i := range load {
@@ -941,12 +1022,19 @@ func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
 			}
 		}
 		shards[best] = append(shards[best], m)
-		load[best] += timeouts[m]
+		load[best] += cost[m]
 	}
 	if len(pre) > n {
 		releaseWorkers(pre[n:])
 		pre = pre[:n]
 	}
+	var idle []*pyWorker
+	for w := range pre {
+		if len(shards[w]) == 0 {
+			idle = append(idle, pre[w])
+		}
+	}
+	releaseWorkers(idle)
 	byK := map[int]*pyRun{}
 	for _, m := range ms {
 		byK[m.gen.K] = m
@@ -961,6 +1049,9 @@ func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
 	}()
 	parallel(n, n, func(w int) {
 		shard := shards[w]
+		if len(shard) == 0 {
+			return // released above, or never started
+		}
 		// Sorted back into source order: a worker's output reads naturally.
 		sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
 		union := map[string]bool{}
@@ -1020,6 +1111,10 @@ func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
 		}
 	})
 }
+
+// mutantOverhead is a schema mutant's expected cost beside its tests' time
+// (setting the switch, the state check, the report), for sharding.
+const mutantOverhead = 10 * time.Millisecond
 
 // workerSummary adds up the schema workers' closing records.
 type workerSummary struct {

@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -513,7 +516,7 @@ func pyBatchRepo(t *testing.T) (string, *verify.Change) {
 // baseline (at most), whatever the machine's load.
 func pinWorkersBesideBaseline(t *testing.T, n int) {
 	old := workersBesideBaseline
-	workersBesideBaseline = func() int { return n }
+	workersBesideBaseline = func(cpuWindow) int { return n }
 	t.Cleanup(func() { workersBesideBaseline = old })
 }
 
@@ -615,5 +618,75 @@ func TestPythonBatchTimeoutMidway(t *testing.T) {
 		if m.Verdict == NoVerdict {
 			t.Errorf("%s:%d %q: no verdict (%s)", m.File, m.Line, m.Mutated, m.Detail)
 		}
+	}
+}
+
+// workerCounter counts the schema worker processes a Run starts.
+type workerCounter struct {
+	sandbox.Runner
+	workers atomic.Int32
+}
+
+func (c *workerCounter) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	if n := len(cmd.Args); n > 0 && strings.HasPrefix(filepath.Base(cmd.Args[n-1]), "worker") {
+		c.workers.Add(1)
+	}
+	return c.Runner.Run(ctx, cmd)
+}
+
+// TestPythonCheapMutantsStayOnTheStartedWorker: with one worker started
+// beside the baseline and two allowed, mutants whose tests take
+// milliseconds all go to the started one: a second worker would first pay
+// an interpreter start and a collection (the baseline's overhead), longer
+// than the whole batch. Every mutant still gets its verdict.
+func TestPythonCheapMutantsStayOnTheStartedWorker(t *testing.T) {
+	repo, change := pyBatchRepo(t)
+	pinWorkersBesideBaseline(t, 1)
+	r := &workerCounter{Runner: host.New()}
+	rep, err := Run(context.Background(), r, repo, change, Options{Workers: 2, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/cache.py"}}, verify.NoProgress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Stats.SchemaMutants < 8 {
+		t.Fatalf("%d schema mutants, want at least 8", rep.Stats.SchemaMutants)
+	}
+	for _, m := range rep.Mutants {
+		if m.Verdict == NoVerdict || m.Verdict == "" {
+			t.Errorf("%s:%d %s: no verdict (%s)", m.File, m.Line, m.Operator, m.Detail)
+		}
+	}
+	if n := r.workers.Load(); n != 1 {
+		t.Errorf("%d schema workers started, want 1 (the one beside the baseline)", n)
+	}
+}
+
+// TestIdleCPUsFromPressure: the workers beside the baseline follow the CPU
+// pressure over the window the generator and the baseline ran in: none
+// when tasks waited for a CPU most of it, some when they hardly did.
+func TestIdleCPUsFromPressure(t *testing.T) {
+	old := pressureFile
+	t.Cleanup(func() { pressureFile = old })
+	pressureFile = filepath.Join(t.TempDir(), "cpu")
+	write := func(totalUS int64) {
+		t.Helper()
+		data := fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", totalUS)
+		if err := os.WriteFile(pressureFile, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1_000_000)
+	w := startCPUWindow()
+	time.Sleep(40 * time.Millisecond)
+	write(1_000_000 + 2_000) // 2 ms stalled of 40+
+	if n := idleCPUs(w); runtime.NumCPU() > 1 && n < 1 {
+		t.Errorf("hardly any pressure: %d workers beside the baseline, want at least 1", n)
+	}
+	write(1_000_000 + 2_000 + 1_000_000) // stalled the whole window and more
+	if n := idleCPUs(w); n != 0 {
+		t.Errorf("full pressure: %d workers beside the baseline, want 0", n)
+	}
+	pressureFile = filepath.Join(t.TempDir(), "missing")
+	if _, ok := startCPUWindow().stalled(); ok {
+		t.Error("no pressure file: the window says it measured something")
 	}
 }
