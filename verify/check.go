@@ -302,13 +302,19 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	t0 := time.Now()
 	// 3. Snapshots of both sides, and what the change's tests are.
 	p.Step("laying out snapshots of base and head")
-	baseDir, err := change.Workspace.Materialize(ctx, BaseSide, nil)
-	if err != nil {
-		return g.errorReport(rep, fmt.Errorf("snapshot of the base: %w", err)), ctxErr(ctx)
+	// The snapshots are independent exports (git, tar): they are made side
+	// by side.
+	var baseDir, headDir string
+	var baseErr, headErr error
+	parallel(2,
+		func() { baseDir, baseErr = change.Workspace.Materialize(ctx, BaseSide, nil) },
+		func() { headDir, headErr = change.Workspace.Materialize(ctx, HeadSide, nil) },
+	)
+	if baseErr != nil {
+		return g.errorReport(rep, fmt.Errorf("snapshot of the base: %w", baseErr)), ctxErr(ctx)
 	}
-	headDir, err := change.Workspace.Materialize(ctx, HeadSide, nil)
-	if err != nil {
-		return g.errorReport(rep, fmt.Errorf("snapshot of the head: %w", err)), ctxErr(ctx)
+	if headErr != nil {
+		return g.errorReport(rep, fmt.Errorf("snapshot of the head: %w", headErr)), ctxErr(ctx)
 	}
 	var preparing sync.WaitGroup
 	defer preparing.Wait()
@@ -372,20 +378,31 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	oldIsBase := beforeIsHead && len(overHead) == len(change.Files)
 	var beforeDir, oldDir, supportDir string
 	if nUnits > 0 {
-		if !beforeIsHead {
-			if beforeDir, err = change.Workspace.Materialize(ctx, BaseSide, overBase); err != nil {
-				return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", err)), ctxErr(ctx)
-			}
-		}
-		if len(overHead) > 0 && !oldIsBase {
-			if oldDir, err = change.Workspace.Materialize(ctx, HeadSide, overHead); err != nil {
-				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's tests: %w", err)), ctxErr(ctx)
-			}
-		}
-		if len(supportOnly) > 0 && len(supportOnly) < len(overHead) {
-			if supportDir, err = change.Workspace.Materialize(ctx, HeadSide, supportOnly); err != nil {
-				return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's test support: %w", err)), ctxErr(ctx)
-			}
+		var beforeErr, oldErr, supportErr error
+		parallel(3,
+			func() {
+				if !beforeIsHead {
+					beforeDir, beforeErr = change.Workspace.Materialize(ctx, BaseSide, overBase)
+				}
+			},
+			func() {
+				if len(overHead) > 0 && !oldIsBase {
+					oldDir, oldErr = change.Workspace.Materialize(ctx, HeadSide, overHead)
+				}
+			},
+			func() {
+				if len(supportOnly) > 0 && len(supportOnly) < len(overHead) {
+					supportDir, supportErr = change.Workspace.Materialize(ctx, HeadSide, supportOnly)
+				}
+			},
+		)
+		switch {
+		case beforeErr != nil:
+			return g.errorReport(rep, fmt.Errorf("snapshot of the base with the head's tests: %w", beforeErr)), ctxErr(ctx)
+		case oldErr != nil:
+			return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's tests: %w", oldErr)), ctxErr(ctx)
+		case supportErr != nil:
+			return g.errorReport(rep, fmt.Errorf("snapshot of the head with the base's test support: %w", supportErr)), ctxErr(ctx)
 		}
 	}
 	phase("snapshot", t0)
