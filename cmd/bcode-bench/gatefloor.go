@@ -98,35 +98,46 @@ func gateFloor(ctx context.Context, repo, base, head string, rep *verify.Report,
 		}
 	}
 	goTargets, pyTargets := splitTargets(rep, dirs["head"])
-	run := func(dir string, py []string) func() {
-		return func() { plainRun(ctx, dir, goTargets, py) }
+	run := func(dir string, goT, pyT []string) func() {
+		return func() { plainRun(ctx, dir, goT, pyT) }
 	}
 	// The gate runs only the candidate units on the two mixed sets: the
-	// changed Python test files (all targets when none is one). When the
+	// changed Python test files, the packages of the changed Go test files
+	// (all targets when there are none). When the
 	// change is tests only, or changes no test, the mixed sets are the
 	// base and the head again, which it does not run twice.
-	var unitTargets []string
+	var pyUnits, goUnits []string
+	goSeen := map[string]bool{}
 	testsOnly, anyTest := true, false
 	for _, p := range changed {
 		testsOnly = testsOnly && isHandTestFile(p)
 		anyTest = anyTest || isHandTestFile(p)
 		for _, t := range pyTargets {
 			if f, _, _ := strings.Cut(t, "::"); f == p {
-				unitTargets = append(unitTargets, t)
+				pyUnits = append(pyUnits, t)
+			}
+		}
+		if strings.HasSuffix(p, "_test.go") && len(goTargets) > 0 {
+			if u := "./" + path.Dir(p); !goSeen[u] {
+				goSeen[u] = true
+				goUnits = append(goUnits, u)
 			}
 		}
 	}
-	if len(unitTargets) == 0 {
-		unitTargets = pyTargets
+	if len(pyUnits) == 0 {
+		pyUnits = pyTargets
 	}
-	fns := []func(){run(dirs["head"], pyTargets), run(dirs["base"], pyTargets)}
+	if len(goUnits) == 0 {
+		goUnits = goTargets
+	}
+	fns := []func(){run(dirs["head"], goTargets, pyTargets), run(dirs["base"], goTargets, pyTargets)}
 	switch {
 	case !anyTest:
 		fr.note = "no test changed: the mixed sets are the base and the head"
 	case testsOnly:
 		fr.note = "tests only: the mixed sets are the head and the base"
 	default:
-		fns = append([]func(){run(dirs["mid"], unitTargets)}, append(fns, run(dirs["old"], unitTargets))...)
+		fns = append([]func(){run(dirs["mid"], goUnits, pyUnits)}, append(fns, run(dirs["old"], goUnits, pyUnits))...)
 	}
 	start := time.Now()
 	parallel2(fns...)
