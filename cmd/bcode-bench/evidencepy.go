@@ -108,6 +108,12 @@ func benchPython(ctx context.Context, eng *app.Engine, realDir, cases, whole, is
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tmode\tmutants\tverdicts\twall\trun phase\tCPU\tmutants/min\tvs fresh\tmutants/CPU-min\tvs fresh\tverdicts equal")
+	type floorRow struct {
+		name                string
+		mutants             int
+		floor, fresh, bcode time.Duration
+	}
+	var floors []floorRow
 	var sumS, sumF, cpuS, cpuF time.Duration
 	var nS, nF, same, both int
 	for _, c := range list {
@@ -135,6 +141,9 @@ func benchPython(ctx context.Context, eng *app.Engine, realDir, cases, whole, is
 			sumF += f.wall
 			nS += s.counted
 			nF += f.counted
+			if d, ok := pytestFloor(ctx, c.dir, s.rep); ok {
+				floors = append(floors, floorRow{c.name, s.counted, d, f.wall, s.wall})
+			}
 		}
 		for _, r := range []pyRun{s, f} {
 			if r.err != "" {
@@ -157,6 +166,41 @@ func benchPython(ctx context.Context, eng *app.Engine, realDir, cases, whole, is
 		fmt.Fprintf(tw, "all cases\tfresh\t%d\t\t%s\t\t%s\t%.0f\t\t%.0f\t\t\n", nF, sumF.Round(100*time.Millisecond), cpuF.Round(100*time.Millisecond), pf, cf)
 	}
 	tw.Flush()
+	if len(floors) > 0 {
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout, "Python floor: one plain pytest of every covering test at the head, the least any tool that runs them pays once after a change;")
+		fmt.Fprintln(stdout, "fresh / floor is the best ratio against fresh processes a tool can reach, were everything but that one session free.")
+		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "case\tmutants\tfloor\tfresh\tbcode\tbest ratio (fresh / floor)\tbcode's ratio (fresh / bcode)")
+		for _, r := range floors {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1fx\t%.1fx\n", r.name, r.mutants, r.floor.Round(10*time.Millisecond), r.fresh.Round(10*time.Millisecond), r.bcode.Round(10*time.Millisecond),
+				r.fresh.Seconds()/r.floor.Seconds(), r.fresh.Seconds()/r.bcode.Seconds())
+		}
+		tw.Flush()
+	}
+}
+
+// pytestFloor times one plain pytest of the union of the covering tests
+// of rep's mutants in dir (the case's head).
+func pytestFloor(ctx context.Context, dir string, rep *mutate.Report) (time.Duration, bool) {
+	seen := map[string]bool{}
+	var ids []string
+	for _, m := range rep.Mutants {
+		for _, t := range m.Tests {
+			if !seen[t] {
+				seen[t] = true
+				ids = append(ids, t)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return 0, false
+	}
+	cmd := exec.CommandContext(ctx, pytestPython, append([]string{"-m", "pytest", "-q", "-p", "no:cacheprovider", "--"}, ids...)...)
+	cmd.Dir = dir
+	start := time.Now()
+	_ = cmd.Run() // a failing test is a result here
+	return time.Since(start), ctx.Err() == nil
 }
 
 // buildPyCase commits the case's base/ files, then its head/ files over
