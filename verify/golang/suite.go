@@ -89,7 +89,10 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	timedOut, buildBroken, failed := false, false, false
 	for _, root := range order {
 		cwd, env, flags := a.goCommand(dir, l, root)
-		args := append([]string{a.goBin(), "test", "-json", "-vet=off"}, flags...)
+		// -count=1: the gate judges runs, never results recalled from go's
+		// test cache (which a GOFLAGS=-trimpath makes reachable across
+		// snapshots with the same content).
+		args := append([]string{a.goBin(), "test", "-json", "-vet=off", "-count=1"}, flags...)
 		args = append(args, keepArgs...)
 		env = append(env, keepEnv...)
 		var limit time.Duration

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -266,5 +267,35 @@ func TestFindModulesIgnoresVendorAndTestdata(t *testing.T) {
 	l, err = findModules(dir)
 	if err != nil || !l.Workspace || strings.Join(l.Roots, " ") != "." || len(l.Skipped) != 2 {
 		t.Fatalf("%+v %v", l, err)
+	}
+}
+
+// TestRunSuiteRunsTheTests: the suite is run, never recalled from go's test
+// cache. Two snapshots with the same content under GOFLAGS=-trimpath (which a
+// user may set; it makes their test binaries identical) each run the test:
+// it appends a line to a file per run. Without -count=1 the second suite
+// run printed "(cached)" and the gate judged a result it never saw.
+func TestRunSuiteRunsTheTests(t *testing.T) {
+	needGo(t)
+	marker := filepath.Join(t.TempDir(), "runs")
+	files := map[string]string{
+		"go.mod": goMod,
+		"m_test.go": "package m\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestRuns(t *testing.T) {\n\tf, err := os.OpenFile(" +
+			fmt.Sprintf("%q", marker) + ", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tf.WriteString(\"run\\n\")\n\tf.Close()\n}\n",
+	}
+	r := &host.Runner{Extra: []string{"GOFLAGS=-mod=mod -trimpath", "GOPROXY=off", "GOTOOLCHAIN=local"}}
+	a := New()
+	for i := range 2 {
+		res, err := a.RunSuite(context.Background(), r, writeTree(t, files), nil, time.Minute)
+		if err != nil || res.Outcome != verify.Pass {
+			t.Fatalf("suite %d: %+v %v", i, res, err)
+		}
+	}
+	data, err := os.ReadFile(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "run\n"); n != 2 {
+		t.Errorf("the test ran %d times in two suite runs, want 2 (a result came from go's test cache)", n)
 	}
 }
