@@ -363,42 +363,13 @@ func plainRuns(ctx context.Context, repo, base, head string, rep *verify.Report,
 	} else if err := exportRev(ctx, repo, head, headDir); err != nil {
 		return 0, 0, "", err
 	}
-	var goTargets, pyTargets []string
-	for _, t := range rep.Suite.Targeted.Targets {
-		if strings.HasSuffix(t, ".py") {
-			pyTargets = append(pyTargets, t)
-		} else {
-			goTargets = append(goTargets, t)
-		}
-	}
-	if len(goTargets)+len(pyTargets) == 0 {
+	goTargets, pyTargets := splitTargets(rep, headDir)
+	if len(rep.Suite.Targeted.Targets) == 0 {
 		note = "no targets reported; ran everything"
-		if fileExists(filepath.Join(headDir, "go.mod")) {
-			goTargets = []string{"./..."}
-		} else {
-			pyTargets = []string{"."}
-		}
 	}
 	run := func(dir string) (time.Duration, error) {
 		start := time.Now()
-		if len(goTargets) > 0 {
-			cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-vet=off"}, goTargets...)...)
-			cmd.Dir = dir
-			_ = cmd.Run() // a failing test is a result, not an error, here
-		}
-		if len(pyTargets) > 0 {
-			var existing []string
-			for _, t := range pyTargets {
-				if fileExists(filepath.Join(dir, t)) {
-					existing = append(existing, t)
-				}
-			}
-			if len(existing) > 0 {
-				cmd := exec.CommandContext(ctx, pytestPython, append([]string{"-m", "pytest", "-q", "-p", "no:cacheprovider"}, existing...)...)
-				cmd.Dir = dir
-				_ = cmd.Run()
-			}
-		}
+		plainRun(ctx, dir, goTargets, pyTargets)
 		return time.Since(start), ctx.Err()
 	}
 	if b, err = run(baseDir); err != nil {

@@ -20,19 +20,7 @@ import (
 // (before, the gate said the changed lines had no mutable code).
 func TestGatePythonEvidence(t *testing.T) {
 	testenv.SystemPytest(t)
-	r := newGitRepo(t)
-	r.write(map[string]string{
-		".bcode/config.toml":  "[gate]\npython = \"/usr/bin/python3\"\n",
-		"shop/__init__.py":    "",
-		"shop/clamp.py":       "def clamp(x, lo, hi):\n    return x\n",
-		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n",
-	})
-	r.commit("base")
-	r.write(map[string]string{
-		"shop/clamp.py":       "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n",
-		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n\n\ndef test_outside():\n    assert clamp(-5, 0, 10) == 0\n    assert clamp(15, 0, 10) == 10\n",
-	})
-	r.commit("head")
+	r := clampFixRepo(t, map[string]string{".bcode/config.toml": "[gate]\npython = \"/usr/bin/python3\"\n"})
 	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New()})
 	if err != nil {
 		t.Fatal(err)
@@ -65,19 +53,7 @@ func TestGatePythonEvidence(t *testing.T) {
 // .venv could not import under its mutants.
 func TestGatePythonEvidenceRunsUnderTheGatesInterpreter(t *testing.T) {
 	testenv.SystemPytest(t)
-	r := newGitRepo(t)
-	r.write(map[string]string{
-		".gitignore":          ".venv/\n",
-		"shop/__init__.py":    "",
-		"shop/clamp.py":       "def clamp(x, lo, hi):\n    return x\n",
-		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n",
-	})
-	r.commit("base")
-	r.write(map[string]string{
-		"shop/clamp.py":       "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n",
-		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n\n\ndef test_outside():\n    assert clamp(-5, 0, 10) == 0\n    assert clamp(15, 0, 10) == 10\n",
-	})
-	r.commit("head")
+	r := clampFixRepo(t, map[string]string{".gitignore": ".venv/\n"})
 	log := filepath.Join(t.TempDir(), "venv-python.log")
 	venv := filepath.Join(r.dir, ".venv", "bin")
 	if err := os.MkdirAll(venv, 0o755); err != nil {
@@ -113,4 +89,27 @@ func TestGatePythonEvidenceRunsUnderTheGatesInterpreter(t *testing.T) {
 	if pytest == 0 || mutants == 0 {
 		t.Errorf("the .venv python ran %d pytest runs and %d mutation engine processes, want both:\n%s", pytest, mutants, data)
 	}
+}
+
+// clampFixRepo is a Python repository whose head commit fixes clamp and
+// adds the test that fails before the fix; extra files go into its base.
+func clampFixRepo(t *testing.T, extra map[string]string) *gitRepo {
+	t.Helper()
+	r := newGitRepo(t)
+	files := map[string]string{
+		"shop/__init__.py":    "",
+		"shop/clamp.py":       "def clamp(x, lo, hi):\n    return x\n",
+		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n",
+	}
+	for k, v := range extra {
+		files[k] = v
+	}
+	r.write(files)
+	r.commit("base")
+	r.write(map[string]string{
+		"shop/clamp.py":       "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n",
+		"tests/test_clamp.py": "from shop.clamp import clamp\n\n\ndef test_mid():\n    assert clamp(5, 0, 10) == 5\n\n\ndef test_outside():\n    assert clamp(-5, 0, 10) == 0\n    assert clamp(15, 0, 10) == 10\n",
+	})
+	r.commit("head")
+	return r
 }
