@@ -237,9 +237,13 @@ func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mut
 		// keeps (in memory for the process, as bcode-ls's saves share it,
 		// and on disk for the host): launcher shims are not probed again on
 		// every run.
-		fresh := python.New(o.Python)
-		fresh.Checkout = checkout
-		a, _ := evidencePython.LoadOrStore(o.Python+"\x00"+checkout, fresh)
+		key := o.Python + "\x00" + checkout
+		a, ok := evidencePython.Load(key)
+		if !ok {
+			fresh := python.New(o.Python)
+			fresh.Checkout = checkout
+			a, _ = evidencePython.LoadOrStore(key, fresh)
+		}
 		o.PythonFor = a.(*python.Adapter).Interpreter
 	}
 	return o

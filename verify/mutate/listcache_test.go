@@ -2,12 +2,11 @@ package mutate
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/sandbox/host"
 )
 
@@ -18,16 +17,7 @@ import (
 // changed package's Deps follow it).
 func TestListCacheFollowsSources(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, src string) {
-		t.Helper()
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := testrepo.Open(t, dir).WriteFile
 	write("go.mod", "module example.com/m\n\ngo 1.22\n")
 	write("a/a.go", "package a\n\nimport \"example.com/m/b\"\n\nfunc A(x int) bool { return b.B(x) }\n")
 	write("a/a_test.go", "package a\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) { A(1) }\n")

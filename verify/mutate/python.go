@@ -286,8 +286,11 @@ func (ps *pySession) run() error {
 // its path is new every time.
 var probed sync.Map
 
-// interpreter is Options.PythonFor's choice, else Options.Python, else the snapshot's .venv/bin/python,
-// python3 or /usr/bin/python3: the first that imports pytest.
+// interpreter is Options.PythonFor's choice, else Options.Python, else the
+// snapshot's .venv/bin/python, python3 or /usr/bin/python3: the first that
+// imports pytest. The engine always passes PythonFor (the gate's Python
+// adapter, which verify/mutate may not import); the probe below is the
+// fallback for callers that do not, the package's own tests among them.
 func (ps *pySession) interpreter() (string, error) {
 	if ps.opts.PythonFor != nil {
 		py, err := ps.opts.PythonFor(ps.ctx, ps.runner, ps.root)
