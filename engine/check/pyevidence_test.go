@@ -113,3 +113,32 @@ func clampFixRepo(t *testing.T, extra map[string]string) *gitRepo {
 	r.commit("head")
 	return r
 }
+
+// TestAgentCheckNeverRunsTheCheckoutVenv is the attack on the change above:
+// an agent's worktree is hostile, so a .venv/bin/python planted in it
+// (untracked, as the user's own would be) must run neither the gate's tests
+// nor its mutants. With a task ID the gate never looks at the checkout, and
+// the evidence takes the gate's choice, so the planted interpreter stays
+// unrun while the evidence still runs under python3.
+func TestAgentCheckNeverRunsTheCheckoutVenv(t *testing.T) {
+	testenv.SystemPytest(t)
+	r := clampFixRepo(t, map[string]string{".gitignore": ".venv/\n"})
+	planted := filepath.Join(t.TempDir(), "planted-python-ran")
+	venv := filepath.Join(r.dir, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(venv, "python"), []byte("#!/bin/sh\ntouch "+planted+"\nexec /usr/bin/python3 \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New(), TaskID: "task-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != verify.Verified || rep.Mutants == nil || rep.Mutants.CreditedKills == 0 {
+		t.Fatalf("verdict %s, mutants %+v: want verified with a credited kill", rep.Verdict, rep.Mutants)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Error("the .venv python planted in an agent's checkout ran")
+	}
+}
