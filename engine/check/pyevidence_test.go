@@ -55,14 +55,7 @@ func TestGatePythonEvidenceRunsUnderTheGatesInterpreter(t *testing.T) {
 	testenv.SystemPytest(t)
 	r := clampFixRepo(t, map[string]string{".gitignore": ".venv/\n"})
 	log := filepath.Join(t.TempDir(), "venv-python.log")
-	venv := filepath.Join(r.dir, ".venv", "bin")
-	if err := os.MkdirAll(venv, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	wrapper := "#!/bin/sh\necho \"$*\" >> " + log + "\nexec /usr/bin/python3 \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(venv, "python"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	venvPython(t, r.dir, "echo \"$*\" >> "+log)
 	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New()})
 	if err != nil {
 		t.Fatal(err)
@@ -124,13 +117,7 @@ func TestAgentCheckNeverRunsTheCheckoutVenv(t *testing.T) {
 	testenv.SystemPytest(t)
 	r := clampFixRepo(t, map[string]string{".gitignore": ".venv/\n"})
 	planted := filepath.Join(t.TempDir(), "planted-python-ran")
-	venv := filepath.Join(r.dir, ".venv", "bin")
-	if err := os.MkdirAll(venv, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(venv, "python"), []byte("#!/bin/sh\ntouch "+planted+"\nexec /usr/bin/python3 \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	venvPython(t, r.dir, "touch "+planted)
 	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New(), TaskID: "task-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -140,5 +127,19 @@ func TestAgentCheckNeverRunsTheCheckoutVenv(t *testing.T) {
 	}
 	if _, err := os.Stat(planted); err == nil {
 		t.Error("the .venv python planted in an agent's checkout ran")
+	}
+}
+
+// venvPython puts a .venv/bin/python into dir that runs the shell line
+// first and then /usr/bin/python3 with its arguments.
+func venvPython(t *testing.T, dir, line string) {
+	t.Helper()
+	venv := filepath.Join(dir, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := "#!/bin/sh\n" + line + "\nexec /usr/bin/python3 \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(venv, "python"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
