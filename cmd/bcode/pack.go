@@ -19,6 +19,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -105,6 +106,9 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 	}
 	if *asJSON {
 		js, err := pack.JSON(p)
+		if err == nil {
+			js, err = shown.JSONText(js)
+		}
 		if err != nil {
 			return fail("%v", err)
 		}

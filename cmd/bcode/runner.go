@@ -14,6 +14,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -115,6 +116,6 @@ func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
 		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "task %s: %s %s\n", res.Task.ID, res.Task.Status, res.Task.Reason)
+	fmt.Fprintf(stdout, "task %s: %s %s\n", res.Task.ID, res.Task.Status, shown.Line(res.Task.Reason))
 	return 0
 }
