@@ -22,6 +22,7 @@
 package shown
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -92,11 +93,50 @@ func cleanFrom(s string, keepLines bool) bool {
 }
 
 func sanitize(s string, keepLines bool) string {
-	if clean(s, keepLines) {
+	if clean(s, keepLines) && !strings.Contains(s, "##") && !strings.Contains(s, "::") {
 		return s
 	}
 	b := make([]byte, 0, len(s)+16)
-	return string(appendShown(b, s, keepLines))
+	return string(neutraliseCommands(appendShown(b, s, keepLines), true))
+}
+
+// neutraliseCommands breaks the workflow commands a CI runner would act on
+// in b (already shown): GitHub's runner takes "##[command]" (and Azure
+// Pipelines "##vso[") anywhere in a log line, and "::command::" at the
+// start of a line after white space. The second '#' and the first ':'
+// become \x23 and \x3a. The start of b counts as the start of a line:
+// a field may be printed first on a line. Without lineCommands only the
+// "##[" forms are broken (the Writer: bcode's own annotations start lines
+// with "::").
+func neutraliseCommands(b []byte, lineCommands bool) []byte {
+	if !bytes.Contains(b, []byte("##")) && (!lineCommands || !bytes.Contains(b, []byte("::"))) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	lineStart := true
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == '#' && i > 0 && b[i-1] == '#' && (bytes.HasPrefix(b[i+1:], []byte("[")) || hasPrefixFold(b[i+1:], "vso[")):
+			out = appendByteEscape(out, '#')
+		case r == ':' && lineCommands && lineStart && bytes.HasPrefix(b[i+1:], []byte(":")):
+			out = appendByteEscape(out, ':')
+		default:
+			out = append(out, b[i:i+n]...)
+		}
+		switch {
+		case r == '\n':
+			lineStart = true
+		case !unicode.IsSpace(r):
+			lineStart = false
+		}
+		i += n
+	}
+	return out
+}
+
+func hasPrefixFold(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && strings.EqualFold(string(b[:len(prefix)]), prefix)
 }
 
 // appendShown appends the shown form of s to b; s must hold whole runes

@@ -8,7 +8,10 @@ import (
 
 // Writer passes everything written to it on to its io.Writer in the form
 // Text gives it: newlines and tabs kept, every other hidden rune and every
-// byte that is not UTF-8 made visible. A rune split across two writes is
+// byte that is not UTF-8 made visible, "##[" and "##vso[" broken. Unlike
+// Text it leaves "::" at the start of a line alone: the program's own
+// output may be workflow commands; text from elsewhere that may start a
+// line goes through Text or Line first. A rune split across two writes is
 // held until its rest arrives; Flush shows what is still held (a cut rune
 // at the very end) as bytes.
 //
@@ -17,7 +20,7 @@ import (
 type Writer struct {
 	mu      sync.Mutex
 	w       io.Writer
-	held    [utf8.UTFMax]byte
+	held    [8]byte
 	nheld   int
 	scratch []byte
 }
@@ -35,8 +38,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 		in = append(w.held[:w.nheld:w.nheld], p...)
 		w.nheld = 0
 	}
-	cut := len(in) - heldTail(in)
-	out := appendShown(w.scratch[:0], string(in[:cut]), true)
+	cut := len(in) - max(heldTail(in), commandTail(in))
+	out := neutraliseCommands(appendShown(w.scratch[:0], string(in[:cut]), true), false)
 	w.nheld = copy(w.held[:], in[cut:])
 	w.scratch = out[:0]
 	if len(out) == 0 {
@@ -46,6 +49,17 @@ func (w *Writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// commandTail is how many bytes at the end of b may begin a "##[" or
+// "##vso[" that the next write completes.
+func commandTail(b []byte) int {
+	for n := min(len(b), len("##vso")); n > 0; n-- {
+		if tail := b[len(b)-n:]; hasPrefixFold([]byte("##vso["), string(tail)) || string(tail) == "##" {
+			return n
+		}
+	}
+	return 0
 }
 
 // heldTail is how many bytes at the end of b start a rune that the next

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bcode-dev/bcode/sandbox/shown"
@@ -76,6 +77,12 @@ var sequences = []Attack{
 	{"fake line after NEL", "x\u0085" + FakeLine + ": nothing to see"},
 	{"fake line after LS PS", "x\u2028\u2029" + FakeLine + ": nothing to see"},
 	{"tab", "a\tb"},
+	{"GitHub legacy command", "##[add-mask]atk"},
+	{"GitHub stop-commands", "x ##[stop-commands]tok"},
+	{"GitHub command at line start", "::error file=a.go,line=1::pwned"},
+	{"GitHub command after spaces", " \u00a0\t::warning::pwned"},
+	{"GitHub command after newline", "x\n  ::notice::pwned"},
+	{"Azure Pipelines command", "##vso[task.setvariable variable=x]y"},
 }
 
 // invisible are runes drawn as nothing (or acted on) that are not controls.
@@ -162,6 +169,16 @@ func Check(t *testing.T, opts Options, cs []Case, out []byte) {
 	}
 	if missing > 10 {
 		t.Errorf("... and %d more attacks not shown in their escaped form", missing-10)
+	}
+	for _, cmd := range []string{"##[", "##vso["} {
+		if strings.Contains(strings.ToLower(string(out)), cmd) {
+			t.Errorf("a CI runner would act on %q in the output", cmd)
+		}
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimLeftFunc(l, unicode.IsSpace); strings.HasPrefix(l, "::") && strings.Contains(l, "pwned") {
+			t.Errorf("a planted workflow command starts a line: %q", l)
+		}
 	}
 	if !opts.Lines {
 		for _, l := range strings.Split(string(out), "\n") {
