@@ -114,7 +114,7 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		}
 		stdout.Write(append(js, '\n'))
 	} else {
-		io.WriteString(stdout, pack.Render(p))
+		io.WriteString(stdout, shown.Text(pack.Render(p)))
 	}
 	summary := fmt.Sprintf("pack: %d of %d tokens, %d sections, %d files, built in %s", p.Total, p.Budget, len(p.Sections), len(p.Files()), p.BuildTime.Round(time.Millisecond))
 	if s := p.IndexStats; s != nil {

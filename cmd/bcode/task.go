@@ -422,7 +422,9 @@ func taskDiff(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
-	stdout.Write(d)
+	// Changed lines are the agent's: Text keeps the diff's lines and
+	// shows every control, escape and bidi override in them.
+	io.WriteString(stdout, shown.Text(string(d)))
 	return 0
 }
 

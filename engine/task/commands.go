@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/gitchange"
 	"github.com/bcode-dev/bcode/verify/tamper"
@@ -178,11 +179,12 @@ func LandingFindings(ctx context.Context, user *git.Repo, base, head string) ([]
 	return tamper.Landing(change), nil
 }
 
-// describeFindings lists findings one per line, for an error a user reads.
+// describeFindings lists findings one per line, for an error a user reads;
+// a path or message holding a newline cannot start a line of its own.
 func describeFindings(fs []verify.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
-		fmt.Fprintf(&b, "\n  %s %s: %s", f.Code, f.Path, f.Message)
+		fmt.Fprintf(&b, "\n  %s %s: %s", f.Code, shown.Line(f.Path), shown.Line(f.Message))
 	}
 	return b.String()
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/internal/testrepo"
+	"github.com/bcode-dev/bcode/sandbox/shown"
+	"github.com/bcode-dev/bcode/sandbox/shown/showntest"
+)
+
+// hostileTask is a real repository with a task whose branch (made by
+// hand, as an agent's checkpoints would make it) changes a file's lines to
+// the planted strings and adds a link named after each, pointing out of
+// the tree, so that every name is a landing finding.
+type hostileTask struct {
+	repo, state, id string
+}
+
+func newHostileTask(t *testing.T, lines, names []showntest.Case) hostileTask {
+	t.Helper()
+	r := testrepo.FromFiles(t, map[string]string{
+		"calc.go":   "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+		"notes.txt": "one\n::error::pwned-context\ntwo\n",
+	})
+	state := t.TempDir()
+	code, out, errOut := runTaskCmd(t, r.Dir, state, "create", "make Add add")
+	if code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	_, out, _ = runTaskCmd(t, r.Dir, state, "status", id, "--json")
+	var st task.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	r.Git("checkout", "-q", "-b", st.Task.Branch)
+	var body strings.Builder
+	for _, c := range lines {
+		body.WriteString(c.Text + "\n")
+	}
+	r.WriteFile("notes.txt", "one\n::error::pwned-context\nTWO\n"+body.String())
+	for _, c := range names {
+		if err := os.Symlink("/etc/passwd", filepath.Join(r.Dir, c.Text)); err != nil {
+			t.Fatalf("planting %s: %v", c.Name, err)
+		}
+	}
+	r.Commit("the agent's change")
+	r.Git("checkout", "-q", "main")
+	return hostileTask{repo: r.Dir, state: state, id: id}
+}
+
+// jsonStrings is every string in a JSON document, one per line, as an
+// editor or a viewer would render them.
+func jsonStrings(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	if raw := showntest.Raw(doc); raw != nil {
+		t.Errorf("raw hidden bytes in the JSON itself: %v", raw)
+	}
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, doc)
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	sort.Strings(out)
+	return []byte(strings.Join(out, "\n"))
+}
+
+// decodedJSON is how a planted string reaches a reader of JSON: each byte
+// that is not UTF-8 is U+FFFD already (encoding/json), the rest as Text.
+func decodedJSON(s string) string { return shown.Text(string([]rune(s))) }
+
+// TestShownCLI feeds the attack suite through every CLI path that shows a
+// task: its diff (changed lines), its status and accept --force (file
+// names in FINDING lines), and their JSON. No hidden rune or byte reaches
+// the terminal, and a name cannot forge or blank a FINDING line.
+func TestShownCLI(t *testing.T) {
+	names := showntest.Options{Unplantable: "\x00/"}
+	lines := showntest.Options{Shown: shown.Text, Lines: true, Unplantable: "\x00\n"}
+	both := func(t *testing.T) hostileTask {
+		return newHostileTask(t, showntest.Cases(lines), showntest.Cases(names))
+	}
+	paths := []struct {
+		name string
+		opts showntest.Options
+		run  func(t *testing.T, h hostileTask) []byte
+	}{
+		{"task diff", lines, func(t *testing.T, h hostileTask) []byte {
+			code, out, errOut := runTaskCmd(t, h.repo, h.state, "diff", h.id)
+			if code != 0 {
+				t.Fatalf("diff: %d %s", code, errOut)
+			}
+			return []byte(out + errOut)
+		}},
+		{"task status", names, func(t *testing.T, h hostileTask) []byte {
+			code, out, errOut := runTaskCmd(t, h.repo, h.state, "status", h.id)
+			if code != 0 {
+				t.Fatalf("status: %d %s", code, errOut)
+			}
+			if n := strings.Count("\n"+out, "\nFINDING"); n < len(showntest.Cases(names)) {
+				t.Errorf("%d FINDING lines for %d hostile links", n, len(showntest.Cases(names)))
+			}
+			return []byte(out + errOut)
+		}},
+		{"task status --json", showntest.Options{Shown: decodedJSON, Lines: true, Unplantable: "\x00/"}, func(t *testing.T, h hostileTask) []byte {
+			_, out, _ := runTaskCmd(t, h.repo, h.state, "status", h.id, "--json")
+			return jsonStrings(t, []byte(out))
+		}},
+		{"task accept without --force", names, func(t *testing.T, h hostileTask) []byte {
+			code, out, errOut := runTaskCmd(t, h.repo, h.state, "accept", h.id)
+			if code == 0 {
+				t.Fatalf("accept without --force landed hostile links:\n%s", out)
+			}
+			return []byte(out + errOut)
+		}},
+		{"task accept --force", names, func(t *testing.T, h hostileTask) []byte {
+			code, out, errOut := runTaskCmd(t, h.repo, h.state, "accept", h.id, "--force")
+			if code != 0 {
+				t.Fatalf("accept --force: %d %s", code, errOut)
+			}
+			return []byte(out + errOut)
+		}},
+	}
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			h := both(t)
+			out := p.run(t, h)
+			cs := showntest.Cases(p.opts)
+			showntest.Check(t, p.opts, cs, out)
+		})
+	}
+}
