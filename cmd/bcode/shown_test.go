@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -151,4 +154,35 @@ func TestShownCLI(t *testing.T) {
 			showntest.Check(t, p.opts, cs, out)
 		})
 	}
+}
+
+// TestShownDoctor: a model server's answer is model text too; doctor
+// shows it (its first 512 bytes) on one line with every attack escaped.
+func TestShownDoctor(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "none.sock"))
+	opts := showntest.Options{}
+	cs := showntest.Cases(opts)
+	var answer []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write(answer)
+	}))
+	defer srv.Close()
+	var out []byte
+	for len(cs) > 0 {
+		answer = answer[:0]
+		n := 0
+		for n < len(cs) && len(answer)+len(cs[n].Text)+1 <= 500 {
+			answer = append(answer, cs[n].Text+" "...)
+			n++
+		}
+		var o, e bytes.Buffer
+		run([]string{"doctor", "--repo", t.TempDir(), "--state", t.TempDir(), "--model-endpoint", srv.URL}, &o, &e)
+		if !strings.Contains(o.String(), "FAIL model") {
+			t.Fatalf("doctor did not report the model server:\n%s", o.String())
+		}
+		out = append(append(out, o.Bytes()...), e.Bytes()...)
+		cs = cs[n:]
+	}
+	showntest.Check(t, opts, showntest.Cases(opts), out)
 }
