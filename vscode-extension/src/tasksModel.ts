@@ -70,6 +70,18 @@ export interface TaskRow {
 
 const explained = new Set(['failed', 'blocked', 'cancelled', 'queued']);
 
+/**
+ * literal makes text from a task (its goal, reason, event kinds: the
+ * user's, the agent's or the model's words) show as written in a Markdown
+ * tooltip: every ASCII punctuation character is backslash-escaped, as
+ * CommonMark allows for all of them, so no link, image, autolink, command
+ * link, emphasis, heading or code span can come out of it. bcode-ls has
+ * already made hidden characters visible.
+ */
+export function literal(s: string): string {
+  return s.replace(/[!-/:-@[-`{-~]/g, '\\$&');
+}
+
 /** describe is what the Tasks view shows for one task: status, verdict and last event. */
 export function describe(t: TaskSummary, now: Date = new Date()): TaskRow {
   const label = t.goal.length > 80 ? t.goal.slice(0, 79) + '…' : t.goal;
@@ -83,13 +95,13 @@ export function describe(t: TaskSummary, now: Date = new Date()): TaskRow {
     parts.push(when ? `${t.lastEvent.kind} ${when}` : t.lastEvent.kind);
   }
   const tip = [
-    `**${t.goal}**`,
+    `**${literal(t.goal)}**`,
     '',
-    `task \`${t.id}\` on branch \`${t.branch}\``,
-    `status: ${t.status}` + (t.verdict ? `, verdict: ${t.verdict}` : ''),
+    `task ${literal(t.id)} on branch ${literal(t.branch)}`,
+    `status: ${literal(t.status)}` + (t.verdict ? `, verdict: ${literal(t.verdict)}` : ''),
   ];
-  if (t.reason) tip.push('', `reason: ${t.reason}`);
-  if (t.lastEvent) tip.push('', `last event: ${t.lastEvent.kind} (#${t.lastEvent.seq}) at ${t.lastEvent.at}`);
+  if (t.reason) tip.push('', `reason: ${literal(t.reason)}`);
+  if (t.lastEvent) tip.push('', `last event: ${literal(t.lastEvent.kind)} (#${t.lastEvent.seq}) at ${literal(t.lastEvent.at)}`);
   return { label, description: parts.join(' · '), tooltip: tip.join('\n'), contextValue: contextValue(t.status), icon: statusIcon(t.status) };
 }
 

@@ -89,6 +89,22 @@ test('a task row shows status, verdict and last event', () => {
   assert.equal(ago('garbage', now), '');
 });
 
+test('a task tooltip shows the agent\'s and model\'s words literally: no link, image, command or emphasis', () => {
+  const hostile = 'see [docs](command:workbench.action.terminal.new) ![x](https://evil.example/t.png) <https://evil.example> https://evil.example **bold** `code` # head';
+  const row = describe({ id: 'a`b', goal: hostile, status: 'failed', verdict: 'unverified', reason: hostile, branch: 'bcode/a](x)', updatedAt: '',
+    lastEvent: { seq: 1, kind: '[k](command:x)', at: 'now' } });
+  // Every ASCII punctuation character of the hostile text is escaped: a
+  // CommonMark renderer shows each one as itself.
+  for (const line of row.tooltip.split('\n')) {
+    const bare = line.replace(/\\[!-/:-@[-`{-~]/g, '');
+    // What is left once bcode's own words are taken out is the hostile text.
+    let structural = line.startsWith('**') ? bare.slice(2, -2) : bare;
+    structural = structural.replace(/^(status|reason|last event): /, '').replace(/ \(#\d+\) at /, ' ').replace(/, verdict: /, ' ');
+    assert.doesNotMatch(structural, /[[\]()<>`*!#:]/, `unescaped Markdown in ${JSON.stringify(line)}`);
+  }
+  assert.match(row.tooltip, /see \\\[docs\\\]\\\(command\\:workbench/);
+});
+
 test('bcode/taskChanged updates a known task and reports an unknown one', () => {
   const tasks = [{ id: 'a', goal: 'g', status: 'running', branch: 'bcode/a', updatedAt: '' }];
   const now = new Date('2025-01-02T10:00:00Z');
