@@ -373,3 +373,24 @@ func ReadFile(dir, name string, max int64) ([]byte, error) {
 func ReadPath(p string, max int64) ([]byte, error) {
 	return ReadFile(filepath.Dir(p), filepath.Base(p), max)
 }
+
+// ReadDir lists dir itself (the caller's directory, trusted like a root).
+func ReadDir(dir string) ([]fs.DirEntry, error) {
+	c, err := OpenConfined(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.ReadDir(".")
+}
+
+// OpenPath opens the regular file at p, confined to p's directory, for a
+// caller that streams it (and caps what it takes).
+func OpenPath(p string) (*os.File, error) {
+	c, err := OpenConfined(filepath.Dir(p))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Open(filepath.Base(p))
+}

@@ -1,0 +1,77 @@
+package check_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// The read boundary end to end (issue 26, part 1): an agent's change holds
+// a Go test that, while the gate's evidence runs it, replaces the
+// per-test coverage record bcode reads afterwards (the file its
+// BCODE_COVER_OUT names) with a link to /dev/zero, a fifo or a sparse
+// 10 GiB file. An unconfined read of it exhausts host memory or blocks
+// forever; the confined reader refuses it before reading a byte more than
+// its cap (sandbox/confinedtest holds that), and the gate ends with a
+// refused_read finding and a tampered verdict, never an environment error
+// and never a hang.
+func TestGateRefusesACoverageRecordTheTestsReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real go test and mutation evidence; skipped with -short")
+	}
+	for _, c := range []struct{ name, plant, kind string }{
+		{"LinkToDevZero", `os.Remove(p); os.Symlink("/dev/zero", p)`, "symbolic link"},
+		{"Fifo", `os.Remove(p); syscall.Mkfifo(p, 0o644)`, "fifo"},
+		{"SparseTenGiB", `os.Truncate(p, 10<<30)`, "size cap"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newGitRepo(t)
+			r.write(map[string]string{
+				"go.mod":       "module example.com/m\n\ngo 1.26\n",
+				"calc/calc.go": "package calc\n\nfunc Abs(x int) int { return x }\n",
+			})
+			r.commit("base")
+			r.write(map[string]string{
+				"calc/calc.go": "package calc\n\nfunc Abs(x int) int {\n\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}\n",
+				"calc/abs_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"syscall\"\n\t\"testing\"\n)\n\n" +
+					"var _ = syscall.Mkfifo\n\n" +
+					"func TestAbsNegative(t *testing.T) {\n" +
+					"\tif p := os.Getenv(\"BCODE_COVER_OUT\"); p != \"\" {\n\t\t" + c.plant + "\n\t}\n" +
+					"\tif Abs(-3) != 3 {\n\t\tt.Fatal(Abs(-3))\n\t}\n}\n",
+			})
+			r.commit("head")
+			rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD",
+				Runner: &host.Runner{Extra: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found *verify.Finding
+			for i, f := range rep.Tamper {
+				if f.Code == verify.FindingRefusedRead {
+					found = &rep.Tamper[i]
+				}
+			}
+			if found == nil {
+				t.Fatalf("no %s finding: verdict %s, reasons %+v, tamper %+v", verify.FindingRefusedRead, rep.Verdict, rep.Reasons, rep.Tamper)
+			}
+			t.Logf("%s: %s", found.Path, found.Message)
+			if !strings.Contains(found.Message, c.kind) {
+				t.Errorf("finding %q does not say it found a %s", found.Message, c.kind)
+			}
+			if rep.Verdict != verify.Tampered {
+				t.Errorf("verdict %s, want tampered: %+v", rep.Verdict, rep.Reasons)
+			}
+			hasReason := false
+			for _, rs := range rep.Reasons {
+				hasReason = hasReason || rs.Code == verify.ReasonRefusedRead
+			}
+			if !hasReason {
+				t.Errorf("reasons %+v lack %s", rep.Reasons, verify.ReasonRefusedRead)
+			}
+		})
+	}
+}
