@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -275,7 +274,7 @@ func absoluteLinkToEtcShadow(t *testing.T, open Opener) {
 
 func fifoDoesNotBlock(t *testing.T, open Opener) {
 	f := newFixture(t, open)
-	must(t, syscall.Mkfifo(f.path("cover.out"), 0o644))
+	must(t, mkfifo(f.path("cover.out"), 0o644))
 	r := f.open(t, open)
 	b, err := read(t, r, "cover.out", 1<<20)
 	refused(t, "fifo", b, err, sandbox.ErrNotRegular)
@@ -479,7 +478,7 @@ func swapToLink(t *testing.T, open Opener) {
 }
 
 func swapToFifo(t *testing.T, open Opener) {
-	swapRace(t, open, func(tmp string) error { return syscall.Mkfifo(tmp, 0o644) }, sandbox.ErrNotRegular)
+	swapRace(t, open, func(tmp string) error { return mkfifo(tmp, 0o644) }, sandbox.ErrNotRegular)
 }
 
 func readDirRefuses(t *testing.T, open Opener) {
@@ -489,7 +488,7 @@ func readDirRefuses(t *testing.T, open Opener) {
 	must(t, os.WriteFile(f.path("d/a"), nil, 0o644))
 	must(t, os.Symlink("d", f.path("dlink")))
 	must(t, os.Symlink(filepath.Dir(f.secret), f.path("out")))
-	must(t, syscall.Mkfifo(f.path("fifo"), 0o644))
+	must(t, mkfifo(f.path("fifo"), 0o644))
 	r := f.open(t, open)
 	ents, err := r.ReadDir("d")
 	if err != nil || len(ents) != 2 || ents[0].Name() != "a" || ents[1].Name() != "b" {
