@@ -2,6 +2,8 @@ package check_test
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,21 +31,7 @@ func TestGateRefusesACoverageRecordTheTestsReplaced(t *testing.T) {
 		{"SparseTenGiB", `os.Truncate(p, 10<<30)`, "size cap"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newGitRepo(t)
-			r.write(map[string]string{
-				"go.mod":       "module example.com/m\n\ngo 1.26\n",
-				"calc/calc.go": "package calc\n\nfunc Abs(x int) int { return x }\n",
-			})
-			r.commit("base")
-			r.write(map[string]string{
-				"calc/calc.go": "package calc\n\nfunc Abs(x int) int {\n\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}\n",
-				"calc/abs_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"syscall\"\n\t\"testing\"\n)\n\n" +
-					"var _ = syscall.Mkfifo\n\n" +
-					"func TestAbsNegative(t *testing.T) {\n" +
-					"\tif p := os.Getenv(\"BCODE_COVER_OUT\"); p != \"\" {\n\t\t" + c.plant + "\n\t}\n" +
-					"\tif Abs(-3) != 3 {\n\t\tt.Fatal(Abs(-3))\n\t}\n}\n",
-			})
-			r.commit("head")
+			r := coverPlantRepo(t, c.plant)
 			rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD",
 				Runner: &host.Runner{Extra: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}}})
 			if err != nil {
@@ -73,5 +61,60 @@ func TestGateRefusesACoverageRecordTheTestsReplaced(t *testing.T) {
 				t.Errorf("reasons %+v lack %s", rep.Reasons, verify.ReasonRefusedRead)
 			}
 		})
+	}
+}
+
+// coverPlantRepo is a repository whose head fixes Abs and adds a test that
+// runs plant (Go statements over p, the path BCODE_COVER_OUT names) when
+// evidence runs it.
+func coverPlantRepo(t *testing.T, plant string) *gitRepo {
+	t.Helper()
+	r := newGitRepo(t)
+	r.write(map[string]string{
+		"go.mod":       "module example.com/m\n\ngo 1.26\n",
+		"calc/calc.go": "package calc\n\nfunc Abs(x int) int { return x }\n",
+	})
+	r.commit("base")
+	r.write(map[string]string{
+		"calc/calc.go": "package calc\n\nfunc Abs(x int) int {\n\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}\n",
+		"calc/abs_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"syscall\"\n\t\"testing\"\n)\n\n" +
+			"var _ = syscall.Mkfifo\n\n" +
+			"func TestAbsNegative(t *testing.T) {\n" +
+			"\tif p := os.Getenv(\"BCODE_COVER_OUT\"); p != \"\" {\n\t\t" + plant + "\n\t}\n" +
+			"\tif Abs(-3) != 3 {\n\t\tt.Fatal(Abs(-3))\n\t}\n}\n",
+	})
+	r.commit("head")
+	return r
+}
+
+// TestCLICheckRefusesACoverageRecordLinkedToDevZero is the same attack
+// through the real `bcode check` binary on the host runner: it exits with
+// the tampered verdict and a refused_read finding in its JSON, as a user
+// (or the task runner) sees it.
+func TestCLICheckRefusesACoverageRecordLinkedToDevZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds bcode and runs real go test; skipped with -short")
+	}
+	tmp := t.TempDir()
+	bin := buildBcode(t, tmp)
+	r := coverPlantRepo(t, `os.Remove(p); os.Symlink("/dev/zero", p)`)
+	res := runBcode(t, bin, "check", "--json", "-q", "--repo", r.dir, "--base", "HEAD~1", "--head", "HEAD", "--state", filepath.Join(tmp, "state"))
+	rep := decodeReport(t, res.stdout)
+	if rep.Verdict != string(verify.Tampered) {
+		t.Fatalf("verdict %s (exit %d), want tampered\nstdout:\n%s\nstderr:\n%s", rep.Verdict, res.code, res.stdout, res.stderr)
+	}
+	found := false
+	for _, raw := range rep.Tamper {
+		var f verify.Finding
+		if json.Unmarshal(raw, &f) == nil && f.Code == verify.FindingRefusedRead {
+			found = true
+			t.Logf("exit %d: %s: %s", res.code, f.Path, f.Message)
+		}
+	}
+	if !found {
+		t.Errorf("no %s finding in %s", verify.FindingRefusedRead, res.stdout)
+	}
+	if res.code == 0 {
+		t.Errorf("exit 0 for a tampered change")
 	}
 }
