@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/docker/dockertest"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -116,5 +119,61 @@ func TestCLICheckRefusesACoverageRecordLinkedToDevZero(t *testing.T) {
 	}
 	if res.code == 0 {
 		t.Errorf("exit 0 for a tampered change")
+	}
+}
+
+// TestGateRefusesAPytestLogTheTestsReplaced is the attack on the Python
+// adapter's reads, on the host runner and in the Docker sandbox: a test of
+// the change replaces the live log bcode's pytest plugin writes (log.jsonl
+// in the hidden scratch directory of the snapshot), which the gate reads on
+// the host after the run,
+// with a link to /dev/zero. Whichever runner ran the test, the read is the
+// host's, and the gate ends tampered with a refused_read finding.
+func TestGateRefusesAPytestLogTheTestsReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pytest (and containers); skipped with -short")
+	}
+	testenv.SystemPytest(t)
+	runners := []struct {
+		name string
+		opts func(t *testing.T) check.Options
+	}{
+		{"Host", func(t *testing.T) check.Options { return check.Options{Runner: host.New()} }},
+		{"Docker", func(t *testing.T) check.Options {
+			e := dockertest.Connect(t)
+			const image = "bcode-sandbox:reads-py"
+			dockertest.Image(t, e, image)
+			return check.Options{Sandbox: docker.Sandbox{Template: docker.Config{Image: image}}}
+		}},
+	}
+	for _, rn := range runners {
+		t.Run(rn.name, func(t *testing.T) {
+			r := clampFixRepo(t, nil)
+			// The plugin hides the log's name from the tests; the
+			// snapshot's hidden scratch directory gives it away.
+			r.write(map[string]string{"tests/test_plant.py": "import glob\nimport os\n\n\n" +
+				"def test_plant():\n" +
+				"    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n" +
+				"    for p in glob.glob(os.path.join(root, '.bcode-pytest-*', 'log.jsonl')):\n" +
+				"        os.remove(p)\n" +
+				"        os.symlink('/dev/zero', p)\n"})
+			r.commit("head plants")
+			o := rn.opts(t)
+			o.Repo, o.Base, o.Head, o.NoEvidence = r.dir, "HEAD~2", "HEAD", true
+			rep, err := check.Run(context.Background(), o)
+			if rep == nil {
+				t.Fatalf("no report: %v", err)
+			}
+			var found *verify.Finding
+			for i, f := range rep.Tamper {
+				if f.Code == verify.FindingRefusedRead {
+					found = &rep.Tamper[i]
+				}
+			}
+			if found == nil || rep.Verdict != verify.Tampered {
+				t.Fatalf("verdict %s, findings %+v, reasons %+v: want tampered with %s", rep.Verdict, rep.Tamper, rep.Reasons, verify.FindingRefusedRead)
+			}
+			t.Logf("%s runner: %s: %s", rep.Runner, found.Path, found.Message)
+		})
 	}
 }
