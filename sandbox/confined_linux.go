@@ -71,6 +71,9 @@ func (b *beneathDir) open(p string) (*os.File, error) {
 	}
 	const readFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), readFlags, 0)
+	if err != nil && err != unix.ENOENT {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err} // EACCES and the like
+	}
 	if err != nil {
 		// No /proc: resolve once more for reading; fstat must find the
 		// inode step 2 judged.
