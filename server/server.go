@@ -278,14 +278,11 @@ func (s *Server) readFile(abs string) ([]byte, error) {
 	if fi.Size() > maxReadBytes {
 		return nil, fmt.Errorf("%w: %s is %d MiB, over bcode-ls's %d MiB limit for a file the editor has not opened: open it in the editor, or work on a smaller file", errTooBig, rel, fi.Size()>>20, maxReadBytes>>20)
 	}
-	b, err := conf.ReadFile(rel, maxReadBytes+1)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxReadBytes {
+	b, err := conf.ReadFile(rel, maxReadBytes)
+	if errors.Is(err, sandbox.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: %s grew past bcode-ls's %d MiB limit while it was read", errTooBig, rel, maxReadBytes>>20)
 	}
-	return b, nil
+	return b, err
 }
 
 // go runs f in the background, tied to the server's lifetime, recovering a

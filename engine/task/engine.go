@@ -18,6 +18,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // DefaultTTL is how long a lease lives without a heartbeat. Runners renew
@@ -104,7 +105,7 @@ func (e *Engine) WorktreePath(taskID string, fence int64) string {
 
 // worktreeDirs lists the task's worktree directories by fence.
 func (e *Engine) worktreeDirs(taskID string) (map[int64]string, error) {
-	ents, err := os.ReadDir(e.WorktreeRoot())
+	ents, err := sandbox.ReadDir(e.WorktreeRoot())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
