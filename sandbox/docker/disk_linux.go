@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,11 +38,23 @@ var ErrDiskLimit = errors.New("docker runner: the disk limit")
 // the host's sight (the checkpoint reads it between turns). A filesystem
 // image is the one bound the kernel enforces on a host directory on any
 // filesystem, at the price of needing root to mount it.
+//
+// Runners of this process opened on the same directory share its disk
+// (the first mounts it, the last to close releases it): a second disk
+// mounted over the first would hide from the host what containers of the
+// first write.
 type disk struct {
 	dir     string // the runner's directory, now the mount point
 	work    string // private scratch directory holding the image
-	discard bool   // on release, drop what was written instead of copying it back
+	discard bool   // on release, drop what was written instead of copying it back (all users asked)
+	users   int
 }
+
+// disks are the mounted disks of this process, by directory.
+var disks = struct {
+	sync.Mutex
+	m map[string]*disk
+}{m: map[string]*disk{}}
 
 // mountDisk copies dir's content into a fresh filesystem of size bytes and
 // mounts it over dir. A bcode disk already mounted there (a killed
@@ -49,6 +62,13 @@ type disk struct {
 func mountDisk(ctx context.Context, dir string, size int64, discard bool) (*disk, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: mounting a filesystem needs root", ErrDiskLimit)
+	}
+	disks.Lock()
+	defer disks.Unlock()
+	if d := disks.m[dir]; d != nil {
+		d.users++
+		d.discard = d.discard && discard
+		return d, nil
 	}
 	if img, ok := diskMountedAt(dir); ok {
 		if err := releaseMounted(ctx, dir, false); err != nil {
@@ -59,11 +79,12 @@ func mountDisk(ctx context.Context, dir string, size int64, discard bool) (*disk
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDiskLimit, err)
 	}
-	d := &disk{dir: dir, work: work, discard: discard}
+	d := &disk{dir: dir, work: work, discard: discard, users: 1}
 	if err := d.mount(ctx, size); err != nil {
 		os.RemoveAll(work)
 		return nil, fmt.Errorf("%w: %v", ErrDiskLimit, err)
 	}
+	disks.m[dir] = d
 	return d, nil
 }
 
@@ -118,6 +139,12 @@ func (d *disk) mount(ctx context.Context, size int64) error {
 // copies what it holds back into the directory (unless discard), then
 // removes the image.
 func (d *disk) release(ctx context.Context) error {
+	disks.Lock()
+	defer disks.Unlock()
+	if d.users--; d.users > 0 {
+		return nil
+	}
+	delete(disks.m, d.dir)
 	if err := releaseMounted(ctx, d.dir, d.discard); err != nil {
 		return fmt.Errorf("%w: %v (the disk image stays in %s)", ErrDiskLimit, err, d.work)
 	}
