@@ -153,7 +153,8 @@ const (
 
 // Recover implements agent.Recoverer: it removes the containers of the
 // task that holders of older fences left (a SIGKILLed runner's agent, or
-// the gate commands it was running), before anything of this holder runs.
+// the gate commands it was running), and releases the worktree disks dead
+// runners left mounted, before anything of this holder runs.
 func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	e, err := docker.Connect(cctx)
@@ -162,7 +163,14 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 		return 0, fmt.Errorf("the agent runs in a Docker sandbox: %w", err)
 	}
 	defer e.Close()
-	return e.ReapStale(ctx, t.ID, lease.Fence)
+	n, err := e.ReapStale(ctx, t.ID, lease.Fence)
+	if err != nil {
+		return n, err
+	}
+	// With its containers gone, a dead runner's worktree disk can go too:
+	// its content is copied back, so the worktree can be moved.
+	_, err = docker.ReleaseStaleDisks(ctx)
+	return n, err
 }
 
 // CheckSandbox implements agent.Sandboxed: the gate verifies the

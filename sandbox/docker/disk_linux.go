@@ -197,6 +197,57 @@ func releaseMounted(ctx context.Context, dir string, discard bool) error {
 	return nil
 }
 
+// ReleaseStaleDisks releases the disks that runners of dead processes
+// left mounted (a SIGKILLed runner cannot release its own): each one's
+// content is copied back into its directory and it is unmounted, so the
+// next holder of a task can move or remove the worktree. A disk is a dead
+// runner's when its image lies in a dead owner's scratch directory. A
+// staging mount of a release cut short is left alone: it is read-only and
+// holds the only whole copy. It returns how many it released.
+func ReleaseStaleDisks(ctx context.Context) (int, error) {
+	return releaseStale(ctx, scratch.OwnerDead)
+}
+
+func releaseStale(ctx context.Context, dead func(owner string) bool) (int, error) {
+	if os.Geteuid() != 0 {
+		return 0, nil // a non-root bcode mounts no disks
+	}
+	disks.Lock()
+	defer disks.Unlock()
+	n := 0
+	var errs []error
+	for _, dir := range mountPoints() {
+		if disks.m[dir] != nil || strings.HasPrefix(filepath.Base(filepath.Dir(dir)), "bcode-disk-out-") {
+			continue
+		}
+		img, ok := diskMountedAt(dir)
+		if !ok || !dead(filepath.Base(filepath.Dir(filepath.Dir(img)))) {
+			continue
+		}
+		if err := releaseMounted(ctx, dir, false); err != nil {
+			errs = append(errs, fmt.Errorf("%w: releasing %s: %v", ErrDiskLimit, dir, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// mountPoints lists this mount namespace's mount points.
+func mountPoints() []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 {
+			out = append(out, unescapeMount(f[4]))
+		}
+	}
+	return out
+}
+
 // unmount unmounts p, lazily when something (an editor, a shell) still has
 // a file open there: the filesystem goes once the last user lets go.
 func unmount(ctx context.Context, p string) error {

@@ -20,3 +20,6 @@ func mountDisk(context.Context, string, int64, bool) (*disk, error) {
 }
 
 func (*disk) release(context.Context) error { return nil }
+
+// ReleaseStaleDisks: no disks are mounted here.
+func ReleaseStaleDisks(context.Context) (int, error) { return 0, nil }
