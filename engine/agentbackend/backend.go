@@ -21,7 +21,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
+
+	"golang.org/x/mod/module"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
@@ -121,6 +124,17 @@ func New(ctx context.Context, cfg config.Config, o Options) (*Agent, error) {
 type Agent struct {
 	cfg  config.Config
 	opts Options
+
+	mu  sync.Mutex
+	pre *prefetcher // the running attempt's: what the user approved
+}
+
+// approved is what the user approved for the task, as of the running
+// attempt's last look.
+func (a *Agent) approved() map[module.Version]bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pre.approvedNow()
 }
 
 var (
@@ -139,7 +153,8 @@ const (
 
 // Recover implements agent.Recoverer: it removes the containers of the
 // task that holders of older fences left (a SIGKILLed runner's agent, or
-// the gate commands it was running), before anything of this holder runs.
+// the gate commands it was running), and releases the worktree disks dead
+// runners left mounted, before anything of this holder runs.
 func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	e, err := docker.Connect(cctx)
@@ -148,7 +163,14 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 		return 0, fmt.Errorf("the agent runs in a Docker sandbox: %w", err)
 	}
 	defer e.Close()
-	return e.ReapStale(ctx, t.ID, lease.Fence)
+	n, err := e.ReapStale(ctx, t.ID, lease.Fence)
+	if err != nil {
+		return n, err
+	}
+	// With its containers gone, a dead runner's worktree disk can go too:
+	// its content is copied back, so the worktree can be moved.
+	_, err = docker.ReleaseStaleDisks(ctx)
+	return n, err
 }
 
 // CheckSandbox implements agent.Sandboxed: the gate verifies the
@@ -176,21 +198,43 @@ type repoSandbox struct {
 
 func (c *repoSandbox) Name() string { return "docker" }
 
+// Open opens the gate's runner on its scratch directory: on a disk of the
+// base's [sandbox] disk_mb whose content is dropped at Close (the gate
+// removes the directory anyway), with the task's module view.
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, _, err := c.a.sandboxConfig(ctx, c.task)
+	tmpl, view, _, err := c.a.sandboxConfig(ctx, c.task, c.a.approved())
 	if err != nil {
 		return nil, err
 	}
-	return docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
+	tmpl.DiskDiscard = true
+	r, err := docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
+	if err != nil {
+		view.Close()
+		return nil, err
+	}
+	return &viewRunner{ScopedRunner: r, view: view}, nil
+}
+
+// viewRunner removes the module view after the runner's containers.
+type viewRunner struct {
+	sandbox.ScopedRunner
+	view *moduleView
+}
+
+func (r *viewRunner) Close() error {
+	err := r.ScopedRunner.Close()
+	return errors.Join(err, r.view.Close())
 }
 
 // sandboxConfig is the container every command of the task runs in, but
-// for its worktree and labels: the base config's image and limits, the
-// host's toolchains and, when the bcode CLI can serve it, a build cache
-// seeded from the base commit. Warming the seed is best effort (a base
-// that does not build must not stop the attempt that is to fix it): its
-// failure comes back as a warning.
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config, []error, error) {
+// for its worktree and labels: the base config's image and limits (the
+// worktree's disk among them), the host's toolchains, the task's module
+// view (the base's go.sum and the approved modules; the caller closes it)
+// and, when the bcode CLI can serve it, a build cache seeded from the base
+// commit. Warming the seed is best effort (a base that does not build must
+// not stop the attempt that is to fix it): its failure comes back as a
+// warning.
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool) (docker.Config, *moduleView, []error, error) {
 	var warnings []error
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
@@ -203,23 +247,35 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config
 		MemoryBytes: int64(a.cfg.Sandbox.MemoryMB) << 20,
 		NanoCPUs:    int64(a.cfg.Sandbox.CPUs) * 1e9,
 		PidsLimit:   int64(a.cfg.Sandbox.Pids),
+		DiskBytes:   int64(a.cfg.Sandbox.DiskMB) << 20,
 	}
 	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
 		seed := a.opts.GoCacheSeed
 		if seed == "" {
 			if seed, err = SeedDir(t.Repo); err != nil {
-				return docker.Config{}, nil, err
+				return docker.Config{}, nil, nil, err
 			}
 		}
 		if err := os.MkdirAll(seed, 0o755); err != nil {
-			return docker.Config{}, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
+			return docker.Config{}, nil, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
 		}
 		if err := WarmSeed(ctx, dcfg, t.Repo, t.Base, seed); err != nil {
 			warnings = append(warnings, err)
 		}
 		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
 	}
-	return dcfg, warnings, nil
+	var view *moduleView
+	if goenv.GOROOT != "" {
+		sums, err := BaseSums(ctx, t.Repo, t.Base)
+		if err != nil {
+			return docker.Config{}, nil, nil, err
+		}
+		if view, err = newModuleView(ctx, vouched(sums, approved, nil)); err != nil {
+			return docker.Config{}, nil, nil, err
+		}
+		dcfg.ModCache = view.dir
+	}
+	return dcfg, view, warnings, nil
 }
 
 // StartAttempt implements agent.Agent. It prefetches the Go modules the
@@ -257,10 +313,15 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	if err := pre.refresh(ctx); err != nil {
 		warnings = append(warnings, err)
 	}
-	dcfg, warm, err := a.sandboxConfig(ctx, in.Task)
+	a.mu.Lock()
+	a.pre = pre
+	a.mu.Unlock()
+	dcfg, view, warm, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow())
 	if err != nil {
 		return fail(err)
 	}
+	closers = append(closers, view)
+	pre.view = view
 	warnings = append(warnings, warm...)
 	dcfg.Worktree = in.Worktree
 	dcfg.Toolchains = append(dcfg.Toolchains, docker.Mount{Source: a.opts.AgentBinary, Target: AgentPath})
@@ -275,6 +336,9 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	closers = append(closers, sb)
+	if sb.DiskLimit() == 0 {
+		warnings = append(warnings, errors.New("the worktree has no disk limit: mounting its filesystem needs root (docs/sandbox.md, \"Boundary: what it can spend\")"))
+	}
 	getenv := a.opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
