@@ -78,11 +78,11 @@ func cherryPickTree(ctx context.Context, user *git.Repo, from string, commits []
 	}
 	tree := strings.TrimSpace(string(out))
 	for _, c := range commits {
-		parents, err := user.Git(ctx, "rev-parse", "--verify", c+"^@")
+		parents, err := user.Git(ctx, "rev-list", "--parents", "-n", "1", c)
 		if err != nil {
 			return "", err
 		}
-		ps := strings.Fields(string(parents))
+		ps := strings.Fields(string(parents))[1:]
 		if len(ps) != 1 {
 			return "", fmt.Errorf("%w: commit %.12s has %d parents (cherry-pick takes one)", ErrDoesNotApply, c, len(ps))
 		}
@@ -131,12 +131,15 @@ func LandingFindings(ctx context.Context, user *git.Repo, base, head string) ([]
 // landed tree is judged again, and one with findings not forced is undone
 // (the checkout and the branch go back to plan.From) with an error.
 func checkLanded(ctx context.Context, user *git.Repo, plan *landingPlan, branch string, force bool) ([]verify.Finding, error) {
-	out, err := user.Git(ctx, "rev-parse", "--verify", "HEAD^{tree}", plan.Tree+"^{tree}")
-	if err != nil {
-		return nil, err
+	var trees []string
+	for _, rev := range []string{"HEAD^{tree}", plan.Tree + "^{tree}"} {
+		out, err := user.Git(ctx, "rev-parse", "--verify", rev)
+		if err != nil {
+			return nil, err
+		}
+		trees = append(trees, strings.TrimSpace(string(out)))
 	}
-	trees := strings.Fields(string(out))
-	if len(trees) == 2 && trees[0] == trees[1] {
+	if trees[0] == trees[1] {
 		return plan.Findings, nil
 	}
 	findings, err := tamper.Landing(ctx, gitchange.NewTree(user, plan.From), gitchange.NewTree(user, "HEAD^{tree}"))
