@@ -177,7 +177,7 @@ type repoSandbox struct {
 func (c *repoSandbox) Name() string { return "docker" }
 
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, _, err := c.a.sandboxConfig(ctx, c.task)
+	tmpl, _, _, err := c.a.sandboxConfig(ctx, c.task, true)
 	if err != nil {
 		return nil, err
 	}
@@ -187,10 +187,12 @@ func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner)
 // sandboxConfig is the container every command of the task runs in, but
 // for its worktree and labels: the base config's image and limits, the
 // host's toolchains and, when the bcode CLI can serve it, a build cache
-// seeded from the base commit. Warming the seed is best effort (a base
-// that does not build must not stop the attempt that is to fix it): its
-// failure comes back as a warning.
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config, []error, error) {
+// seeded from the base commit. With await (the gate) it waits for the
+// seed's warm-up; without (the agent's container) it starts the warm-up,
+// which runs beside the agent's turns, and returns it. Warming the seed is
+// best effort (a base that does not build must not stop the attempt that
+// is to fix it): its failure comes back as a warning.
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, await bool) (docker.Config, []error, *warmRun, error) {
 	var warnings []error
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
@@ -204,28 +206,36 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config
 		NanoCPUs:    int64(a.cfg.Sandbox.CPUs) * 1e9,
 		PidsLimit:   int64(a.cfg.Sandbox.Pids),
 	}
+	var warm *warmRun
 	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
 		seed := a.opts.GoCacheSeed
 		if seed == "" {
 			if seed, err = SeedDir(t.Repo); err != nil {
-				return docker.Config{}, nil, err
+				return docker.Config{}, nil, nil, err
 			}
 		}
 		if err := os.MkdirAll(seed, 0o755); err != nil {
-			return docker.Config{}, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
+			return docker.Config{}, nil, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
 		}
-		if err := WarmSeed(ctx, dcfg, t.Repo, t.Base, seed); err != nil {
-			warnings = append(warnings, err)
+		if await {
+			if err := awaitWarm(ctx, dcfg, t.Repo, t.Base, seed); err != nil {
+				warnings = append(warnings, err)
+			}
+		} else {
+			warm = startWarm(ctx, dcfg, t.Repo, t.Base, seed)
 		}
 		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
 	}
-	return dcfg, warnings, nil
+	return dcfg, warnings, warm, nil
 }
 
 // StartAttempt implements agent.Agent. It prefetches the Go modules the
-// base vouches for or the user approved (prefetcher) and warms the seed
-// build cache in a container (WarmSeed), then starts bcode-agent in a container
-// over the worktree with stdin and stdout attached to the gateway. (What
+// base vouches for or the user approved (prefetcher; nothing to fetch and
+// no network once the module cache has them), starts warming the seed
+// build cache for the gate in a container of its own (startWarm: beside
+// the agent's turns, never before the first), and starts bcode-agent in a
+// container over the worktree with stdin and stdout attached to the
+// gateway. The agent's builds read the seed as far as it is warm. (What
 // earlier runners left was removed by Recover when this one took the
 // lease.)
 func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.Session, error) {
@@ -257,11 +267,14 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	if err := pre.refresh(ctx); err != nil {
 		warnings = append(warnings, err)
 	}
-	dcfg, warm, err := a.sandboxConfig(ctx, in.Task)
+	dcfg, warm, seedRun, err := a.sandboxConfig(ctx, in.Task, false)
 	if err != nil {
 		return fail(err)
 	}
 	warnings = append(warnings, warm...)
+	if seedRun != nil {
+		closers = append(closers, closerFunc(seedRun.stop))
+	}
 	dcfg.Worktree = in.Worktree
 	dcfg.Toolchains = append(dcfg.Toolchains, docker.Mount{Source: a.opts.AgentBinary, Target: AgentPath})
 	dcfg.Labels = docker.OwnerLabels(sandbox.Owner{Task: in.Task.ID, Fence: in.Lease.Fence, Attempt: in.Attempt.Number})
@@ -295,6 +308,15 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		closers = append(closers, logf)
 		for _, w := range warnings {
 			fmt.Fprintf(logf, "bcode: %v\n", w)
+		}
+		if seedRun != nil {
+			// Closed before the log: the warm-up's failure goes in it.
+			closers = append(closers, closerFunc(func() {
+				seedRun.stop()
+				if err := seedRun.failure(); err != nil {
+					fmt.Fprintf(logf, "bcode: %v\n", err)
+				}
+			}))
 		}
 	}
 	sess, err := ra.StartAttempt(ctx, in)
@@ -352,6 +374,11 @@ func (s *session) Close() error {
 	err := s.Session.Close()
 	return errors.Join(err, closeAll(s.closers))
 }
+
+// closerFunc is a Close that cannot fail.
+type closerFunc func()
+
+func (f closerFunc) Close() error { f(); return nil }
 
 func closeAll(cs []io.Closer) error {
 	var errs []error

@@ -53,6 +53,12 @@ type Config struct {
 	PidsLimit   int64
 	TmpBytes    int64 // tmpfs at /tmp
 	HomeBytes   int64 // tmpfs at Home, which holds GOCACHE by default
+	// CPUShares is the container's CPU weight against other processes
+	// when the CPUs are contended (docker run --cpu-shares; 0: the
+	// engine's default, 1024). Work that runs beside an agent's turns,
+	// such as warming the gate's build cache, takes a low weight so it
+	// uses idle CPU and yields the rest.
+	CPUShares int64
 	// GoCacheDir, when set, is a host directory mounted read-write as
 	// GOCACHE so builds are reused across commands. Leave it empty for
 	// verification: a cache that tested code could write is a cache that
@@ -535,6 +541,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 			Memory:     r.cfg.MemoryBytes,
 			MemorySwap: r.cfg.MemoryBytes, // no swap on top
 			NanoCPUs:   r.cfg.NanoCPUs,
+			CPUShares:  r.cfg.CPUShares,
 			PidsLimit:  &pids,
 		},
 	}
