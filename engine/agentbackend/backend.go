@@ -176,24 +176,28 @@ type repoSandbox struct {
 
 func (c *repoSandbox) Name() string { return "docker" }
 
+// Open waits for nothing: the seed's warm-up is awaited by the runner's
+// first command (warmedRunner), so a check that runs no command (no change
+// to check) does not wait for a warm-up it will not use.
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, _, _, err := c.a.sandboxConfig(ctx, c.task, true)
+	tmpl, seed, err := c.a.sandboxConfig(ctx, c.task)
 	if err != nil {
 		return nil, err
 	}
-	return docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
+	r, err := docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
+	if err != nil || seed == nil {
+		return r, err
+	}
+	return &warmedRunner{ScopedRunner: r, seed: seed}, nil
 }
 
 // sandboxConfig is the container every command of the task runs in, but
 // for its worktree and labels: the base config's image and limits, the
 // host's toolchains and, when the bcode CLI can serve it, a build cache
-// seeded from the base commit. With await (the gate) it waits for the
-// seed's warm-up; without (the agent's container) it starts the warm-up,
-// which runs beside the agent's turns, and returns it. Warming the seed is
-// best effort (a base that does not build must not stop the attempt that
-// is to fix it): its failure comes back as a warning.
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, await bool) (docker.Config, []error, *warmRun, error) {
-	var warnings []error
+// seeded from the base commit. It warms nothing; the seed it returns (nil:
+// none) is what the caller starts (the agent's container: beside its
+// turns) or waits for (the gate's commands).
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config, *seedWarm, error) {
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
 		goenv = docker.GoEnv{} // a Python-only task needs no Go; go inside then reports itself missing
@@ -206,27 +210,21 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, await bool) (d
 		NanoCPUs:    int64(a.cfg.Sandbox.CPUs) * 1e9,
 		PidsLimit:   int64(a.cfg.Sandbox.Pids),
 	}
-	var warm *warmRun
-	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
-		seed := a.opts.GoCacheSeed
-		if seed == "" {
-			if seed, err = SeedDir(t.Repo); err != nil {
-				return docker.Config{}, nil, nil, err
-			}
-		}
-		if err := os.MkdirAll(seed, 0o755); err != nil {
-			return docker.Config{}, nil, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
-		}
-		if await {
-			if err := awaitWarm(ctx, dcfg, t.Repo, t.Base, seed); err != nil {
-				warnings = append(warnings, err)
-			}
-		} else {
-			warm = startWarm(ctx, dcfg, t.Repo, t.Base, seed)
-		}
-		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
+	if len(a.opts.GoCacheProg) == 0 || goenv.GOROOT == "" {
+		return dcfg, nil, nil
 	}
-	return dcfg, warnings, warm, nil
+	seed := a.opts.GoCacheSeed
+	if seed == "" {
+		if seed, err = SeedDir(t.Repo); err != nil {
+			return docker.Config{}, nil, err
+		}
+	}
+	if err := os.MkdirAll(seed, 0o755); err != nil {
+		return docker.Config{}, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
+	}
+	sw := &seedWarm{tmpl: dcfg, repo: t.Repo, base: t.Base, seed: seed}
+	dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
+	return dcfg, sw, nil
 }
 
 // StartAttempt implements agent.Agent. It prefetches the Go modules the
@@ -267,12 +265,13 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	if err := pre.refresh(ctx); err != nil {
 		warnings = append(warnings, err)
 	}
-	dcfg, warm, seedRun, err := a.sandboxConfig(ctx, in.Task, false)
+	dcfg, seed, err := a.sandboxConfig(ctx, in.Task)
 	if err != nil {
 		return fail(err)
 	}
-	warnings = append(warnings, warm...)
-	if seedRun != nil {
+	var seedRun *warmRun
+	if seed != nil {
+		seedRun = seed.start(ctx)
 		closers = append(closers, closerFunc(seedRun.stop))
 	}
 	dcfg.Worktree = in.Worktree

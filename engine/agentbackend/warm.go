@@ -5,14 +5,14 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
 
 // The gate's build cache is warmed beside the agent's turns, not before
-// them: StartAttempt starts the warm-up (startWarm) and starts the agent's
-// container at once; the gate's sandbox (repoSandbox.Open) waits for it
-// (awaitWarm) before its first command, so the gate still runs over a warm
-// seed. Within a process one warm-up per seed and base runs at a time and
+// them: StartAttempt starts the warm-up (seedWarm.start) and the agent's
+// container at once; the gate's runner (warmedRunner) waits for it before
+// its first command, so the gate still runs over a warm seed. Within a process one warm-up per seed and base runs at a time and
 // every caller shares it; across processes WarmSeed's lock file does the
 // same.
 
@@ -30,12 +30,47 @@ var (
 	warming = map[warmKey]*warmRun{}
 )
 
-// startWarm returns the warm-up of base into seed that is in flight, or
-// starts one under ctx. It does not wait.
-func startWarm(ctx context.Context, tmpl docker.Config, repo, base, seed string) *warmRun {
-	return startFlight(ctx, warmKey{seed, base}, func(ctx context.Context) error {
-		return WarmSeed(ctx, tmpl, repo, base, seed)
-	})
+// seedWarm is the warm-up of one base into one seed.
+type seedWarm struct {
+	tmpl             docker.Config
+	repo, base, seed string
+	fn               func(context.Context) error // nil: WarmSeed (tests replace it)
+}
+
+func (w *seedWarm) key() warmKey { return warmKey{w.seed, w.base} }
+
+func (w *seedWarm) warm(ctx context.Context) error {
+	if w.fn != nil {
+		return w.fn(ctx)
+	}
+	return WarmSeed(ctx, w.tmpl, w.repo, w.base, w.seed)
+}
+
+// start returns the warm-up in flight, or starts one under ctx. It does
+// not wait.
+func (w *seedWarm) start(ctx context.Context) *warmRun { return startFlight(ctx, w.key(), w.warm) }
+
+// await waits for the warm-up (awaitFlight).
+func (w *seedWarm) await(ctx context.Context) error { return awaitFlight(ctx, w.key(), w.warm) }
+
+// warmedRunner is the gate's runner: its first command waits for the
+// seed's warm-up, so the gate's builds find the base compiled. Warming is
+// best effort (a base that does not build must not stop the check of the
+// attempt that is to fix it): a failed warm-up leaves a cold cache, and
+// the commands compile what they need.
+type warmedRunner struct {
+	sandbox.ScopedRunner
+	seed *seedWarm
+	once sync.Once
+}
+
+func (r *warmedRunner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, error) {
+	var err error
+	r.once.Do(func() { err = r.seed.await(ctx) })
+	if err != nil && ctx.Err() != nil {
+		return sandbox.Result{}, ctx.Err()
+	}
+	return r.ScopedRunner.Run(ctx, c)
 }
 
 // startFlight returns key's warm-up in flight, or starts warm under ctx.
@@ -81,17 +116,9 @@ func (r *warmRun) failure() error {
 	return r.err
 }
 
-// awaitWarm waits for the warm-up of base into seed, joining the one in
-// flight or starting it. A warm-up that ended because its starter's
-// context did (the attempt that began it stopped) is started again while
-// ctx lives.
-func awaitWarm(ctx context.Context, tmpl docker.Config, repo, base, seed string) error {
-	return awaitFlight(ctx, warmKey{seed, base}, func(ctx context.Context) error {
-		return WarmSeed(ctx, tmpl, repo, base, seed)
-	})
-}
-
-// awaitFlight is awaitWarm for key's warm-up, warm.
+// awaitFlight waits for key's warm-up, joining the one in flight or
+// starting warm. A warm-up that ended because its starter's context did
+// (the attempt that began it stopped) is started again while ctx lives.
 func awaitFlight(ctx context.Context, key warmKey, warm func(context.Context) error) error {
 	for {
 		r := startFlight(ctx, key, warm)

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // TestWarmRunsBesideAndTheGateWaits: starting the warm-up returns at once
@@ -130,4 +132,59 @@ func TestSeedLockSerialisesWarmUps(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter never got the lock after it was released")
 	}
+}
+
+// fakeRunner records the commands it ran.
+type fakeRunner struct {
+	sandbox.ScopedRunner
+	ran atomic.Int32
+}
+
+func (f *fakeRunner) Run(context.Context, sandbox.Command) (sandbox.Result, error) {
+	f.ran.Add(1)
+	return sandbox.Result{}, nil
+}
+
+// TestGateRunnerWaitsForTheWarmUpBeforeItsFirstCommand: the gate's runner
+// holds its first command until the warm-up the agent's attempt started
+// has finished (the gate builds over a warm seed), and later commands do
+// not wait again.
+func TestGateRunnerWaitsForTheWarmUpBeforeItsFirstCommand(t *testing.T) {
+	release := make(chan struct{})
+	var warmed atomic.Bool
+	sw := &seedWarm{seed: t.TempDir(), base: "base4", fn: func(ctx context.Context) error {
+		select {
+		case <-release:
+			warmed.Store(true)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	agentRun := sw.start(context.Background()) // the agent's StartAttempt
+	defer agentRun.stop()
+
+	fake := &fakeRunner{}
+	gate := &warmedRunner{ScopedRunner: fake, seed: sw}
+	ran := make(chan error, 1)
+	go func() {
+		_, err := gate.Run(context.Background(), sandbox.Command{Args: []string{"go", "test", "./..."}})
+		ran <- err
+	}()
+	select {
+	case <-ran:
+		t.Fatal("the gate's first command ran before the warm-up finished")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if !warmed.Load() || fake.ran.Load() != 1 {
+		t.Fatalf("warmed %v, commands run %d", warmed.Load(), fake.ran.Load())
+	}
+	if _, err := gate.Run(context.Background(), sandbox.Command{Args: []string{"go", "vet"}}); err != nil || fake.ran.Load() != 2 {
+		t.Fatalf("second command: %v, %d run", err, fake.ran.Load())
+	}
+
 }
