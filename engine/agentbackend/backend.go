@@ -200,9 +200,12 @@ func (c *repoSandbox) Name() string { return "docker" }
 
 // Open opens the gate's runner on its scratch directory: on a disk of the
 // base's [sandbox] disk_mb whose content is dropped at Close (the gate
-// removes the directory anyway), with the task's module view.
+// removes the directory anyway), with the task's module view. It waits for
+// nothing: the seed's warm-up is awaited by the runner's first command
+// (warmedRunner), so a check that runs no command (no change to check)
+// does not wait for a warm-up it will not use.
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, view, _, err := c.a.sandboxConfig(ctx, c.task, c.a.approved())
+	tmpl, view, seed, err := c.a.sandboxConfig(ctx, c.task, c.a.approved())
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +215,11 @@ func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner)
 		view.Close()
 		return nil, err
 	}
-	return &viewRunner{ScopedRunner: r, view: view}, nil
+	var runner sandbox.ScopedRunner = r
+	if seed != nil {
+		runner = &warmedRunner{ScopedRunner: r, seed: seed}
+	}
+	return &viewRunner{ScopedRunner: runner, view: view}, nil
 }
 
 // viewRunner removes the module view after the runner's containers.
@@ -231,11 +238,10 @@ func (r *viewRunner) Close() error {
 // worktree's disk among them), the host's toolchains, the task's module
 // view (the base's go.sum and the approved modules; the caller closes it)
 // and, when the bcode CLI can serve it, a build cache seeded from the base
-// commit. Warming the seed is best effort (a base that does not build must
-// not stop the attempt that is to fix it): its failure comes back as a
-// warning.
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool) (docker.Config, *moduleView, []error, error) {
-	var warnings []error
+// commit. It warms nothing; the seed it returns (nil: none) is what the
+// caller starts (the agent's container: beside its turns) or waits for
+// (the gate's commands).
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool) (docker.Config, *moduleView, *seedWarm, error) {
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
 		goenv = docker.GoEnv{} // a Python-only task needs no Go; go inside then reports itself missing
@@ -249,20 +255,19 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[m
 		PidsLimit:   int64(a.cfg.Sandbox.Pids),
 		DiskBytes:   int64(a.cfg.Sandbox.DiskMB) << 20,
 	}
+	var seed *seedWarm
 	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
-		seed := a.opts.GoCacheSeed
-		if seed == "" {
-			if seed, err = SeedDir(t.Repo); err != nil {
+		dir := a.opts.GoCacheSeed
+		if dir == "" {
+			if dir, err = SeedDir(t.Repo); err != nil {
 				return docker.Config{}, nil, nil, err
 			}
 		}
-		if err := os.MkdirAll(seed, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return docker.Config{}, nil, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
 		}
-		if err := WarmSeed(ctx, dcfg, t.Repo, t.Base, seed); err != nil {
-			warnings = append(warnings, err)
-		}
-		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
+		seed = &seedWarm{tmpl: dcfg, repo: t.Repo, base: t.Base, seed: dir}
+		dcfg.GoCacheSeed, dcfg.GoCacheProg = dir, a.opts.GoCacheProg
 	}
 	var view *moduleView
 	if goenv.GOROOT != "" {
@@ -275,13 +280,16 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[m
 		}
 		dcfg.ModCache = view.dir
 	}
-	return dcfg, view, warnings, nil
+	return dcfg, view, seed, nil
 }
 
 // StartAttempt implements agent.Agent. It prefetches the Go modules the
-// base vouches for or the user approved (prefetcher) and warms the seed
-// build cache in a container (WarmSeed), then starts bcode-agent in a container
-// over the worktree with stdin and stdout attached to the gateway. (What
+// base vouches for or the user approved (prefetcher; nothing to fetch and
+// no network once the module cache has them), starts warming the seed
+// build cache for the gate in a container of its own (startWarm: beside
+// the agent's turns, never before the first), and starts bcode-agent in a
+// container over the worktree with stdin and stdout attached to the
+// gateway. The agent's builds read the seed as far as it is warm. (What
 // earlier runners left was removed by Recover when this one took the
 // lease.)
 func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.Session, error) {
@@ -316,13 +324,17 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	a.mu.Lock()
 	a.pre = pre
 	a.mu.Unlock()
-	dcfg, view, warm, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow())
+	dcfg, view, seed, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow())
 	if err != nil {
 		return fail(err)
 	}
 	closers = append(closers, view)
 	pre.view = view
-	warnings = append(warnings, warm...)
+	var seedRun *warmRun
+	if seed != nil {
+		seedRun = seed.start(ctx)
+		closers = append(closers, closerFunc(seedRun.stop))
+	}
 	dcfg.Worktree = in.Worktree
 	dcfg.Toolchains = append(dcfg.Toolchains, docker.Mount{Source: a.opts.AgentBinary, Target: AgentPath})
 	dcfg.Labels = docker.OwnerLabels(sandbox.Owner{Task: in.Task.ID, Fence: in.Lease.Fence, Attempt: in.Attempt.Number})
@@ -359,6 +371,15 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		closers = append(closers, logf)
 		for _, w := range warnings {
 			fmt.Fprintf(logf, "bcode: %v\n", w)
+		}
+		if seedRun != nil {
+			// Closed before the log: the warm-up's failure goes in it.
+			closers = append(closers, closerFunc(func() {
+				seedRun.stop()
+				if err := seedRun.failure(); err != nil {
+					fmt.Fprintf(logf, "bcode: %v\n", err)
+				}
+			}))
 		}
 	}
 	sess, err := ra.StartAttempt(ctx, in)
@@ -416,6 +437,11 @@ func (s *session) Close() error {
 	err := s.Session.Close()
 	return errors.Join(err, closeAll(s.closers))
 }
+
+// closerFunc is a Close that cannot fail.
+type closerFunc func()
+
+func (f closerFunc) Close() error { f(); return nil }
 
 func closeAll(cs []io.Closer) error {
 	var errs []error

@@ -165,9 +165,10 @@ type Scan struct {
 }
 
 // indexFormat goes into every directory's hash, so units a build of bcode
-// with another format stored (v1 kept the tools' error messages) are
-// re-indexed rather than reused.
-const indexFormat = "codegraph v2\n"
+// with another format stored (v1 kept the tools' error messages; v2 typed
+// outside packages from export data, so its method keys name them where
+// v3's have the invalid type) are re-indexed rather than reused.
+const indexFormat = "codegraph v3\n"
 
 // skipDir reports whether the go tool ignores a directory (and so the index
 // does too): hidden, underscore, testdata and vendor directories.

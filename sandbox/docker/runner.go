@@ -74,6 +74,12 @@ type Config struct {
 	// others), mounted read-only as the container's GOMODCACHE. The host's
 	// whole module cache is never mounted.
 	ModCache string
+	// CPUShares is the container's CPU weight against other processes
+	// when the CPUs are contended (docker run --cpu-shares; 0: the
+	// engine's default, 1024). Work that runs beside an agent's turns,
+	// such as warming the gate's build cache, takes a low weight so it
+	// uses idle CPU and yields the rest.
+	CPUShares int64
 	// GoCacheDir, when set, is a host directory mounted read-write as
 	// GOCACHE so builds are reused across commands. Leave it empty for
 	// verification: a cache that tested code could write is a cache that
@@ -606,6 +612,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 			Memory:     r.cfg.MemoryBytes,
 			MemorySwap: r.cfg.MemoryBytes, // no swap on top
 			NanoCPUs:   r.cfg.NanoCPUs,
+			CPUShares:  r.cfg.CPUShares,
 			PidsLimit:  &pids,
 		},
 	}
