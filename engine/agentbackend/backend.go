@@ -287,6 +287,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	ra.Events = led
 	ra.Environ = a.opts.Environ
 	ra.Canaries = func(string) []string { return []string{canary} }
+	ra.Secrets = gateway.SecretDir{Dir: SecretsDir(in.Worktree)}
 	var logw io.Writer
 	logf, logErr := agentLog(in)
 	if logErr == nil {
@@ -302,6 +303,13 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	return &session{Session: sess, closers: closers, prefetch: pre, log: logw}, nil
+}
+
+// SecretsDir is where the task's secrets (every attempt's canary, every
+// secret found) are kept across attempts: bcode's state directory, beside
+// the worktrees, which no container mounts.
+func SecretsDir(worktree string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(worktree)), "secrets")
 }
 
 // agentLog is where bcode-agent's own log (its stderr) goes: a file beside
