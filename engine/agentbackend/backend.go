@@ -270,6 +270,9 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	dcfg.Env = []string{CanaryEnv + "=" + canary}
+	// bcode-agent is the container's PID 1: it alone holds the channel to
+	// the gateway (see cmd/bcode-agent's isolateChannel).
+	dcfg.NoInit = true
 	sb, err := e.NewRunner(ctx, dcfg)
 	if err != nil {
 		return fail(err)

@@ -412,12 +412,13 @@ func (s *Session) initialize(params json.RawMessage) (any, *wire.Error) {
 		oa = append(oa, openai.Tool{Type: "function", Function: openai.ToolFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.initialized {
-		s.mu.Unlock()
-		defer s.mu.Lock()
+	again := s.initialized
+	s.mu.Unlock()
+	if again {
 		return nil, s.violation(context.Background(), ViolationReinitialize, "initialize called twice")
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.initialized = true
 	s.tools, s.set, s.oaTools = p.Tools, toolcall.NewSet(tools), oa
 	res := wire.InitializeResult{
