@@ -343,6 +343,9 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	dcfg.Env = []string{CanaryEnv + "=" + canary}
+	// bcode-agent is the container's PID 1: it alone holds the channel to
+	// the gateway (see cmd/bcode-agent's isolateChannel).
+	dcfg.NoInit = true
 	sb, err := e.NewRunner(ctx, dcfg)
 	if err != nil {
 		return fail(err)
@@ -363,6 +366,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	ra.Events = led
 	ra.Environ = a.opts.Environ
 	ra.Canaries = func(string) []string { return []string{canary} }
+	ra.Secrets = gateway.SecretDir{Dir: SecretsDir(in.Worktree)}
 	var logw io.Writer
 	logf, logErr := agentLog(in)
 	if logErr == nil {
@@ -387,6 +391,13 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	return &session{Session: sess, closers: closers, prefetch: pre, log: logw}, nil
+}
+
+// SecretsDir is where the task's secrets (every attempt's canary, every
+// secret found) are kept across attempts: bcode's state directory, beside
+// the worktrees, which no container mounts.
+func SecretsDir(worktree string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(worktree)), "secrets")
 }
 
 // agentLog is where bcode-agent's own log (its stderr) goes: a file beside

@@ -102,6 +102,13 @@ type Config struct {
 	// Labels are added to every container, so Engine.Reap can find the
 	// containers of one attempt.
 	Labels map[string]string
+	// NoInit runs the command as the container's PID 1, without Docker's
+	// init. It is for bcode-agent, whose stdio is its channel to the
+	// gateway: an init process would hold a second copy of that channel
+	// that the agent's own commands, running as the same user, could open
+	// through /proc/1/fd; the agent holds it alone, non-dumpable, and reaps
+	// orphans itself. Killing PID 1 still ends every process.
+	NoInit bool
 }
 
 // Runner runs each command in a fresh container (see docs/sandbox.md for
@@ -579,7 +586,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 	for k, v := range r.cfg.Labels {
 		labels[k] = v
 	}
-	init := true
+	init := !r.cfg.NoInit
 	pids := r.cfg.PidsLimit
 	cc := &container.Config{
 		Image:           r.cfg.Image,
