@@ -96,7 +96,9 @@ func TestResumeThatCannotStartIsRecorded(t *testing.T) {
 	r.Write(map[string]string{".bcode/config.toml": fmt.Sprintf("[model]\nendpoint = %q\n", closedEndpoint(t))})
 	r.Commit("a model nobody serves")
 	eng := app.Open(app.Options{LedgerPath: filepath.Join(t.TempDir(), "ledger.db"),
-		Agent: func(context.Context, config.Config, engine.Task) (agent.Agent, error) { return nil, errors.New("not reached") }})
+		Agent: func(context.Context, config.Config, engine.Task) (agent.Agent, error) {
+			return nil, errors.New("not reached")
+		}})
 	t.Cleanup(func() { eng.Close() })
 	tk, err := eng.CreateTask(ctx, app.TaskRequest{Repo: r.Dir, Goal: "double safely"})
 	if err != nil {
