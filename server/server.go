@@ -114,6 +114,9 @@ type Server struct {
 	docs map[string]*document // open documents by URI
 	// startFailed: why a task the editor started never ran, by task ID.
 	startFailed map[string]string
+	// tasks follows the tasks' attempts and turns and what the client was
+	// told last (task_run.go).
+	tasks taskTracker
 	// set is the user's settings (initializationOptions, then
 	// workspace/didChangeConfiguration).
 	set     Settings

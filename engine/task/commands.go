@@ -439,3 +439,46 @@ func growDuration(budget, more time.Duration) time.Duration {
 	}
 	return budget + more
 }
+
+// StartFailure is why a run of a task could not start, as the
+// task.start_failed event records it: what is missing and the command
+// that fixes it.
+type StartFailure struct {
+	// Missing names what the run needs and did not find: "model",
+	// "docker", "image", "agent" or "setup" (anything else: a broken
+	// config, an unreadable repository).
+	Missing string `json:"missing"`
+	Reason  string `json:"reason"`
+	// Fix is the command (or step) that provides it; "" when there is no
+	// one command.
+	Fix string `json:"fix,omitempty"`
+}
+
+// RecordStartFailure records that a run of task id could not start: a
+// task.start_failed event and, while the task is queued, the reason on the
+// task ("could not start: ..."), which the next run clears. A task a live
+// runner holds is left alone: it did start, elsewhere.
+func (e *Engine) RecordStartFailure(ctx context.Context, id string, f StartFailure) error {
+	t, err := e.Ledger.Task(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.Status != engine.TaskQueued {
+		// Its status and reason stay what its last run left; the event
+		// says why this run did not start.
+		return e.appendData(ctx, nil, id, EventStartFailed, f)
+	}
+	err = e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
+		if t.Status == engine.TaskQueued {
+			t.Reason = "could not start: " + f.Reason
+			if err := e.Ledger.UpdateTask(ctx, lease, t); err != nil {
+				return err
+			}
+		}
+		return e.appendData(ctx, &lease, id, EventStartFailed, f)
+	})
+	if errors.Is(err, ErrRunning) {
+		return nil
+	}
+	return err
+}

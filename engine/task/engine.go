@@ -139,6 +139,8 @@ const (
 	EventTurn            engine.EventKind = "turn.finished"         // turn, summary, tokens, changed, and its checkpoint commit and parent when it changed files
 	EventRecoveryCommit  engine.EventKind = "recovery.commit"       // commit, parent, files: edits a dead runner left uncommitted
 	EventAdopted         engine.EventKind = "commit.adopted"        // commit: on the branch, made by a runner that died before recording it
+	EventNoChange        engine.EventKind = "attempt.no_change"     // number, head: the agent finished with the branch's tree still the base's; no check ran
+	EventStartFailed     engine.EventKind = "task.start_failed"     // missing, reason, fix: a run could not start (no model, no Docker, no image, no agent)
 	EventCheckStarted    engine.EventKind = "check.started"         // head
 	EventCheckFinished   engine.EventKind = "check.finished"        // head, verdict, reasons
 	EventAttemptFinished engine.EventKind = "attempt.finished"      // number, verdict, note
