@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
@@ -79,6 +80,9 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 		}
 	}
 	holder := ledger.LocalHolder("")
+	if n, err := agentbackend.ReapOrphans(ctx); err == nil && n > 0 {
+		fmt.Fprintf(stdout, "bcode runner: removed %d containers that bcode processes killed earlier left\n", n)
+	}
 	opts := app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
 	build := func(ctx context.Context, t engine.Task) (*runner.Runner, error) {
 		return eng.TaskRunner(ctx, t.ID, opts)

@@ -114,7 +114,25 @@ func New(ctx context.Context, cfg config.Config, o Options) (*Agent, error) {
 	if _, err := e.Image(cctx, cfg.Sandbox.Image); err != nil {
 		return nil, fmt.Errorf("the agent runs in a Docker sandbox: %w", err)
 	}
+	// A starting runner removes what killed bcode processes on this
+	// machine left, whatever task they ran; failing to is not this task's
+	// problem (the next start tries again).
+	_, _ = e.ReapOrphans(cctx)
 	return &Agent{cfg: cfg, opts: o}, nil
+}
+
+// ReapOrphans removes the sandbox containers of bcode processes on this
+// machine that have died (docker.Engine.ReapOrphans); `bcode runner` calls
+// it as it starts. No Docker engine: nothing to remove.
+func ReapOrphans(ctx context.Context) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	e, err := docker.Connect(cctx)
+	if err != nil {
+		return 0, nil
+	}
+	defer e.Close()
+	return e.ReapOrphans(cctx)
 }
 
 // Agent implements agent.Agent with bcode-agent in a Docker container.
@@ -148,7 +166,14 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 		return 0, fmt.Errorf("the agent runs in a Docker sandbox: %w", err)
 	}
 	defer e.Close()
-	return e.ReapStale(ctx, t.ID, lease.Fence)
+	n, err := e.ReapStale(ctx, t.ID, lease.Fence)
+	if err != nil {
+		return n, err
+	}
+	// The rest of what dead processes left (a warm-up of this task's base
+	// that carries no task label) goes too; it is not this task's to count.
+	_, _ = e.ReapOrphans(ctx)
+	return n, nil
 }
 
 // CheckSandbox implements agent.Sandboxed: the gate verifies the

@@ -22,6 +22,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // loadMode is what the Go indexer asks go/packages for. Dependencies come
@@ -42,7 +43,7 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	if err != nil {
 		return nil, err
 	}
-	repo, err := os.MkdirTemp("", "bcode-index-")
+	repo, err := scratch.MkdirTemp("bcode-index-*")
 	if err != nil {
 		return nil, fmt.Errorf("codegraph: %w", err)
 	}
@@ -58,7 +59,7 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 		Context: ctx,
 		Mode:    loadMode,
 		Dir:     repo,
-		Env:     tc.OfflineEnv(gotool.ModFlag(repo)),
+		Env:     append(tc.OfflineEnv(gotool.ModFlag(repo)), scratch.Env()),
 		Tests:   true,
 		Fset:    token.NewFileSet(),
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
