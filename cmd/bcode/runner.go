@@ -80,7 +80,7 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 		}
 	}
 	holder := ledger.LocalHolder("")
-	if n, err := agentbackend.ReapOrphans(ctx); err == nil && n > 0 {
+	if n, err := agentbackend.ReapOrphans(ctx, ""); err == nil && n > 0 {
 		fmt.Fprintf(stdout, "bcode runner: removed %d containers that bcode processes killed earlier left\n", n)
 	}
 	opts := app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
@@ -115,6 +115,10 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 }
 
 func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
+	if errors.Is(err, runner.ErrStopped) && res != nil {
+		fmt.Fprintln(stderr, stoppedMessage(res.Task.ID, err))
+		return 130
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
 		return 1

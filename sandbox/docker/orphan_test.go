@@ -149,7 +149,7 @@ func TestContainerEndsWithItsProcess(t *testing.T) {
 			if got := containers(""); len(got) != 1 || got[0].Labels[LabelOwner] == "" || got[0].Labels[LabelHost] == "" {
 				t.Fatalf("after the kill: %d containers, want 1 carrying its owner (labels %v)", len(got), got)
 			}
-			n, err := e.ReapOrphans(ctx)
+			n, err := e.ReapOrphans(ctx, "")
 			if err != nil || n < 1 {
 				t.Fatalf("ReapOrphans = %d, %v; want the dead child's container removed", n, err)
 			}

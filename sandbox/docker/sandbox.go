@@ -43,9 +43,10 @@ func hostName() string {
 // on this host created and that has died since (its pid gone or reused,
 // or a boot ago): a SIGKILLed runner's agent and gate commands, a killed
 // warm-up. Containers of live processes, of other hosts sharing the
-// engine, and without an owner label are left alone. It returns how many
-// it removed.
-func (e *Engine) ReapOrphans(ctx context.Context) (int, error) {
+// engine, and without an owner label are left alone, and so are those of
+// exceptTask (non-empty): its next holder removes them itself, and records
+// it (ReapStale). It returns how many it removed.
+func (e *Engine) ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
 	f := filters.NewArgs(filters.Arg("label", labelSandbox), filters.Arg("label", LabelHost+"="+hostName()))
 	list, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
@@ -54,7 +55,7 @@ func (e *Engine) ReapOrphans(ctx context.Context) (int, error) {
 	n := 0
 	for _, c := range list {
 		o, ok := scratch.ParseOwner(c.Labels[LabelOwner])
-		if !ok || o.Alive() {
+		if !ok || o.Alive() || (exceptTask != "" && c.Labels[LabelTask] == exceptTask) {
 			continue
 		}
 		err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
