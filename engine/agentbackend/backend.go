@@ -96,7 +96,16 @@ func Backend(ctx context.Context, cfg config.Config, t engine.Task) (agent.Agent
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg, o)
+	a, err := New(ctx, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	// A starting runner removes what killed bcode processes on this
+	// machine left, but for this task's containers, which its Recover
+	// removes and records once it holds the lease. Failing to is not this
+	// task's problem (the next start tries again).
+	_, _ = ReapOrphans(ctx, t.ID)
+	return a, nil
 }
 
 // New checks the environment the agent needs and returns it.
@@ -118,6 +127,21 @@ func New(ctx context.Context, cfg config.Config, o Options) (*Agent, error) {
 		return nil, fmt.Errorf("the agent runs in a Docker sandbox: %w", err)
 	}
 	return &Agent{cfg: cfg, opts: o}, nil
+}
+
+// ReapOrphans removes the sandbox containers of bcode processes on this
+// machine that have died, but for exceptTask's (docker.Engine.ReapOrphans);
+// `bcode runner` and every task's agent call it as they start. No Docker
+// engine: nothing to remove.
+func ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	e, err := docker.Connect(cctx)
+	if err != nil {
+		return 0, nil
+	}
+	defer e.Close()
+	return e.ReapOrphans(cctx, exceptTask)
 }
 
 // Agent implements agent.Agent with bcode-agent in a Docker container.
@@ -167,6 +191,9 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 	if err != nil {
 		return n, err
 	}
+	// The rest of what dead processes left (a warm-up of this task's base
+	// that carries no task label) goes too; it is not this task's to count.
+	_, _ = e.ReapOrphans(ctx, "")
 	// With its containers gone, a dead runner's worktree disk can go too:
 	// its content is copied back, so the worktree can be moved.
 	_, err = docker.ReleaseStaleDisks(ctx)

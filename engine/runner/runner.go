@@ -285,6 +285,13 @@ func (s *run) work(parent context.Context) (*Result, error) {
 	if errors.Is(err, engine.ErrFenced) {
 		return res, fmt.Errorf("task %s was taken over by another runner; this one stopped: %w", s.id, err)
 	}
+	if errors.Is(err, ledger.ErrUnavailable) {
+		// The ledger stayed unreachable for as long as the call was
+		// retried: nothing can be recorded, so nothing is (no "failed"
+		// for an outage); the lease goes stale and the next holder —
+		// this runner's worker, or another — recovers the task.
+		return res, fmt.Errorf("task %s: %w; this runner stopped without writing, and the task is taken over once its lease expires", s.id, err)
+	}
 	if err != nil {
 		// An error the runner cannot handle: record it, park the task
 		// as failed, release the lease.
@@ -712,12 +719,21 @@ func (s *run) stopped(parent, ctx context.Context, cause error, res *Result) (*R
 		errs = append(errs, s.setTask(cctx, engine.TaskCancelled, "cancelled by "+by))
 		errs = append(errs, s.emit(cctx, task.EventCancelled, map[string]any{"by": by, "phase": phase, "head": head}))
 	} else {
-		reason := fmt.Sprintf("interrupted (%v) in %s: resume with bcode task resume %s", cause, phase, s.t.ID)
+		why := cause.Error()
+		if !strings.HasPrefix(why, "interrupted") {
+			why = "interrupted (" + why + ")"
+		}
+		reason := fmt.Sprintf("%s in %s: resume with bcode task resume %s", why, phase, s.t.ID)
 		errs = append(errs, s.setTask(cctx, engine.TaskBlocked, reason))
 		errs = append(errs, s.emit(cctx, task.EventInterrupted, map[string]any{"signal": cause.Error(), "phase": phase, "head": head, "pid": os.Getpid()}))
 		runErr = fmt.Errorf("%w: %v", ErrStopped, cause)
 	}
-	s.release(cctx)
+	// The release gets its own moment even when the cleanup used up its
+	// time: a lease left behind would make the next run wait for its TTL
+	// on another machine.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(parent), time.Second)
+	s.release(rctx)
+	rcancel()
 	res.Task = *s.t
 	if err := errors.Join(errs...); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("stopping cleanly: %w", err))

@@ -31,6 +31,8 @@ type Recovery struct {
 	// this machine, or it ran before this machine's last boot); otherwise
 	// its lease went stale by TTL and it may still be running, fenced out.
 	HolderDead bool `json:"holder_dead"`
+	// SameOwner: the previous lease was this holder's own (a re-claim).
+	SameOwner bool `json:"same_owner,omitempty"`
 	// Orphaned are the numbers of attempts it left running, now interrupted.
 	Orphaned []int `json:"orphaned_attempts"`
 	// Phase is what it was doing, from its last event.
@@ -117,10 +119,19 @@ func (e *Engine) recover(ctx context.Context, lease engine.Lease, prev *engine.L
 	// A released lease has no holder left to fear: whoever held it
 	// finished its git commands before releasing.
 	rec.HolderDead = true
-	if prev != nil && prev.Owner != me.Owner {
+	// Every takeover is recorded with the lease it replaced, a holder
+	// re-claiming its own task too (fence n to n+1: its lease went stale
+	// while the ledger was unreachable, or its run stopped and its worker
+	// claimed the task again). Its own earlier run has ended: it is this
+	// process, which claims one task at a time.
+	if prev != nil {
 		rec.PreviousOwner, rec.PreviousPID, rec.PreviousFence = prev.Owner, prev.PID, prev.Fence
 		rec.LastHeartbeat = prev.Heartbeat
-		rec.HolderDead = holderKnownDead(*prev, me)
+		if prev.Owner == me.Owner {
+			rec.SameOwner = true
+		} else {
+			rec.HolderDead = holderKnownDead(*prev, me)
+		}
 	}
 	orphans, err := e.Ledger.InterruptOrphans(ctx, lease, t.ID)
 	if err != nil {

@@ -89,6 +89,7 @@ func PrefetchGo(ctx context.Context, dir string) error {
 	// host download and run another Go (inside, GOTOOLCHAIN=local too, so
 	// such a module fails the same way in both places).
 	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	scratch.Own(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -118,6 +119,7 @@ func WarmGoCache(ctx context.Context, dir, cache string) error {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOCACHE="+cache, "GOFLAGS=-mod=mod")
+		scratch.Own(cmd)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {

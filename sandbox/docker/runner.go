@@ -489,7 +489,10 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		}()
 	}()
 
-	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: c.Stdin != nil, Stdout: true, Stderr: true})
+	// Stdin is always attached: for a command without input it is the
+	// supervisor's lifeline (see superviseScript), which this process's
+	// death closes.
+	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		if ended(ctx) {
 			return r.ended(parent, start, stdout, stderr, -1)
@@ -586,6 +589,13 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 	for k, v := range r.cfg.Labels {
 		labels[k] = v
 	}
+	// Who made it, set last so no caller's label can disown it: a sweep
+	// removes the containers of a bcode process that is gone.
+	labels[LabelOwner] = scratch.Self().String()
+	labels[LabelHost] = hostName()
+	if !stdin {
+		args = append([]string{"/bin/sh", "-c", superviseScript, "bcode-supervise"}, args...)
+	}
 	init := !r.cfg.NoInit
 	pids := r.cfg.PidsLimit
 	cc := &container.Config{
@@ -596,9 +606,9 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 		User:            r.user,
 		AttachStdout:    true,
 		AttachStderr:    true,
-		AttachStdin:     stdin,
-		OpenStdin:       stdin,
-		StdinOnce:       stdin,
+		AttachStdin:     true,
+		OpenStdin:       true,
+		StdinOnce:       true,
 		NetworkDisabled: true,
 		Labels:          labels,
 	}
@@ -650,8 +660,32 @@ func (r *Runner) result(start time.Time, stdout, stderr *sandbox.CappedOutput, e
 // docker-init) failing to exec the command because it does not exist.
 func isInitNotFound(stderr []byte) bool {
 	s := string(stderr)
-	return strings.Contains(s, "[FATAL tini") && strings.Contains(s, "No such file or directory")
+	return (strings.Contains(s, "[FATAL tini") || strings.Contains(s, superviseNotFound)) && strings.Contains(s, "No such file or directory")
 }
+
+// superviseScript is what a command without input runs under, so that its
+// container ends when the bcode process that started it dies, SIGKILL
+// included. The container's stdin stays attached to that process and is
+// never written: the engine closes it when the attach connection closes,
+// which the kernel does when the process dies. The script keeps that
+// stdin on fd 3 for a watcher in the background, gives the command
+// /dev/null (a command without input reads end of file at once), and
+// execs the command in its own place, so the command is the init's child
+// with its own signals and exit status. When the watcher reads end of
+// file it SIGKILLs the command ($$ is its pid after exec); the init
+// (Docker's, PID 1) then exits, and the kernel kills everything else in
+// the container's pid namespace. The shell and cat are the host's, from
+// the read-only /usr mount every sandbox has.
+const superviseScript = `exec 3<&0 </dev/null
+{ cat <&3 >/dev/null; kill -KILL $$; } &
+exec 3<&-
+command -v -- "$1" >/dev/null 2>&1 || { printf '` + superviseNotFound + ` exec %s failed: No such file or directory\n' "$1" >&2; exit 127; }
+exec "$@"`
+
+// superviseNotFound starts the supervisor's message for a command that
+// does not exist, which Run turns into sandbox.ErrNotFound as it does
+// Docker's init's.
+const superviseNotFound = "[FATAL bcode-supervise]"
 
 // ended reports whether ctx is done or past its deadline. A dial bounded by
 // the deadline can fail ("i/o timeout") a moment before ctx's own timer

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // Limits bound what SnapshotTree takes in from a hostile tree.
@@ -173,7 +174,7 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 		}
 	}
 
-	tmp, err := os.MkdirTemp("", "bcode-checkpoint-")
+	tmp, err := scratch.MkdirTemp("bcode-checkpoint-*")
 	if err != nil {
 		return "", nil, err
 	}
