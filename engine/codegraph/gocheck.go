@@ -7,10 +7,11 @@ import (
 	"go/scanner"
 	"go/token"
 	"go/types"
-	"os"
 	"path"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // listMode is what the Go indexer asks go/packages for: the package graph
@@ -216,10 +217,15 @@ func (c *sourceChecker) stub(pkgPath, name string) *types.Package {
 	return s
 }
 
+// goMaxFileBytes caps one Go source file the index reads: the copy is the
+// agent's tree, and a file there may be a link to /dev/zero or a sparse
+// giant (the confined reader refuses what is over it).
+const goMaxFileBytes = 8 << 20
+
 // parse reads and parses one file of the copy, keeping the bytes of those
 // inside it for the index's signatures.
 func (c *sourceChecker) parse(name string) (*ast.File, error) {
-	src, err := os.ReadFile(name)
+	src, err := sandbox.ReadPath(name, goMaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
