@@ -244,27 +244,7 @@ func TestShownCheckAndEvidence(t *testing.T) {
 			out := bcode(t, args...)
 			switch format {
 			case "--sarif":
-				// File names are URIs here: percent-encoded, and each
-				// decodes to the planted name.
-				doc := out[:bytes.LastIndexByte(out, '}')+1]
-				if raw := showntest.Raw(jsonStrings(t, doc)); raw != nil {
-					t.Errorf("hidden runes in SARIF strings: %v", raw)
-				}
-				uris := map[string]bool{}
-				for _, m := range regexp.MustCompile(`"uri": "([^"]*)"`).FindAllSubmatch(doc, -1) {
-					u := string(m[1])
-					if strings.Trim(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%") != "" {
-						t.Errorf("uri %q is not percent-encoded", u)
-					}
-					if p, err := url.PathUnescape(u); err == nil {
-						uris[p] = true
-					}
-				}
-				for _, c := range cs {
-					if !uris[c.Text+".go"] {
-						t.Errorf("%s: no SARIF uri names %q", c.Name, c.Text+".go")
-					}
-				}
+				checkSARIFURIs(t, out[:bytes.LastIndexByte(out, '}')+1], cs)
 			case "--json":
 				opts := showntest.Options{Shown: decodedJSON, Lines: true, Unplantable: goNames.Unplantable}
 				showntest.Check(t, opts, cs, jsonStrings(t, out[:bytes.LastIndexByte(out, '}')+1]))
@@ -319,4 +299,28 @@ func TestShownErrorBlock(t *testing.T) {
 		}
 	}
 	t.Logf("%s", e.String())
+}
+
+// checkSARIFURIs: in SARIF a file name is a URI, percent-encoded, and each
+// decodes to the planted name; the document's strings hold nothing hidden.
+func checkSARIFURIs(t *testing.T, doc []byte, cs []showntest.Case) {
+	t.Helper()
+	if raw := showntest.Raw(jsonStrings(t, doc)); raw != nil {
+		t.Errorf("hidden runes in SARIF strings: %v", raw)
+	}
+	uris := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"uri": "([^"]*)"`).FindAllSubmatch(doc, -1) {
+		u := string(m[1])
+		if strings.Trim(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%") != "" {
+			t.Errorf("uri %q is not percent-encoded", u)
+		}
+		if p, err := url.PathUnescape(u); err == nil {
+			uris[p] = true
+		}
+	}
+	for _, c := range cs {
+		if !uris[c.Text+".go"] {
+			t.Errorf("%s: no SARIF uri names %q", c.Name, c.Text+".go")
+		}
+	}
 }
