@@ -65,7 +65,7 @@ func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		return exitError
 	}
 	if err := st.use(eng); err != nil {
-		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		errorf(stderr, "bcode check", "%v", err)
 		return exitError
 	}
 	var progress verify.Progress = verify.NoProgress{}
@@ -76,18 +76,18 @@ func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if *where == "docker" {
 		sb, err := dockerSandbox(ctx, st.repo, *base, *head, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "bcode check: %v\n", err)
+			errorf(stderr, "bcode check", "%v", err)
 			return exitError
 		}
 		req.Sandbox = sb
 	}
 	rep, err := eng.Check(ctx, req)
 	if err != nil && rep == nil {
-		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		errorf(stderr, "bcode check", "%v", err)
 		return exitError
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		errorf(stderr, "bcode check", "%v", err)
 	}
 	if *asJSON {
 		if b, err := shown.JSONIndent(rep, "", "  "); err == nil {

@@ -60,7 +60,7 @@ func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr i
 		return ciError
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode ci: "+format+"\n", a...)
+		errorf(stderr, "bcode ci", format, a...)
 		return ciError
 	}
 	if fs.NArg() > 0 {

@@ -54,7 +54,7 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 		return evidenceError
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode evidence: "+format+"\n", a...)
+		errorf(stderr, "bcode evidence", format, a...)
 		return evidenceError
 	}
 	if fs.NArg() > 0 {

@@ -54,7 +54,7 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		return 2
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode pack: "+format+"\n", a...)
+		errorf(stderr, "bcode pack", format, a...)
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -57,7 +57,7 @@ func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		return secretsError
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode secrets scan-history: "+format+"\n", a...)
+		errorf(stderr, "bcode secrets scan-history", format, a...)
 		return secretsError
 	}
 	if fs.NArg() > 0 {

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -185,4 +188,139 @@ func TestShownDoctor(t *testing.T) {
 		cs = cs[n:]
 	}
 	showntest.Check(t, opts, showntest.Cases(opts), out)
+}
+
+// goNames are the attacks a Go source file's name can carry: no NUL or
+// slash, UTF-8 (the go command refuses other names), no newline
+// or carriage return (the cover tool refuses them: TestShownErrorBlock
+// shows that error), no BOM (the compiler refuses it in the //line
+// directive the cover tool writes).
+var goNames = showntest.Options{Unplantable: "\x00/\xff\n\r\ufeff"}
+
+// TestShownCheckAndEvidence plants every attack in the names of a change's
+// Go files: test files whose tests the change makes pass (bcode check's
+// table names each file) and code files whose mutants no test covers
+// (bcode evidence names each, in every output format).
+func TestShownCheckAndEvidence(t *testing.T) {
+	evidenceTools(t)
+	cs := showntest.Cases(goNames)
+	head := map[string]string{"f.go": "package lim\n\nfunc F() int { return 2 }\n"}
+	for i, c := range cs {
+		head[c.Text+"_test.go"] = fmt.Sprintf("package lim\n\nimport \"testing\"\n\nfunc TestAtk%03d(t *testing.T) {\n\tif F() != 2 {\n\t\tt.Fatal(F())\n\t}\n}\n", i)
+		head[c.Text+".go"] = fmt.Sprintf("package lim\n\nfunc Under%03d(n int) bool { return n <= 10 }\n", i)
+	}
+	repo := evidenceRepo(t, map[string]string{"go.mod": "module lim\n\ngo 1.21\n", "f.go": "package lim\n\nfunc F() int { return 1 }\n"}, head)
+	state := t.TempDir()
+	bcode := func(t *testing.T, args ...string) []byte {
+		var o, e bytes.Buffer
+		code := run(args, &o, &e)
+		t.Logf("bcode %s: exit %d", args[0], code)
+		if code == 2 {
+			t.Fatalf("bcode %v: exit 2\n%s\n%s", args, o.String(), e.String())
+		}
+		return append(o.Bytes(), e.Bytes()...)
+	}
+	t.Run("check", func(t *testing.T) {
+		out := bcode(t, "check", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "--sandbox", "host", "--state", state)
+		withSuffix := make([]showntest.Case, len(cs))
+		for i, c := range cs {
+			withSuffix[i] = c
+			withSuffix[i].Text += "_test.go"
+		}
+		showntest.Check(t, goNames, withSuffix, out)
+	})
+	t.Run("check --json", func(t *testing.T) {
+		out := bcode(t, "check", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "--sandbox", "host", "--state", state, "--json")
+		opts := showntest.Options{Shown: decodedJSON, Lines: true, Unplantable: goNames.Unplantable}
+		showntest.Check(t, opts, cs, jsonStrings(t, out[:bytes.LastIndexByte(out, '}')+1]))
+	})
+	for _, format := range []string{"", "--json", "--sarif", "--github"} {
+		t.Run("evidence "+format, func(t *testing.T) {
+			args := []string{"evidence", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "-q"}
+			if format != "" {
+				args = append(args, format)
+			}
+			t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
+			out := bcode(t, args...)
+			switch format {
+			case "--sarif":
+				checkSARIFURIs(t, out[:bytes.LastIndexByte(out, '}')+1], cs)
+			case "--json":
+				opts := showntest.Options{Shown: decodedJSON, Lines: true, Unplantable: goNames.Unplantable}
+				showntest.Check(t, opts, cs, jsonStrings(t, out[:bytes.LastIndexByte(out, '}')+1]))
+			case "--github":
+				// Annotations stop at GitHubAnnotationLimit: check what is
+				// there, and that every line is bcode's own.
+				if raw := showntest.Raw(out); raw != nil {
+					t.Errorf("hidden runes in annotations: %v", raw)
+				}
+				for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					if !strings.HasPrefix(l, "::") && !strings.HasPrefix(l, "bcode") {
+						t.Errorf("a line bcode did not write: %q", l)
+					}
+				}
+			default:
+				withSuffix := make([]showntest.Case, len(cs))
+				for i, c := range cs {
+					withSuffix[i] = c
+					withSuffix[i].Text += ".go"
+				}
+				showntest.Check(t, goNames, withSuffix, out)
+			}
+		})
+	}
+}
+
+// TestShownErrorBlock: an error that quotes a hostile name (here the cover
+// tool's, refusing a file name with a newline) is shown with its controls
+// escaped and its continuation lines marked, so the name cannot forge a
+// line; the suite runs over the error's text.
+func TestShownErrorBlock(t *testing.T) {
+	evidenceTools(t)
+	cs := showntest.Cases(showntest.Options{Unplantable: "\x00/\xff"})
+	head := map[string]string{}
+	for i, c := range cs {
+		head[c.Text+".go"] = fmt.Sprintf("package lim\n\nfunc Under%03d(n int) bool { return n <= 10 }\n", i)
+	}
+	head["f_test.go"] = "package lim\n\nimport \"testing\"\n\nfunc TestUnder(t *testing.T) {\n\tif !Under000(1) {\n\t\tt.Fatal()\n\t}\n}\n"
+	repo := evidenceRepo(t, map[string]string{"go.mod": "module lim\n\ngo 1.21\n", "f.go": "package lim\n"}, head)
+	var o, e bytes.Buffer
+	code := run([]string{"evidence", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "-q"}, &o, &e)
+	if code != 2 || !strings.Contains(e.String(), "newline") {
+		t.Fatalf("evidence over a file name with a newline: exit %d, want the cover tool's refusal\n%s", code, e.String())
+	}
+	out := append(o.Bytes(), e.Bytes()...)
+	if raw := showntest.Raw(out); raw != nil {
+		t.Errorf("hidden runes in the error: %v", raw)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(strings.TrimLeft(l, " \t"), "atk") {
+			t.Errorf("a name started a line of its own: %q", l)
+		}
+	}
+	t.Logf("%s", e.String())
+}
+
+// checkSARIFURIs: in SARIF a file name is a URI, percent-encoded, and each
+// decodes to the planted name; the document's strings hold nothing hidden.
+func checkSARIFURIs(t *testing.T, doc []byte, cs []showntest.Case) {
+	t.Helper()
+	if raw := showntest.Raw(jsonStrings(t, doc)); raw != nil {
+		t.Errorf("hidden runes in SARIF strings: %v", raw)
+	}
+	uris := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"uri": "([^"]*)"`).FindAllSubmatch(doc, -1) {
+		u := string(m[1])
+		if strings.Trim(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%") != "" {
+			t.Errorf("uri %q is not percent-encoded", u)
+		}
+		if p, err := url.PathUnescape(u); err == nil {
+			uris[p] = true
+		}
+	}
+	for _, c := range cs {
+		if !uris[c.Text+".go"] {
+			t.Errorf("%s: no SARIF uri names %q", c.Name, c.Text+".go")
+		}
+	}
 }

@@ -101,12 +101,12 @@ func (c *taskCmd) parse(args []string) bool {
 }
 
 func (c *taskCmd) fail(format string, a ...any) int {
-	fmt.Fprintf(c.stderr, "bcode task %s: %s\n", c.name, fmt.Sprintf(format, a...))
+	errorf(c.stderr, "bcode task "+c.name, format, a...)
 	return 1
 }
 
 func (c *taskCmd) usageErr(format string, a ...any) int {
-	fmt.Fprintf(c.stderr, "bcode task %s: %s\n", c.name, fmt.Sprintf(format, a...))
+	errorf(c.stderr, "bcode task "+c.name, format, a...)
 	c.fs.Usage()
 	return 2
 }

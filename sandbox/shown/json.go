@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -51,6 +52,11 @@ func JSONText(doc []byte) ([]byte, error) {
 		}
 		end := stringEnd(doc, i)
 		lit := doc[i:end]
+		if literalShown(lit) {
+			out = append(out, lit...)
+			i = end
+			continue
+		}
 		var s string
 		if err := json.Unmarshal(lit, &s); err != nil {
 			return nil, ErrNotJSON
@@ -67,6 +73,63 @@ func JSONText(doc []byte) ([]byte, error) {
 		i = end
 	}
 	return out, nil
+}
+
+// literalShown reports, without decoding, whether the string literal lit
+// decodes to text that Text leaves as it is: valid UTF-8 with no hidden rune
+// (raw or as a \uXXXX escape) but newline and tab, and no "##" or "::" for
+// neutraliseCommands to look at. False sends it to the full path.
+func literalShown(lit []byte) bool {
+	if bytes.Contains(lit, []byte("##")) || bytes.Contains(lit, []byte("::")) {
+		return false
+	}
+	body := lit[1 : len(lit)-1]
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(body) {
+				return false
+			}
+			switch body[i+1] {
+			case 'n', 't', '"', '\\', '/':
+				i += 2
+			case 'u':
+				if i+6 > len(body) {
+					return false
+				}
+				var r rune
+				for _, h := range body[i+2 : i+6] {
+					r <<= 4
+					switch {
+					case '0' <= h && h <= '9':
+						r |= rune(h - '0')
+					case 'a' <= h && h <= 'f':
+						r |= rune(h-'a') + 10
+					case 'A' <= h && h <= 'F':
+						r |= rune(h-'A') + 10
+					default:
+						return false
+					}
+				}
+				if (r != '\n' && r != '\t' && Hidden(r)) || utf16.IsSurrogate(r) {
+					return false
+				}
+				i += 6
+			default:
+				return false // \b, \f, \r: hidden
+			}
+		case c >= 0x20 && c < 0x7f:
+			i++
+		default:
+			r, n := utf8.DecodeRune(body[i:])
+			if (r == utf8.RuneError && n == 1) || Hidden(r) {
+				return false
+			}
+			i += n
+		}
+	}
+	return true
 }
 
 // stringEnd returns the index just past the string literal starting at

@@ -143,6 +143,16 @@ func hasPrefixFold(b []byte, prefix string) bool {
 // (a cut rune at its end is shown as bytes).
 func appendShown(b []byte, s string, keepLines bool) []byte {
 	for i := 0; i < len(s); {
+		// Runs of printable ASCII, the common case, are copied whole.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f {
+			j++
+		}
+		if j > i {
+			b = append(b, s[i:j]...)
+			i = j
+			continue
+		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:

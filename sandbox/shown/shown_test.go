@@ -3,6 +3,7 @@ package shown_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -179,4 +180,51 @@ func FuzzShown(f *testing.F) {
 			t.Fatalf("JSON(%q) = %s decodes to hidden runes", s, b)
 		}
 	})
+}
+
+// benchText is 64 KiB of ordinary Go source, the common case: nothing to
+// escape.
+var benchText = strings.Repeat("func Add(a, b int) int {\n\t// sum of a and b — naïve\n\treturn a + b\n}\n", 64<<10/64)
+
+func BenchmarkTextClean(b *testing.B) {
+	b.SetBytes(int64(len(benchText)))
+	for b.Loop() {
+		_ = shown.Text(benchText)
+	}
+}
+
+func BenchmarkTextHostile(b *testing.B) {
+	s := strings.Repeat("x\x1b[2K\u202ey\xff ", len(benchText)/12)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		_ = shown.Text(s)
+	}
+}
+
+func BenchmarkWriter(b *testing.B) {
+	w := shown.NewWriter(io.Discard)
+	p := []byte(benchText)
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		w.Write(p)
+	}
+}
+
+// BenchmarkJSONText is an LSP result the size of a task diff with its
+// files' contents (about 300 KiB of strings).
+func BenchmarkJSONText(b *testing.B) {
+	files := make([]map[string]string, 5)
+	for i := range files {
+		files[i] = map[string]string{"path": "pkg/file.go", "base": benchText, "head": benchText}
+	}
+	doc, err := json.Marshal(map[string]any{"files": files})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, err := shown.JSONText(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
