@@ -126,6 +126,22 @@ func LandingFindings(ctx context.Context, user *git.Repo, base, head string) ([]
 	return tamper.Landing(ctx, gitchange.NewTree(user, base), gitchange.NewTree(user, head))
 }
 
+// acceptPlan is planLanding for Accept: the plan and its findings, or,
+// when the commits would not apply, head's tree judged against base's and
+// the reason it would not apply (Accept lists the findings first and then
+// refuses).
+func acceptPlan(ctx context.Context, user *git.Repo, base string, commits []string, head string) (*landingPlan, []verify.Finding, error, error) {
+	plan, err := planLanding(ctx, user, commits, head)
+	if errors.Is(err, ErrDoesNotApply) {
+		fs, ferr := LandingFindings(ctx, user, base, head)
+		return nil, fs, err, ferr
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return plan, plan.Findings, nil, nil
+}
+
 // checkLanded makes sure the tree the cherry-pick made is the one judged.
 // Both come from git's merge-ort, so they agree; if they ever do not, the
 // landed tree is judged again, and one with findings not forced is undone
