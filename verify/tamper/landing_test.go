@@ -46,19 +46,18 @@ func (m memTree) Entries(context.Context) ([]verify.TreeEntry, error) {
 }
 
 func (m memTree) ReadBlobs(_ context.Context, oids []string, fn func(string, io.Reader) error) error {
+	byOID := map[string]string{}
+	for p := range m {
+		e, c := m.entry(p)
+		byOID[e.OID] = c
+	}
 	for _, id := range oids {
-		found := false
-		for p := range m {
-			if e, c := m.entry(p); e.OID == id {
-				if err := fn(id, bytes.NewReader([]byte(c))); err != nil {
-					return err
-				}
-				found = true
-				break
-			}
-		}
-		if !found {
+		c, ok := byOID[id]
+		if !ok {
 			return fmt.Errorf("no blob %s", id)
+		}
+		if err := fn(id, bytes.NewReader([]byte(c))); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -105,6 +105,7 @@ func (ix *treeIndex) looksBare(files map[string]verify.TreeEntry) bool {
 // a link that the diff shows as a separate path.
 func (ix *treeIndex) collisions() []keyed {
 	fold := cases.Fold()
+	folded := map[string]string{} // component -> its folded form
 	seen := map[string]string{}
 	names := slices.Sorted(maps.Keys(ix.dirs))
 	names = append(names, ix.order...)
@@ -115,7 +116,12 @@ func (ix *treeIndex) collisions() []keyed {
 		}
 		parts := strings.Split(p, "/")
 		for i, c := range parts {
-			parts[i] = strings.TrimRight(norm.NFC.String(fold.String(norm.NFD.String(stripIgnorable(c)))), ". ")
+			k, ok := folded[c]
+			if !ok {
+				k = foldName(fold, c)
+				folded[c] = k
+			}
+			parts[i] = k
 		}
 		k := strings.Join(parts, "/")
 		if other, ok := seen[k]; ok && other != p {
@@ -126,4 +132,17 @@ func (ix *treeIndex) collisions() []keyed {
 		seen[k] = p
 	}
 	return out
+}
+
+// foldName is a name as a case- and normalization-insensitive file system
+// compares it; ASCII needs only lower case.
+func foldName(fold cases.Caser, c string) string {
+	ascii := true
+	for i := 0; i < len(c) && ascii; i++ {
+		ascii = c[i] < 0x80
+	}
+	if ascii {
+		return strings.TrimRight(strings.ToLower(c), ". ")
+	}
+	return strings.TrimRight(norm.NFC.String(fold.String(norm.NFD.String(stripIgnorable(c)))), ". ")
 }
