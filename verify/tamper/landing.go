@@ -183,6 +183,13 @@ func loadTree(ctx context.Context, t verify.Tree) (*treeIndex, error) {
 			switch base := path.Base(e.Path); {
 			case e.Mode == verify.ModeSymlink:
 				ix.targets[e.Path] = head.String()
+				if isAttributesFile(base) {
+					// git reads attributes from the index without
+					// looking at the mode: a link's target is its lines.
+					if ix.attrs[e.Path], err = parseAttributes(strings.NewReader(head.String())); err != nil {
+						return err
+					}
+				}
 			case isAttributesFile(base):
 				ix.attrs[e.Path] = lines
 			case isModulesFile(base):

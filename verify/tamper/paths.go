@@ -31,7 +31,7 @@ func (ix *treeIndex) judgePaths() []keyed {
 			k := finding(FindingNestedRepo, p, 0, "a gitlink (submodule entry): git would enter that directory as a repository of its own")
 			k.key += "\x00" + e.OID // moved to another commit: new
 			out = append(out, k)
-		case e.Mode != verify.ModeSymlink && isModulesFile(path.Base(p)):
+		case isModulesFile(path.Base(p)):
 			msg := ".gitmodules: it names repositories git fetches and commands `git submodule` runs"
 			if updateCommand.MatchString(ix.modules[p]) {
 				msg = ".gitmodules with `update = !command`: the next `git submodule update` would run that command"

@@ -127,6 +127,7 @@ func attributeAttacks() []Case {
 		attrs("merge=union hides conflicts", ".gitattributes", "CHANGELOG merge=union\n", content, "CHANGELOG", "merge"),
 		attrs("-diff hides content", ".gitattributes", "*.go -diff\n", hidden, "a.go", "diff"),
 		attrs("binary macro hides content", ".gitattributes", "*.go binary\n", hidden, "a.go", "diff"),
+		{Name: ".gitattributes as a link whose target is an attribute line", Agent: []File{link(".gitattributes", "* filter=x")}, Want: []string{driver}, Armed: gitSees("check-attr", "--cached", "filter", "--", "a.go")},
 		attrs(".GitAttributes (read on macOS and Windows)", ".GitAttributes", "* filter=x\n", driver, "", ""),
 		attrs("NTFS short name of .gitattributes", "GITATT~1", "* filter=x\n", driver, "", ""),
 	}
