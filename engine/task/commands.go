@@ -209,18 +209,9 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 		// What git would act on is listed first, whatever else is wrong:
 		// the tree this accept would put on the branch, judged against
 		// the tree the branch has.
-		plan, err := planLanding(ctx, user, commits, head)
-		applyErr := err
-		var findings []verify.Finding
-		switch {
-		case errors.Is(err, ErrDoesNotApply):
-			if findings, err = LandingFindings(ctx, user, t.Base, head); err != nil {
-				return err
-			}
-		case err != nil:
+		plan, findings, applyErr, err := acceptPlan(ctx, user, t.Base, commits, head)
+		if err != nil {
 			return err
-		default:
-			findings = plan.Findings
 		}
 		if !verified && !opts.Force {
 			why := fmt.Sprintf("its status is %s", t.Status)
@@ -284,11 +275,11 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 				user.Git(context.WithoutCancel(ctx), "cherry-pick", "--abort")
 				return fmt.Errorf("the task's commits do not apply to %s (%v); nothing changed: rebase the task or land it by hand from %s", branch, err, t.Branch)
 			}
-			if res.Findings, err = checkLanded(ctx, user, plan, branch, opts.Force); err != nil {
+			if findings, err = checkLanded(ctx, user, plan, branch, opts.Force); err != nil {
 				return err
 			}
-			forced = forced || len(res.Findings) > 0
-			res.Forced, findings = forced, res.Findings
+			forced = forced || len(findings) > 0
+			res.Forced, res.Findings = forced, findings
 		}
 		if res.To == "" {
 			toOut, err := user.Git(ctx, "rev-parse", "--verify", "HEAD")

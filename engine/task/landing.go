@@ -108,8 +108,9 @@ func cherryPickTree(ctx context.Context, user *git.Repo, from string, commits []
 // LandingFindings are the findings (verify/tamper.Landing) of what
 // accepting head would put on the user's branch now: the tree a
 // fast-forward or a cherry-pick would make, against the tree the branch
-// has. When the commits would not apply (accept would refuse anyway),
-// head's tree is judged against base's. Everything is read from the object
+// has. When that cannot be computed (the commits would not apply, the
+// checkout is on an unborn branch: accept would refuse anyway), head's
+// tree is judged against base's. Everything is read from the object
 // database.
 func LandingFindings(ctx context.Context, user *git.Repo, base, head string) ([]verify.Finding, error) {
 	out, err := user.Git(ctx, "rev-list", "--reverse", base+".."+head)
@@ -120,10 +121,28 @@ func LandingFindings(ctx context.Context, user *git.Repo, base, head string) ([]
 	if err == nil {
 		return p.Findings, nil
 	}
-	if !errors.Is(err, ErrDoesNotApply) {
+	if ctx.Err() != nil {
 		return nil, err
 	}
+	// The commits would not apply, or the checkout has no commit to land
+	// on (an unborn branch): accept refuses either way; judge the change.
 	return tamper.Landing(ctx, gitchange.NewTree(user, base), gitchange.NewTree(user, head))
+}
+
+// acceptPlan is planLanding for Accept: the plan and its findings, or,
+// when the commits would not apply, head's tree judged against base's and
+// the reason it would not apply (Accept lists the findings first and then
+// refuses).
+func acceptPlan(ctx context.Context, user *git.Repo, base string, commits []string, head string) (*landingPlan, []verify.Finding, error, error) {
+	plan, err := planLanding(ctx, user, commits, head)
+	if errors.Is(err, ErrDoesNotApply) {
+		fs, ferr := LandingFindings(ctx, user, base, head)
+		return nil, fs, err, ferr
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return plan, plan.Findings, nil, nil
 }
 
 // checkLanded makes sure the tree the cherry-pick made is the one judged.

