@@ -59,6 +59,8 @@ var readExceptions = map[string]string{
 	// bcode-agent's log, a file bcode creates beside the worktree, opened
 	// to append.
 	"engine/agentbackend.agentLog": "opens bcode's own log file to append",
+	// A lock file in bcode's own build-cache seed, opened to flock.
+	"engine/agentbackend.lockSeed": "locks a file in bcode's own build-cache seed",
 	// The bcode-agent binary bcode ships and starts in the container: its
 	// build info and ELF header, before it runs.
 	"engine/agentbackend.CheckAgentVersion": "reads bcode's own agent binary",
