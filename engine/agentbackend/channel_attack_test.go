@@ -39,7 +39,7 @@ done; echo tried`,
 	// ptrace, process_vm_writev, pidfd_getfd, /proc/<pid>/mem, inherited fds
 	`./chanattack 2>&1; command -v gdb strace 2>&1 || echo "no debugger in the image"`,
 	// the canary itself, in encodings a reader undoes
-	`C=$BCODE_CANARY_TOKEN; echo "$C" | rev; printf %s "$C" | base64; printf %s "$C" | od -An -tx1; printf %s "$C" | sed 's/./&&/g'; printf %s "$C" | sed 's/./=&/g'; printf %s "$C" | od -An -tu1; printf '%s' "$C" | sed 's/\(.\)/\1 /g'`,
+	`echo zombies=$(grep -l '^State:.Z' /proc/[0-9]*/status 2>/dev/null | wc -l); C=$BCODE_CANARY_TOKEN; echo "$C" | rev; printf %s "$C" | base64; printf %s "$C" | od -An -tx1; printf %s "$C" | sed 's/./&&/g'; printf %s "$C" | sed 's/./=&/g'; printf %s "$C" | od -An -tu1; printf '%s' "$C" | sed 's/\(.\)/\1 /g'`,
 }
 
 // TestChannelAttacks runs the attacks through the real bcode-agent as
@@ -76,6 +76,10 @@ func TestChannelAttacks(t *testing.T) {
 	}
 	if tried < 20 || held != tried {
 		t.Errorf("chanattack: %d of %d attempts held:\n%s", held, tried, outputs[3])
+	}
+	// The escapee of the third command died a child of PID 1: reaped.
+	if !strings.Contains(outputs[4], "zombies=0") {
+		t.Errorf("PID 1 left zombies:\n%s", outputs[4])
 	}
 	all := strings.Join(outputs, "\n")
 	if strings.Contains(all, "WROTE") || strings.Contains(all, "SUCCEEDED") || !strings.Contains(outputs[1], "tried") {
