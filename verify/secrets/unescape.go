@@ -191,9 +191,11 @@ func decodeBackslash(text []byte, i int) (rune, int) {
 const minCodes = MinExtraLen
 
 // charCodes reads lists of decimal character codes: numbers from 32 to
-// 126 (or any code point above 127 written with 3 to 6 digits) separated
-// by the same one or two bytes of punctuation or space. It reports false
-// when there was no such list.
+// 126 (or any code point above, written with up to 7 digits) separated by
+// one to four bytes of punctuation or white space ("98, 99", od -tu1's
+// aligned columns). A list is only ever compared with known values, so
+// reading ordinary numbers as characters costs nothing but time. It
+// reports false when there was no such list.
 func charCodes(text []byte) (view, bool) {
 	var v view
 	changed := false
@@ -232,7 +234,6 @@ func charCodes(text []byte) (view, bool) {
 // readCodes reads a list of codes starting at text[i]; end is where the
 // list stops.
 func readCodes(text []byte, i int) (codes []rune, spans [][2]int, end int) {
-	var sep []byte
 	j := i
 	for {
 		k := j
@@ -248,17 +249,11 @@ func readCodes(text []byte, i int) (codes []rune, spans [][2]int, end int) {
 		}
 		codes = append(codes, rune(c))
 		spans = append(spans, [2]int{j, k})
-		// The separator: one or two bytes, the same all along the list.
 		s := k
-		for s < len(text) && s-k < 2 && !isDigit(text[s]) && !isWordByte(text[s]) {
+		for s < len(text) && s-k < 4 && !isDigit(text[s]) && !isWordByte(text[s]) {
 			s++
 		}
 		if s == k || s >= len(text) || !isDigit(text[s]) {
-			return codes, spans, k
-		}
-		if sep == nil {
-			sep = slices.Clone(text[k:s])
-		} else if string(sep) != string(text[k:s]) {
 			return codes, spans, k
 		}
 		j = s

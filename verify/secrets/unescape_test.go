@@ -128,6 +128,7 @@ func unescapeVariants(canary, core string) []decodedVariant {
 		{"canary every other letter \\x-escaped", everyOther(canary, func(r rune) string { return fmt.Sprintf(`\x%02x`, r) }), readEscapes},
 		{"canary backslash before every letter", mapRunes(canary, func(r rune) string { return `\` + string(r) }), func(s string) string { return strings.ReplaceAll(s, `\`, "") }},
 		{"core as decimal character codes, comma list", strings.TrimSuffix(mapRunes(core, func(r rune) string { return fmt.Sprintf("%d, ", r) }), ", "), readCodeList},
+		{"canary as od -An -tu1 prints it (aligned columns, 16 a line)", odDecimal(canary), readCodeList},
 		{"core as decimal character codes, spaces", strings.TrimSpace(mapRunes(core, func(r rune) string { return fmt.Sprintf("%d ", r) })), readCodeList},
 		{"canary base32", b32.EncodeToString([]byte(canary)), func(s string) string { b, _ := b32.DecodeString(s); return string(b) }},
 		{"canary base32 lower-case, no padding", strings.ToLower(strings.TrimRight(b32.EncodeToString([]byte("~~"+canary)), "=")), readBase32},
@@ -153,10 +154,22 @@ func readEscapes(s string) string {
 	})
 }
 
+// odDecimal is s as `od -An -tu1` prints it.
+func odDecimal(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if i > 0 && i%16 == 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%4d", s[i])
+	}
+	return b.String()
+}
+
 // readCodeList reads every number in s as a character code.
 func readCodeList(s string) string {
-	return regexp.MustCompile(`\d+[, ]*`).ReplaceAllStringFunc(s, func(e string) string {
-		n, _ := strconv.Atoi(strings.TrimRight(e, ", "))
+	return regexp.MustCompile(`\d+[, \n]*`).ReplaceAllStringFunc(s, func(e string) string {
+		n, _ := strconv.Atoi(strings.TrimRight(e, ", \n"))
 		return string(rune(n))
 	})
 }

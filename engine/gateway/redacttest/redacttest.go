@@ -470,3 +470,22 @@ func Run(t *testing.T, b Boundary) Result {
 	t.Logf("redacttest: %d of %d attacks held", res.Held, res.Attacks)
 	return res
 }
+
+// ShowsSecret reports whether sent (what a model server received) shows
+// canary's core as any of Encodings reads it: for end-to-end attacks whose
+// encodings are the attacker's choice.
+func ShowsSecret(sent []byte, canary string) bool {
+	core, ok := secrets.CanaryCore(canary)
+	if !ok {
+		core = canary
+	}
+	if leaks(sent, core, nil) {
+		return true
+	}
+	for _, e := range Encodings() {
+		if e.Read != nil && leaks(sent, core, e.Read) {
+			return true
+		}
+	}
+	return false
+}
