@@ -28,6 +28,7 @@ const flowImage = "bcode-sandbox:editor-e2e"
 var (
 	flowOnce  sync.Once
 	flowAgent string // bcode-agent built from this tree
+	flowBcode string // bcode built from this tree
 	flowErr   error
 	dockerErr error
 )
@@ -69,6 +70,7 @@ func requireTaskFlow(t *testing.T) string {
 			return
 		}
 		flowAgent = filepath.Join(dir, "bcode-agent")
+		flowBcode = filepath.Join(dir, "bcode")
 	})
 	if dockerErr != nil {
 		need(t, false, "a Docker engine", "start dockerd (apt-get install docker.io; dockerd &): "+dockerErr.Error())
@@ -77,6 +79,18 @@ func requireTaskFlow(t *testing.T) string {
 		t.Fatal(flowErr)
 	}
 	return flowAgent
+}
+
+// dockerAnswers reports whether a Docker engine answers within seconds.
+func dockerAnswers() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := docker.Connect(ctx)
+	if err != nil {
+		return false
+	}
+	e.Close()
+	return true
 }
 
 // flowDirs are removed by TestMain.
@@ -131,7 +145,7 @@ func NewFlowFixture(t *testing.T) *FlowFixture {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	f := &FlowFixture{Repo: filepath.Join(dir, "calc"), State: filepath.Join(dir, "state"), Model: model, Agent: agent}
+	f := &FlowFixture{Repo: filepath.Join(dir, "shop"), State: filepath.Join(dir, "state"), Model: model, Agent: agent}
 	r := testrepo.Init(t, f.Repo)
 	r.Write(map[string]string{
 		"go.mod":              "module example.com/shop\n\ngo 1.22\n",
@@ -146,14 +160,48 @@ func NewFlowFixture(t *testing.T) *FlowFixture {
 	return f
 }
 
-// Env is the environment bcode-ls and the editor run with.
+// Env is the environment bcode-ls and the editor run with. The sandbox's
+// seed build cache persists between runs, as the go command's own does
+// (the fixture is ours and holds no secrets): a cold standard library
+// takes minutes to compile in a container on a loaded machine.
 func (f *FlowFixture) Env(ls string) []string {
 	return append(os.Environ(),
 		"BCODE_STATE="+f.State,
 		"BCODE_LS="+ls,
 		"BCODE_AGENT="+f.Agent,
 		"BCODE_FLOW_REPO="+f.Repo,
+		"BCODE_SANDBOX_GOCACHE="+flowSeed(),
 	)
+}
+
+// flowSeed is the sandbox's seed build cache for these tests.
+func flowSeed() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "bcode", "sandbox-gocache", "editor-tests")
+}
+
+// installBeside puts the flow's bcode beside bcode-ls, where bcode-ls
+// finds it to serve the seed build cache (as `go install ./cmd/...`
+// installs them).
+func installBeside(t *testing.T, ls string) {
+	t.Helper()
+	b, err := os.ReadFile(flowBcode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(filepath.Dir(ls), "bcode")
+	if _, err := os.Stat(dst); err == nil {
+		return
+	}
+	if err := os.WriteFile(dst+".tmp", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dst+".tmp", dst); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Git runs git in the fixture's checkout.
@@ -203,6 +251,7 @@ func TestNeovimTaskFlow(t *testing.T) {
 	need(t, err == nil, "nvim", "apt-get install neovim")
 	ls := bcodeLS(t)
 	f := NewFlowFixture(t)
+	installBeside(t, ls)
 	start := time.Now()
 	logged, log := loggedServer(t, ls)
 	cmd := exec.Command("nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", "luafile tests/task_flow.lua")

@@ -77,13 +77,26 @@ func DefaultOptions() (Options, error) {
 }
 
 // CacheOptions are the Options of the seeded build cache alone: SeedEnv or
-// the repository's seed, served by this process when it is the bcode CLI
-// (`bcode sandbox gocache`); otherwise none, and containers compile cold.
+// the repository's seed, served by `bcode sandbox gocache`: this process
+// when it is the bcode CLI, else the bcode installed beside it (bcode-ls,
+// installed with it by `go install ./cmd/...`); without one, containers
+// compile cold.
 func CacheOptions() Options {
 	o := Options{GoCacheSeed: os.Getenv(SeedEnv)}
-	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "bcode" {
-		o.GoCacheProg = []string{exe, "sandbox", "gocache"}
+	exe, err := os.Executable()
+	if err != nil {
+		return o
 	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if filepath.Base(exe) != "bcode" {
+		exe = filepath.Join(filepath.Dir(exe), "bcode")
+		if fi, err := os.Stat(exe); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return o
+		}
+	}
+	o.GoCacheProg = []string{exe, "sandbox", "gocache"}
 	return o
 }
 

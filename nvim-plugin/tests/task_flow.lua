@@ -40,6 +40,11 @@ local function run()
     cb(nil)
   end
 
+  -- Every bcode/taskChanged, for the failure message.
+  local seen = {}
+  table.insert(require('bcode.lsp').task_listeners, function(c)
+    seen[#seen + 1] = ('%s#%s a%s t%s %s'):format(c.kind, tostring(c.seq), tostring(c.attempt), tostring(c.turn), c.ended and 'ended' or '')
+  end)
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   h.wait(30000, function()
     local c = require('bcode.lsp').client()
@@ -62,16 +67,25 @@ local function run()
 
   -- The list shows it running, with its attempt and turn.
   local list = tasks.open()
-  local row = h.wait(300000, function()
+  local row
+  vim.wait(600000, function()
     for _, l in ipairs(vim.api.nvim_buf_get_lines(list, 0, -1, false)) do
-      if l:find('^' .. id) and l:find('running%s+a1 t[1-9]') then return l end
+      if l:find('^' .. id) and l:find('running%s+a1 t[1-9]') then row = l end
     end
-  end, 'the task running with attempt 1 and a finished turn in the list (' .. h.buf_text(list) .. ')')
+    return row
+  end, 50)
+  if not row then
+    error(('no row running with attempt 1 and a finished turn; list:\n%s\nnotifications: %s'):format(h.buf_text(list), table.concat(seen, ', ')))
+  end
   h.match(row, goal:sub(1, 20), 'the row carries the typed goal')
   step('running: ' .. row)
 
   -- The end: verified, offered Diff/Accept/Reject; Accept (confirmed) lands it.
-  h.wait(420000, function() return offered end, 'the end of the run (list: ' .. h.buf_text(list) .. ')')
+  local end_ms = tonumber(os.getenv('BCODE_FLOW_END_MS') or '') or 420000
+  local ok_end = vim.wait(end_ms, function() return offered end, 50)
+  if not ok_end then
+    error(('the run did not end in %d ms; list:\n%s\nnotifications: %s'):format(end_ms, h.buf_text(list), table.concat(seen, ', ')))
+  end
   h.eq({ 'Diff', 'Accept', 'Reject' }, offered.items, 'the end offers')
   h.match(offered.prompt, 'is verified', 'the end says verified')
   step('verified')
