@@ -210,9 +210,9 @@ func afterTrigger(model *modeltest.Server, trigger string, delay time.Duration, 
 	fire := make(chan time.Time, 1)
 	base := len(model.Requests())
 	go func() {
-		for len(model.Requests()) == base {
+		for end := time.Now().Add(20 * time.Minute); len(model.Requests()) == base; {
 			time.Sleep(50 * time.Millisecond)
-			if len(exited) > 0 {
+			if len(exited) > 0 || time.Now().After(end) {
 				return
 			}
 		}
