@@ -394,7 +394,6 @@ func TestSignalStopsTaskRun(t *testing.T) {
 	}
 }
 
-
 // TestKillLoopPostgres: three `bcode runner` processes share one real
 // PostgreSQL ledger (each with its own state directory, as on three
 // machines that share a disk-less queue) and six tasks of one repository.
