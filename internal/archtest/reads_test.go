@@ -65,9 +65,6 @@ var readExceptions = map[string]string{
 	// build info and ELF header, before it runs.
 	"engine/agentbackend.CheckAgentVersion": "reads bcode's own agent binary",
 	"engine/agentbackend.checkAgentBinary":  "reads bcode's own agent binary",
-	// The lock file of the gate's build-cache seed, a directory bcode owns
-	// (never mounted writable for the agent), opened to take a flock.
-	"engine/agentbackend.lockSeed": "locks a file in bcode's own cache seed",
 	// The labelled corpus is bcode's own test data, read by the bench.
 	"engine/check/labelled.Parse": "reads bcode's own labelled corpus",
 	// The stand-in editor of the server's tests plays the user's editor,
