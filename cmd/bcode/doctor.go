@@ -154,6 +154,12 @@ func doctorDocker(ctx context.Context, st *stateFlags, ref string) []doctorCheck
 		}
 		out = append(out, c)
 	}
+	// What a killed bcode left: containers whose owner process is gone.
+	if n, err := e.ReapOrphans(cctx, ""); err != nil {
+		out = append(out, doctorCheck{name: "orphans", detail: "listing bcode's containers: " + err.Error(), fix: "check the engine with 'docker ps -a --filter label=dev.bcode.sandbox'"})
+	} else {
+		out = append(out, doctorCheck{name: "orphans", ok: true, detail: fmt.Sprintf("removed %d containers of bcode processes that are gone", n)})
+	}
 	img, err := e.Image(cctx, ref)
 	switch {
 	case errors.Is(err, docker.ErrNoImage):

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
@@ -80,6 +81,9 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 		}
 	}
 	holder := ledger.LocalHolder("")
+	if n, err := agentbackend.ReapOrphans(ctx, ""); err == nil && n > 0 {
+		fmt.Fprintf(stdout, "bcode runner: removed %d containers that bcode processes killed earlier left\n", n)
+	}
 	opts := app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
 	build := func(ctx context.Context, t engine.Task) (*runner.Runner, error) {
 		return eng.TaskRunner(ctx, t.ID, opts)
@@ -112,6 +116,10 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 }
 
 func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
+	if errors.Is(err, runner.ErrStopped) && res != nil {
+		fmt.Fprintln(stderr, stoppedMessage(res.Task.ID, err))
+		return 130
+	}
 	if err != nil {
 		errorf(stderr, "bcode runner", "%v", err)
 		return 1

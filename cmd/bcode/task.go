@@ -226,12 +226,30 @@ func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
 		}
 	}
 	if errors.Is(err, runner.ErrStopped) {
+		fmt.Fprintln(c.stderr, stoppedMessage(id, err))
 		return 130
 	}
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
 	return 0
+}
+
+// stoppedMessage is the last line of a run a signal stopped: which signal,
+// whether the task's work was checkpointed, and the command that goes on.
+func stoppedMessage(id string, err error) string {
+	why := "interrupted"
+	// The runner's error carries the cause, which names the signal
+	// ("run stopped: interrupted by SIGTERM"; see signalContext).
+	_, cause, _ := strings.Cut(err.Error(), runner.ErrStopped.Error()+": ")
+	if by, _, _ := strings.Cut(cause, "\n"); strings.HasPrefix(by, "interrupted by ") {
+		why = by
+	}
+	done := "checkpointed"
+	if strings.Contains(err.Error(), "stopping cleanly") {
+		done = "stopped before its last edits were committed (the next run commits them)"
+	}
+	return fmt.Sprintf("bcode: %s; task %s %s; resume with `bcode task resume %s`", why, id, done, id)
 }
 
 func taskResume(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
