@@ -324,3 +324,44 @@ func checkSARIFURIs(t *testing.T, doc []byte, cs []showntest.Case) {
 		}
 	}
 }
+
+// TestShownTaskText: a task's free text (its goal here; reasons and model
+// text travel the same way, as event data) reaches `task events --json`
+// with every attack escaped, and the one-line summaries (`task events`,
+// the task list) cut it short but let nothing hidden or forged through.
+func TestShownTaskText(t *testing.T) {
+	r := testrepo.FromFiles(t, map[string]string{"calc.go": "package calc\n"})
+	state := t.TempDir()
+	opts := showntest.Options{Shown: decodedJSON, Lines: true, Unplantable: "\x00"}
+	cs := showntest.Cases(opts)
+	var goal strings.Builder
+	for _, c := range cs {
+		goal.WriteString(c.Text + "\n")
+	}
+	code, out, errOut := runTaskCmd(t, r.Dir, state, "create", goal.String())
+	if code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	t.Run("events --json", func(t *testing.T) {
+		_, out, _ := runTaskCmd(t, r.Dir, state, "events", id, "--json")
+		showntest.Check(t, opts, cs, jsonStrings(t, []byte(out)))
+	})
+	for _, args := range [][]string{{"events", id}, {"status"}} {
+		t.Run(strings.Join(args[:1], " ")+" summary", func(t *testing.T) {
+			_, out, errOut := runTaskCmd(t, r.Dir, state, args...)
+			all := []byte(out + errOut)
+			if raw := showntest.Raw(all); raw != nil {
+				t.Errorf("hidden runes reached the terminal: %v", raw)
+			}
+			if !strings.Contains(out, "atk001") {
+				t.Errorf("the goal is not shown:\n%s%s", out, errOut)
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(strings.TrimLeft(l, " \t"), "atk") {
+					t.Errorf("the goal started a line of its own: %q", l)
+				}
+			}
+		})
+	}
+}

@@ -179,6 +179,21 @@ func FuzzShown(f *testing.F) {
 		if json.Unmarshal(b, &back) != nil || showntest.Raw([]byte(back)) != nil {
 			t.Fatalf("JSON(%q) = %s decodes to hidden runes", s, b)
 		}
+		// What an editor decodes is Text of what was encoded (encoding/json
+		// has made each byte that is not UTF-8 U+FFFD), whichever way the
+		// literal was written: HTML-escaped, or with its runes raw.
+		want := shown.Text(string([]rune(s)))
+		if back != want {
+			t.Fatalf("JSON(%q) decodes to %q, want %q", s, back, want)
+		}
+		var raw bytes.Buffer
+		enc := json.NewEncoder(&raw)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		b, err = shown.JSONText(bytes.TrimSpace(raw.Bytes()))
+		if err != nil || json.Unmarshal(b, &back) != nil || back != want {
+			t.Fatalf("JSONText of %s: %s (%v), want %q", raw.Bytes(), b, err, want)
+		}
 	})
 }
 
