@@ -310,13 +310,7 @@ func (r *Redactor) redactSlots(slots []slot) (int, error) {
 		}
 		*slots[i].s, n = out, n+k
 	}
-	var joined strings.Builder
-	for i := range slots {
-		slots[i].off = joined.Len()
-		joined.WriteString(*slots[i].s)
-		joined.WriteByte('\n')
-	}
-	spans := r.find(joined.String())
+	_, spans := r.scanJoined(slots)
 	if len(spans) == 0 {
 		return n + stripSlots(slots), nil
 	}
@@ -341,6 +335,62 @@ func (r *Redactor) redactSlots(slots []slot) (int, error) {
 		n += len(sps)
 	}
 	return n + stripSlots(slots), nil
+}
+
+// seamWindow is how far on each side of a boundary between two parts of
+// a request the seam scan reads: more than any encoded secret the
+// normaliser reads is long (a canary as HTML decimal references is about
+// 170 bytes, as \u escapes about 200).
+const seamWindow = 512
+
+// scanJoined scans the slots' strings joined as one text (a newline
+// between each two) and returns the text and the spans found in it. The
+// text is scanned in parts, each part's result cached by its content: the
+// strings of one message (or one tool, or one top-level field) together,
+// and around every boundary between parts a window of seamWindow bytes on
+// each side, so a secret cut across parts is found whole. A conversation
+// resent with one more message costs the new message and its seam.
+func (r *Redactor) scanJoined(slots []slot) (string, []secrets.Span) {
+	var joined strings.Builder
+	var starts []int // where each part begins
+	prev := ""
+	for i := range slots {
+		if g := partOf(slots[i].path); i == 0 || g != prev {
+			starts = append(starts, joined.Len())
+			prev = g
+		}
+		slots[i].off = joined.Len()
+		joined.WriteString(*slots[i].s)
+		joined.WriteByte('\n')
+	}
+	text := joined.String()
+	starts = append(starts, len(text))
+	var spans []secrets.Span
+	add := func(from, to int) {
+		for _, sp := range r.findCached(text[from:to]) {
+			sp.Start += from
+			sp.End += from
+			spans = append(spans, sp)
+		}
+	}
+	for k := 0; k+1 < len(starts); k++ {
+		add(starts[k], starts[k+1])
+	}
+	// Seams, each its own window (not merged: a merged run of windows
+	// would change with every new message and be scanned again whole).
+	for k := 1; k+1 < len(starts); k++ {
+		add(max(0, starts[k]-seamWindow), min(len(text), starts[k]+seamWindow))
+	}
+	return text, spans
+}
+
+// partOf is the part of a request a string belongs to: the path up to its
+// first array index ("$.messages[3]"), or the whole path.
+func partOf(path string) string {
+	if i := strings.IndexByte(path, ']'); i >= 0 {
+		return path[:i+1]
+	}
+	return path
 }
 
 // stripSlots drops format characters and escapes from the free strings,

@@ -48,6 +48,8 @@ type Redactor struct {
 	hidden  []string // host paths the scanner finds encoded
 	learned map[string]bool
 	cache   map[[32]byte]redacted
+	// spans caches findCached's results by the text's SHA-256.
+	spans map[[32]byte][]secrets.Span
 	// Scanned counts the bytes actually scanned (cache misses), for tests
 	// and for the cost of a session.
 	scanned int64
@@ -128,6 +130,7 @@ func (r *Redactor) learn(spans []secrets.Span) {
 	if s, err := secrets.NewScannerKnown(secrets.Known{Values: r.known, Paths: r.hidden}); err == nil {
 		r.scanner = s
 		r.cache = map[[32]byte]redacted{} // what was clean may hold a learned value
+		r.spans = nil
 	}
 	onLearn := r.OnLearn
 	r.mu.Unlock()
@@ -144,6 +147,26 @@ func (r *Redactor) find(text string) []secrets.Span {
 	r.mu.Unlock()
 	spans := s.Find(text)
 	r.learn(spans)
+	return spans
+}
+
+// findCached is find, remembered by text: the parts of a conversation
+// are resent on every model call.
+func (r *Redactor) findCached(text string) []secrets.Span {
+	key := sha256.Sum256([]byte(text))
+	r.mu.Lock()
+	c, ok := r.spans[key]
+	r.mu.Unlock()
+	if ok {
+		return slices.Clone(c)
+	}
+	spans := r.find(text)
+	r.mu.Lock()
+	if r.spans == nil || len(r.spans) >= maxCache {
+		r.spans = map[[32]byte][]secrets.Span{}
+	}
+	r.spans[key] = slices.Clone(spans)
+	r.mu.Unlock()
 	return spans
 }
 

@@ -115,6 +115,10 @@ func Placements() []Placement {
 			h := len(p) / 2
 			return request(sys, msg("user", "first half "+p[:h]), msg("assistant", p[h:]+" second half"))
 		}},
+		{"split across three messages and a tool call", true, func(p string) map[string]any {
+			a, b := len(p)/3, 2*len(p)/3
+			return request(sys, msg("user", "one "+p[:a]), callMsg("call_1", "terminal", argsJSON(map[string]string{"command": p[a:b]})), toolMsg("call_1", p[b:]+" three"))
+		}},
 		{"role", false, func(p string) map[string]any { return request(sys, msg(p, "hi")) }},
 		{"tool_call_id", false, func(p string) map[string]any {
 			return request(sys, msg("user", "go"), callMsg("call_1", "terminal", `{}`), toolMsg(p, "ok"))
