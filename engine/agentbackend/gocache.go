@@ -111,7 +111,11 @@ func warmSeed(ctx context.Context, tmpl docker.Config, repo, base, seed string, 
 	cfg.Worktree, cfg.GoCacheDir = dir, seed
 	cfg.GoCacheSeed, cfg.GoCacheProg, cfg.Env = "", nil, nil
 	if urgent != nil {
-		cfg.CPUShares = warmShares
+		select {
+		case <-urgent: // waited for already (`bcode check --sandbox docker`)
+		default:
+			cfg.CPUShares = warmShares
+		}
 	}
 	runner, err := docker.New(ctx, cfg)
 	if err != nil {
