@@ -42,8 +42,9 @@ func SeedDir(repo string) (string, error) {
 // two loaded cores takes minutes.
 const warmTimeout = 30 * time.Minute
 
-// warmShares is the warm-up container's CPU weight (docker's default is
-// 1024): it runs beside the agent's turns and yields the CPUs to them.
+// warmShares is the warm-up container's CPU weight while nothing waits for
+// it (docker's default is 1024): it runs beside the agent's turns and
+// yields the CPUs to them, until the gate waits for it.
 const warmShares = 64
 
 // WarmSeed compiles the base commit of repo into the seed cache, once per
@@ -66,6 +67,13 @@ const warmShares = 64
 // with its last file descriptor; what it compiled stays in the seed, so
 // the next warm-up only compiles the rest.
 func WarmSeed(ctx context.Context, tmpl docker.Config, repo, base, seed string) error {
+	return warmSeed(ctx, tmpl, repo, base, seed, nil)
+}
+
+// warmSeed is WarmSeed, whose container starts at a low CPU weight (it runs
+// beside the agent's turns) and gets the default one when urgent closes
+// (the gate waits for it).
+func warmSeed(ctx context.Context, tmpl docker.Config, repo, base, seed string, urgent <-chan struct{}) error {
 	marker := warmMarker(tmpl, seed, base)
 	if _, err := os.Stat(marker); err == nil {
 		return nil
@@ -108,12 +116,29 @@ func WarmSeed(ctx context.Context, tmpl docker.Config, repo, base, seed string) 
 	cfg := tmpl
 	cfg.Worktree, cfg.GoCacheDir, cfg.ModCache, cfg.DiskDiscard = dir, seed, view.dir, true
 	cfg.GoCacheSeed, cfg.GoCacheProg, cfg.Env = "", nil, nil
-	cfg.CPUShares = warmShares
+	if urgent != nil {
+		select {
+		case <-urgent: // waited for already (`bcode check --sandbox docker`)
+		default:
+			cfg.CPUShares = warmShares
+		}
+	}
 	runner, err := docker.New(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("agentbackend: warming the Go cache: %w", err)
 	}
 	defer runner.Close()
+	if urgent != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			select {
+			case <-urgent:
+				_ = runner.SetCPUShares(ctx, 0) // best effort: at worst it stays slow
+			case <-finished:
+			}
+		}()
+	}
 	for _, args := range [][]string{{"go", "build", "./..."}, {"go", "test", "-c", "-o", "/tmp", "./..."}} {
 		res, err := runner.Run(ctx, sandbox.Command{Dir: dir, Args: args, Timeout: warmTimeout, OutputLimit: 8 << 10})
 		if err != nil {

@@ -21,7 +21,14 @@ type warmRun struct {
 	done   chan struct{}
 	err    error // set before done closes
 	cancel context.CancelFunc
+	// urgent closes when someone waits for the warm-up: it then runs at
+	// the default CPU weight instead of yielding.
+	urgent     chan struct{}
+	urgentOnce sync.Once
 }
+
+// hurry tells the warm-up that someone waits for it.
+func (r *warmRun) hurry() { r.urgentOnce.Do(func() { close(r.urgent) }) }
 
 type warmKey struct{ seed, base string }
 
@@ -34,16 +41,16 @@ var (
 type seedWarm struct {
 	tmpl             docker.Config
 	repo, base, seed string
-	fn               func(context.Context) error // nil: WarmSeed (tests replace it)
+	fn               func(ctx context.Context, urgent <-chan struct{}) error // nil: warmSeed (tests replace it)
 }
 
 func (w *seedWarm) key() warmKey { return warmKey{w.seed, w.base} }
 
-func (w *seedWarm) warm(ctx context.Context) error {
+func (w *seedWarm) warm(ctx context.Context, urgent <-chan struct{}) error {
 	if w.fn != nil {
-		return w.fn(ctx)
+		return w.fn(ctx, urgent)
 	}
-	return WarmSeed(ctx, w.tmpl, w.repo, w.base, w.seed)
+	return warmSeed(ctx, w.tmpl, w.repo, w.base, w.seed, urgent)
 }
 
 // start returns the warm-up in flight, or starts one under ctx. It does
@@ -74,17 +81,17 @@ func (r *warmedRunner) Run(ctx context.Context, c sandbox.Command) (sandbox.Resu
 }
 
 // startFlight returns key's warm-up in flight, or starts warm under ctx.
-func startFlight(ctx context.Context, key warmKey, warm func(context.Context) error) *warmRun {
+func startFlight(ctx context.Context, key warmKey, warm func(ctx context.Context, urgent <-chan struct{}) error) *warmRun {
 	warmMu.Lock()
 	defer warmMu.Unlock()
 	if r := warming[key]; r != nil {
 		return r
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	r := &warmRun{done: make(chan struct{}), cancel: cancel}
+	r := &warmRun{done: make(chan struct{}), cancel: cancel, urgent: make(chan struct{})}
 	warming[key] = r
 	go func() {
-		err := warm(wctx)
+		err := warm(wctx, r.urgent)
 		cancel()
 		warmMu.Lock()
 		delete(warming, key)
@@ -119,9 +126,10 @@ func (r *warmRun) failure() error {
 // awaitFlight waits for key's warm-up, joining the one in flight or
 // starting warm. A warm-up that ended because its starter's context did
 // (the attempt that began it stopped) is started again while ctx lives.
-func awaitFlight(ctx context.Context, key warmKey, warm func(context.Context) error) error {
+func awaitFlight(ctx context.Context, key warmKey, warm func(ctx context.Context, urgent <-chan struct{}) error) error {
 	for {
 		r := startFlight(ctx, key, warm)
+		r.hurry()
 		select {
 		case <-r.done:
 			if ctx.Err() == nil && (errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded)) {

@@ -11,15 +11,17 @@ import (
 )
 
 // TestWarmRunsBesideAndTheGateWaits: starting the warm-up returns at once
-// (the agent's container is not held behind it); the gate's wait joins the
-// warm-up in flight instead of starting a second one, and returns only
-// when it has finished.
+// (the agent's container is not held behind it) and it runs yielding the
+// CPUs; the gate's wait joins the warm-up in flight instead of starting a
+// second one, tells it to hurry, and returns only when it has finished.
 func TestWarmRunsBesideAndTheGateWaits(t *testing.T) {
 	key := warmKey{t.TempDir(), "base1"}
 	release := make(chan struct{})
 	var calls atomic.Int32
-	warm := func(ctx context.Context) error {
+	urgentSeen := make(chan (<-chan struct{}), 1)
+	warm := func(ctx context.Context, urgent <-chan struct{}) error {
 		calls.Add(1)
+		urgentSeen <- urgent
 		select {
 		case <-release:
 			return nil
@@ -32,12 +34,23 @@ func TestWarmRunsBesideAndTheGateWaits(t *testing.T) {
 	if time.Since(started) > time.Second {
 		t.Fatal("startFlight waited for the warm-up")
 	}
+	urgent := <-urgentSeen
+	select {
+	case <-urgent:
+		t.Fatal("the warm-up was told to hurry before anyone waited for it")
+	default:
+	}
 	gate := make(chan error, 1)
 	go func() { gate <- awaitFlight(context.Background(), key, warm) }()
 	select {
 	case err := <-gate:
 		t.Fatalf("the gate went on before the warm-up finished: %v", err)
 	case <-time.After(200 * time.Millisecond):
+	}
+	select {
+	case <-urgent:
+	default:
+		t.Fatal("the gate waits but the warm-up still runs at its low CPU weight")
 	}
 	close(release)
 	if err := <-gate; err != nil {
@@ -56,7 +69,7 @@ func TestWarmRunsBesideAndTheGateWaits(t *testing.T) {
 func TestWarmStoppedByItsAttemptIsRedoneForTheGate(t *testing.T) {
 	key := warmKey{t.TempDir(), "base2"}
 	var calls atomic.Int32
-	warm := func(ctx context.Context) error {
+	warm := func(ctx context.Context, _ <-chan struct{}) error {
 		if calls.Add(1) == 1 {
 			<-ctx.Done()
 			return ctx.Err()
@@ -90,7 +103,7 @@ func TestWarmFailureReachesTheGate(t *testing.T) {
 	key := warmKey{t.TempDir(), "base3"}
 	broken := errors.New("the base does not build")
 	var calls atomic.Int32
-	warm := func(context.Context) error { calls.Add(1); return broken }
+	warm := func(context.Context, <-chan struct{}) error { calls.Add(1); return broken }
 	if err := awaitFlight(context.Background(), key, warm); !errors.Is(err, broken) {
 		t.Fatalf("gate: %v, want %v", err, broken)
 	}
@@ -152,7 +165,7 @@ func (f *fakeRunner) Run(context.Context, sandbox.Command) (sandbox.Result, erro
 func TestGateRunnerWaitsForTheWarmUpBeforeItsFirstCommand(t *testing.T) {
 	release := make(chan struct{})
 	var warmed atomic.Bool
-	sw := &seedWarm{seed: t.TempDir(), base: "base4", fn: func(ctx context.Context) error {
+	sw := &seedWarm{seed: t.TempDir(), base: "base4", fn: func(ctx context.Context, _ <-chan struct{}) error {
 		select {
 		case <-release:
 			warmed.Store(true)

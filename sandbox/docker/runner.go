@@ -124,9 +124,11 @@ type Runner struct {
 	env      []string
 	mounts   []mount.Mount
 	tmpfs    map[string]string
-	scratch  string         // host directory holding the empty file and directory masks point at
-	disk     *disk          // the worktree's own filesystem; nil when not limited
-	removing sync.WaitGroup // containers still being removed
+	scratch  string          // host directory holding the empty file and directory masks point at
+	disk     *disk           // the worktree's own filesystem; nil when not limited
+	removing sync.WaitGroup  // containers still being removed
+	sharesMu sync.Mutex      // guards cfg.CPUShares and live
+	live     map[string]bool // containers of commands still running
 	closeMu  sync.Once
 	closeErr error
 }
@@ -405,6 +407,58 @@ func (r *Runner) Close() error {
 	return r.closeErr
 }
 
+// SetCPUShares changes the CPU weight (Config.CPUShares; 0: the engine's
+// default) of the commands running now and of those to come: work that ran
+// beside others at a low weight gets the default once something waits for
+// it.
+func (r *Runner) SetCPUShares(ctx context.Context, shares int64) error {
+	r.sharesMu.Lock()
+	r.cfg.CPUShares = shares
+	ids := make([]string, 0, len(r.live))
+	for id := range r.live {
+		ids = append(ids, id)
+	}
+	r.sharesMu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, r.updateShares(ctx, id, shares))
+	}
+	return errors.Join(errs...)
+}
+
+// updateShares sets a running container's CPU weight.
+func (r *Runner) updateShares(ctx context.Context, id string, shares int64) error {
+	if shares == 0 {
+		shares = 1024 // what the engine gives a container created without a weight
+	}
+	_, err := r.e.cli.ContainerUpdate(ctx, id, container.UpdateConfig{Resources: container.Resources{CPUShares: shares}})
+	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		return fmt.Errorf("docker runner: changing the CPU weight: %w", r.e.wrap(ctx, err))
+	}
+	return nil
+}
+
+// track records a command's container as running; one created just
+// before SetCPUShares changed the weight gets the new weight now.
+func (r *Runner) track(ctx context.Context, id string, created int64) {
+	r.sharesMu.Lock()
+	if r.live == nil {
+		r.live = map[string]bool{}
+	}
+	r.live[id] = true
+	now := r.cfg.CPUShares
+	r.sharesMu.Unlock()
+	if now != created {
+		_ = r.updateShares(ctx, id, now)
+	}
+}
+
+func (r *Runner) untrack(id string) {
+	r.sharesMu.Lock()
+	delete(r.live, id)
+	r.sharesMu.Unlock()
+}
+
 // within reports whether p is dir or below it.
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
@@ -464,6 +518,10 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	if err != nil {
 		return sandbox.Result{}, err
 	}
+	r.sharesMu.Lock()
+	shares := r.cfg.CPUShares
+	r.sharesMu.Unlock()
+	hc.Resources.CPUShares = shares
 	// Cleanup must happen even when ctx is what ended the command.
 	bg := context.WithoutCancel(ctx)
 	stdout := sandbox.NewCappedOutput(limit, c.Stdout)
@@ -476,6 +534,8 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
 	}
 	id := created.ID
+	r.track(ctx, id, shares)
+	defer r.untrack(id)
 	// Removing takes the engine ~200 ms; the result does not wait for it.
 	// Close waits for every removal, and Engine.Reap finds any a killed
 	// process left behind.
@@ -629,7 +689,6 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 			Memory:     r.cfg.MemoryBytes,
 			MemorySwap: r.cfg.MemoryBytes, // no swap on top
 			NanoCPUs:   r.cfg.NanoCPUs,
-			CPUShares:  r.cfg.CPUShares,
 			PidsLimit:  &pids,
 		},
 	}
