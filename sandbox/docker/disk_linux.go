@@ -130,7 +130,7 @@ func (d *disk) mount(ctx context.Context, size int64) error {
 		err = uerr
 	}
 	if err != nil {
-		return fmt.Errorf("copying %s into its disk: %w", d.dir, err)
+		return fmt.Errorf("copying %s into its disk of %d MiB (a bigger tree needs a bigger [sandbox] disk_mb): %w", d.dir, size>>20, err)
 	}
 	return runTool(ctx, "mount", "-t", "ext4", "-o", opts, img, d.dir)
 }
