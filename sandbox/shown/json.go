@@ -117,7 +117,7 @@ func literalShown(lit []byte) bool {
 				}
 				i += 6
 			default:
-				return false // \b, \f, \r: hidden
+				return false // \b, \f, \r: the full path decides
 			}
 		case c >= 0x20 && c < 0x7f:
 			i++

@@ -12,8 +12,8 @@
 // code points, and bytes that are not UTF-8 — is written as a visible escape
 // (\x1b, \u202e, \U000e0041, \xff) and never passed through.
 //
-// Text keeps newlines and tabs, for multi-line output (a diff, test
-// output); Line makes them visible too, for a field inside a line-oriented
+// Text keeps newlines, tabs and the carriage return of a CRLF line ending,
+// for multi-line output (a diff, test output); Line makes them visible too, for a field inside a line-oriented
 // format, so an agent-controlled name cannot start a line of its own.
 //
 // A backslash is shown as itself: the escaped form of a rune and the same
@@ -72,19 +72,32 @@ func clean(s string, keepLines bool) bool {
 		if c >= 0x80 {
 			return cleanFrom(s[i:], keepLines)
 		}
-		if c < 0x20 || c == 0x7f {
-			if !keepLines || (c != '\n' && c != '\t') {
-				return false
-			}
+		if (c < 0x20 || c == 0x7f) && !(keepLines && kept(s, i)) {
+			return false
 		}
 	}
 	return true
 }
 
+// kept reports whether the control at s[i] stays as it is in Text: a
+// newline, a tab, or a carriage return that ends a line (CRLF), which a
+// terminal draws exactly as the newline alone and an editor reads as a
+// line ending. A carriage return anywhere else returns to the start of
+// the line to overwrite it, and is escaped.
+func kept(s string, i int) bool {
+	switch s[i] {
+	case '\n', '\t':
+		return true
+	case '\r':
+		return i+1 < len(s) && s[i+1] == '\n'
+	}
+	return false
+}
+
 func cleanFrom(s string, keepLines bool) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || (Hidden(r) && !(keepLines && (r == '\n' || r == '\t'))) {
+		if (r == utf8.RuneError && n == 1) || (Hidden(r) && !(keepLines && kept(s, i))) {
 			return false
 		}
 		i += n
@@ -157,7 +170,7 @@ func appendShown(b []byte, s string, keepLines bool) []byte {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			b = appendByteEscape(b, s[i])
-		case keepLines && (r == '\n' || r == '\t'):
+		case keepLines && r < 0x20 && kept(s, i):
 			b = append(b, byte(r))
 		case Hidden(r):
 			b = appendRuneEscape(b, r)

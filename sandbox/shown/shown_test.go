@@ -18,6 +18,7 @@ func TestForms(t *testing.T) {
 		{"a\tb\nc", "a\tb\nc", `a\tb\nc`},
 		{"e\x1b[2Kf", `e\x1b[2Kf`, `e\x1b[2Kf`},
 		{"r\rs", `r\rs`, `r\rs`},
+		{"crlf\r\nend\r", "crlf\r\nend\\r", `crlf\r\nend\r`},
 		{"del\x7f", `del\x7f`, `del\x7f`},
 		{"c1\u009b", `c1\u009b`, `c1\u009b`},
 		{"rlo\u202eolr", `rlo\u202eolr`, `rlo\u202eolr`},
@@ -100,7 +101,7 @@ func TestSuiteJSON(t *testing.T) {
 }
 
 func TestWriterSplitsEverywhere(t *testing.T) {
-	in := "a\u202eb\xe2\x80\xae\U000e0041\x1b[2K\xff\xe2\x80"
+	in := "a\u202eb\xe2\x80\xae\U000e0041\x1b[2K\r\n\xff\r##[x\xe2\x80"
 	want := shown.Text(in)
 	for cut := 0; cut <= len(in); cut++ {
 		for cut2 := cut; cut2 <= len(in); cut2++ {

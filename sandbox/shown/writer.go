@@ -7,8 +7,9 @@ import (
 )
 
 // Writer passes everything written to it on to its io.Writer in the form
-// Text gives it: newlines and tabs kept, every other hidden rune and every
-// byte that is not UTF-8 made visible, "##[" and "##vso[" broken. Unlike
+// Text gives it: newlines, tabs and CRLF line endings kept, every other
+// hidden rune and every byte that is not UTF-8 made visible, "##[" and
+// "##vso[" broken. Unlike
 // Text it leaves "::" at the start of a line alone: the program's own
 // output may be workflow commands; text from elsewhere that may start a
 // line goes through Text or Line first. A rune split across two writes is
@@ -38,7 +39,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		in = append(w.held[:w.nheld:w.nheld], p...)
 		w.nheld = 0
 	}
-	cut := len(in) - max(heldTail(in), commandTail(in))
+	cut := len(in) - max(heldTail(in), commandTail(in), crTail(in))
 	out := neutraliseCommands(appendShown(w.scratch[:0], string(in[:cut]), true), false)
 	w.nheld = copy(w.held[:], in[cut:])
 	w.scratch = out[:0]
@@ -49,6 +50,15 @@ func (w *Writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// crTail holds a carriage return at the end of b: whether it ends a line
+// (CRLF, kept) or overwrites one (escaped) depends on the next byte.
+func crTail(b []byte) int {
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		return 1
+	}
+	return 0
 }
 
 // commandTail is how many bytes at the end of b may begin a "##[" or

@@ -194,8 +194,8 @@ func Check(t *testing.T, opts Options, cs []Case, out []byte) {
 	}
 }
 
-// Raw lists, with their offsets, the hidden runes (newline and tab
-// allowed) and non-UTF-8 bytes in out.
+// Raw lists, with their offsets, the hidden runes (newline, tab and the
+// carriage return of a CRLF allowed) and non-UTF-8 bytes in out.
 func Raw(out []byte) []string {
 	var found []string
 	for i := 0; i < len(out); {
@@ -203,6 +203,7 @@ func Raw(out []byte) []string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			found = append(found, fmt.Sprintf("byte %#02x at %d", out[i], i))
+		case r == '\r' && i+1 < len(out) && out[i+1] == '\n':
 		case r != '\n' && r != '\t' && shown.Hidden(r):
 			found = append(found, fmt.Sprintf("%U at %d", r, i))
 		}
