@@ -60,14 +60,14 @@ func (ix *treeIndex) resolve(link string) resolved {
 			if i := strings.IndexByte(t, 0); i >= 0 {
 				t = t[:i] // symlink(2) takes a C string
 			}
-			chain = append(chain, next+" -> "+clip(t, 80))
+			chain = append(chain, fmt.Sprintf("%s -> %q", next, clip(t, 80)))
 			switch {
 			case t == "":
 				return resolved{code: FindingSymlinkDangling, why: "an empty target: the link cannot be made, or leads nowhere"}
 			case len(t) >= pathMax:
 				return resolved{code: FindingSymlinkDangling, why: "a target longer than PATH_MAX"}
 			case strings.HasPrefix(t, "/"):
-				return resolved{code: FindingSymlinkOutside, why: "resolves to the absolute path " + clip(t, 200) + " of the host" + via(chain)}
+				return resolved{code: FindingSymlinkOutside, why: fmt.Sprintf("resolves to the absolute path %q of the host", clip(t, 200)) + via(chain)}
 			}
 			pending = append(strings.Split(t, "/"), pending...)
 			next = ""
