@@ -394,3 +394,14 @@ func OpenPath(p string) (*os.File, error) {
 	defer c.Close()
 	return c.Open(filepath.Base(p))
 }
+
+// Readlink returns the target of the link name, as text: nothing is
+// resolved or opened.
+func (c *Confined) Readlink(name string) (string, error) {
+	p, err := c.clean(name)
+	if err != nil {
+		return "", err
+	}
+	t, err := c.root.Readlink(p)
+	return t, c.rootErr(name, err)
+}

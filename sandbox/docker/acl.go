@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // GrantWrite lets uid read and write everything below dir (but not the git
@@ -31,11 +33,18 @@ import (
 // already in place are left alone (no write, no ctime change for git to
 // notice).
 func GrantWrite(dir string, uid int) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	// Walked beneath dir: no link is followed into another directory.
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return err
+	}
+	defer conf.Close()
+	return conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
+		p := filepath.Join(dir, filepath.FromSlash(slash))
 		if err != nil {
 			return err
 		}
-		if d.Name() == ".git" && p != dir {
+		if d.Name() == ".git" && slash != "." {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // Repo is one git working tree.
@@ -145,7 +147,7 @@ func trustedEmptyDir(dir string, uid int) bool {
 	if owner, ok := fileOwner(fi); !ok || owner != uid {
 		return false
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := sandbox.ReadDir(dir)
 	return err == nil && len(entries) == 0
 }
 
