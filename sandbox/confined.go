@@ -394,3 +394,36 @@ func OpenPath(p string) (*os.File, error) {
 	defer c.Close()
 	return c.Open(filepath.Base(p))
 }
+
+// ErrNoHandle: the platform has no kernel resolution beneath a directory
+// (openat2), so Handle cannot promise what it names.
+var ErrNoHandle = errors.New("no handle beneath a directory on this platform (openat2 is missing)")
+
+// Handle opens name beneath the root as a handle to the object itself
+// (Linux: O_PATH): no content is read, no device's open runs, no fifo is
+// waited on, and a final link is the link. Calls that take a path (xattrs,
+// chmod) reach exactly that object through "/proc/self/fd/N", wherever the
+// name leads by then. fstat (Stat) works on it. ErrNoHandle where openat2
+// is missing.
+func (c *Confined) Handle(name string) (*os.File, error) {
+	p, err := c.clean(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := c.beneath.handle(p)
+	if errors.Is(err, errNoBeneath) {
+		return nil, ErrNoHandle
+	}
+	return f, c.rootErr(name, err)
+}
+
+// Readlink returns the target of the link name, as text: nothing is
+// resolved or opened.
+func (c *Confined) Readlink(name string) (string, error) {
+	p, err := c.clean(name)
+	if err != nil {
+		return "", err
+	}
+	t, err := c.root.Readlink(p)
+	return t, c.rootErr(name, err)
+}

@@ -92,6 +92,22 @@ func (b *beneathDir) open(p string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
+// handle opens p beneath the root as an O_PATH descriptor without
+// following a final link.
+func (b *beneathDir) handle(p string) (*os.File, error) {
+	if b == nil {
+		return nil, errNoBeneath
+	}
+	fd, err := openat2(b.fd, p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	switch {
+	case err == unix.ENOSYS || err == unix.EPERM:
+		return nil, errNoBeneath
+	case err != nil:
+		return nil, &os.PathError{Op: "openat2", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
 func openat2(dirfd int, p string, flags int) (int, error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flags),

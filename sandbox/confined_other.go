@@ -13,4 +13,6 @@ func (b *beneathDir) close() {}
 
 func (b *beneathDir) open(string) (*os.File, error) { return nil, errNoBeneath }
 
+func (b *beneathDir) handle(string) (*os.File, error) { return nil, errNoBeneath }
+
 func isEscapeErrno(error) bool { return false }

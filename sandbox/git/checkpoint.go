@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -184,11 +185,6 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 		return "", nil, err
 	}
 
-	root, err := os.OpenRoot(r.Dir)
-	if err != nil {
-		return "", nil, err
-	}
-	defer root.Close()
 	conf, err := sandbox.OpenConfined(r.Dir)
 	if err != nil {
 		return "", nil, err
@@ -245,7 +241,7 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 	if err != nil {
 		return "", nil, err
 	}
-	w := &worktreeReader{root: root, conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
+	w := &worktreeReader{conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
 	final := map[string]hashedFile{}
 	for p := range gitlinks {
 		e := tracked[p]
@@ -555,16 +551,19 @@ func (r *Repo) saveStatCache(final map[string]hashedFile, seen map[string]fs.Fil
 	_ = writeFileAtomic(filepath.Join(r.GitDir, statCacheFile), data)
 }
 
+// maxStatCache caps what the stat cache's decoder reads.
+const maxStatCache = 1 << 30
+
 // indexCache is what SnapshotTree knows of unchanged files: the stat cache
 // of the last snapshot when there is one, else the linked tree's admin
 // index (stage 0 entries), and the time it was written (the reference for
 // racily clean entries).
 func (r *Repo) indexCache(ctx context.Context) (map[string]indexEntry, [2]uint32, error) {
 	var mtime [2]uint32
-	if f, err := os.Open(filepath.Join(r.GitDir, statCacheFile)); err == nil {
+	if f, err := sandbox.OpenPath(filepath.Join(r.GitDir, statCacheFile)); err == nil {
 		fi, serr := f.Stat()
 		var entries map[string]statCacheEntry
-		derr := json.NewDecoder(f).Decode(&entries)
+		derr := json.NewDecoder(io.LimitReader(f, maxStatCache)).Decode(&entries)
 		f.Close()
 		if serr == nil && derr == nil {
 			mt := fi.ModTime()

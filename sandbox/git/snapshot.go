@@ -85,19 +85,13 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 		<-untracked
 		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}
-	root, err := os.OpenRoot(r.Dir)
-	if err != nil {
-		<-untracked
-		return "", fmt.Errorf("snapshot of the working tree: %w", err)
-	}
-	defer root.Close()
 	conf, err := sandbox.OpenConfined(r.Dir)
 	if err != nil {
 		<-untracked
 		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}
 	defer conf.Close()
-	w := &worktreeReader{root: root, conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
+	w := &worktreeReader{conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
 
 	var removals []string
 	var changed []candidate
@@ -186,7 +180,7 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 // time (the reference for racily clean entries). A repository without an
 // index (no commit, nothing added) gets an empty one.
 func copyIndex(src, dst string) (mtime [2]uint32, err error) {
-	in, err := os.Open(src)
+	in, err := sandbox.OpenPath(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return mtime, nil
 	}
@@ -315,7 +309,6 @@ type hashedFile struct {
 // link anywhere: a path below a linked directory is gone from the tree (as
 // git sees it), and a link is recorded as its target text.
 type worktreeReader struct {
-	root               *os.Root // for Readlink
 	conf               *sandbox.Confined
 	top                string // the root's path, for the fast scan
 	tmp                string
@@ -381,7 +374,7 @@ func (w *worktreeReader) open(c candidate) (*os.File, string, error) {
 		return nil, "", err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, err := w.root.Readlink(c.path)
+		target, err := w.conf.Readlink(c.path)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", c.path, err)
 		}
@@ -390,7 +383,7 @@ func (w *worktreeReader) open(c candidate) (*os.File, string, error) {
 		if err := os.WriteFile(name, []byte(target), 0o600); err != nil {
 			return nil, "", err
 		}
-		f, err := os.Open(name)
+		f, err := sandbox.OpenPath(name)
 		return f, "120000", err
 	}
 	// The confined reader decides on what it opened: the path may have
