@@ -310,26 +310,38 @@ func (r *Redactor) redactSlots(slots []slot) (int, error) {
 		}
 		*slots[i].s, n = out, n+k
 	}
-	_, spans := r.scanJoined(slots)
-	if len(spans) == 0 {
-		return n + stripSlots(slots), nil
+	// Free strings are scanned joined (a secret cut across two of them is
+	// one secret); structural ones joined too, but with a byte between
+	// them that no match spans, so that the letters of a key ("content")
+	// never complete a secret that begins in the text after it.
+	var free, fixed []slot
+	var freeAt []int
+	for i, sl := range slots {
+		if sl.free {
+			free, freeAt = append(free, sl), append(freeAt, i)
+		} else {
+			fixed = append(fixed, sl)
+		}
 	}
+	if _, spans := r.scanJoined(fixed, barrier); len(spans) > 0 {
+		k := sort.Search(len(fixed), func(k int) bool { return fixed[k].off > spans[0].Start }) - 1
+		return 0, &RefusedError{Where: fixed[max(k, 0)].path, Rule: spans[0].Rule}
+	}
+	_, spans := r.scanJoined(free, '\n')
 	// Each slot's spans, in its own offsets.
 	per := map[int][]secrets.Span{}
 	for _, sp := range spans {
-		i := sort.Search(len(slots), func(i int) bool { return slots[i].off > sp.Start }) - 1
-		for ; i < len(slots) && slots[i].off < sp.End; i++ {
-			s := slots[i]
+		k := sort.Search(len(free), func(k int) bool { return free[k].off > sp.Start }) - 1
+		for ; k < len(free) && free[k].off < sp.End; k++ {
+			s := free[k]
 			end := s.off + len(*s.s)
 			if sp.End <= s.off || sp.Start >= end {
 				continue // only the separator
 			}
-			if !s.free {
-				return 0, &RefusedError{Where: s.path, Rule: sp.Rule}
-			}
-			per[i] = append(per[i], secrets.Span{Start: max(sp.Start, s.off) - s.off, End: min(sp.End, end) - s.off, Rule: sp.Rule})
+			per[freeAt[k]] = append(per[freeAt[k]], secrets.Span{Start: max(sp.Start, s.off) - s.off, End: min(sp.End, end) - s.off, Rule: sp.Rule})
 		}
 	}
+
 	for i, sps := range per {
 		*slots[i].s = replaceSpans(*slots[i].s, sps)
 		n += len(sps)
@@ -337,20 +349,24 @@ func (r *Redactor) redactSlots(slots []slot) (int, error) {
 	return n + stripSlots(slots), nil
 }
 
+// barrier separates structural strings in their joined text: invalid
+// UTF-8, kept by every view of the normaliser, so no match spans it.
+const barrier = 0xFF
+
 // seamWindow is how far on each side of a boundary between two parts of
 // a request the seam scan reads: more than any encoded secret the
 // normaliser reads is long (a canary as HTML decimal references is about
 // 170 bytes, as \u escapes about 200).
 const seamWindow = 512
 
-// scanJoined scans the slots' strings joined as one text (a newline
-// between each two) and returns the text and the spans found in it. The
+// scanJoined scans the slots' strings joined as one text (sep between
+// each two) and returns the text and the spans found in it. The
 // text is scanned in parts, each part's result cached by its content: the
 // strings of one message (or one tool, or one top-level field) together,
 // and around every boundary between parts a window of seamWindow bytes on
 // each side, so a secret cut across parts is found whole. A conversation
 // resent with one more message costs the new message and its seam.
-func (r *Redactor) scanJoined(slots []slot) (string, []secrets.Span) {
+func (r *Redactor) scanJoined(slots []slot, sep byte) (string, []secrets.Span) {
 	var joined strings.Builder
 	var starts []int // where each part begins
 	prev := ""
@@ -361,7 +377,7 @@ func (r *Redactor) scanJoined(slots []slot) (string, []secrets.Span) {
 		}
 		slots[i].off = joined.Len()
 		joined.WriteString(*slots[i].s)
-		joined.WriteByte('\n')
+		joined.WriteByte(sep)
 	}
 	text := joined.String()
 	starts = append(starts, len(text))

@@ -487,7 +487,55 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 		s.mu.Unlock()
 	}
 
-	msgs := s.outbound(p.Messages, native)
+	resp, werr := s.callModel(ctx, s.outbound(p.Messages, native), native)
+	if werr != nil {
+		return nil, werr
+	}
+
+	msg := s.inbound(resp, native)
+	s.mu.Lock()
+	s.turns++
+	s.tokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
+	s.out.ModelCalls++
+	turn := s.turns
+	s.turnTokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
+	s.turnPrint = []string{msg.Content}
+	for _, c := range msg.ToolCalls {
+		s.turnSummary = append(s.turnSummary, strings.TrimSpace(c.Name+" "+clipLine(string(c.Arguments), 80)))
+	}
+	if len(msg.ToolCalls) == 0 {
+		s.turnSummary = append(s.turnSummary, "said: "+clipLine(msg.Content, 80))
+	}
+	for _, c := range msg.ToolCalls {
+		s.issued[c.ID] = true
+		if c.Error == "" {
+			s.pending[c.ID] = pendingCall{name: c.Name, args: string(c.Arguments)}
+		} else {
+			// An invalid call is answered by the agent with its error; it
+			// is still an observation the log must match.
+			s.pending[c.ID] = pendingCall{name: c.Name, args: "invalid: " + c.Error}
+		}
+		s.turnPrint = append(s.turnPrint, c.Name, string(c.Arguments), c.Error)
+	}
+	noCalls := len(msg.ToolCalls) == 0
+	res := wire.ChatResult{Message: msg, FinishReason: resp.FinishReason, PromptTokens: resp.Usage.PromptTokens,
+		CompletionTokens: resp.Usage.CompletionTokens, TurnsUsed: s.turns, TokensUsed: s.tokens}
+	s.mu.Unlock()
+
+	data, _ := json.Marshal(actionData{Turn: turn, Content: msg.Content, Calls: msg.ToolCalls, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
+	if _, err := s.g.Ledger.Append(ctx, &s.spec.Lease, &engine.Event{TaskID: s.spec.Lease.TaskID, Attempt: s.spec.Attempt, Kind: EventAction, Data: data}); err != nil {
+		return nil, wire.Errorf(wire.CodeInternal, "recording the action: %v", err)
+	}
+	if noCalls {
+		s.endTurn(ctx)
+	}
+	return res, nil
+}
+
+// callModel sends one request through the backend (and so through the
+// outbound choke point) and records the call in the ledger. A request the
+// choke point refuses is a violation that ends the session.
+func (s *Session) callModel(ctx context.Context, msgs []openai.Message, native bool) (*openai.Response, *wire.Error) {
 	var tools []openai.Tool
 	if native {
 		tools = s.oaTools
@@ -530,45 +578,7 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 	if _, err := s.g.Ledger.RecordModelCall(ctx, s.spec.Lease, call); err != nil {
 		return nil, wire.Errorf(wire.CodeInternal, "recording the model call: %v", err)
 	}
-
-	msg := s.inbound(resp, native)
-	s.mu.Lock()
-	s.turns++
-	s.tokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
-	s.out.ModelCalls++
-	turn := s.turns
-	s.turnTokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
-	s.turnPrint = []string{msg.Content}
-	for _, c := range msg.ToolCalls {
-		s.turnSummary = append(s.turnSummary, strings.TrimSpace(c.Name+" "+clipLine(string(c.Arguments), 80)))
-	}
-	if len(msg.ToolCalls) == 0 {
-		s.turnSummary = append(s.turnSummary, "said: "+clipLine(msg.Content, 80))
-	}
-	for _, c := range msg.ToolCalls {
-		s.issued[c.ID] = true
-		if c.Error == "" {
-			s.pending[c.ID] = pendingCall{name: c.Name, args: string(c.Arguments)}
-		} else {
-			// An invalid call is answered by the agent with its error; it
-			// is still an observation the log must match.
-			s.pending[c.ID] = pendingCall{name: c.Name, args: "invalid: " + c.Error}
-		}
-		s.turnPrint = append(s.turnPrint, c.Name, string(c.Arguments), c.Error)
-	}
-	noCalls := len(msg.ToolCalls) == 0
-	res := wire.ChatResult{Message: msg, FinishReason: resp.FinishReason, PromptTokens: resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens, TurnsUsed: s.turns, TokensUsed: s.tokens}
-	s.mu.Unlock()
-
-	data, _ := json.Marshal(actionData{Turn: turn, Content: msg.Content, Calls: msg.ToolCalls, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
-	if _, err := s.g.Ledger.Append(ctx, &s.spec.Lease, &engine.Event{TaskID: s.spec.Lease.TaskID, Attempt: s.spec.Attempt, Kind: EventAction, Data: data}); err != nil {
-		return nil, wire.Errorf(wire.CodeInternal, "recording the action: %v", err)
-	}
-	if noCalls {
-		s.endTurn(ctx)
-	}
-	return res, nil
+	return resp, nil
 }
 
 // outbound shapes the agent's messages for the model: in the fallback

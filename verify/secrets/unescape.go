@@ -272,13 +272,18 @@ func isWordByte(c byte) bool {
 // written with every character doubled or tripled ("ssee ccrreett", a
 // stutter) and the secret itself squeeze to the same bytes, and so do the
 // value's forms, which are squeezed the same way (see forms.squeezed).
-// A squeezed byte stands for the first of its run: the text after a
-// secret may begin with the secret's last character, and is not the
-// secret's.
+// A squeezed byte starts where the last of its run starts and ends where
+// the first of its run ends, so a match covers the least of each end's
+// run: the text before or after a secret may begin with the secret's
+// first or last character, and is not the secret's (in a request, that
+// text can be a role or a key that must not be touched). What a match
+// leaves is at most one copy of its first and last characters.
 func squeeze(v *view) view {
 	out := view{text: make([]byte, 0, len(v.text)), from: make([]int32, 0, len(v.text)), to: make([]int32, 0, len(v.text))}
 	for i, c := range v.text {
 		if i > 0 && c == v.text[i-1] {
+			from, _ := v.source(i, i+1)
+			out.from[len(out.from)-1] = int32(from)
 			continue
 		}
 		from, to := v.source(i, i+1)
