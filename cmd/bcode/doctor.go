@@ -19,6 +19,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -97,9 +98,9 @@ func cmdDoctor(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			mark = "FAIL"
 			failed++
 		}
-		fmt.Fprintf(stdout, "%s %-8s %s\n", mark, c.name, c.detail)
+		fmt.Fprintf(stdout, "%s %-8s %s\n", mark, c.name, shown.Line(c.detail))
 		if !c.ok && c.fix != "" {
-			fmt.Fprintf(stdout, "              fix: %s\n", c.fix)
+			fmt.Fprintf(stdout, "              fix: %s\n", shown.Line(c.fix))
 		}
 	}
 	if failed > 0 {
@@ -152,6 +153,12 @@ func doctorDocker(ctx context.Context, st *stateFlags, ref string) []doctorCheck
 			c.detail += ", no seccomp"
 		}
 		out = append(out, c)
+	}
+	// What a killed bcode left: containers whose owner process is gone.
+	if n, err := e.ReapOrphans(cctx, ""); err != nil {
+		out = append(out, doctorCheck{name: "orphans", detail: "listing bcode's containers: " + err.Error(), fix: "check the engine with 'docker ps -a --filter label=dev.bcode.sandbox'"})
+	} else {
+		out = append(out, doctorCheck{name: "orphans", ok: true, detail: fmt.Sprintf("removed %d containers of bcode processes that are gone", n)})
 	}
 	img, err := e.Image(cctx, ref)
 	switch {

@@ -119,7 +119,7 @@ func TestSandboxBuildAndDoctor(t *testing.T) {
 	}
 	o.Reset()
 	run([]string{"doctor", "--repo", repo, "--state", state, "--model-endpoint", "http://127.0.0.1:1"}, &o, &eb)
-	for _, want := range []string{"ok   docker   Docker ", "ok   image    " + ref + " " + img.ID, "recorded in the ledger"} {
+	for _, want := range []string{"ok   docker   Docker ", "ok   image    " + ref + " " + img.ID, "recorded in the ledger", "ok   orphans  removed "} {
 		if !strings.Contains(o.String(), want) {
 			t.Errorf("doctor lacks %q:\n%s", want, o.String())
 		}

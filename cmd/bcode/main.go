@@ -14,10 +14,12 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+	"time"
 
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 // command is one subcommand. run returns the process exit code; it prints
@@ -64,7 +66,80 @@ func main() {
 	os.Exit(code)
 }
 
+// signalContext is cancelled by the first SIGINT or SIGTERM, with a cause
+// that names it ("interrupted by SIGTERM"), which a stopped task records
+// and the command prints. A second signal, or a clean stop that takes
+// longer than stopGrace, exits at once: the lease of a process that is
+// gone is taken over at once by the next run, and its containers end with
+// it (sandbox/docker's supervisor).
+func signalContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(fmt.Errorf("%w by %s", errInterrupted, signalName(s)))
+		case <-done:
+			return
+		}
+		select {
+		case s := <-ch:
+			fmt.Fprintf(stderr, "bcode: %s again: exiting without finishing the clean stop\n", signalName(s))
+		case <-time.After(stopGrace):
+			fmt.Fprintf(stderr, "bcode: the clean stop took over %s: exiting\n", stopGrace)
+		case <-done:
+			return
+		}
+		scratch.Release()
+		os.Exit(130)
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// stopGrace bounds a clean stop after a signal: the task runner's own
+// cleanup is bounded by less (cleanupTimeout), so this only cuts a stop
+// that hangs.
+const stopGrace = 5 * time.Second
+
+// errInterrupted is the cause of a signal's cancellation. It is
+// context.Canceled too, as signal.NotifyContext's is.
+var errInterrupted = interrupted{}
+
+type interrupted struct{}
+
+func (interrupted) Error() string        { return "interrupted" }
+func (interrupted) Is(target error) bool { return target == context.Canceled }
+
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// run wraps stdout and stderr in shown.Writer once, here: every byte any
+// subcommand prints (names, diff lines, test output, reasons, model text
+// from the worktree or the agent) reaches the terminal with its controls,
+// escape sequences and bidi overrides made visible, and no subcommand can
+// forget to. A field inside one line also goes through shown.Line, so a
+// newline in it cannot start a line of its own.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errOut := shown.NewWriter(stdout), shown.NewWriter(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	return dispatch(args, out, errOut)
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -80,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// Ctrl-C and SIGTERM cancel the context: long work ends its current
 	// step cleanly instead of dying mid-write.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(stderr)
 	defer stop()
 	// One engine for the process: the subcommand's --state and --ledger
 	// point it at a ledger (stateFlags.use), which it opens at most once;

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -57,12 +59,12 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 		return 2
 	}
 	if err := st.use(eng); err != nil {
-		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
 	e, err := eng.Tasks(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
 	led := e.Ledger
@@ -74,11 +76,14 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			return 2
 		}
 		if err := led.SetEndpointLimit(ctx, endpoint, limit); err != nil {
-			fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+			errorf(stderr, "bcode runner", "%v", err)
 			return 1
 		}
 	}
 	holder := ledger.LocalHolder("")
+	if n, err := agentbackend.ReapOrphans(ctx, ""); err == nil && n > 0 {
+		fmt.Fprintf(stdout, "bcode runner: removed %d containers that bcode processes killed earlier left\n", n)
+	}
 	opts := app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
 	build := func(ctx context.Context, t engine.Task) (*runner.Runner, error) {
 		return eng.TaskRunner(ctx, t.ID, opts)
@@ -91,13 +96,13 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			return 3
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+			errorf(stderr, "bcode runner", "%v", err)
 			return 1
 		}
 		r, err := build(ctx, engine.Task{ID: lease.TaskID})
 		if err != nil {
 			e.Ledger.Release(context.WithoutCancel(ctx), lease)
-			fmt.Fprintf(stderr, "bcode runner: task %s: %v\n", lease.TaskID, err)
+			errorf(stderr, "bcode runner", "task %s: %v", lease.TaskID, err)
 			return 1
 		}
 		r.Holder = holder
@@ -111,10 +116,14 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 }
 
 func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
+	if errors.Is(err, runner.ErrStopped) && res != nil {
+		fmt.Fprintln(stderr, stoppedMessage(res.Task.ID, err))
+		return 130
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "task %s: %s %s\n", res.Task.ID, res.Task.Status, res.Task.Reason)
+	fmt.Fprintf(stdout, "task %s: %s %s\n", res.Task.ID, res.Task.Status, shown.Line(res.Task.Reason))
 	return 0
 }

@@ -21,7 +21,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
+
+	"golang.org/x/mod/module"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
@@ -74,13 +77,26 @@ func DefaultOptions() (Options, error) {
 }
 
 // CacheOptions are the Options of the seeded build cache alone: SeedEnv or
-// the repository's seed, served by this process when it is the bcode CLI
-// (`bcode sandbox gocache`); otherwise none, and containers compile cold.
+// the repository's seed, served by `bcode sandbox gocache`: this process
+// when it is the bcode CLI, else the bcode installed beside it (bcode-ls,
+// installed with it by `go install ./cmd/...`); without one, containers
+// compile cold.
 func CacheOptions() Options {
 	o := Options{GoCacheSeed: os.Getenv(SeedEnv)}
-	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "bcode" {
-		o.GoCacheProg = []string{exe, "sandbox", "gocache"}
+	exe, err := os.Executable()
+	if err != nil {
+		return o
 	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if filepath.Base(exe) != "bcode" {
+		exe = filepath.Join(filepath.Dir(exe), "bcode")
+		if fi, err := os.Stat(exe); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return o
+		}
+	}
+	o.GoCacheProg = []string{exe, "sandbox", "gocache"}
 	return o
 }
 
@@ -93,7 +109,16 @@ func Backend(ctx context.Context, cfg config.Config, t engine.Task) (agent.Agent
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg, o)
+	a, err := New(ctx, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	// A starting runner removes what killed bcode processes on this
+	// machine left, but for this task's containers, which its Recover
+	// removes and records once it holds the lease. Failing to is not this
+	// task's problem (the next start tries again).
+	_, _ = ReapOrphans(ctx, t.ID)
+	return a, nil
 }
 
 // New checks the environment the agent needs and returns it.
@@ -117,10 +142,36 @@ func New(ctx context.Context, cfg config.Config, o Options) (*Agent, error) {
 	return &Agent{cfg: cfg, opts: o}, nil
 }
 
+// ReapOrphans removes the sandbox containers of bcode processes on this
+// machine that have died, but for exceptTask's (docker.Engine.ReapOrphans);
+// `bcode runner` and every task's agent call it as they start. No Docker
+// engine: nothing to remove.
+func ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	e, err := docker.Connect(cctx)
+	if err != nil {
+		return 0, nil
+	}
+	defer e.Close()
+	return e.ReapOrphans(cctx, exceptTask)
+}
+
 // Agent implements agent.Agent with bcode-agent in a Docker container.
 type Agent struct {
 	cfg  config.Config
 	opts Options
+
+	mu  sync.Mutex
+	pre *prefetcher // the running attempt's: what the user approved
+}
+
+// approved is what the user approved for the task, as of the running
+// attempt's last look.
+func (a *Agent) approved() map[module.Version]bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pre.approvedNow()
 }
 
 var (
@@ -139,7 +190,8 @@ const (
 
 // Recover implements agent.Recoverer: it removes the containers of the
 // task that holders of older fences left (a SIGKILLed runner's agent, or
-// the gate commands it was running), before anything of this holder runs.
+// the gate commands it was running), and releases the worktree disks dead
+// runners left mounted, before anything of this holder runs.
 func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	e, err := docker.Connect(cctx)
@@ -148,7 +200,17 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 		return 0, fmt.Errorf("the agent runs in a Docker sandbox: %w", err)
 	}
 	defer e.Close()
-	return e.ReapStale(ctx, t.ID, lease.Fence)
+	n, err := e.ReapStale(ctx, t.ID, lease.Fence)
+	if err != nil {
+		return n, err
+	}
+	// The rest of what dead processes left (a warm-up of this task's base
+	// that carries no task label) goes too; it is not this task's to count.
+	_, _ = e.ReapOrphans(ctx, "")
+	// With its containers gone, a dead runner's worktree disk can go too:
+	// its content is copied back, so the worktree can be moved.
+	_, err = docker.ReleaseStaleDisks(ctx)
+	return n, err
 }
 
 // CheckSandbox implements agent.Sandboxed: the gate verifies the
@@ -176,28 +238,50 @@ type repoSandbox struct {
 
 func (c *repoSandbox) Name() string { return "docker" }
 
-// Open waits for nothing: the seed's warm-up is awaited by the runner's
-// first command (warmedRunner), so a check that runs no command (no change
-// to check) does not wait for a warm-up it will not use.
+// Open opens the gate's runner on its scratch directory: on a disk of the
+// base's [sandbox] disk_mb whose content is dropped at Close (the gate
+// removes the directory anyway), with the task's module view. It waits for
+// nothing: the seed's warm-up is awaited by the runner's first command
+// (warmedRunner), so a check that runs no command (no change to check)
+// does not wait for a warm-up it will not use.
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, seed, err := c.a.sandboxConfig(ctx, c.task)
+	tmpl, view, seed, err := c.a.sandboxConfig(ctx, c.task, c.a.approved())
 	if err != nil {
 		return nil, err
 	}
+	tmpl.DiskDiscard = true
 	r, err := docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
-	if err != nil || seed == nil {
-		return r, err
+	if err != nil {
+		view.Close()
+		return nil, err
 	}
-	return &warmedRunner{ScopedRunner: r, seed: seed}, nil
+	var runner sandbox.ScopedRunner = r
+	if seed != nil {
+		runner = &warmedRunner{ScopedRunner: r, seed: seed}
+	}
+	return &viewRunner{ScopedRunner: runner, view: view}, nil
+}
+
+// viewRunner removes the module view after the runner's containers.
+type viewRunner struct {
+	sandbox.ScopedRunner
+	view *moduleView
+}
+
+func (r *viewRunner) Close() error {
+	err := r.ScopedRunner.Close()
+	return errors.Join(err, r.view.Close())
 }
 
 // sandboxConfig is the container every command of the task runs in, but
-// for its worktree and labels: the base config's image and limits, the
-// host's toolchains and, when the bcode CLI can serve it, a build cache
-// seeded from the base commit. It warms nothing; the seed it returns (nil:
-// none) is what the caller starts (the agent's container: beside its
-// turns) or waits for (the gate's commands).
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config, *seedWarm, error) {
+// for its worktree and labels: the base config's image and limits (the
+// worktree's disk among them), the host's toolchains, the task's module
+// view (the base's go.sum and the approved modules; the caller closes it)
+// and, when the bcode CLI can serve it, a build cache seeded from the base
+// commit. It warms nothing; the seed it returns (nil: none) is what the
+// caller starts (the agent's container: beside its turns) or waits for
+// (the gate's commands).
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool) (docker.Config, *moduleView, *seedWarm, error) {
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
 		goenv = docker.GoEnv{} // a Python-only task needs no Go; go inside then reports itself missing
@@ -209,22 +293,34 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config
 		MemoryBytes: int64(a.cfg.Sandbox.MemoryMB) << 20,
 		NanoCPUs:    int64(a.cfg.Sandbox.CPUs) * 1e9,
 		PidsLimit:   int64(a.cfg.Sandbox.Pids),
+		DiskBytes:   int64(a.cfg.Sandbox.DiskMB) << 20,
 	}
-	if len(a.opts.GoCacheProg) == 0 || goenv.GOROOT == "" {
-		return dcfg, nil, nil
-	}
-	seed := a.opts.GoCacheSeed
-	if seed == "" {
-		if seed, err = SeedDir(t.Repo); err != nil {
-			return docker.Config{}, nil, err
+	var seed *seedWarm
+	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
+		dir := a.opts.GoCacheSeed
+		if dir == "" {
+			if dir, err = SeedDir(t.Repo); err != nil {
+				return docker.Config{}, nil, nil, err
+			}
 		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return docker.Config{}, nil, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
+		}
+		seed = &seedWarm{tmpl: dcfg, repo: t.Repo, base: t.Base, seed: dir}
+		dcfg.GoCacheSeed, dcfg.GoCacheProg = dir, a.opts.GoCacheProg
 	}
-	if err := os.MkdirAll(seed, 0o755); err != nil {
-		return docker.Config{}, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
+	var view *moduleView
+	if goenv.GOROOT != "" {
+		sums, err := BaseSums(ctx, t.Repo, t.Base)
+		if err != nil {
+			return docker.Config{}, nil, nil, err
+		}
+		if view, err = newModuleView(ctx, vouched(sums, approved, nil)); err != nil {
+			return docker.Config{}, nil, nil, err
+		}
+		dcfg.ModCache = view.dir
 	}
-	sw := &seedWarm{tmpl: dcfg, repo: t.Repo, base: t.Base, seed: seed}
-	dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
-	return dcfg, sw, nil
+	return dcfg, view, seed, nil
 }
 
 // StartAttempt implements agent.Agent. It prefetches the Go modules the
@@ -265,10 +361,15 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	if err := pre.refresh(ctx); err != nil {
 		warnings = append(warnings, err)
 	}
-	dcfg, seed, err := a.sandboxConfig(ctx, in.Task)
+	a.mu.Lock()
+	a.pre = pre
+	a.mu.Unlock()
+	dcfg, view, seed, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow())
 	if err != nil {
 		return fail(err)
 	}
+	closers = append(closers, view)
+	pre.view = view
 	var seedRun *warmRun
 	if seed != nil {
 		seedRun = seed.start(ctx)
@@ -282,11 +383,17 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	dcfg.Env = []string{CanaryEnv + "=" + canary}
+	// bcode-agent is the container's PID 1: it alone holds the channel to
+	// the gateway (see cmd/bcode-agent's isolateChannel).
+	dcfg.NoInit = true
 	sb, err := e.NewRunner(ctx, dcfg)
 	if err != nil {
 		return fail(err)
 	}
 	closers = append(closers, sb)
+	if sb.DiskLimit() == 0 {
+		warnings = append(warnings, errors.New("the worktree has no disk limit: mounting its filesystem needs root (docs/sandbox.md, \"Boundary: what it can spend\")"))
+	}
 	getenv := a.opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -299,6 +406,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	ra.Events = led
 	ra.Environ = a.opts.Environ
 	ra.Canaries = func(string) []string { return []string{canary} }
+	ra.Secrets = gateway.SecretDir{Dir: SecretsDir(in.Worktree)}
 	var logw io.Writer
 	logf, logErr := agentLog(in)
 	if logErr == nil {
@@ -323,6 +431,13 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	return &session{Session: sess, closers: closers, prefetch: pre, log: logw}, nil
+}
+
+// SecretsDir is where the task's secrets (every attempt's canary, every
+// secret found) are kept across attempts: bcode's state directory, beside
+// the worktrees, which no container mounts.
+func SecretsDir(worktree string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(worktree)), "secrets")
 }
 
 // agentLog is where bcode-agent's own log (its stderr) goes: a file beside

@@ -54,7 +54,8 @@ const warmShares = 64
 // cgo preamble (`#include "/etc/shadow"`, `#include "/dev/zero"`). The
 // base is exported to a temporary directory (never the worktree, which
 // holds the agent's edits); the modules its go.sum lists are fetched on
-// the host first (FetchBaseKnown), and nothing else; then `go build ./...`
+// the host first (FetchBaseKnown), and nothing else, and the container sees
+// them alone (a module view); then `go build ./...`
 // and `go test -c` run in a container with the seed mounted read-write as
 // its GOCACHE, with the container's own limits, no network and the same
 // environment the checks have, so their action IDs match. A base without
@@ -107,8 +108,13 @@ func warmSeed(ctx context.Context, tmpl docker.Config, repo, base, seed string, 
 	if err := FetchBaseKnown(ctx, sums); err != nil {
 		return fmt.Errorf("agentbackend: fetching the base's modules for the Go cache: %w", err)
 	}
+	view, err := newModuleView(ctx, sums)
+	if err != nil {
+		return err
+	}
+	defer view.Close()
 	cfg := tmpl
-	cfg.Worktree, cfg.GoCacheDir = dir, seed
+	cfg.Worktree, cfg.GoCacheDir, cfg.ModCache, cfg.DiskDiscard = dir, seed, view.dir, true
 	cfg.GoCacheSeed, cfg.GoCacheProg, cfg.Env = "", nil, nil
 	if urgent != nil {
 		select {

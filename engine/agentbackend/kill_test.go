@@ -15,8 +15,9 @@ import (
 
 // TestKillMidTurnLeavesNoContainer: engine/runner's kill harness, with
 // the real product as the child: `bcode task run` is SIGKILLed while the
-// agent, in its container, runs a terminal command. The kill leaves that
-// container running (its removal was deferred in the dead process). A
+// agent, in its container, runs a terminal command. The agent ends on its
+// closed stdin, but its container stays (its removal was deferred in the
+// dead process). A
 // second `bcode task run` takes the task over, removes the old fence's
 // containers before its agent starts, resumes the conversation and ends;
 // afterwards no container of the task exists.
@@ -106,7 +107,8 @@ func TestKillMidTurnLeavesNoContainer(t *testing.T) {
 // TestKillMidCheckLeavesNoContainer: the same harness, killing `bcode task
 // run` while the gate verifies the agent's attempt in the sandbox: the
 // attempt added a test that sleeps, so the gate's `go test` container is
-// running when the runner dies, and is left behind. The takeover removes
+// running when the runner dies: it stops within 10 s by itself, and is
+// left behind, stopped. The takeover removes
 // it before anything else (runner.Recoverer), records how many it
 // removed, and finishes; no container of the task remains.
 func TestKillMidCheckLeavesNoContainer(t *testing.T) {
@@ -154,12 +156,21 @@ func TestKillMidCheckLeavesNoContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-exited
-	time.Sleep(500 * time.Millisecond)
-	left := containersOf(t, id, "label="+LabelFence+"=1")
-	if len(gateRunning()) == 0 {
-		t.Fatalf("no gate container of fence 1 running after SIGKILL (left: %v): nothing to clean up", left)
+	// The gate's container ends by itself (sandbox/docker's supervisor:
+	// its stdin closed with the dead runner's connection), but stays
+	// until someone removes it.
+	killed := time.Now()
+	for len(gateRunning()) > 0 {
+		if time.Since(killed) > 10*time.Second {
+			t.Fatalf("the gate's container still runs 10 s after the runner was SIGKILLed")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("after SIGKILL mid-check: %v", left)
+	left := containersOf(t, id, "label="+LabelFence+"=1")
+	if len(left) == 0 {
+		t.Fatalf("no container of fence 1 left after SIGKILL: nothing for the takeover to clean up")
+	}
+	t.Logf("after SIGKILL mid-check: the gate's container stopped %s later; left %v", time.Since(killed).Round(10*time.Millisecond), left)
 
 	start := time.Now()
 	out, errOut, code := f.bcode(nil, "task", "run", id)

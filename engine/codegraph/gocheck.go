@@ -7,10 +7,11 @@ import (
 	"go/scanner"
 	"go/token"
 	"go/types"
-	"os"
 	"path"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // listMode is what the Go indexer asks go/packages for: the package graph
@@ -216,14 +217,27 @@ func (c *sourceChecker) stub(pkgPath, name string) *types.Package {
 	return s
 }
 
+// maxCheckedSource caps one Go file the checker parses (the copy holds none
+// over its own, smaller cap).
+const maxCheckedSource = 64 << 20
+
 // parse reads and parses one file of the copy, keeping the bytes of those
 // inside it for the index's signatures.
 func (c *sourceChecker) parse(name string) (*ast.File, error) {
-	src, err := os.ReadFile(name)
+	// The copy's files beneath the copy, the rest (the module cache,
+	// GOROOT) beneath their own directory: capped either way.
+	rel, inside := relPath(c.repo, name)
+	var src []byte
+	var err error
+	if inside {
+		src, err = sandbox.ReadFile(c.repo, rel, maxCheckedSource)
+	} else {
+		src, err = sandbox.ReadPath(name, maxCheckedSource)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if _, inside := relPath(c.repo, name); inside {
+	if inside {
 		c.sources[name] = src
 	}
 	return parser.ParseFile(c.fset, name, src, parser.AllErrors|parser.ParseComments)

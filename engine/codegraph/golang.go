@@ -20,6 +20,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // indexGo lists the packages of dirs (repository-relative, "." for the
@@ -35,7 +36,7 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	if err != nil {
 		return nil, err
 	}
-	repo, err := os.MkdirTemp("", "bcode-index-")
+	repo, err := scratch.MkdirTemp("bcode-index-*")
 	if err != nil {
 		return nil, fmt.Errorf("codegraph: %w", err)
 	}
@@ -49,7 +50,7 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 		Context: ctx,
 		Mode:    listMode,
 		Dir:     repo,
-		Env:     tc.OfflineEnv(gotool.ModFlag(repo)),
+		Env:     append(tc.OfflineEnv(gotool.ModFlag(repo)), scratch.Env()),
 		Tests:   true,
 	}
 	if te := gotool.ToolExec(gotool.DefaultLimits); te != "" {

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -186,7 +186,8 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 	type entry struct{ name, sum string }
 	perDir := map[string][]entry{}
 	out := &Scan{Hashes: map[string]string{}}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
+		p := filepath.Join(root, filepath.FromSlash(slash))
 		if err != nil {
 			if p == root {
 				return err
@@ -201,7 +202,7 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 			if skipDir(d.Name()) {
 				return filepath.SkipDir
 			}
-			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil {
+			if _, err := conf.Lstat(path.Join(slash, "go.mod")); err == nil {
 				return filepath.SkipDir
 			}
 			return nil

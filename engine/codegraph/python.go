@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // pyindexSource is the Python indexer, run as `python3 -I -S -c <source>`.
@@ -100,7 +101,8 @@ func IndexPython(ctx context.Context, repo string) (*Graph, Stats, error) {
 	var files []src
 	total := 0
 	root := conf.Dir()
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
+		p := filepath.Join(root, filepath.FromSlash(slash))
 		if err != nil {
 			if p == root {
 				return err
@@ -147,6 +149,7 @@ func IndexPython(ctx context.Context, repo string) (*Graph, Stats, error) {
 	cmd.Dir = os.TempDir()
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"}
 	cmd.Stdin = bytes.NewReader(req)
+	scratch.Own(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 2 * time.Second

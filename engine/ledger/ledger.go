@@ -306,7 +306,7 @@ func (l *Ledger) beginWrite(ctx context.Context) (*sql.Tx, error) {
 		}
 		if !isBusy(err) || time.Now().After(deadline) {
 			if isBusy(err) {
-				return nil, fmt.Errorf("ledger at %s is locked by another bcode process for over %s: %w", l.path, busyPatience, err)
+				return nil, fmt.Errorf("%w: ledger at %s is locked by another bcode process for over %s: %w", ErrUnavailable, l.path, busyPatience, err)
 			}
 			return nil, l.wrap("begin", err)
 		}
@@ -322,7 +322,30 @@ func (l *Ledger) beginWrite(ctx context.Context) (*sql.Tx, error) {
 
 // Read runs fn in a read-only transaction on the read pool: every query in
 // fn sees the same snapshot, and the writer is not blocked meanwhile.
+// A read that finds the file busy past the driver's busy timeout (another
+// process recovering the WAL, a checkpoint holding its lock) runs again
+// with backoff, for up to busyPatience.
 func (l *Ledger) Read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	deadline := time.Now().Add(busyPatience)
+	backoff := 10 * time.Millisecond
+	for {
+		err := l.readOnce(ctx, fn)
+		if !isBusy(err) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff/2 + rand.N(backoff)):
+		}
+		backoff = min(backoff*2, time.Second)
+	}
+}
+
+func (l *Ledger) readOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := l.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return l.wrap("begin read", err)

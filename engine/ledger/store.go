@@ -103,6 +103,11 @@ var (
 	ErrNothingRunnable = errors.New("ledger: no runnable task")
 	// ErrEndpointBusy: every session slot of the endpoint is held.
 	ErrEndpointBusy = errors.New("ledger: every session slot of the model endpoint is in use")
+	// ErrUnavailable: the ledger could not be reached (connection refused,
+	// the server restarting, the file locked) for as long as the call was
+	// retried. Nothing was written; a runner that gets it stops without
+	// writing more, and its lease goes stale for the next holder.
+	ErrUnavailable = errors.New("ledger: unreachable")
 )
 
 var _ Store = (*Ledger)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/agent"
@@ -88,11 +89,19 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 		Checker: GateChecker{Sandbox: checks, Recorder: e.Ledger, Progress: o.Progress, Config: &cfg, Scanner: scanner},
 		Context: packs,
 		OnEvent: o.OnEvent,
+		// A signal's clean stop must end within the 5 s a user (or a
+		// service manager) waits; what it cannot commit in time the next
+		// holder's recovery commits.
+		CleanupTimeout: ProductCleanupTimeout,
 		// Sessions hold a slot of the endpoint's limit, if one is recorded
 		// in the ledger (bcode runner --sessions).
 		Endpoint: cfg.Model.Endpoint,
 	}, nil
 }
+
+// ProductCleanupTimeout bounds the clean stop of a product run after a
+// signal or a cancel (Runner.CleanupTimeout).
+const ProductCleanupTimeout = 3 * time.Second
 
 // RunTask runs a queued task (or one a dead runner left) the product way.
 func RunTask(ctx context.Context, e *task.Engine, id string, o Options) (*Result, error) {

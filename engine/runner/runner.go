@@ -285,6 +285,13 @@ func (s *run) work(parent context.Context) (*Result, error) {
 	if errors.Is(err, engine.ErrFenced) {
 		return res, fmt.Errorf("task %s was taken over by another runner; this one stopped: %w", s.id, err)
 	}
+	if errors.Is(err, ledger.ErrUnavailable) {
+		// The ledger stayed unreachable for as long as the call was
+		// retried: nothing can be recorded, so nothing is (no "failed"
+		// for an outage); the lease goes stale and the next holder —
+		// this runner's worker, or another — recovers the task.
+		return res, fmt.Errorf("task %s: %w; this runner stopped without writing, and the task is taken over once its lease expires", s.id, err)
+	}
 	if err != nil {
 		// An error the runner cannot handle: record it, park the task
 		// as failed, release the lease.
@@ -591,6 +598,11 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 		return outcome{}, err
 	}
 	head := strings.TrimSpace(string(out))
+	if same, err := s.unchanged(ctx, head); err != nil {
+		return outcome{}, err
+	} else if same {
+		return s.noChange(ctx, head)
+	}
 	if err := s.emit(ctx, task.EventCheckStarted, map[string]any{"head": head}); err != nil {
 		return outcome{}, err
 	}
@@ -626,6 +638,37 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 		o.status, o.reason = engine.TaskBlocked, "the check could not decide: "+reasonText(reasons)
 	}
 	return o, nil
+}
+
+// unchanged reports whether head's tree is the base's: the agent changed
+// nothing, so there is nothing for the gate to check. The user's
+// repository answers (the worktree's .git is the agent's to point
+// anywhere).
+func (s *run) unchanged(ctx context.Context, head string) (bool, error) {
+	repo, err := git.Open(ctx, s.t.Repo)
+	if err != nil {
+		return false, err
+	}
+	diff, err := repo.DiffTree(ctx, s.t.Base, head)
+	if err != nil {
+		return false, err
+	}
+	return len(diff) == 0, nil
+}
+
+// noChange ends an attempt whose agent finished without changing a file:
+// recorded as such (attempt.no_change, verdict no_change), with a note the
+// next attempt's prompt shows, and the task goes on to that attempt. The
+// gate is not asked: its "nothing to check" advice is for `bcode check`.
+func (s *run) noChange(ctx context.Context, head string) (outcome, error) {
+	if err := s.emit(ctx, task.EventNoChange, map[string]any{"number": s.attempt.Number, "head": head}); err != nil {
+		return outcome{}, err
+	}
+	note := fmt.Sprintf("attempt %d finished without changing any file: the task branch is still its base, so nothing was checked; this attempt must edit the code (and add a test that shows the change) before it finishes", s.attempt.Number)
+	if err := s.finishAttempt(ctx, engine.AttemptFinished, engine.AttemptNoChange, note); err != nil {
+		return outcome{}, err
+	}
+	return outcome{verdict: string(engine.AttemptNoChange), head: head}, nil
 }
 
 func (s *run) finishAttempt(ctx context.Context, status engine.AttemptStatus, verdict engine.AttemptVerdict, note string) error {
@@ -676,12 +719,21 @@ func (s *run) stopped(parent, ctx context.Context, cause error, res *Result) (*R
 		errs = append(errs, s.setTask(cctx, engine.TaskCancelled, "cancelled by "+by))
 		errs = append(errs, s.emit(cctx, task.EventCancelled, map[string]any{"by": by, "phase": phase, "head": head}))
 	} else {
-		reason := fmt.Sprintf("interrupted (%v) in %s: resume with bcode task resume %s", cause, phase, s.t.ID)
+		why := cause.Error()
+		if !strings.HasPrefix(why, "interrupted") {
+			why = "interrupted (" + why + ")"
+		}
+		reason := fmt.Sprintf("%s in %s: resume with bcode task resume %s", why, phase, s.t.ID)
 		errs = append(errs, s.setTask(cctx, engine.TaskBlocked, reason))
 		errs = append(errs, s.emit(cctx, task.EventInterrupted, map[string]any{"signal": cause.Error(), "phase": phase, "head": head, "pid": os.Getpid()}))
 		runErr = fmt.Errorf("%w: %v", ErrStopped, cause)
 	}
-	s.release(cctx)
+	// The release gets its own moment even when the cleanup used up its
+	// time: a lease left behind would make the next run wait for its TTL
+	// on another machine.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(parent), time.Second)
+	s.release(rctx)
+	rcancel()
 	res.Task = *s.t
 	if err := errors.Join(errs...); err != nil {
 		return res, errors.Join(runErr, fmt.Errorf("stopping cleanly: %w", err))

@@ -15,6 +15,7 @@ import (
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
 )
 
@@ -30,6 +31,8 @@ type Recovery struct {
 	// this machine, or it ran before this machine's last boot); otherwise
 	// its lease went stale by TTL and it may still be running, fenced out.
 	HolderDead bool `json:"holder_dead"`
+	// SameOwner: the previous lease was this holder's own (a re-claim).
+	SameOwner bool `json:"same_owner,omitempty"`
 	// Orphaned are the numbers of attempts it left running, now interrupted.
 	Orphaned []int `json:"orphaned_attempts"`
 	// Phase is what it was doing, from its last event.
@@ -116,10 +119,19 @@ func (e *Engine) recover(ctx context.Context, lease engine.Lease, prev *engine.L
 	// A released lease has no holder left to fear: whoever held it
 	// finished its git commands before releasing.
 	rec.HolderDead = true
-	if prev != nil && prev.Owner != me.Owner {
+	// Every takeover is recorded with the lease it replaced, a holder
+	// re-claiming its own task too (fence n to n+1: its lease went stale
+	// while the ledger was unreachable, or its run stopped and its worker
+	// claimed the task again). Its own earlier run has ended: it is this
+	// process, which claims one task at a time.
+	if prev != nil {
 		rec.PreviousOwner, rec.PreviousPID, rec.PreviousFence = prev.Owner, prev.PID, prev.Fence
 		rec.LastHeartbeat = prev.Heartbeat
-		rec.HolderDead = holderKnownDead(*prev, me)
+		if prev.Owner == me.Owner {
+			rec.SameOwner = true
+		} else {
+			rec.HolderDead = holderKnownDead(*prev, me)
+		}
 	}
 	orphans, err := e.Ledger.InterruptOrphans(ctx, lease, t.ID)
 	if err != nil {
@@ -366,7 +378,7 @@ func incompleteWorktree(ctx context.Context, user *git.Repo, dir string) bool {
 // initializing: the linked worktree's admin directory still has the lock
 // `git worktree add` takes until its checkout is done.
 func initializing(wt *git.Repo) bool {
-	lock, err := os.ReadFile(filepath.Join(wt.GitDir, "locked"))
+	lock, err := sandbox.ReadFile(wt.GitDir, "locked", 64<<10)
 	return err == nil && strings.Contains(string(lock), "initializing")
 }
 
@@ -419,7 +431,7 @@ func holderKnownDead(prev engine.Lease, me ledger.Holder) bool {
 
 // pidAlive: /proc/<pid> exists and is not a zombie.
 func pidAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := sandbox.ReadFile("/proc", strconv.Itoa(pid)+"/stat", 64<<10)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false

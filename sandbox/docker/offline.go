@@ -61,7 +61,7 @@ func ExplainOffline(out []byte) []byte {
 		} else if m := providingPkg.FindStringSubmatch(body); m != nil {
 			what = "the module providing package " + m[1]
 		}
-		fmt.Fprintf(&b, "bcode sandbox: %s was not prefetched: the sandbox has no network (GOPROXY=off) and only sees the host's module cache, read-only. "+
+		fmt.Fprintf(&b, "bcode sandbox: %s was not prefetched: the sandbox has no network (GOPROXY=off) and sees only the task's modules (those the base commit's go.sum lists or the user approved), read-only. "+
 			"After each turn the host runs 'go mod download' for what go.mod needs if the base commit's go.sum lists it; any other module waits for the user's approval (bcode task approve-module). [go: %s]",
 			what, strings.TrimSpace(body))
 		if strings.HasSuffix(line, "\n") {
@@ -89,6 +89,7 @@ func PrefetchGo(ctx context.Context, dir string) error {
 	// host download and run another Go (inside, GOTOOLCHAIN=local too, so
 	// such a module fails the same way in both places).
 	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	scratch.Own(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -118,6 +119,7 @@ func WarmGoCache(ctx context.Context, dir, cache string) error {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOCACHE="+cache, "GOFLAGS=-mod=mod")
+		scratch.Own(cmd)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {

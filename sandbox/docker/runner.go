@@ -29,6 +29,13 @@ const (
 	DefaultPidsLimit   = 512
 	DefaultTmpBytes    = 1 << 30
 	DefaultHomeBytes   = 1 << 30
+	DefaultDiskBytes   = 2 << 30
+	// ShmBytes is /dev/shm's size (a tmpfs of the container's private IPC
+	// namespace), set here rather than left to the engine's default.
+	ShmBytes = 64 << 20
+	// tmpfsInodes caps the files of /tmp and the home tmpfs: their size
+	// caps bytes, not the inodes a flood of empty files takes.
+	tmpfsInodes = 1 << 18
 )
 
 // Config describes the container every command of a Runner runs in.
@@ -53,6 +60,20 @@ type Config struct {
 	PidsLimit   int64
 	TmpBytes    int64 // tmpfs at /tmp
 	HomeBytes   int64 // tmpfs at Home, which holds GOCACHE by default
+	// DiskBytes is the size of the filesystem the worktree is put on for
+	// the runner's life (see disk): writes beyond it fail with ENOSPC.
+	// Zero means DefaultDiskBytes; negative means no limit. Enforced only
+	// when bcode runs as root (mounting needs it); DiskLimit says.
+	DiskBytes int64
+	// DiskDiscard: what commands wrote in the worktree is not needed after
+	// Close (a scratch directory the caller removes), so Close drops it
+	// instead of copying it back.
+	DiskDiscard bool
+	// ModCache, when set, is a host directory in the go command's module
+	// cache layout (gotool.ModuleView: the task's own modules and no
+	// others), mounted read-only as the container's GOMODCACHE. The host's
+	// whole module cache is never mounted.
+	ModCache string
 	// CPUShares is the container's CPU weight against other processes
 	// when the CPUs are contended (docker run --cpu-shares; 0: the
 	// engine's default, 1024). Work that runs beside an agent's turns,
@@ -81,6 +102,13 @@ type Config struct {
 	// Labels are added to every container, so Engine.Reap can find the
 	// containers of one attempt.
 	Labels map[string]string
+	// NoInit runs the command as the container's PID 1, without Docker's
+	// init. It is for bcode-agent, whose stdio is its channel to the
+	// gateway: an init process would hold a second copy of that channel
+	// that the agent's own commands, running as the same user, could open
+	// through /proc/1/fd; the agent holds it alone, non-dumpable, and reaps
+	// orphans itself. Killing PID 1 still ends every process.
+	NoInit bool
 }
 
 // Runner runs each command in a fresh container (see docs/sandbox.md for
@@ -97,6 +125,7 @@ type Runner struct {
 	mounts   []mount.Mount
 	tmpfs    map[string]string
 	scratch  string          // host directory holding the empty file and directory masks point at
+	disk     *disk           // the worktree's own filesystem; nil when not limited
 	removing sync.WaitGroup  // containers still being removed
 	sharesMu sync.Mutex      // guards cfg.CPUShares and live
 	live     map[string]bool // containers of commands still running
@@ -159,33 +188,68 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 	def(&cfg.PidsLimit, DefaultPidsLimit)
 	def(&cfg.TmpBytes, DefaultTmpBytes)
 	def(&cfg.HomeBytes, DefaultHomeBytes)
+	def(&cfg.DiskBytes, DefaultDiskBytes)
 
 	r := &Runner{e: e, cfg: cfg}
+	if err := r.prepare(ctx); err != nil {
+		if r.disk != nil {
+			_ = r.disk.release(context.WithoutCancel(ctx))
+		}
+		if r.scratch != "" {
+			os.RemoveAll(r.scratch)
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+// prepare puts the worktree on its own filesystem, chooses the user and
+// makes the mounts; NewRunner undoes what it did when it fails.
+func (r *Runner) prepare(ctx context.Context) error {
+	cfg := r.cfg
+	if cfg.DiskBytes > 0 && os.Geteuid() == 0 {
+		d, err := mountDisk(ctx, cfg.Worktree, cfg.DiskBytes, cfg.DiskDiscard)
+		if err != nil {
+			return err
+		}
+		r.disk = d
+	}
 	uid, gid, err := r.chooseUser()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.user = strconv.Itoa(uid) + ":" + strconv.Itoa(gid)
 	r.uid = uid
 	r.grant = cfg.User == "" && os.Geteuid() == 0
 
 	gocache := Home + "/.cache/go-build"
-	r.env = mergeEnv(baseEnv(cfg.Go, gocache), cfg.Env)
+	modcache := Home + "/go/pkg/mod"
+	if cfg.ModCache != "" {
+		modcache = ModCacheTarget
+	}
+	r.env = mergeEnv(baseEnv(cfg.Go, gocache, modcache), cfg.Env)
 	r.tmpfs = map[string]string{
 		// go test runs the test binaries it builds from $TMPDIR, so /tmp
 		// must allow exec; Docker mounts tmpfs noexec unless told.
-		"/tmp": fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=1777", cfg.TmpBytes),
-		Home:   fmt.Sprintf("rw,nosuid,nodev,size=%d,uid=%d,gid=%d,mode=0700", cfg.HomeBytes, uid, gid),
+		"/tmp": fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,nr_inodes=%d,mode=1777", cfg.TmpBytes, tmpfsInodes),
+		Home:   fmt.Sprintf("rw,nosuid,nodev,size=%d,nr_inodes=%d,uid=%d,gid=%d,mode=0700", cfg.HomeBytes, tmpfsInodes, uid, gid),
 	}
 	r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.Worktree, Target: cfg.Worktree,
 		BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	if cfg.ModCache != "" {
+		if fi, err := os.Stat(cfg.ModCache); err != nil || !fi.IsDir() {
+			return fmt.Errorf("docker runner: the module view %s is not a directory: %v", cfg.ModCache, err)
+		}
+		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.ModCache, Target: ModCacheTarget, ReadOnly: true,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	}
 	if cfg.GoCacheDir != "" {
 		if err := os.MkdirAll(cfg.GoCacheDir, 0o700); err != nil {
-			return nil, fmt.Errorf("docker runner: GOCACHE dir: %w", err)
+			return fmt.Errorf("docker runner: GOCACHE dir: %w", err)
 		}
 		if os.Geteuid() == 0 && cfg.User == "" {
 			if err := GrantWrite(cfg.GoCacheDir, uid); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.GoCacheDir, Target: gocache})
@@ -193,37 +257,35 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.GoCacheSeed != "" {
 		ms, env, err := goCacheProgMounts(cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.mounts = append(r.mounts, ms...)
 		r.env = mergeEnv(r.env, env)
 	}
 	for _, m := range cfg.Toolchains {
 		if m.Source == "" || !filepath.IsAbs(m.Source) {
-			return nil, fmt.Errorf("docker runner: toolchain mount %q is not an absolute path", m.Source)
+			return fmt.Errorf("docker runner: toolchain mount %q is not an absolute path", m.Source)
 		}
 		if err := refuseSensitive(m.Source); err != nil {
-			return nil, err
+			return err
 		}
 		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.target(), ReadOnly: true,
 			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 	}
 	masks, err := scratch.MkdirTemp("bcode-sandbox-masks-*")
 	if err != nil {
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return fmt.Errorf("docker runner: %w", err)
 	}
 	r.scratch = masks
 	if err := os.WriteFile(filepath.Join(masks, "empty"), nil, 0o444); err != nil {
-		os.RemoveAll(masks)
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return fmt.Errorf("docker runner: %w", err)
 	}
 	if err := os.Mkdir(filepath.Join(masks, "emptydir"), 0o555); err != nil {
-		os.RemoveAll(masks)
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return fmt.Errorf("docker runner: %w", err)
 	}
 	// The scratch directory itself is private (0700), which the container
 	// never needs to traverse: the engine binds the two entries by path.
-	return r, nil
+	return nil
 }
 
 // Where the GOCACHEPROG pieces appear inside the container.
@@ -308,6 +370,16 @@ func (r *Runner) Name() string { return "docker" }
 // Dir is the worktree, the only host directory commands can write.
 func (r *Runner) Dir() string { return r.cfg.Worktree }
 
+// DiskLimit is the size of the filesystem the worktree is on for the
+// runner's life; 0 when none is enforced (bcode is not root, or
+// Config.DiskBytes is negative).
+func (r *Runner) DiskLimit() int64 {
+	if r.disk == nil {
+		return 0
+	}
+	return r.cfg.DiskBytes
+}
+
 // User is the "uid:gid" commands run as.
 func (r *Runner) User() string { return r.user }
 
@@ -320,7 +392,12 @@ func (r *Runner) Env(extra []string) []string { return mergeEnv(r.env, extra) }
 func (r *Runner) Close() error {
 	r.closeMu.Do(func() {
 		r.removing.Wait()
-		r.closeErr = os.RemoveAll(r.scratch)
+		if r.disk != nil {
+			r.closeErr = r.disk.release(context.Background())
+		}
+		if err := os.RemoveAll(r.scratch); r.closeErr == nil {
+			r.closeErr = err
+		}
 		if r.ownE {
 			if err := r.e.Close(); r.closeErr == nil {
 				r.closeErr = err
@@ -472,7 +549,10 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		}()
 	}()
 
-	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: c.Stdin != nil, Stdout: true, Stderr: true})
+	// Stdin is always attached: for a command without input it is the
+	// supervisor's lifeline (see superviseScript), which this process's
+	// death closes.
+	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		if ended(ctx) {
 			return r.ended(parent, start, stdout, stderr, -1)
@@ -569,7 +649,14 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 	for k, v := range r.cfg.Labels {
 		labels[k] = v
 	}
-	init := true
+	// Who made it, set last so no caller's label can disown it: a sweep
+	// removes the containers of a bcode process that is gone.
+	labels[LabelOwner] = scratch.Self().String()
+	labels[LabelHost] = hostName()
+	if !stdin {
+		args = append([]string{"/bin/sh", "-c", superviseScript, "bcode-supervise"}, args...)
+	}
+	init := !r.cfg.NoInit
 	pids := r.cfg.PidsLimit
 	cc := &container.Config{
 		Image:           r.cfg.Image,
@@ -579,9 +666,9 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 		User:            r.user,
 		AttachStdout:    true,
 		AttachStderr:    true,
-		AttachStdin:     stdin,
-		OpenStdin:       stdin,
-		StdinOnce:       stdin,
+		AttachStdin:     true,
+		OpenStdin:       true,
+		StdinOnce:       true,
 		NetworkDisabled: true,
 		Labels:          labels,
 	}
@@ -593,6 +680,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 		Init:           &init,
 		IpcMode:        container.IPCModePrivate,
 		Tmpfs:          r.tmpfs,
+		ShmSize:        ShmBytes,
 		Mounts:         append(append([]mount.Mount(nil), r.mounts...), masks...),
 		// Output reaches us through attach; logging it too would let a
 		// runaway command fill the engine's disk.
@@ -631,8 +719,32 @@ func (r *Runner) result(start time.Time, stdout, stderr *sandbox.CappedOutput, e
 // docker-init) failing to exec the command because it does not exist.
 func isInitNotFound(stderr []byte) bool {
 	s := string(stderr)
-	return strings.Contains(s, "[FATAL tini") && strings.Contains(s, "No such file or directory")
+	return (strings.Contains(s, "[FATAL tini") || strings.Contains(s, superviseNotFound)) && strings.Contains(s, "No such file or directory")
 }
+
+// superviseScript is what a command without input runs under, so that its
+// container ends when the bcode process that started it dies, SIGKILL
+// included. The container's stdin stays attached to that process and is
+// never written: the engine closes it when the attach connection closes,
+// which the kernel does when the process dies. The script keeps that
+// stdin on fd 3 for a watcher in the background, gives the command
+// /dev/null (a command without input reads end of file at once), and
+// execs the command in its own place, so the command is the init's child
+// with its own signals and exit status. When the watcher reads end of
+// file it SIGKILLs the command ($$ is its pid after exec); the init
+// (Docker's, PID 1) then exits, and the kernel kills everything else in
+// the container's pid namespace. The shell and cat are the host's, from
+// the read-only /usr mount every sandbox has.
+const superviseScript = `exec 3<&0 </dev/null
+{ cat <&3 >/dev/null; kill -KILL $$; } &
+exec 3<&-
+command -v -- "$1" >/dev/null 2>&1 || { printf '` + superviseNotFound + ` exec %s failed: No such file or directory\n' "$1" >&2; exit 127; }
+exec "$@"`
+
+// superviseNotFound starts the supervisor's message for a command that
+// does not exist, which Run turns into sandbox.ErrNotFound as it does
+// Docker's init's.
+const superviseNotFound = "[FATAL bcode-supervise]"
 
 // ended reports whether ctx is done or past its deadline. A dial bounded by
 // the deadline can fail ("i/o timeout") a moment before ctx's own timer

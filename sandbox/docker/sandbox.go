@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"strconv"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -11,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // Labels naming a container's sandbox.Owner. Every container a Sandbox
@@ -20,7 +22,50 @@ const (
 	LabelTask    = "dev.bcode.task"
 	LabelFence   = "dev.bcode.fence"
 	LabelAttempt = "dev.bcode.attempt"
+	// LabelOwner is the bcode process that created the container, as a
+	// scratch.Owner ("pid-start time-boot id"), on the host LabelHost
+	// names. Every container carries them, task or not, so ReapOrphans
+	// finds what a killed process left even when no task names it (the
+	// Go cache warm-up, `bcode check --sandbox docker`).
+	LabelOwner = "dev.bcode.owner"
+	LabelHost  = "dev.bcode.host"
 )
+
+// hostName is this machine's name for LabelHost ("" when unknown: such
+// containers are judged only by a bcode on a machine that cannot name
+// itself either).
+func hostName() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// ReapOrphans force-removes every sandbox container that a bcode process
+// on this host created and that has died since (its pid gone or reused,
+// or a boot ago): a SIGKILLed runner's agent and gate commands, a killed
+// warm-up. Containers of live processes, of other hosts sharing the
+// engine, and without an owner label are left alone, and so are those of
+// exceptTask (non-empty): its next holder removes them itself, and records
+// it (ReapStale). It returns how many it removed.
+func (e *Engine) ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
+	f := filters.NewArgs(filters.Arg("label", labelSandbox), filters.Arg("label", LabelHost+"="+hostName()))
+	list, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0, e.wrap(ctx, err)
+	}
+	n := 0
+	for _, c := range list {
+		o, ok := scratch.ParseOwner(c.Labels[LabelOwner])
+		if !ok || o.Alive() || (exceptTask != "" && c.Labels[LabelTask] == exceptTask) {
+			continue
+		}
+		err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			return n, e.wrap(ctx, err)
+		}
+		n++
+	}
+	return n, nil
+}
 
 // OwnerLabels are the container labels of o (none for work outside a task).
 func OwnerLabels(o sandbox.Owner) map[string]string {

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // Repo is one git working tree.
@@ -221,6 +223,7 @@ func run(ctx context.Context, inv invocation) ([]byte, error) {
 	if inv.noLiteral {
 		cmd.Env = append(cmd.Env, "GIT_LITERAL_PATHSPECS=0")
 	}
+	scratch.Own(cmd)
 	cmd.Stdin = inv.stdin
 	cmd.ExtraFiles = inv.extra
 	cmd.WaitDelay = 5 * time.Second

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // maxSubmoduleDepth bounds submodules inside submodules (a repository that
@@ -142,7 +144,7 @@ func (r *Repo) submoduleSource(ctx context.Context, m submodule, p, commit strin
 	if !ok {
 		return nil, noop, nil
 	}
-	tmp, err := os.MkdirTemp("", "bcode-submodule-*")
+	tmp, err := scratch.MkdirTemp("bcode-submodule-*")
 	if err != nil {
 		return nil, noop, err
 	}

@@ -33,6 +33,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // ErrNoGo is returned when the go command cannot be found or asked for its
@@ -108,7 +110,7 @@ func Resolve(ctx context.Context) (*Toolchain, error) {
 	if goBin, err = filepath.Abs(goBin); err != nil {
 		return nil, err
 	}
-	empty, err := os.MkdirTemp("", "bcode-goenv-")
+	empty, err := scratch.MkdirTemp("bcode-goenv-*")
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +121,7 @@ func Resolve(ctx context.Context) (*Toolchain, error) {
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = empty
 	cmd.Env = append(withoutVars(os.Environ(), "GOFLAGS", "GOWORK", "GOTOOLCHAIN"), "GOTOOLCHAIN=local", "GOWORK=off")
+	scratch.Own(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/sumdb/dirhash"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // ErrBadModule is returned for a module path or version that is not a
@@ -178,7 +180,7 @@ func (tc *Toolchain) Fetch(ctx context.Context, pairs []module.Version, sums map
 	if len(zips)+len(mods) == 0 {
 		return nil, nil
 	}
-	empty, err := os.MkdirTemp("", "bcode-fetch-")
+	empty, err := scratch.MkdirTemp("bcode-fetch-*")
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +201,7 @@ func (tc *Toolchain) Fetch(ctx context.Context, pairs []module.Version, sums map
 		cmd := exec.CommandContext(ctx, tc.Go, args...)
 		cmd.Dir = empty
 		cmd.Env = tc.fetchEnv()
+		scratch.Own(cmd)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,6 +105,27 @@ func parseOwner(name string) (Owner, bool) {
 		boot = ""
 	}
 	return Owner{PID: pid, StartTime: st, BootID: boot}, true
+}
+
+// ParseOwner reads an owner id made by Owner.String: a scratch directory's
+// name, an OwnerEnv value, a sandbox container's owner label.
+func ParseOwner(s string) (Owner, bool) { return parseOwner(s) }
+
+// Alive reports whether o still runs: false once its pid is gone, reused
+// by a process with another start time, or from another boot; true where
+// the system cannot tell (leaving something behind is always safe).
+func (o Owner) Alive() bool { return alive(o) }
+
+// Own marks cmd, a host command bcode is about to start, as this
+// process's: OwnerEnv goes into its environment, which its own children
+// inherit, so the sweep after this process was killed finds and kills
+// whatever of it still runs. Call it after cmd.Env is set (nil: this
+// process's environment).
+func Own(cmd *exec.Cmd) {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, Env())
 }
 
 var (
@@ -246,4 +268,12 @@ func removeAll(dir string) error {
 		return nil
 	})
 	return os.RemoveAll(dir)
+}
+
+// OwnerDead reports whether name, a directory name in the scratch root,
+// belongs to an owner known to be dead (as Sweep decides). Names that are
+// not owners' are not dead: what they hold is left alone.
+func OwnerDead(name string) bool {
+	o, ok := parseOwner(name)
+	return ok && o != Self() && !alive(o)
 }

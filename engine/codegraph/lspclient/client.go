@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // Client talks to one language server process.
@@ -81,6 +83,7 @@ func Start(ctx context.Context, commands [][]string, rootDir string) (*Client, [
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = abs
+	scratch.Own(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err

@@ -59,6 +59,17 @@ type Options struct {
 	Model string
 	// NoPropsNCtx leaves n_ctx out of /props so clients must read /slots.
 	NoPropsNCtx bool
+	// Respond, when set, answers every completion instead of the script:
+	// a policy over the conversation so far, for runs that are killed
+	// and resumed at any point (a fixed script cannot know which replies
+	// a killed run consumed).
+	Respond func(msgs []Message) Step
+}
+
+// Message is one message of a completion request, as Respond sees it.
+type Message struct {
+	Role    string
+	Content string
 }
 
 // Received is one request as the server got it.
@@ -221,15 +232,27 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeOverflow(w, prompt, s.opts.NCtx)
 		return
 	}
-	s.mu.Lock()
-	if s.next >= len(s.script) {
+	var st Step
+	if s.opts.Respond != nil {
+		msgs := make([]Message, len(req.Messages))
+		for i, m := range req.Messages {
+			msgs[i] = Message{Role: m.Role, Content: m.Content}
+		}
+		st = s.opts.Respond(msgs)
+		s.mu.Lock()
+		s.next++
 		s.mu.Unlock()
-		s.fail(w, fmt.Sprintf("script exhausted after %d steps", len(s.script)))
-		return
+	} else {
+		s.mu.Lock()
+		if s.next >= len(s.script) {
+			s.mu.Unlock()
+			s.fail(w, fmt.Sprintf("script exhausted after %d steps", len(s.script)))
+			return
+		}
+		st = s.script[s.next]
+		s.next++
+		s.mu.Unlock()
 	}
-	st := s.script[s.next]
-	s.next++
-	s.mu.Unlock()
 	if st.Overflow {
 		writeOverflow(w, s.opts.NCtx+1, s.opts.NCtx)
 		return

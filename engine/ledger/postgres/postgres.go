@@ -21,9 +21,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -107,31 +110,105 @@ func (s *Store) Close() error {
 // String names the database (without the password).
 func (s *Store) String() string { return s.where }
 
-// retryable: a deadlock or a serialisation failure, after which the whole
-// transaction may simply run again.
-func retryable(err error) bool {
+// patience bounds the retries of a call that holds no lease (claiming,
+// creating a task, reads): the default lease TTL, the time a runner
+// tolerates failed heartbeats before its lease could be taken.
+const patience = 30 * time.Second
+
+// transient reports an error after which the transaction can simply run
+// again: a deadlock or serialisation failure, the server shutting down or
+// restarting (57P01 admin shutdown, 57P02, 57P03 starting up), a
+// connection exception (class 08), or a connection that broke or could
+// not be made (refused, reset, closed).
+func transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "40001", "40P01", "57P01", "57P02", "57P03":
+			return true
+		}
+		return strings.HasPrefix(pe.Code, "08")
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return pgconn.SafeToRetry(err) || errors.As(err, &ce) || errors.As(err, &ne) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// ErrCommitUnknown: the connection broke while COMMIT was on its way, so
+// whether the transaction was written is unknown. It is not retried (a
+// retry could write twice); the caller sees it.
+var ErrCommitUnknown = errors.New("the connection to the ledger broke during COMMIT: whether it was written is unknown")
+
 // write runs fn in a read-committed transaction and commits it when fn
-// returns nil; a transaction the server aborted as a deadlock victim runs
-// again (fn must only set its results through tx).
+// returns nil. A transient error (see transient) runs the whole
+// transaction again, with backoff, for up to patience (fn must only set
+// its results through tx).
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	backoff := 5 * time.Millisecond
-	for try := 0; ; try++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
-		if err == nil || !retryable(err) || try == 8 {
-			return s.wrap(err)
+	return s.writeUntil(ctx, time.Now().Add(patience), fn)
+}
+
+// writeUntil is write retrying until until: a fenced write retries while
+// its lease is valid, and gives up when it could no longer be.
+func (s *Store) writeUntil(ctx context.Context, until time.Time, fn func(tx pgx.Tx) error) error {
+	return s.retry(ctx, until, func() error {
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			return err
 		}
-		time.Sleep(backoff/2 + rand.N(backoff))
-		backoff *= 2
-	}
+		if err := fn(tx); err != nil {
+			tx.Rollback(context.WithoutCancel(ctx))
+			return err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			// The server's answer (a serialisation failure at commit, a
+			// FATAL admin shutdown instead of "COMMIT") says it was not
+			// written; a connection lost with nothing sent says so too.
+			// Anything else is ambiguous.
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) || pgconn.SafeToRetry(err) || !transient(err) {
+				return err
+			}
+			return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+		}
+		return nil
+	})
 }
 
 // read runs fn in a repeatable-read, read-only transaction: one snapshot.
+// A transient error runs it again, for up to patience.
 func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.wrap(pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn))
+	return s.retry(ctx, time.Now().Add(patience), func() error {
+		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+	})
+}
+
+// retry runs try until it succeeds, fails for good, ctx ends, or the next
+// try would start after until; transient errors back off from 5 ms to 1 s,
+// jittered so runners that lost the server together do not return in
+// step.
+func (s *Store) retry(ctx context.Context, until time.Time, try func() error) error {
+	backoff := 5 * time.Millisecond
+	for {
+		err := try()
+		if err == nil || !transient(err) || errors.Is(err, ErrCommitUnknown) || ctx.Err() != nil {
+			return s.wrap(err)
+		}
+		sleep := backoff/2 + rand.N(backoff)
+		if time.Now().Add(sleep).After(until) {
+			return fmt.Errorf("%w: %w (retried until %s)", ledger.ErrUnavailable, s.wrap(err), until.Format(time.TimeOnly))
+		}
+		select {
+		case <-ctx.Done():
+			return s.wrap(err)
+		case <-time.After(sleep):
+		}
+		backoff = min(backoff*2, time.Second)
+	}
 }
 
 // wrap names the database in errors from the server or the connection,
@@ -173,8 +250,15 @@ func (s *Store) lockTask(ctx context.Context, tx pgx.Tx, taskID string) (time.Ti
 
 // fenced runs fn in a transaction that holds the task's row lock and has
 // checked that the lease row still has lease's owner and fence.
+// Transient errors are retried for up to patience: past the lease's
+// expiry the fence check refuses the write anyway, and the holder's
+// heartbeat (which retries only while the lease is valid) stops its work.
 func (s *Store) fenced(ctx context.Context, lease engine.Lease, fn func(tx pgx.Tx, now time.Time) error) error {
-	return s.write(ctx, func(tx pgx.Tx) error {
+	return s.fencedUntil(ctx, lease, time.Now().Add(patience), fn)
+}
+
+func (s *Store) fencedUntil(ctx context.Context, lease engine.Lease, until time.Time, fn func(tx pgx.Tx, now time.Time) error) error {
+	return s.writeUntil(ctx, until, func(tx pgx.Tx) error {
 		now, err := s.lockTask(ctx, tx, lease.TaskID)
 		if err != nil {
 			return err

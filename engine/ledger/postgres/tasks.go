@@ -314,7 +314,13 @@ func (s *Store) Heartbeat(ctx context.Context, lease engine.Lease, ttl time.Dura
 	if ttl <= 0 {
 		return engine.Lease{}, fmt.Errorf("Heartbeat: ttl %s is not positive", ttl)
 	}
-	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+	// Retried only while the lease is valid: a heartbeat that cannot get
+	// through before then tells its runner the lease is lost.
+	until := lease.Expires
+	if until.IsZero() {
+		until = time.Now().Add(ttl)
+	}
+	err := s.fencedUntil(ctx, lease, until, func(tx pgx.Tx, now time.Time) error {
 		exp := now.Add(ttl).Truncate(time.Microsecond)
 		_, err := tx.Exec(ctx, `UPDATE leases SET heartbeat = $1, expires = $2 WHERE task_id = $3`, now, exp, lease.TaskID)
 		lease.Heartbeat, lease.Expires = now, exp

@@ -42,8 +42,23 @@ var (
 	admin    string // URL of the maintenance database
 	setupErr error
 	stop     func()
+	restart  func(down time.Duration) error
 	dbs      atomic.Int64
 )
+
+// Restart stops the cluster this package started with a fast shutdown
+// (every session is terminated with 57P01, as an administrator's restart
+// does), keeps it down for down, and starts it again. It skips when the
+// cluster is not this package's (BCODE_TEST_POSTGRES).
+func Restart(t testing.TB, down time.Duration) {
+	t.Helper()
+	if restart == nil {
+		t.Skip("the PostgreSQL cluster is not this test's to restart (" + EnvURL + " is set)")
+	}
+	if err := restart(down); err != nil {
+		t.Fatalf("restarting PostgreSQL: %v", err)
+	}
+}
 
 // Main runs the tests and then stops the cluster Main's package started.
 func Main(m *testing.M) int {
@@ -142,6 +157,13 @@ func setup() (string, func(), error) {
 	stopFn := func() {
 		run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
 		cleanup()
+	}
+	restart = func(down time.Duration) error {
+		if err := run("pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+			return err
+		}
+		time.Sleep(down)
+		return run("pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start")
 	}
 	u := url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres",
 		RawQuery: url.Values{"host": {dir}, "sslmode": {"disable"}}.Encode()}
