@@ -202,7 +202,7 @@ func (c *repoSandbox) Name() string { return "docker" }
 // base's [sandbox] disk_mb whose content is dropped at Close (the gate
 // removes the directory anyway), with the task's module view.
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, view, _, err := c.a.sandboxConfig(ctx, c.task, c.a.approved())
+	tmpl, view, _, err := c.a.sandboxConfig(ctx, c.task, c.a.approved(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -229,12 +229,13 @@ func (r *viewRunner) Close() error {
 // sandboxConfig is the container every command of the task runs in, but
 // for its worktree and labels: the base config's image and limits (the
 // worktree's disk among them), the host's toolchains, the task's module
-// view (the base's go.sum and the approved modules; the caller closes it)
+// view (the base's go.sum and the approved modules; the caller closes it;
+// shared: the process's view of that set, for the gate's checks)
 // and, when the bcode CLI can serve it, a build cache seeded from the base
 // commit. Warming the seed is best effort (a base that does not build must
 // not stop the attempt that is to fix it): its failure comes back as a
 // warning.
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool) (docker.Config, *moduleView, []error, error) {
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool, shared bool) (docker.Config, *moduleView, []error, error) {
 	var warnings []error
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
@@ -270,7 +271,11 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[m
 		if err != nil {
 			return docker.Config{}, nil, nil, err
 		}
-		if view, err = newModuleView(ctx, vouched(sums, approved, nil)); err != nil {
+		newView := newModuleView
+		if shared {
+			newView = sharedModuleView
+		}
+		if view, err = newView(ctx, vouched(sums, approved, nil)); err != nil {
 			return docker.Config{}, nil, nil, err
 		}
 		dcfg.ModCache = view.dir
@@ -316,7 +321,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	a.mu.Lock()
 	a.pre = pre
 	a.mu.Unlock()
-	dcfg, view, warm, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow())
+	dcfg, view, warm, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow(), false)
 	if err != nil {
 		return fail(err)
 	}
