@@ -22,11 +22,11 @@ import (
 // (gotool.ModuleView) and mounted read-only. Every other module of the
 // host's cache, another project's private one included, is absent.
 type moduleView struct {
-	mu     sync.Mutex
-	dir    string
-	tc     *gotool.Toolchain
-	shared bool // one of sharedViews: holds one set, removed with the process's scratch
-	missing int // versions of its set the host cache lacked when last linked
+	mu      sync.Mutex
+	dir     string
+	tc      *gotool.Toolchain
+	shared  bool // one of sharedViews: holds one set, removed with the process's scratch
+	missing int  // versions of its set the host cache lacked when last linked
 }
 
 // sharedViews are the gate's views of this process, by their module set:
