@@ -245,7 +245,7 @@ func (c *repoSandbox) Name() string { return "docker" }
 // (warmedRunner), so a check that runs no command (no change to check)
 // does not wait for a warm-up it will not use.
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, view, seed, err := c.a.sandboxConfig(ctx, c.task, c.a.approved())
+	tmpl, view, seed, err := c.a.sandboxConfig(ctx, c.task, c.a.approved(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -276,12 +276,13 @@ func (r *viewRunner) Close() error {
 // sandboxConfig is the container every command of the task runs in, but
 // for its worktree and labels: the base config's image and limits (the
 // worktree's disk among them), the host's toolchains, the task's module
-// view (the base's go.sum and the approved modules; the caller closes it)
+// view (the base's go.sum and the approved modules; the caller closes it;
+// shared: the process's view of that set, for the gate's checks)
 // and, when the bcode CLI can serve it, a build cache seeded from the base
 // commit. It warms nothing; the seed it returns (nil: none) is what the
 // caller starts (the agent's container: beside its turns) or waits for
 // (the gate's commands).
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool) (docker.Config, *moduleView, *seedWarm, error) {
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool, shared bool) (docker.Config, *moduleView, *seedWarm, error) {
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
 		goenv = docker.GoEnv{} // a Python-only task needs no Go; go inside then reports itself missing
@@ -315,7 +316,11 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[m
 		if err != nil {
 			return docker.Config{}, nil, nil, err
 		}
-		if view, err = newModuleView(ctx, vouched(sums, approved, nil)); err != nil {
+		newView := newModuleView
+		if shared {
+			newView = sharedModuleView
+		}
+		if view, err = newView(ctx, vouched(sums, approved, nil)); err != nil {
 			return docker.Config{}, nil, nil, err
 		}
 		dcfg.ModCache = view.dir
@@ -364,7 +369,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	a.mu.Lock()
 	a.pre = pre
 	a.mu.Unlock()
-	dcfg, view, seed, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow())
+	dcfg, view, seed, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow(), false)
 	if err != nil {
 		return fail(err)
 	}

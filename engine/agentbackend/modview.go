@@ -2,9 +2,12 @@ package agentbackend
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"golang.org/x/mod/module"
@@ -19,9 +22,52 @@ import (
 // (gotool.ModuleView) and mounted read-only. Every other module of the
 // host's cache, another project's private one included, is absent.
 type moduleView struct {
-	mu  sync.Mutex
-	dir string
-	tc  *gotool.Toolchain
+	mu      sync.Mutex
+	dir     string
+	tc      *gotool.Toolchain
+	shared  bool // one of sharedViews: holds one set, removed with the process's scratch
+	missing int  // versions of its set the host cache lacked when last linked
+}
+
+// sharedViews are the gate's views of this process, by their module set:
+// a task's checks all see the same set, and linking a large go.sum's trees
+// takes seconds, so each set is linked once. They never grow (add is for
+// the attempt's own view), so sharing one is sharing a fixed set; versions
+// of the set the host fetched since are linked in on the next use.
+var sharedViews = struct {
+	sync.Mutex
+	m map[[sha256.Size]byte]*moduleView
+}{m: map[[sha256.Size]byte]*moduleView{}}
+
+// sharedModuleView is the process's view of sums, made on first use.
+func sharedModuleView(ctx context.Context, sums map[module.Version]gotool.Sum) (*moduleView, error) {
+	h := sha256.New()
+	for _, v := range slices.SortedFunc(maps.Keys(sums), func(a, b module.Version) int {
+		return strings.Compare(gotool.String(a), gotool.String(b))
+	}) {
+		fmt.Fprintf(h, "%s %s %s\n", gotool.String(v), sums[v].Zip, sums[v].GoMod)
+	}
+	var key [sha256.Size]byte
+	copy(key[:], h.Sum(nil))
+	sharedViews.Lock()
+	defer sharedViews.Unlock()
+	if v := sharedViews.m[key]; v != nil {
+		if _, err := os.Stat(v.dir); err == nil {
+			if v.missing > 0 {
+				if err := v.link(sums); err != nil {
+					return nil, err
+				}
+			}
+			return v, nil
+		}
+	}
+	v, err := newModuleView(ctx, sums)
+	if err != nil {
+		return nil, err
+	}
+	v.shared = true
+	sharedViews.m[key] = v
+	return v, nil
 }
 
 // newModuleView makes the view of sums. Versions the host cache lacks are
@@ -36,7 +82,7 @@ func newModuleView(ctx context.Context, sums map[module.Version]gotool.Sum) (*mo
 		return nil, fmt.Errorf("agentbackend: the module view: %w", err)
 	}
 	v := &moduleView{dir: dir, tc: tc}
-	if err := v.add(sums); err != nil {
+	if err := v.link(sums); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -49,17 +95,27 @@ func (v *moduleView) add(sums map[module.Version]gotool.Sum) error {
 	if v == nil || len(sums) == 0 {
 		return nil
 	}
+	if v.shared {
+		return fmt.Errorf("agentbackend: a shared module view cannot grow")
+	}
+	return v.link(sums)
+}
+
+// link links sums into the view.
+func (v *moduleView) link(sums map[module.Version]gotool.Sum) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if _, err := v.tc.ModuleView(v.dir, sums); err != nil {
+	missing, err := v.tc.ModuleView(v.dir, sums)
+	if err != nil {
 		return fmt.Errorf("agentbackend: the module view: %w", err)
 	}
+	v.missing = len(missing)
 	return nil
 }
 
 // Close removes the view (links only: the host cache keeps its files).
 func (v *moduleView) Close() error {
-	if v == nil {
+	if v == nil || v.shared {
 		return nil
 	}
 	return os.RemoveAll(v.dir)
