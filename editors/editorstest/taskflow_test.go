@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
+	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
@@ -79,6 +80,35 @@ func requireTaskFlow(t *testing.T) string {
 		t.Fatal(flowErr)
 	}
 	return flowAgent
+}
+
+// taskEvents lists the events of repo's tasks in the ledger of state, for
+// a failure message.
+func taskEvents(t *testing.T, state, repo string) string {
+	t.Helper()
+	ctx := context.Background()
+	led, err := ledger.Open(ctx, filepath.Join(state, "ledger.db"))
+	if err != nil {
+		return err.Error()
+	}
+	defer led.Close()
+	ts, err := led.Tasks(ctx, repo)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, tk := range ts {
+		fmt.Fprintf(&b, "task %s %s %s: %s\n", tk.ID, tk.Status, tk.Verdict, tk.Reason)
+		evs, _ := led.Events(ctx, tk.ID, 0, 0)
+		for _, ev := range evs {
+			data := string(ev.Data)
+			if len(data) > 300 {
+				data = data[:300] + "…"
+			}
+			fmt.Fprintf(&b, "  %d %s %s %s\n", ev.Seq, ev.At.Format("15:04:05"), ev.Kind, data)
+		}
+	}
+	return b.String()
 }
 
 // dockerAnswers reports whether a Docker engine answers within seconds.

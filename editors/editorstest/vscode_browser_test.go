@@ -104,6 +104,9 @@ func TestVSCodeBrowser(t *testing.T) {
 		}
 	}
 	if err != nil {
+		if flow != nil {
+			t.Logf("the flow's task events:\n%s", taskEvents(t, f.State, flow.Repo))
+		}
 		t.Fatalf("the browser session failed after %s: %v\n%s", time.Since(start).Round(time.Second), err, out.String())
 	}
 	if !strings.Contains(out.String(), "\nok ") || steps < wantSteps {
