@@ -112,6 +112,11 @@ type Sandbox struct {
 	MemoryMB int    `toml:"memory_mb"`
 	CPUs     int    `toml:"cpus"`
 	Pids     int    `toml:"pids"`
+	// DiskMB is the size of the filesystem a task's worktree (and the
+	// gate's scratch directory) is put on while sandboxed commands run:
+	// writes beyond it fail with "no space left on device" inside the
+	// container (docs/sandbox.md, "Boundary: what it can spend").
+	DiskMB int `toml:"disk_mb"`
 }
 
 // Duration is a time.Duration written as "90s" or "5m" in TOML.
@@ -151,6 +156,10 @@ const (
 	DefaultSandboxMemoryMB = 4096
 	DefaultSandboxCPUs     = 2
 	DefaultSandboxPids     = 512
+	DefaultSandboxDiskMB   = 2048
+	// MinSandboxDiskMB: below it a checkout and its build outputs hardly
+	// fit, and the limit cannot be turned off by setting it to zero.
+	MinSandboxDiskMB = 64
 )
 
 // DefaultCompileTimeout bounds each build of evidence ([evidence]
@@ -193,6 +202,7 @@ func Default() Config {
 			MemoryMB: DefaultSandboxMemoryMB,
 			CPUs:     DefaultSandboxCPUs,
 			Pids:     DefaultSandboxPids,
+			DiskMB:   DefaultSandboxDiskMB,
 		},
 	}
 }
@@ -235,6 +245,9 @@ func (c *Config) validate() error {
 	case "", "state", "fork":
 	default:
 		return fmt.Errorf("evidence.python_isolation = %q: use \"state\" or \"fork\"", c.Evidence.PythonIsolation)
+	}
+	if c.Sandbox.DiskMB < MinSandboxDiskMB {
+		return fmt.Errorf("sandbox.disk_mb = %d: must be at least %d (MiB)", c.Sandbox.DiskMB, MinSandboxDiskMB)
 	}
 	if c.Task.MaxFileBytes < 1 {
 		return fmt.Errorf("task.max_file_bytes = %d: must be at least 1", c.Task.MaxFileBytes)

@@ -32,6 +32,12 @@ python_isolation = "fork"
 	if c.Task.MaxFileBytes != DefaultMaxFileBytes || c.Task.MaxCheckpointBytes != DefaultMaxCheckpointBytes {
 		t.Errorf("checkpoint caps %d, %d; want the defaults", c.Task.MaxFileBytes, c.Task.MaxCheckpointBytes)
 	}
+	if c, err := Parse([]byte("[sandbox]\ndisk_mb = 512\n")); err != nil || c.Sandbox.DiskMB != 512 || c.Sandbox.Pids != DefaultSandboxPids {
+		t.Errorf("sandbox.disk_mb: %+v, %v", c.Sandbox, err)
+	}
+	if c.Sandbox.DiskMB != DefaultSandboxDiskMB {
+		t.Errorf("sandbox.disk_mb %d, want the default %d", c.Sandbox.DiskMB, DefaultSandboxDiskMB)
+	}
 	if c, err := Parse([]byte("[task]\nmax_file_bytes = 1000\nmax_checkpoint_bytes = 5000\n")); err != nil || c.Task.MaxFileBytes != 1000 || c.Task.MaxCheckpointBytes != 5000 {
 		t.Errorf("checkpoint caps: %+v, %v", c.Task, err)
 	}
@@ -65,6 +71,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad glob", "[gate]\nprotected = [\"[\"]\n", []string{"gate.protected", `"["`}},
 		{"empty glob", "[gate]\nprotected = [\"\"]\n", []string{"gate.protected"}},
 		{"zero file cap", "[task]\nmax_file_bytes = 0\n", []string{"task.max_file_bytes = 0"}},
+		{"disk limit turned off", "[sandbox]\ndisk_mb = 0\n", []string{"sandbox.disk_mb = 0", "at least 64"}},
 		{"checkpoint cap under the file cap", "[task]\nmax_file_bytes = 100\nmax_checkpoint_bytes = 99\n", []string{"task.max_checkpoint_bytes = 99"}},
 		{"not utf-8", "[model]\nname = \"\xff\xfe\"\n", []string{Path}},
 	} {

@@ -88,6 +88,10 @@ const (
 	AttemptAgentFailed AttemptVerdict = "agent_failed"
 	// AttemptStuck: the agent said it cannot go on; no check ran.
 	AttemptStuck AttemptVerdict = "stuck"
+	// AttemptNoChange: the agent finished without changing any file (the
+	// task branch's tree is its base's); no check ran, and the next
+	// attempt's prompt says so.
+	AttemptNoChange AttemptVerdict = "no_change"
 )
 
 // Attempt is one try at a task: context, agent turns, verification.

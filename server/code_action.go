@@ -47,8 +47,9 @@ func (a *codeActions) add(kind string, diags []lsp.Diagnostic, c lsp.Command) {
 	}
 }
 
-// createTaskCommand is "Create task from selection", its goal naming the
-// selected lines and the first of them.
+// createTaskCommand is "Create task from selection": the client asks the
+// user for the goal (Ask), offering one that names the selected lines and
+// the first of them, and the task starts at once (Run).
 func (s *Server) createTaskCommand(abs, rel string, p *lsp.CodeActionParams) lsp.Command {
 	text, _ := s.text(abs)
 	r := p.Range
@@ -56,7 +57,7 @@ func (s *Server) createTaskCommand(abs, rel string, p *lsp.CodeActionParams) lsp
 	if first := firstLine(text, r); first != "" {
 		goal += ": " + first
 	}
-	return command.New(command.TitleCreateTask, command.TaskCreate, command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r})
+	return command.New(command.TitleCreateTask, command.TaskCreate, command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r, Run: true, Ask: true})
 }
 
 // mutantActions adds, for each surviving mutant under p's range: show its

@@ -32,6 +32,10 @@ type TaskSummary struct {
 	Branch    string        `json:"branch"`
 	UpdatedAt time.Time     `json:"updatedAt"`
 	LastEvent *EventSummary `json:"lastEvent,omitempty"`
+	// Attempt and Turn are where the task's work is: its newest attempt's
+	// number and that attempt's last finished turn (0: none yet).
+	Attempt int `json:"attempt,omitempty"`
+	Turn    int `json:"turn,omitempty"`
 }
 
 // EventSummary is a task event without its data.
@@ -93,6 +97,18 @@ type TaskChanged struct {
 	Seq  int64            `json:"seq,omitempty"`
 	// Event repeats Kind for clients written against the first version.
 	Event engine.EventKind `json:"event"`
+	// Attempt and Turn are the task's newest attempt and that attempt's
+	// last finished turn, as of this event (0: none yet).
+	Attempt int `json:"attempt,omitempty"`
+	Turn    int `json:"turn,omitempty"`
+	// Summary says in words what the event was ("turn 2 finished",
+	// "check: verified", "could not start: no model (fix: ...)"), from the
+	// ledger's own fields, never from the model's text.
+	Summary string `json:"summary,omitempty"`
+	// Ended is set on the event that ends a run (task.verified,
+	// task.blocked, task.failed): the client tells the user, with the
+	// task's diff, accept and reject at hand.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // Bounds of bcode/task's eventsLimit.
@@ -271,6 +287,7 @@ func (s *Server) listTasks(ctx context.Context) (TasksResult, error) {
 		if e := r.LastEvent; e != nil {
 			sum.LastEvent = &EventSummary{Seq: e.Seq, Kind: e.Kind, At: e.At}
 		}
+		sum.Attempt, sum.Turn = s.workOf(ctx, t.ID)
 		out.Tasks = append(out.Tasks, sum)
 	}
 	return out, nil
@@ -303,7 +320,15 @@ func (s *Server) notifyTask(ctx context.Context, t *engine.Task, kind engine.Eve
 }
 
 func (s *Server) sendTaskChanged(ctx context.Context, t *engine.Task, e engine.Event) {
-	c := TaskChanged{ID: t.ID, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Kind: e.Kind, At: e.At.UTC(), Seq: e.Seq, Event: e.Kind}
+	if !s.tasks.fresh(t.ID, e.Seq) {
+		return // sent already (the run's own event, then the ledger watcher)
+	}
+	c := TaskChanged{ID: t.ID, Status: string(t.Status), Verdict: t.Verdict, Reason: t.Reason, Kind: e.Kind, At: e.At.UTC(), Seq: e.Seq, Event: e.Kind,
+		Summary: eventSummary(e), Ended: endsRun(e.Kind)}
+	if why := s.startFailure(t); why != "" && c.Reason == "" {
+		c.Reason = why
+	}
+	c.Attempt, c.Turn = s.workOf(ctx, t.ID)
 	if err := s.client.Notify(ctx, MethodTaskChanged, c); err != nil {
 		s.log.Warn("sending bcode/taskChanged", "err", err)
 	}
@@ -331,6 +356,7 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 			for _, e := range evs {
 				latest[e.TaskID] = e
 				last = max(last, e.Seq)
+				s.tasks.fold(e)
 				if e.Kind == agentbackend.EventModuleApprovalNeeded {
 					if t, err := s.app.Task(ctx, e.TaskID); err == nil && t.Repo == root {
 						s.askModuleApproval(t, e)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -275,7 +276,11 @@ func (t *testLocator) read(abs string) ([]byte, error) {
 	if fi.Size() > maxReadBytes {
 		return nil, errTooBig
 	}
-	return conf.ReadFile(rel, maxReadBytes)
+	b, err := conf.ReadFile(rel, maxReadBytes)
+	if errors.Is(err, sandbox.ErrTooLarge) {
+		return nil, errTooBig
+	}
+	return b, err
 }
 
 var testFuncRE = regexp.MustCompile(`(?m)^func (Test|Example|Fuzz|Benchmark)\w*\(`)

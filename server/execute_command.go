@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
@@ -116,7 +115,7 @@ func (s *Server) TaskResume(ctx context.Context, a command.TaskIDArgs) (command.
 	if id == "" {
 		id = s.resumable(ctx)
 		if id == "" {
-			return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no task of this workspace is blocked, failed or cancelled, so there is nothing to resume")
+			return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no task of this workspace is blocked, failed or cancelled, or queued after a start that failed, so there is nothing to resume")
 		}
 	}
 	t, err := s.task(ctx, id)
@@ -186,62 +185,10 @@ func taskError(err error) error {
 		return err
 	case errors.Is(err, engine.ErrNotFound):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v: list the workspace's tasks with bcode/tasks", err)
+	case errors.Is(err, task.ErrSelectionNotInBase):
+		return lsp.Errorf(lsp.CodeInvalidParams, "%v", err)
 	}
 	return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
-}
-
-// startTask runs (or resumes) a task in the background, reporting through
-// $/progress and bcode/taskChanged.
-func (s *Server) startTask(id string, resume bool) {
-	s.goBackground("task "+id, func(bg context.Context) {
-		ctx, cancel := context.WithCancel(bg)
-		defer cancel()
-		p := s.beginProgress(ctx, "bcode task "+id, func() {
-			// Cancelling the progress cancels the task the way `bcode
-			// task cancel` does, so the ledger records it.
-			_ = s.app.CancelTask(context.Background(), id)
-			cancel()
-		})
-		msg := "finished"
-		defer func() { p.end(msg) }()
-		s.setStartFailure(id, "")
-		if t, err := s.app.Task(ctx, id); err == nil {
-			s.notifyTask(ctx, t, task.EventStarted)
-		}
-		var err error
-		if resume {
-			_, err = s.app.ResumeTask(ctx, id, engine.Budgets{}, app.RunOptions{Progress: p})
-		} else {
-			_, err = s.app.RunTask(ctx, id, app.RunOptions{Progress: p})
-		}
-		t, gerr := s.app.Task(context.Background(), id)
-		if err != nil && ctx.Err() == nil && (gerr != nil || t.Status == engine.TaskQueued) {
-			// The runner never got going (no model answers, no agent
-			// binary, no Docker): the ledger still says queued, so
-			// without this the user would watch a queued row forever.
-			why := "could not start: " + err.Error()
-			msg = why
-			s.log.Warn("task did not start", "task", id, "err", err)
-			s.setStartFailure(id, why)
-			_ = s.client.ShowMessage(context.Background(), lsp.MessageError, fmt.Sprintf("bcode: task %s %s", id, why))
-			if gerr == nil {
-				s.sendTaskChanged(context.Background(), withReason(t, why), engine.Event{Kind: app.EventStartFailed, At: time.Now().UTC()})
-			}
-			return
-		}
-		if err != nil {
-			s.log.Warn("task stopped", "task", id, "err", err)
-		}
-		if gerr == nil {
-			msg = strings.TrimSpace(fmt.Sprintf("%s %s", t.Status, t.Verdict))
-			if err != nil {
-				msg += ": " + err.Error()
-			}
-			s.notifyTask(context.Background(), t, app.EventStopped)
-		} else if err != nil {
-			msg = "stopped: " + err.Error()
-		}
-	})
 }
 
 // setStartFailure records (or, with why "", clears) why a task the editor
@@ -286,9 +233,11 @@ func (s *Server) resumable(ctx context.Context) string {
 		return ""
 	}
 	for _, t := range ts {
-		switch t.Status {
-		case engine.TaskBlocked, engine.TaskFailed, engine.TaskCancelled:
+		switch {
+		case t.Status == engine.TaskBlocked, t.Status == engine.TaskFailed, t.Status == engine.TaskCancelled:
 			return t.ID
+		case t.Status == engine.TaskQueued && (t.Reason != "" || s.startFailure(&t) != ""):
+			return t.ID // its run could not start: Resume runs it again
 		}
 	}
 	return ""

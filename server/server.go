@@ -114,6 +114,9 @@ type Server struct {
 	docs map[string]*document // open documents by URI
 	// startFailed: why a task the editor started never ran, by task ID.
 	startFailed map[string]string
+	// tasks follows the tasks' attempts and turns and what the client was
+	// told last (task_run.go).
+	tasks taskTracker
 	// set is the user's settings (initializationOptions, then
 	// workspace/didChangeConfiguration).
 	set     Settings
@@ -278,14 +281,11 @@ func (s *Server) readFile(abs string) ([]byte, error) {
 	if fi.Size() > maxReadBytes {
 		return nil, fmt.Errorf("%w: %s is %d MiB, over bcode-ls's %d MiB limit for a file the editor has not opened: open it in the editor, or work on a smaller file", errTooBig, rel, fi.Size()>>20, maxReadBytes>>20)
 	}
-	b, err := conf.ReadFile(rel, maxReadBytes+1)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxReadBytes {
+	b, err := conf.ReadFile(rel, maxReadBytes)
+	if errors.Is(err, sandbox.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: %s grew past bcode-ls's %d MiB limit while it was read", errTooBig, rel, maxReadBytes>>20)
 	}
-	return b, nil
+	return b, err
 }
 
 // go runs f in the background, tied to the server's lifetime, recovering a

@@ -38,8 +38,18 @@ type sideRun struct {
 	order    []string              // IDs in the order they reported
 	units    map[string]UnitResult // by unitKey
 	env      []string              // environment errors (toolchain missing, runner failed)
+	refused  []Finding             // what the confined reader refused of the run's reports
 	duration time.Duration
 	ran      bool
+}
+
+// refusals is what the confined reader refused of the side's reports (nil
+// side: none).
+func (s *sideRun) refusals() []Finding {
+	if s == nil {
+		return nil
+	}
+	return s.refused
 }
 
 func unitKey(lang, unit string) string { return lang + ":" + unit }
@@ -130,6 +140,9 @@ func (g *Gate) runSide(ctx context.Context, dir string, targets, keep map[string
 			res, err = k.RunSuiteKeeping(ctx, g.Runner, dir, units, keep[a.Language()], timeout)
 		} else {
 			res, err = a.RunSuite(ctx, g.Runner, dir, units, timeout)
+		}
+		if f, ok := refusedFinding(err); ok {
+			s.refused = append(s.refused, f)
 		}
 		if err != nil {
 			res = SuiteResult{Outcome: EnvError, Detail: fmt.Sprintf("%s suite: %v", a.Language(), err)}
@@ -631,6 +644,15 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	for _, s := range []*sideRun{before, head} {
 		rep.Tamper = append(rep.Tamper, alteredReports(s)...)
 	}
+	seenRefusal := map[Finding]bool{}
+	for _, s := range []*sideRun{base, head, before, old, supp} {
+		for _, f := range s.refusals() {
+			if !seenRefusal[f] {
+				seenRefusal[f] = true
+				rep.Tamper = append(rep.Tamper, f)
+			}
+		}
+	}
 
 	// 7. Old tests on new code.
 	blocking := 0
@@ -688,7 +710,11 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 			if ctx.Err() != nil {
 				return rep, ctx.Err()
 			}
-			envErrs = append(envErrs, "mutation evidence: "+err.Error())
+			if f, ok := refusedFinding(err); ok {
+				rep.Tamper = append(rep.Tamper, f)
+			} else {
+				envErrs = append(envErrs, "mutation evidence: "+err.Error())
+			}
 		}
 		rep.Mutants = ms
 		phase("evidence", t0)
@@ -726,7 +752,11 @@ func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 	case len(rep.Tamper) > 0 || in.blocking > 0:
 		rep.Verdict = Tampered
 		for _, f := range rep.Tamper {
-			add(ReasonTamper, fmt.Sprintf("%s: %s", f.Path, f.Message))
+			code := ReasonTamper
+			if f.Code == FindingRefusedRead {
+				code = ReasonRefusedRead
+			}
+			add(code, fmt.Sprintf("%s: %s", f.Path, f.Message))
 		}
 		for _, f := range rep.ChangedExpectations {
 			if strings.HasSuffix(f.Message, "(blocks verified)") {

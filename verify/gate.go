@@ -68,6 +68,7 @@ var reasonText = map[string]string{
 	ReasonTargetedFailed:      "the tests of the packages the change reaches fail",
 	ReasonFullFailed:          "the full suite fails",
 	ReasonTamper:              "the change weakens the tests or touches protected paths",
+	ReasonRefusedRead:         "a file the gate had to read is a link, a device, fifo, socket or directory, leads out of its directory, or is over its size cap",
 	ReasonNothingCredited:     "no new or modified test fails on the base and passes with the change",
 	ReasonMutantsSurvive:      "more mutants survive than evidence.max_survivors allows",
 	ReasonNoKill:              "the changed code has mutants, but no credited test kills any of them",
@@ -272,8 +273,15 @@ func (g *Gate) isTestSupport(p string) bool {
 }
 
 func (g *Gate) errorReport(rep *Report, err error) *Report {
-	rep.Verdict = Error
-	rep.Reasons = append(rep.Reasons, Reason{Code: ReasonEnvironment, Message: err.Error()})
+	if f, ok := refusedFinding(err); ok {
+		// The tree's doing, not the environment's: a finding.
+		rep.Tamper = append(rep.Tamper, f)
+		rep.Verdict = Tampered
+		rep.Reasons = append(rep.Reasons, Reason{Code: ReasonRefusedRead, Message: fmt.Sprintf("%s: %s", f.Path, f.Message)})
+	} else {
+		rep.Verdict = Error
+		rep.Reasons = append(rep.Reasons, Reason{Code: ReasonEnvironment, Message: err.Error()})
+	}
 	if rep.Suite.Targeted.Outcome == "" {
 		rep.Suite.Targeted = SuiteResult{Outcome: NotRun}
 	}
@@ -335,3 +343,18 @@ func firstNonEmpty(ss ...string) string {
 
 // ErrNoAdapters is returned when a gate is built without languages.
 var ErrNoAdapters = errors.New("no language adapters configured")
+
+// refusedFinding turns a confined reader's refusal anywhere in err's chain
+// into the finding that reports it, decided by the error's type, never its
+// text.
+func refusedFinding(err error) (Finding, bool) {
+	r, ok := sandbox.Refused(err)
+	if !ok {
+		return Finding{}, false
+	}
+	msg := "refused to read it: " + r.Err.Error()
+	if r.Detail != "" {
+		msg += ": " + r.Detail
+	}
+	return Finding{Code: FindingRefusedRead, Path: r.Path, Message: msg}, true
+}

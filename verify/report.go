@@ -61,6 +61,9 @@ const (
 	// ReasonCannotRun: tests that cannot be collected or built on either
 	// side: the environment, not the change, is broken.
 	ReasonCannotRun = "cannot_run_either_side"
+	// ReasonRefusedRead: the confined reader refused a file the gate had
+	// to read (FindingRefusedRead); the verdict is tampered.
+	ReasonRefusedRead = "refused_read"
 )
 
 // Reason is one reason code with the sentence a person reads.

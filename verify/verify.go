@@ -213,6 +213,12 @@ const (
 	// the head, fails where it passed on the base: the change rewrote what
 	// the test pinned.
 	FindingChangedExpectations = "changed_expectations"
+	// FindingRefusedRead: a file the gate had to read (a report or
+	// profile the tests wrote, a file of the tree) was refused by the
+	// confined reader: a link, a device, fifo, socket or directory, a path
+	// out of its root, or a file over its cap. Tests do not leave such
+	// things where bcode reads; the change did.
+	FindingRefusedRead = "refused_read"
 )
 
 // RunOptions tune one batch of test runs.

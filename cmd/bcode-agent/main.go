@@ -20,7 +20,15 @@ import (
 const version = "bcode-agent/0.1"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	in, out, err := isolateChannel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bcode-agent:", err)
+		os.Exit(2)
+	}
+	if os.Getpid() == 1 {
+		go reapLoop(context.Background())
+	}
+	os.Exit(run(os.Args[1:], in, out, os.Stderr))
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -48,11 +48,15 @@ func (t *terminal) run(ctx context.Context, a terminalArgs) (string, bool) {
 	// After a kill, do not wait forever for grandchildren holding the pipe.
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := spawned.start(cmd); err != nil {
 		return fmt.Sprintf("could not start bash: %v", err), true
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		spawned.done(cmd.Process.Pid)
+		done <- err
+	}()
 	var err error
 	timedOut := false
 	select {

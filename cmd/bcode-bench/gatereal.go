@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
 	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -89,7 +89,7 @@ func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) i
 			defer func() { <-slots }()
 			rows[i] = realCase(ctx, c, filepath.Join(scratch, fmt.Sprintf("case%d", i)), o.floor)
 			if o.reportsDir != "" && rows[i].rep != nil {
-				if data, err := json.MarshalIndent(rows[i].rep, "", "  "); err == nil {
+				if data, err := shown.JSONIndent(rows[i].rep, "", "  "); err == nil {
 					_ = os.MkdirAll(o.reportsDir, 0o755)
 					_ = os.WriteFile(filepath.Join(o.reportsDir, c.Name+".json"), data, 0o644)
 				}
@@ -299,7 +299,7 @@ func writeKnown(path string, rows []realRow) error {
 	b.WriteString("# name\tverdict today\tfirst reason\n")
 	for _, r := range rows {
 		if r.verdict != r.c.Verdict {
-			fmt.Fprintf(&b, "%s\t%s\t%s\n", r.c.Name, r.verdict, strings.ReplaceAll(firstLineOf(r.detail), "\t", " "))
+			fmt.Fprintf(&b, "%s\t%s\t%s\n", r.c.Name, r.verdict, shown.Line(strings.ReplaceAll(firstLineOf(r.detail), "\t", " ")))
 		}
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 type benchmark struct {
@@ -56,7 +57,12 @@ func main() {
 	defer stop()
 	// One engine for the process, as in bcode and bcode-ls.
 	eng := app.Open(app.Options{})
-	code := b.run(ctx, eng, args[1:], os.Stdout, os.Stderr)
+	// Reports name cases, tests and files and quote what tests and models
+	// printed: stdout and stderr go through shown.Writer, as in bcode.
+	stdout, stderr := shown.NewWriter(os.Stdout), shown.NewWriter(os.Stderr)
+	code := b.run(ctx, eng, args[1:], stdout, stderr)
+	stdout.Flush()
+	stderr.Flush()
 	eng.Close()
 	stop()
 	os.Exit(code)

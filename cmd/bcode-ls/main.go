@@ -24,6 +24,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/server"
 )
 
@@ -57,6 +58,12 @@ func (s stdio) Close() error {
 }
 
 func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
+	// The log is shown in the editor's output panel: it goes through
+	// shown.Writer like every other byte bcode shows (the LSP stream itself
+	// is sanitised message by message in server/lsp).
+	shownErr := shown.NewWriter(stderr)
+	defer shownErr.Flush()
+	stderr = shownErr
 	fs := flag.NewFlagSet("bcode-ls", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	useStdio := fs.Bool("stdio", false, "serve one client over stdin and stdout")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -65,7 +65,7 @@ func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		return exitError
 	}
 	if err := st.use(eng); err != nil {
-		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		errorf(stderr, "bcode check", "%v", err)
 		return exitError
 	}
 	var progress verify.Progress = verify.NoProgress{}
@@ -76,23 +76,23 @@ func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if *where == "docker" {
 		sb, err := dockerSandbox(ctx, st.repo, *base, *head, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "bcode check: %v\n", err)
+			errorf(stderr, "bcode check", "%v", err)
 			return exitError
 		}
 		req.Sandbox = sb
 	}
 	rep, err := eng.Check(ctx, req)
 	if err != nil && rep == nil {
-		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		errorf(stderr, "bcode check", "%v", err)
 		return exitError
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode check: %v\n", err)
+		errorf(stderr, "bcode check", "%v", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		if b, err := shown.JSONIndent(rep, "", "  "); err == nil {
+			stdout.Write(append(b, '\n'))
+		}
 	} else {
 		printReport(stdout, rep)
 	}
@@ -112,7 +112,7 @@ type stepPrinter struct {
 }
 
 func (s stepPrinter) Step(format string, args ...any) {
-	fmt.Fprintf(s.w, "[%5.1fs] %s\n", time.Since(s.start).Seconds(), fmt.Sprintf(format, args...))
+	fmt.Fprintf(s.w, "[%5.1fs] %s\n", time.Since(s.start).Seconds(), shown.Line(fmt.Sprintf(format, args...)))
 }
 
 // printReport is the two-second read: the verdict first, then each test and
@@ -121,7 +121,7 @@ func printReport(w io.Writer, r *verify.Report) {
 	fmt.Fprintf(w, "%s  %s → %s  (%d files, %.1fs, runner %s)\n",
 		strings.ToUpper(string(r.Verdict)), short(r.Base), short(r.Head), r.Files, float64(r.DurationMS)/1000, r.Runner)
 	for _, rs := range r.Reasons {
-		fmt.Fprintf(w, "  %s\n", rs.Message)
+		fmt.Fprintf(w, "  %s\n", shown.Line(rs.Message))
 	}
 	if len(r.Tests) > 0 {
 		fmt.Fprintln(w)
@@ -132,7 +132,7 @@ func printReport(w io.Writer, r *verify.Report) {
 			if t.Credited {
 				credit = "yes"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.File, t.BaseOutcome, t.HeadOutcome, credit, t.ReasonText)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", shown.Line(t.Name), shown.Line(t.File), t.BaseOutcome, t.HeadOutcome, credit, shown.Line(t.ReasonText))
 		}
 		tw.Flush()
 		// Without this line a reader takes BASE for the untouched base and
@@ -148,7 +148,7 @@ func printReport(w io.Writer, r *verify.Report) {
 				fmt.Fprintf(w, "    … and %d more\n", len(s.Failed)-5)
 				break
 			}
-			fmt.Fprintf(w, "    failing: %s\n", f)
+			fmt.Fprintf(w, "    failing: %s\n", shown.Line(f))
 		}
 	}
 	if len(r.Tamper) > 0 {
@@ -158,13 +158,13 @@ func printReport(w io.Writer, r *verify.Report) {
 			if f.Line > 0 {
 				loc = fmt.Sprintf("%s:%d", f.Path, f.Line)
 			}
-			fmt.Fprintf(w, "    %s  %s  %s\n", f.Code, loc, f.Message)
+			fmt.Fprintf(w, "    %s  %s  %s\n", shown.Line(f.Code), shown.Line(loc), shown.Line(f.Message))
 		}
 	}
 	if m := r.Mutants; m != nil {
 		fmt.Fprintf(w, "\n  mutants: %d, %d survive, %d killed by credited tests", len(m.Mutants), m.Survived, m.CreditedKills)
 		if m.Note != "" {
-			fmt.Fprintf(w, " (%s)", m.Note)
+			fmt.Fprintf(w, " (%s)", shown.Line(m.Note))
 		}
 		fmt.Fprintln(w)
 	}
@@ -225,7 +225,7 @@ func dockerSandbox(ctx context.Context, dir, base, head string, stderr io.Writer
 	}
 	if missing := headOnlyModules(ctx, repo, head, sums); len(missing) > 0 {
 		fmt.Fprintf(stderr, "bcode check: not fetching %d module version(s) the base's go.sum does not list (the sandbox is offline; fetch them yourself if you trust them): %s\n",
-			len(missing), strings.Join(missing, " "))
+			len(missing), shown.Line(strings.Join(missing, " ")))
 	}
 	return agentbackend.NewSandbox(cfg, agentbackend.CacheOptions(), repo.Dir, base), nil
 }

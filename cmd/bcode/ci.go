@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/server"
 	lscmd "github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
@@ -59,7 +60,7 @@ func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr i
 		return ciError
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode ci: "+format+"\n", a...)
+		errorf(stderr, "bcode ci", format, a...)
 		return ciError
 	}
 	if fs.NArg() > 0 {
@@ -112,7 +113,7 @@ func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr i
 		}
 	}
 	for _, e := range rep.Errors {
-		fmt.Fprintf(stderr, "bcode ci: %s\n", e)
+		fmt.Fprintf(stderr, "bcode ci: %s\n", shown.Line(e))
 	}
 	survivors := len(mrep.Survivors())
 	if !*quiet {
@@ -332,14 +333,14 @@ func (c *ciClient) Notification(method string, params json.RawMessage) {
 			Value lsp.ProgressValue `json:"value"`
 		}
 		if c.progress != nil && json.Unmarshal(params, &p) == nil && p.Value.Message != "" {
-			fmt.Fprintf(c.progress, "bcode ci: %s\n", p.Value.Message)
+			fmt.Fprintf(c.progress, "bcode ci: %s\n", shown.Line(p.Value.Message))
 		}
 	case "window/showMessage":
 		var p struct {
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(params, &p) == nil && c.progress != nil {
-			fmt.Fprintf(c.progress, "bcode ci: bcode-ls: %s\n", p.Message)
+			fmt.Fprintf(c.progress, "bcode ci: bcode-ls: %s\n", shown.Line(p.Message))
 		}
 	}
 }

@@ -46,14 +46,14 @@ func cmdDemo(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 	if root == "" {
 		d, err := os.MkdirTemp("", "bcode-demo-")
 		if err != nil {
-			fmt.Fprintf(stderr, "bcode demo: %v\n", err)
+			errorf(stderr, "bcode demo", "%v", err)
 			return exitError
 		}
 		defer os.RemoveAll(d)
 		root = d
 	}
 	if err := st.use(eng); err != nil {
-		fmt.Fprintf(stderr, "bcode demo: %v\n", err)
+		errorf(stderr, "bcode demo", "%v", err)
 		return exitError
 	}
 
@@ -69,7 +69,7 @@ func cmdDemo(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		fmt.Fprintf(stdout, "\n── bcode check --repo %s --base HEAD~1 --head HEAD\n", dir)
 		rep, err := eng.Check(ctx, app.CheckRequest{Repo: dir, Base: "HEAD~1", Head: "HEAD", Progress: verify.NoProgress{}})
 		if err != nil && rep == nil {
-			fmt.Fprintf(stderr, "bcode demo: %v\n", err)
+			errorf(stderr, "bcode demo", "%v", err)
 			return exitError
 		}
 		printReport(stdout, rep)

@@ -19,6 +19,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -97,9 +98,9 @@ func cmdDoctor(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			mark = "FAIL"
 			failed++
 		}
-		fmt.Fprintf(stdout, "%s %-8s %s\n", mark, c.name, c.detail)
+		fmt.Fprintf(stdout, "%s %-8s %s\n", mark, c.name, shown.Line(c.detail))
 		if !c.ok && c.fix != "" {
-			fmt.Fprintf(stdout, "              fix: %s\n", c.fix)
+			fmt.Fprintf(stdout, "              fix: %s\n", shown.Line(c.fix))
 		}
 	}
 	if failed > 0 {

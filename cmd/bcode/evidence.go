@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
@@ -53,7 +54,7 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 		return evidenceError
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode evidence: "+format+"\n", a...)
+		errorf(stderr, "bcode evidence", format, a...)
 		return evidenceError
 	}
 	if fs.NArg() > 0 {
@@ -77,7 +78,7 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 	res, err := eng.Evidence(ctx, req, progress)
 	if res != nil {
 		for _, note := range res.Notes {
-			fmt.Fprintln(stderr, "bcode evidence:", note)
+			fmt.Fprintln(stderr, "bcode evidence:", shown.Line(note))
 		}
 	}
 	if err != nil {
@@ -119,7 +120,7 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 	if formats > 0 {
 		// Machine formats keep stdout clean; problems still reach a person.
 		for _, e := range rep.Errors {
-			fmt.Fprintf(stderr, "bcode evidence: %s\n", e)
+			fmt.Fprintf(stderr, "bcode evidence: %s\n", shown.Line(e))
 		}
 	}
 	switch {

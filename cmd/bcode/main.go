@@ -19,6 +19,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 // command is one subcommand. run returns the process exit code; it prints
@@ -125,7 +126,20 @@ func signalName(s os.Signal) string {
 	return s.String()
 }
 
+// run wraps stdout and stderr in shown.Writer once, here: every byte any
+// subcommand prints (names, diff lines, test output, reasons, model text
+// from the worktree or the agent) reaches the terminal with its controls,
+// escape sequences and bidi overrides made visible, and no subcommand can
+// forget to. A field inside one line also goes through shown.Line, so a
+// newline in it cannot start a line of its own.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errOut := shown.NewWriter(stdout), shown.NewWriter(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	return dispatch(args, out, errOut)
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {

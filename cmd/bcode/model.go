@@ -67,7 +67,7 @@ func cmdModelServe(ctx context.Context, eng *app.Engine, args []string, stdout, 
 		o.Log = stderr
 	}
 	fail := func(err error) int {
-		fmt.Fprintln(stderr, "bcode model serve:", err)
+		errorf(stderr, "bcode model serve", "%v", err)
 		return 1
 	}
 	s, err := llamaserver.New(o)

@@ -19,6 +19,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -53,7 +54,7 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		return 2
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode pack: "+format+"\n", a...)
+		errorf(stderr, "bcode pack", format, a...)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -105,12 +106,15 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 	}
 	if *asJSON {
 		js, err := pack.JSON(p)
+		if err == nil {
+			js, err = shown.JSONText(js)
+		}
 		if err != nil {
 			return fail("%v", err)
 		}
 		stdout.Write(append(js, '\n'))
 	} else {
-		io.WriteString(stdout, pack.Render(p))
+		io.WriteString(stdout, shown.Text(pack.Render(p)))
 	}
 	summary := fmt.Sprintf("pack: %d of %d tokens, %d sections, %d files, built in %s", p.Total, p.Budget, len(p.Sections), len(p.Files()), p.BuildTime.Round(time.Millisecond))
 	if s := p.IndexStats; s != nil {

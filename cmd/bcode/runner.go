@@ -15,6 +15,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -58,12 +59,12 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 		return 2
 	}
 	if err := st.use(eng); err != nil {
-		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
 	e, err := eng.Tasks(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
 	led := e.Ledger
@@ -75,7 +76,7 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			return 2
 		}
 		if err := led.SetEndpointLimit(ctx, endpoint, limit); err != nil {
-			fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+			errorf(stderr, "bcode runner", "%v", err)
 			return 1
 		}
 	}
@@ -95,13 +96,13 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			return 3
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+			errorf(stderr, "bcode runner", "%v", err)
 			return 1
 		}
 		r, err := build(ctx, engine.Task{ID: lease.TaskID})
 		if err != nil {
 			e.Ledger.Release(context.WithoutCancel(ctx), lease)
-			fmt.Fprintf(stderr, "bcode runner: task %s: %v\n", lease.TaskID, err)
+			errorf(stderr, "bcode runner", "task %s: %v", lease.TaskID, err)
 			return 1
 		}
 		r.Holder = holder
@@ -120,9 +121,9 @@ func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
 		return 130
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode runner: %v\n", err)
+		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "task %s: %s %s\n", res.Task.ID, res.Task.Status, res.Task.Reason)
+	fmt.Fprintf(stdout, "task %s: %s %s\n", res.Task.ID, res.Task.Status, shown.Line(res.Task.Reason))
 	return 0
 }

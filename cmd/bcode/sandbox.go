@@ -47,7 +47,7 @@ func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		return 2
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode sandbox build: "+format+"\n", a...)
+		errorf(stderr, "bcode sandbox build", format, a...)
 		return 1
 	}
 	if fs.NArg() > 0 {
@@ -104,7 +104,7 @@ func cmdSandboxGoCache(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if err := docker.ServeGoCache(*lower, *upper, os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintf(stderr, "bcode sandbox gocache: %v\n", err)
+		errorf(stderr, "bcode sandbox gocache", "%v", err)
 		return 1
 	}
 	return 0

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
@@ -56,7 +57,7 @@ func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		return secretsError
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode secrets scan-history: "+format+"\n", a...)
+		errorf(stderr, "bcode secrets scan-history", format, a...)
 		return secretsError
 	}
 	if fs.NArg() > 0 {
@@ -89,7 +90,7 @@ func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		if len(commit) > shortCommitHash {
 			commit = commit[:shortCommitHash]
 		}
-		line := fmt.Sprintf("%s %s:%d: %s (%s): %s", commit, f.Path, f.Line, f.RuleID, f.Description, f.Redacted)
+		line := shown.Line(fmt.Sprintf("%s %s:%d: %s (%s): %s", commit, f.Path, f.Line, f.RuleID, f.Description, f.Redacted))
 		if fp := fingerprint(f); baseline[fp] {
 			matched[fp] = true
 			known++

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,11 +10,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 func init() {
@@ -100,12 +101,12 @@ func (c *taskCmd) parse(args []string) bool {
 }
 
 func (c *taskCmd) fail(format string, a ...any) int {
-	fmt.Fprintf(c.stderr, "bcode task %s: %s\n", c.name, fmt.Sprintf(format, a...))
+	errorf(c.stderr, "bcode task "+c.name, format, a...)
 	return 1
 }
 
 func (c *taskCmd) usageErr(format string, a ...any) int {
-	fmt.Fprintf(c.stderr, "bcode task %s: %s\n", c.name, fmt.Sprintf(format, a...))
+	errorf(c.stderr, "bcode task "+c.name, format, a...)
 	c.fs.Usage()
 	return 2
 }
@@ -193,7 +194,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func printJSON(w io.Writer, v any) int {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := shown.JSONIndent(v, "", "  ")
 	if err != nil {
 		fmt.Fprintln(w, err)
 		return 1
@@ -217,7 +218,7 @@ func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
 	if res != nil {
 		fmt.Fprintf(c.stderr, "task %s: %s", id, res.Task.Status)
 		if res.Task.Reason != "" {
-			fmt.Fprintf(c.stderr, " (%s)", escapeControls(res.Task.Reason))
+			fmt.Fprintf(c.stderr, " (%s)", shown.Line(res.Task.Reason))
 		}
 		fmt.Fprintln(c.stderr)
 		if res.Task.Status == engine.TaskVerified {
@@ -323,23 +324,23 @@ func taskStatus(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	// What accepting would land for git to act on comes first: it is
 	// what the user must look at before anything else.
 	for _, f := range st.Findings {
-		fmt.Fprintf(tw, "FINDING\t%s %s: %s\n", f.Code, f.Path, f.Message)
+		fmt.Fprintf(tw, "FINDING\t%s %s: %s\n", shown.Line(f.Code), shown.Line(f.Path), shown.Line(f.Message))
 	}
 	fmt.Fprintf(tw, "task\t%s\n", t.ID)
 	fmt.Fprintf(tw, "goal\t%s\n", oneLineGoal(t.Goal))
 	fmt.Fprintf(tw, "status\t%s\n", t.Status)
 	if t.Reason != "" {
-		fmt.Fprintf(tw, "reason\t%s\n", escapeControls(t.Reason))
+		fmt.Fprintf(tw, "reason\t%s\n", shown.Line(t.Reason))
 	}
 	fmt.Fprintf(tw, "verdict\t%s\n", dash(t.Verdict))
-	fmt.Fprintf(tw, "repo\t%s\n", t.Repo)
+	fmt.Fprintf(tw, "repo\t%s\n", shown.Line(t.Repo))
 	fmt.Fprintf(tw, "base\t%s\n", t.Base)
-	fmt.Fprintf(tw, "branch\t%s %s\n", t.Branch, dash(st.Head))
+	fmt.Fprintf(tw, "branch\t%s %s\n", shown.Line(t.Branch), dash(st.Head))
 	if t.Selection != nil {
-		fmt.Fprintf(tw, "selection\t%s:%d-%d (sha256 %.12s)\n", escapeControls(t.Selection.File), t.Selection.StartLine, t.Selection.EndLine, t.Selection.SHA256)
+		fmt.Fprintf(tw, "selection\t%s:%d-%d (sha256 %.12s)\n", shown.Line(t.Selection.File), t.Selection.StartLine, t.Selection.EndLine, t.Selection.SHA256)
 	}
 	for _, cr := range t.Criteria {
-		fmt.Fprintf(tw, "criterion\t%s\n", escapeControls(cr))
+		fmt.Fprintf(tw, "criterion\t%s\n", shown.Line(cr))
 	}
 	b, u := t.Budgets, st.Usage
 	fmt.Fprintf(tw, "budgets\tattempts %d/%d, turns %d/%d, tokens %d/%d, wall %s/%s\n", u.Attempts, b.MaxAttempts, u.Turns, b.MaxTurns,
@@ -349,13 +350,13 @@ func taskStatus(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		if !l.Live {
 			state = "stale"
 		}
-		fmt.Fprintf(tw, "lease\t%s (pid %d), fence %d, %s until %s\n", l.Owner, l.PID, l.Fence, state, l.Expires.Local().Format(time.TimeOnly))
+		fmt.Fprintf(tw, "lease\t%s (pid %d), fence %d, %s until %s\n", shown.Line(l.Owner), l.PID, l.Fence, state, l.Expires.Local().Format(time.TimeOnly))
 	}
 	for _, w := range st.Worktrees {
-		fmt.Fprintf(tw, "worktree\t%s\n", w)
+		fmt.Fprintf(tw, "worktree\t%s\n", shown.Line(w))
 	}
 	for _, s := range st.Skipped {
-		fmt.Fprintf(tw, "not committed\t%s %s: %s\n", s.Reason, s.Path, s.Detail)
+		fmt.Fprintf(tw, "not committed\t%s %s: %s\n", shown.Line(s.Reason), shown.Line(s.Path), shown.Line(s.Detail))
 	}
 	for _, a := range st.Attempts {
 		line := fmt.Sprintf("#%d %s", a.Number, a.Status)
@@ -378,14 +379,25 @@ func dash(s string) string {
 	return s
 }
 
-// oneLineGoal is a goal (or a note) on one line of at most 80 characters,
-// with control characters escaped (see escapeControls).
+// oneLineGoal is a goal (or a note) on one line of at most 80 characters
+// before its hidden runes are made visible (shown.Flat).
 func oneLineGoal(s string) string {
-	return clip(escapeControls(strings.Join(strings.Fields(s), " ")), 80)
+	return shown.Flat(clip(strings.Join(strings.Fields(s), " "), 80))
 }
 
+// clip shortens s to at most n runes, ending in "..." when it cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-3]) + "..."
+}
+
+// printEvent shows an event on one line: its data is JSON whose strings
+// come from the agent, clipped before its hidden runes are made visible.
 func printEvent(w io.Writer, ev engine.Event) {
-	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), escapeControls(string(ev.Kind)), clip(escapeControls(string(ev.Data)), 200))
+	fmt.Fprintf(w, "%6d  %s  %-22s %s\n", ev.Seq, ev.At.Local().Format("15:04:05.000"), shown.Line(string(ev.Kind)), shown.Line(clip(string(ev.Data), 200)))
 }
 
 func taskEvents(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
@@ -396,10 +408,14 @@ func taskEvents(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	if !ok {
 		return code
 	}
-	enc := json.NewEncoder(stdout)
 	show := func(ev engine.Event) error {
 		if *asJSON {
-			return enc.Encode(ev)
+			b, err := shown.JSON(ev)
+			if err != nil {
+				return err
+			}
+			_, err = stdout.Write(append(b, '\n'))
+			return err
 		}
 		printEvent(stdout, ev)
 		return nil
@@ -424,7 +440,9 @@ func taskDiff(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
-	stdout.Write(d)
+	// Changed lines are the agent's: Text keeps the diff's lines and
+	// shows every control, escape and bidi override in them.
+	io.WriteString(stdout, shown.Text(string(d)))
 	return 0
 }
 
@@ -457,9 +475,9 @@ func taskAccept(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		return c.fail("%s", explain(id, err))
 	}
 	fmt.Fprintf(stdout, "task %s accepted: %d commit(s) landed on %s by %s (%.12s..%.12s); nothing was pushed\n",
-		id, len(res.Commits), res.Branch, res.Method, res.From, res.To)
+		id, len(res.Commits), shown.Line(res.Branch), res.Method, res.From, res.To)
 	for _, f := range res.Findings {
-		fmt.Fprintf(stdout, "landed with --force: %s %s: %s\n", f.Code, f.Path, f.Message)
+		fmt.Fprintf(stdout, "landed with --force: %s %s: %s\n", shown.Line(f.Code), shown.Line(f.Path), shown.Line(f.Message))
 	}
 	if res.Forced {
 		fmt.Fprintln(stdout, "note: the task was not verified, or landed files git acts on; the ledger records that it was accepted with --force")
@@ -479,7 +497,7 @@ func taskReject(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	}
 	fmt.Fprintf(stdout, "task %s rejected: removed %d worktree(s)", id, len(res.Worktrees))
 	if res.Branch != "" {
-		fmt.Fprintf(stdout, " and branch %s (was %.12s)", res.Branch, res.Head)
+		fmt.Fprintf(stdout, " and branch %s (was %.12s)", shown.Line(res.Branch), res.Head)
 	}
 	fmt.Fprintln(stdout, "; the ledger keeps its record")
 	return 0

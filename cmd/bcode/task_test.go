@@ -64,13 +64,14 @@ func TestTaskCommands(t *testing.T) {
 		t.Errorf("status list: %d\n%s", code, out)
 	}
 
-	// No model: run fails before touching the task, saying how to start one.
+	// No model: run fails before taking the task, saying how to start one,
+	// and records why in the ledger (task.start_failed).
 	code, _, errOut = runTaskCmd(t, repo, state, "run", id)
 	if code != 1 || !strings.Contains(errOut, "bcode model serve --model FILE.gguf") || !strings.Contains(errOut, "llama-server --jinja") {
 		t.Fatalf("run without a model: %d %s", code, errOut)
 	}
 	code, out, _ = runTaskCmd(t, repo, state, "events", id, "--json")
-	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"task.created"`) {
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, `"task.created"`) || !strings.Contains(out, `"task.start_failed"`) || !strings.Contains(out, `"missing":"model"`) {
 		t.Errorf("events after a refused run: %s", out)
 	}
 

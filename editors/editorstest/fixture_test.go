@@ -78,6 +78,9 @@ func TestMain(m *testing.M) {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	for _, d := range flowDirs {
+		os.RemoveAll(d)
+	}
 	os.Exit(code)
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
 // e2eDir is editors/vscode-e2e with code-server set up and a chromium to
@@ -40,7 +42,13 @@ func e2eDir(t *testing.T) (dir, chromium string) {
 // reason, restarts bcode-ls and sees the status bar and the view come back,
 // then takes bcode-ls away, gets the toast with the install line, puts
 // bcode-ls in $GOPATH/bin and sees the toast's Restart start it; last, the
-// bcode output channel's log has bcode-ls's INFO lines at info level.
+// bcode output channel's log has bcode-ls's INFO lines at info level. With
+// Docker, it also runs a real task from the editor on a second, clean
+// checkout (FlowFixture): select func Discount, Ctrl+. "Create task from
+// selection", type the goal in the input box, see the Tasks view's row
+// running with its attempt, and press Accept on the notification that says
+// the task is verified (the dialog says fast-forward); main then has the
+// change.
 //
 // BCODE_E2E_SCREENSHOTS=DIR keeps a screenshot of each step (the ones in
 // docs/img/vscode-*.png come from this run).
@@ -66,6 +74,18 @@ func TestVSCodeBrowser(t *testing.T) {
 	}
 
 	env := append(f.Env(ls), "BCODE_VSIX="+vsix, "BCODE_E2E_CHROMIUM="+chromium)
+	// The task flow needs Docker (the agent's sandbox); without it the
+	// rest still runs, and BCODE_REQUIRE_ALL=1 makes it a failure.
+	wantSteps := 14
+	var flow *FlowFixture
+	if dockerAnswers() || testenv.RequireAll() {
+		flow = NewFlowFixture(t)
+		installBeside(t, ls)
+		env = append(env, "BCODE_FLOW_REPO="+flow.Repo, "BCODE_AGENT="+flow.Agent, "BCODE_SANDBOX_GOCACHE="+flowSeed(), "BCODE_CLI="+flowBcode)
+		wantSteps += 5
+	} else {
+		t.Log("no Docker engine: the task-flow steps are left out")
+	}
 	start := time.Now()
 	cmd := exec.Command("node", "e2e.mjs")
 	cmd.Dir = dir
@@ -86,8 +106,11 @@ func TestVSCodeBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the browser session failed after %s: %v\n%s", time.Since(start).Round(time.Second), err, out.String())
 	}
-	if !strings.Contains(out.String(), "\nok ") || steps < 14 {
-		t.Fatalf("the browser session did not run every step (%d):\n%s", steps, out.String())
+	if !strings.Contains(out.String(), "\nok ") || steps < wantSteps {
+		t.Fatalf("the browser session did not run every step (%d of %d):\n%s", steps, wantSteps, out.String())
+	}
+	if flow != nil {
+		flow.checkLanded(t)
 	}
 	t.Logf("VS Code in Chromium: %d steps in %s", steps, time.Since(start).Round(time.Second))
 }

@@ -9,6 +9,11 @@
 //   reason → "bcode: Restart Language Server" and the status bar back from
 //   "server off" → bcode-ls missing: a toast with the install line → the
 //   server installed where `go install` puts it → the toast's Restart works.
+//   With BCODE_FLOW_REPO (a clean checkout naming the scripted model and the
+//   sandbox image; BCODE_AGENT, BCODE_CLI, BCODE_SANDBOX_GOCACHE): select
+//   func Discount → Ctrl+. "Create task from selection" → type the goal in
+//   the input box → the Tasks view's row runs with its attempt → the
+//   "is verified" notification's Accept → the dialog's Accept → main has it.
 //
 // Run by editors/editorstest/vscode_browser_test.go, which builds bcode-ls,
 // the fixture and the .vsix and passes them in the environment:
@@ -117,6 +122,14 @@ function installServer() {
   fs.copyFileSync(ls, tmp);
   fs.chmodSync(tmp, 0o755);
   fs.renameSync(tmp, installed);
+  // bcode beside it, as `go install ./cmd/...` puts it: bcode-ls serves
+  // the sandbox's seed build cache through it (the task flow).
+  if (process.env.BCODE_CLI) {
+    const cli = path.join(path.dirname(installed), 'bcode');
+    fs.copyFileSync(process.env.BCODE_CLI, `${cli}.tmp`);
+    fs.chmodSync(`${cli}.tmp`, 0o755);
+    fs.renameSync(`${cli}.tmp`, cli);
+  }
 }
 
 function freePort() {
@@ -374,6 +387,8 @@ async function main() {
     await shot('vscode-recovered');
   });
 
+  if (flowRepo) await taskFlow(port);
+
   await step("the bcode output channel: bcode-ls's INFO lines at info, not error", async () => {
     const logs = findFiles(path.join(dirs.userData, 'logs'), /^bcode\.log$/);
     if (logs.length === 0) throw new Error('no bcode output channel log under the user data dir');
@@ -382,6 +397,127 @@ async function main() {
     if (info.length === 0) throw new Error(`no INFO line from bcode-ls in the log:\n${lines.join('\n')}`);
     const wrong = info.filter((l) => !/\[info\] /.test(l));
     if (wrong.length) throw new Error(`INFO lines logged at another level:\n${wrong.join('\n')}`);
+  });
+}
+
+// The task flow (BCODE_FLOW_REPO set: a clean checkout whose base config
+// names the scripted model and the sandbox image; bcode-ls finds
+// bcode-agent through BCODE_AGENT): select code, run the code action, type
+// the goal, watch the row run, accept from the end's notification.
+const flowRepo = process.env.BCODE_FLOW_REPO || '';
+const flowGoal = 'Start the discount after 10 items, not at 10';
+
+// notificationButton clicks a button of the notification whose text
+// matches re: on its toast, else in the notification center (a toast
+// hides after a while).
+async function notificationButton(re, button, ms) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const toast = page.locator('.notification-toast', { hasText: re }).last();
+    if (await toast.isVisible().catch(() => false)) {
+      await toast.locator('.monaco-button', { hasText: button }).click({ timeout: 10_000 });
+      return;
+    }
+    const item = page.locator('.notifications-center .notification-list-item', { hasText: re }).last();
+    if (await item.isVisible().catch(() => false)) {
+      await item.locator('.monaco-button', { hasText: button }).click({ timeout: 10_000 });
+      return;
+    }
+    if (Date.now() > end) throw new Error(`no notification matching ${re} in ${ms} ms`);
+    // Look in the center now and then: the toast may have come and gone.
+    if ((end - Date.now()) % 30_000 < 1_000) await palette('Notifications: Show Notifications').catch(() => {});
+    await page.waitForTimeout(1000);
+  }
+}
+
+async function taskFlow(port) {
+  let id = '';
+  await step('task flow: open a clean checkout and price/price.go', async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(flowRepo)}`, { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('price/price.go');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'price.go' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.monaco-editor .view-line', { hasText: 'func Discount' }).waitFor();
+    await waitStatus(/no evidence yet|mutant|evidence/, 60_000, 'bcode-ls on the task checkout');
+  });
+
+  await step('task flow: select the function, Ctrl+. → Create task from selection', async () => {
+    await page.locator('.monaco-editor .view-line', { hasText: 'func Discount' }).click();
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+End');
+    const item = page.locator('.action-widget .monaco-list-row', { hasText: /Create task from selection/ }).first();
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('Control+.');
+      try {
+        await item.waitFor({ state: 'visible', timeout: 10_000 });
+        break;
+      } catch (e) {
+        if (attempt === 3) throw e;
+        await page.keyboard.press('Escape');
+        await page.waitForTimeout(1000);
+      }
+    }
+    for (let i = 0; ; i++) {
+      const focused = (await page.locator('.action-widget .monaco-list-row.focused').first().getAttribute('aria-label')) || '';
+      if (/Create task from selection/.test(focused)) break;
+      if (i > 12) throw new Error(`no "Create task from selection" among the code actions (focus on "${focused}")`);
+      await page.keyboard.press('ArrowDown');
+    }
+    await shot('vscode-create-task-action');
+    await page.keyboard.press('Enter');
+  });
+
+  await step('task flow: the input box offers a goal from the selection; type ours', async () => {
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 20_000 });
+    const offered = await input.inputValue();
+    if (!/^Change price\/price\.go lines 4-6: func Discount/.test(offered)) throw new Error(`the input box offers "${offered}"`);
+    await shot('vscode-create-task-goal');
+    await input.fill(flowGoal);
+    await page.keyboard.press('Enter');
+    const toast = page.locator('.notification-toast', { hasText: /task \w+ created and started/ }).first();
+    await toast.waitFor({ timeout: 30_000 });
+    id = /task (\w+) created/.exec(await toast.innerText())[1];
+  });
+
+  await step('task flow: the Tasks view shows it running, with its attempt', async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="bcode"], .activitybar .action-label[aria-label^="bcode"]').first().click();
+    const row = page.locator('.monaco-list-row', { hasText: flowGoal }).first();
+    await row.waitFor({ timeout: 30_000 });
+    const end = Date.now() + 300_000;
+    let text = '';
+    for (;;) {
+      text = await row.innerText().catch(() => '');
+      if (/running · attempt 1/.test(text) || /verified/.test(text)) break;
+      if (Date.now() > end) throw new Error(`the row says "${text}"`);
+      await page.waitForTimeout(500);
+    }
+    if (!/running · attempt 1/.test(text)) throw new Error(`the row never showed the running attempt: "${text}"`);
+    console.log(`row: ${text.replace(/\n/g, ' ')}`);
+    await shot('vscode-task-running');
+  });
+
+  await step('task flow: it ends verified; the notification\'s Accept lands it', async () => {
+    const verified = new RegExp(`task ${id} .* is verified`);
+    await notificationButton(verified, /^Accept$/, 480_000);
+    await shot('vscode-task-verified');
+    const dialog = page.locator('.monaco-dialog-box', { hasText: `Accept task ${id}?` });
+    await dialog.waitFor({ timeout: 20_000 });
+    const text = await dialog.innerText();
+    if (!/fast-forwarded/.test(text)) throw new Error(`the accept dialog does not say what happens: ${text}`);
+    await dialog.locator('.monaco-button', { hasText: /^Accept$/ }).click();
+    await page.locator('.notification-toast', { hasText: new RegExp(`task ${id} is accepted`) }).first().waitFor({ timeout: 60_000 });
+    const src = fs.readFileSync(path.join(flowRepo, 'price', 'price.go'), 'utf8');
+    if (!src.includes('n > 10')) throw new Error(`main's price.go after accept:\n${src}`);
+    await page.locator('.monaco-list-row', { hasText: flowGoal }).filter({ hasText: /accepted/ }).first().waitFor({ timeout: 20_000 });
+    await shot('vscode-task-accepted');
   });
 }
 

@@ -21,7 +21,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
+
+	"golang.org/x/mod/module"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
@@ -74,13 +77,26 @@ func DefaultOptions() (Options, error) {
 }
 
 // CacheOptions are the Options of the seeded build cache alone: SeedEnv or
-// the repository's seed, served by this process when it is the bcode CLI
-// (`bcode sandbox gocache`); otherwise none, and containers compile cold.
+// the repository's seed, served by `bcode sandbox gocache`: this process
+// when it is the bcode CLI, else the bcode installed beside it (bcode-ls,
+// installed with it by `go install ./cmd/...`); without one, containers
+// compile cold.
 func CacheOptions() Options {
 	o := Options{GoCacheSeed: os.Getenv(SeedEnv)}
-	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "bcode" {
-		o.GoCacheProg = []string{exe, "sandbox", "gocache"}
+	exe, err := os.Executable()
+	if err != nil {
+		return o
 	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if filepath.Base(exe) != "bcode" {
+		exe = filepath.Join(filepath.Dir(exe), "bcode")
+		if fi, err := os.Stat(exe); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return o
+		}
+	}
+	o.GoCacheProg = []string{exe, "sandbox", "gocache"}
 	return o
 }
 
@@ -145,6 +161,17 @@ func ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
 type Agent struct {
 	cfg  config.Config
 	opts Options
+
+	mu  sync.Mutex
+	pre *prefetcher // the running attempt's: what the user approved
+}
+
+// approved is what the user approved for the task, as of the running
+// attempt's last look.
+func (a *Agent) approved() map[module.Version]bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pre.approvedNow()
 }
 
 var (
@@ -163,7 +190,8 @@ const (
 
 // Recover implements agent.Recoverer: it removes the containers of the
 // task that holders of older fences left (a SIGKILLed runner's agent, or
-// the gate commands it was running), before anything of this holder runs.
+// the gate commands it was running), and releases the worktree disks dead
+// runners left mounted, before anything of this holder runs.
 func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	e, err := docker.Connect(cctx)
@@ -179,7 +207,10 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 	// The rest of what dead processes left (a warm-up of this task's base
 	// that carries no task label) goes too; it is not this task's to count.
 	_, _ = e.ReapOrphans(ctx, "")
-	return n, nil
+	// With its containers gone, a dead runner's worktree disk can go too:
+	// its content is copied back, so the worktree can be moved.
+	_, err = docker.ReleaseStaleDisks(ctx)
+	return n, err
 }
 
 // CheckSandbox implements agent.Sandboxed: the gate verifies the
@@ -207,22 +238,51 @@ type repoSandbox struct {
 
 func (c *repoSandbox) Name() string { return "docker" }
 
+// Open opens the gate's runner on its scratch directory: on a disk of the
+// base's [sandbox] disk_mb whose content is dropped at Close (the gate
+// removes the directory anyway), with the task's module view. It waits for
+// nothing: the seed's warm-up is awaited by the runner's first command
+// (warmedRunner), so a check that runs no command (no change to check)
+// does not wait for a warm-up it will not use.
 func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner) (sandbox.ScopedRunner, error) {
-	tmpl, _, err := c.a.sandboxConfig(ctx, c.task)
+	tmpl, view, seed, err := c.a.sandboxConfig(ctx, c.task, c.a.approved(), true)
 	if err != nil {
 		return nil, err
 	}
-	return docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
+	tmpl.DiskDiscard = true
+	r, err := docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
+	if err != nil {
+		view.Close()
+		return nil, err
+	}
+	var runner sandbox.ScopedRunner = r
+	if seed != nil {
+		runner = &warmedRunner{ScopedRunner: r, seed: seed}
+	}
+	return &viewRunner{ScopedRunner: runner, view: view}, nil
+}
+
+// viewRunner removes the module view after the runner's containers.
+type viewRunner struct {
+	sandbox.ScopedRunner
+	view *moduleView
+}
+
+func (r *viewRunner) Close() error {
+	err := r.ScopedRunner.Close()
+	return errors.Join(err, r.view.Close())
 }
 
 // sandboxConfig is the container every command of the task runs in, but
-// for its worktree and labels: the base config's image and limits, the
-// host's toolchains and, when the bcode CLI can serve it, a build cache
-// seeded from the base commit. Warming the seed is best effort (a base
-// that does not build must not stop the attempt that is to fix it): its
-// failure comes back as a warning.
-func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config, []error, error) {
-	var warnings []error
+// for its worktree and labels: the base config's image and limits (the
+// worktree's disk among them), the host's toolchains, the task's module
+// view (the base's go.sum and the approved modules; the caller closes it;
+// shared: the process's view of that set, for the gate's checks)
+// and, when the bcode CLI can serve it, a build cache seeded from the base
+// commit. It warms nothing; the seed it returns (nil: none) is what the
+// caller starts (the agent's container: beside its turns) or waits for
+// (the gate's commands).
+func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task, approved map[module.Version]bool, shared bool) (docker.Config, *moduleView, *seedWarm, error) {
 	goenv, err := docker.HostGoEnv(ctx)
 	if err != nil {
 		goenv = docker.GoEnv{} // a Python-only task needs no Go; go inside then reports itself missing
@@ -234,29 +294,47 @@ func (a *Agent) sandboxConfig(ctx context.Context, t engine.Task) (docker.Config
 		MemoryBytes: int64(a.cfg.Sandbox.MemoryMB) << 20,
 		NanoCPUs:    int64(a.cfg.Sandbox.CPUs) * 1e9,
 		PidsLimit:   int64(a.cfg.Sandbox.Pids),
+		DiskBytes:   int64(a.cfg.Sandbox.DiskMB) << 20,
 	}
+	var seed *seedWarm
 	if len(a.opts.GoCacheProg) > 0 && goenv.GOROOT != "" {
-		seed := a.opts.GoCacheSeed
-		if seed == "" {
-			if seed, err = SeedDir(t.Repo); err != nil {
-				return docker.Config{}, nil, err
+		dir := a.opts.GoCacheSeed
+		if dir == "" {
+			if dir, err = SeedDir(t.Repo); err != nil {
+				return docker.Config{}, nil, nil, err
 			}
 		}
-		if err := os.MkdirAll(seed, 0o755); err != nil {
-			return docker.Config{}, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return docker.Config{}, nil, nil, fmt.Errorf("agentbackend: the Go build cache seed: %w", err)
 		}
-		if err := WarmSeed(ctx, dcfg, t.Repo, t.Base, seed); err != nil {
-			warnings = append(warnings, err)
-		}
-		dcfg.GoCacheSeed, dcfg.GoCacheProg = seed, a.opts.GoCacheProg
+		seed = &seedWarm{tmpl: dcfg, repo: t.Repo, base: t.Base, seed: dir}
+		dcfg.GoCacheSeed, dcfg.GoCacheProg = dir, a.opts.GoCacheProg
 	}
-	return dcfg, warnings, nil
+	var view *moduleView
+	if goenv.GOROOT != "" {
+		sums, err := BaseSums(ctx, t.Repo, t.Base)
+		if err != nil {
+			return docker.Config{}, nil, nil, err
+		}
+		newView := newModuleView
+		if shared {
+			newView = sharedModuleView
+		}
+		if view, err = newView(ctx, vouched(sums, approved, nil)); err != nil {
+			return docker.Config{}, nil, nil, err
+		}
+		dcfg.ModCache = view.dir
+	}
+	return dcfg, view, seed, nil
 }
 
 // StartAttempt implements agent.Agent. It prefetches the Go modules the
-// base vouches for or the user approved (prefetcher) and warms the seed
-// build cache in a container (WarmSeed), then starts bcode-agent in a container
-// over the worktree with stdin and stdout attached to the gateway. (What
+// base vouches for or the user approved (prefetcher; nothing to fetch and
+// no network once the module cache has them), starts warming the seed
+// build cache for the gate in a container of its own (startWarm: beside
+// the agent's turns, never before the first), and starts bcode-agent in a
+// container over the worktree with stdin and stdout attached to the
+// gateway. The agent's builds read the seed as far as it is warm. (What
 // earlier runners left was removed by Recover when this one took the
 // lease.)
 func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.Session, error) {
@@ -288,11 +366,20 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	if err := pre.refresh(ctx); err != nil {
 		warnings = append(warnings, err)
 	}
-	dcfg, warm, err := a.sandboxConfig(ctx, in.Task)
+	a.mu.Lock()
+	a.pre = pre
+	a.mu.Unlock()
+	dcfg, view, seed, err := a.sandboxConfig(ctx, in.Task, pre.approvedNow(), false)
 	if err != nil {
 		return fail(err)
 	}
-	warnings = append(warnings, warm...)
+	closers = append(closers, view)
+	pre.view = view
+	var seedRun *warmRun
+	if seed != nil {
+		seedRun = seed.start(ctx)
+		closers = append(closers, closerFunc(seedRun.stop))
+	}
 	dcfg.Worktree = in.Worktree
 	dcfg.Toolchains = append(dcfg.Toolchains, docker.Mount{Source: a.opts.AgentBinary, Target: AgentPath})
 	dcfg.Labels = docker.OwnerLabels(sandbox.Owner{Task: in.Task.ID, Fence: in.Lease.Fence, Attempt: in.Attempt.Number})
@@ -301,11 +388,17 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		return fail(err)
 	}
 	dcfg.Env = []string{CanaryEnv + "=" + canary}
+	// bcode-agent is the container's PID 1: it alone holds the channel to
+	// the gateway (see cmd/bcode-agent's isolateChannel).
+	dcfg.NoInit = true
 	sb, err := e.NewRunner(ctx, dcfg)
 	if err != nil {
 		return fail(err)
 	}
 	closers = append(closers, sb)
+	if sb.DiskLimit() == 0 {
+		warnings = append(warnings, errors.New("the worktree has no disk limit: mounting its filesystem needs root (docs/sandbox.md, \"Boundary: what it can spend\")"))
+	}
 	getenv := a.opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -318,6 +411,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	ra.Events = led
 	ra.Environ = a.opts.Environ
 	ra.Canaries = func(string) []string { return []string{canary} }
+	ra.Secrets = gateway.SecretDir{Dir: SecretsDir(in.Worktree)}
 	var logw io.Writer
 	logf, logErr := agentLog(in)
 	if logErr == nil {
@@ -327,12 +421,28 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		for _, w := range warnings {
 			fmt.Fprintf(logf, "bcode: %v\n", w)
 		}
+		if seedRun != nil {
+			// Closed before the log: the warm-up's failure goes in it.
+			closers = append(closers, closerFunc(func() {
+				seedRun.stop()
+				if err := seedRun.failure(); err != nil {
+					fmt.Fprintf(logf, "bcode: %v\n", err)
+				}
+			}))
+		}
 	}
 	sess, err := ra.StartAttempt(ctx, in)
 	if err != nil {
 		return fail(err)
 	}
 	return &session{Session: sess, closers: closers, prefetch: pre, log: logw}, nil
+}
+
+// SecretsDir is where the task's secrets (every attempt's canary, every
+// secret found) are kept across attempts: bcode's state directory, beside
+// the worktrees, which no container mounts.
+func SecretsDir(worktree string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(worktree)), "secrets")
 }
 
 // agentLog is where bcode-agent's own log (its stderr) goes: a file beside
@@ -383,6 +493,11 @@ func (s *session) Close() error {
 	err := s.Session.Close()
 	return errors.Join(err, closeAll(s.closers))
 }
+
+// closerFunc is a Close that cannot fail.
+type closerFunc func()
+
+func (f closerFunc) Close() error { f(); return nil }
 
 func closeAll(cs []io.Closer) error {
 	var errs []error

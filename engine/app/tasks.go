@@ -17,13 +17,13 @@ import (
 	"github.com/bcode-dev/bcode/verify"
 )
 
-// Event kinds a surface reports about a run it started that the ledger
-// does not record (the ledger's own are engine.EventCreated and
-// engine/task's).
+// Event kinds a surface reports about a run it started (the ledger's own
+// are engine.EventCreated and engine/task's).
 const (
 	// EventStartFailed: the run never got going (no model, no agent, no
-	// Docker) and the task is still queued.
-	EventStartFailed engine.EventKind = "task.start_failed"
+	// Docker); RunTask and ResumeTask record it in the ledger
+	// (task.EventStartFailed) with what is missing and the fix.
+	EventStartFailed = task.EventStartFailed
 	// EventStopped: the run returned; the task's status says how it ended.
 	EventStopped engine.EventKind = "task.stopped"
 )
@@ -244,22 +244,37 @@ func (e *Engine) runnerOptions(o RunOptions) runner.Options {
 
 // RunTask runs a queued task (or one a dead runner left) until it stops:
 // verified, blocked, failed or cancelled.
+// A run that cannot start (no model, no Docker, no image, no agent) is
+// recorded as a task.start_failed event saying what is missing and how to
+// provide it.
 func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*runner.Result, error) {
 	t, err := e.Tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return runner.RunTask(ctx, t, id, e.runnerOptions(o))
+	r, err := e.startOrRecord(ctx, t, id, o)
+	if err != nil {
+		return nil, err
+	}
+	return r.Run(ctx, id)
 }
 
 // ResumeTask raises a task's budgets by more and runs it again; the model
 // is probed first, so a resume that cannot run changes nothing.
+// A resume that cannot start is recorded as RunTask's is.
 func (e *Engine) ResumeTask(ctx context.Context, id string, more engine.Budgets, o RunOptions) (*runner.Result, error) {
 	t, err := e.Tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return runner.ResumeTask(ctx, t, id, more, e.runnerOptions(o))
+	r, err := e.startOrRecord(ctx, t, id, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.Resume(ctx, id, more); err != nil {
+		return nil, err
+	}
+	return r.Run(ctx, id)
 }
 
 // TaskRunner builds the runner of one task, for a worker that claimed it

@@ -279,6 +279,9 @@ func GateWith(r sandbox.Runner, cfg config.Config, p verify.Progress, scanner *s
 			func(_ context.Context, c *verify.Change, cfg config.Config) ([]verify.Finding, error) {
 				return tamper.Check(c, cfg), nil
 			},
+			// What landing the head would put in a checkout: the same
+			// judgement accept makes (verify/tamper.Landing).
+			tamper.CheckLanding,
 			func(_ context.Context, c *verify.Change, _ config.Config) ([]verify.Finding, error) {
 				return scanner.ScanChange(c), nil
 			},

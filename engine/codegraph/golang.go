@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -25,19 +23,14 @@ import (
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
-// loadMode is what the Go indexer asks go/packages for. Dependencies come
-// from export data (NeedDeps is off): only the packages being indexed are
-// parsed and type-checked from source.
-const loadMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
-	packages.NeedImports | packages.NeedTypes | packages.NeedSyntax | packages.NeedTypesInfo
-
-// indexGo loads the packages of dirs (repository-relative, "." for the
-// root) with their tests and returns one unit per directory. The go
-// command runs over a shadow copy of the tree (makeShadow), never the tree
-// itself, with bcode's hardened environment (gotool: no cgo, no network,
-// no toolchain switch, no user configuration, limits on the compilers it
-// starts and a timeout), so nothing the tree points at outside itself is
-// read and a hostile package cannot make the host spend without bound.
+// indexGo lists the packages of dirs (repository-relative, "." for the
+// root) with their tests, type-checks them from source (sourceChecker) and
+// returns one unit per directory. The go command runs over a shadow copy
+// of the tree (makeShadow), never the tree itself, with bcode's hardened
+// environment (gotool: no cgo, no network, no toolchain switch, no user
+// configuration, limits on the tools it starts and a timeout), so nothing
+// the tree points at outside itself is read and a hostile package cannot
+// make the host spend without bound. It only lists: nothing is compiled.
 func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []string) (map[string]*Unit, error) {
 	tc, err := gotool.Shared(ctx)
 	if err != nil {
@@ -53,26 +46,12 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	}
 	ctx, cancel := context.WithTimeout(ctx, gotool.DefaultLimits.Timeout)
 	defer cancel()
-	var mu sync.Mutex
-	sources := map[string][]byte{}
 	cfg := &packages.Config{
 		Context: ctx,
-		Mode:    loadMode,
+		Mode:    listMode,
 		Dir:     repo,
 		Env:     append(tc.OfflineEnv(gotool.ModFlag(repo)), scratch.Env()),
 		Tests:   true,
-		Fset:    token.NewFileSet(),
-		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
-			if _, inside := relPath(repo, filename); !inside {
-				// Not bcode's copy (the module cache, GOROOT): parse it
-				// for its types, index nothing of it.
-				return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments)
-			}
-			mu.Lock()
-			sources[filename] = src
-			mu.Unlock()
-			return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments)
-		},
 	}
 	if te := gotool.ToolExec(gotool.DefaultLimits); te != "" {
 		cfg.BuildFlags = []string{"-toolexec=" + te}
@@ -93,10 +72,10 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	// holds every file the plain one does plus the in-package tests.
 	chosen := map[string]*packages.Package{}
 	for _, p := range pkgs {
-		if strings.HasSuffix(p.ID, ".test") || p.Name == "" && len(p.CompiledGoFiles) == 0 {
+		if strings.HasSuffix(p.ID, ".test") || p.Name == "" && len(p.GoFiles) == 0 {
 			continue
 		}
-		if old, ok := chosen[p.PkgPath]; !ok || len(p.CompiledGoFiles) > len(old.CompiledGoFiles) {
+		if old, ok := chosen[p.PkgPath]; !ok || len(p.GoFiles) > len(old.GoFiles) {
 			chosen[p.PkgPath] = p
 		}
 	}
@@ -109,6 +88,11 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	for _, d := range dirs {
 		units[d] = &Unit{Dir: d}
 	}
+	inModule := func(p string) bool {
+		p = strings.TrimSuffix(p, "_test")
+		return p == module || strings.HasPrefix(p, module+"/")
+	}
+	chk := newSourceChecker(ctx, repo, inModule)
 	for _, pp := range paths {
 		p := chosen[pp]
 		dir := pkgDir(repo, p)
@@ -116,7 +100,13 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 		if !ok {
 			continue // a package outside the requested directories
 		}
-		ix := &goIndexer{module: module, repo: repo, pkg: p, unit: u, sources: sources, seen: map[Edge]bool{}}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("loading Go packages: %w", ctx.Err())
+		}
+		if chk.own(p) {
+			p = chk.check(p)
+		}
+		ix := &goIndexer{module: module, repo: repo, pkg: p, unit: u, sources: chk.sources, seen: map[Edge]bool{}}
 		ix.run()
 	}
 	for _, u := range units {

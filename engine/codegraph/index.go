@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -165,9 +165,10 @@ type Scan struct {
 }
 
 // indexFormat goes into every directory's hash, so units a build of bcode
-// with another format stored (v1 kept the tools' error messages) are
-// re-indexed rather than reused.
-const indexFormat = "codegraph v2\n"
+// with another format stored (v1 kept the tools' error messages; v2 typed
+// outside packages from export data, so its method keys name them where
+// v3's have the invalid type) are re-indexed rather than reused.
+const indexFormat = "codegraph v3\n"
 
 // skipDir reports whether the go tool ignores a directory (and so the index
 // does too): hidden, underscore, testdata and vendor directories.
@@ -185,7 +186,8 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 	type entry struct{ name, sum string }
 	perDir := map[string][]entry{}
 	out := &Scan{Hashes: map[string]string{}}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
+		p := filepath.Join(root, filepath.FromSlash(slash))
 		if err != nil {
 			if p == root {
 				return err
@@ -200,7 +202,7 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 			if skipDir(d.Name()) {
 				return filepath.SkipDir
 			}
-			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil {
+			if _, err := conf.Lstat(path.Join(slash, "go.mod")); err == nil {
 				return filepath.SkipDir
 			}
 			return nil

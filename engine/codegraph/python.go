@@ -101,7 +101,8 @@ func IndexPython(ctx context.Context, repo string) (*Graph, Stats, error) {
 	var files []src
 	total := 0
 	root := conf.Dir()
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
+		p := filepath.Join(root, filepath.FromSlash(slash))
 		if err != nil {
 			if p == root {
 				return err

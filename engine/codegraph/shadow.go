@@ -48,7 +48,8 @@ func makeShadow(conf *sandbox.Confined, dst string) (shadowStats, error) {
 	root := conf.Dir()
 	var total int64
 	files := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
+		p := filepath.Join(root, filepath.FromSlash(slash))
 		if err != nil {
 			if p == root {
 				return err

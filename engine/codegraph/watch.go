@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -36,8 +37,19 @@ func WatchSkipping(ctx context.Context, dir string, skip func(rel string) bool, 
 		return err
 	}
 	defer w.Close()
+	// The tree is the agent's: walked beneath abs, links not followed.
+	conf, err := sandbox.OpenConfined(abs)
+	if err != nil {
+		return err
+	}
+	defer conf.Close()
 	addTree := func(root string) {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		rel, ok := relPath(abs, root)
+		if !ok {
+			return
+		}
+		_ = conf.WalkDir(filepath.ToSlash(rel), func(slash string, d fs.DirEntry, err error) error {
+			p := filepath.Join(abs, filepath.FromSlash(slash))
 			if err != nil || !d.IsDir() {
 				return nil
 			}

@@ -30,6 +30,12 @@ func (b *AnthropicBackend) Endpoint() string { return b.BaseURL }
 // Model implements Backend.
 func (b *AnthropicBackend) Model() string { return b.ModelName }
 
+func (b *AnthropicBackend) guarded() Backend {
+	cp := *b
+	cp.HTTP = guardClient(b.HTTP, 10*time.Minute)
+	return &cp
+}
+
 type anthBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`

@@ -15,6 +15,11 @@ type Backend interface {
 	// Complete asks for the next turn. tools is nil when the model gets the
 	// tools in its prompt instead (the XML fallback).
 	Complete(ctx context.Context, msgs []openai.Message, tools []openai.Tool, onDelta func(string)) (*openai.Response, error)
+	// guarded is a copy of the backend whose every request passes through
+	// the outbound choke point (outboundTransport). It is unexported so
+	// that every backend is one of this package's: none can send around
+	// the choke point.
+	guarded() Backend
 }
 
 // OpenAIBackend is an OpenAI-compatible server: llama-server by default.
@@ -32,6 +37,14 @@ func (b *OpenAIBackend) Endpoint() string { return b.Client.BaseURL }
 
 // Model implements Backend.
 func (b *OpenAIBackend) Model() string { return b.ModelName }
+
+func (b *OpenAIBackend) guarded() Backend {
+	cp := *b
+	c := *b.Client
+	c.HTTP = guardClient(c.HTTP, 0)
+	cp.Client = &c
+	return &cp
+}
 
 // Complete implements Backend.
 func (b *OpenAIBackend) Complete(ctx context.Context, msgs []openai.Message, tools []openai.Tool, onDelta func(string)) (*openai.Response, error) {

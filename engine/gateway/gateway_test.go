@@ -347,14 +347,26 @@ func TestVersionMismatchAndCallsBeforeHandshake(t *testing.T) {
 	defer srv.Close()
 	sess, _ := newGateway(srv, f, false).Open(context.Background(), f.spec(t, nil))
 	a := serve(t, sess)
-	if _, err := a.chat(base()...); wire.CodeOf(err) != wire.CodeNotInitialized {
-		t.Errorf("chat before initialize: %v", err)
-	}
 	err := a.conn.Call(context.Background(), wire.MethodInitialize, wire.InitializeParams{ProtocolVersion: 99, Tools: testTools}, nil)
 	if wire.CodeOf(err) != wire.CodeVersionMismatch || !strings.Contains(err.Error(), "rebuild bcode-agent") {
 		t.Errorf("version mismatch: %v", err)
 	}
 	a.close()
+
+	// A call before the handshake is a protocol violation: it is
+	// answered, recorded, and the session ends.
+	sess, _ = newGateway(srv, f, false).Open(context.Background(), f.spec(t, nil))
+	a = serve(t, sess)
+	if _, err := a.chat(base()...); wire.CodeOf(err) != wire.CodeViolation {
+		t.Errorf("chat before initialize: %v", err)
+	}
+	<-a.done
+	if a.out.Reason != "violation" || !errors.Is(a.err, wire.ErrViolation) {
+		t.Errorf("outcome %+v, err %v", a.out, a.err)
+	}
+	if evs := f.events(t, gateway.EventViolation); len(evs) != 1 || !strings.Contains(string(evs[0].Data), gateway.ViolationNotInitialized) {
+		t.Errorf("violation events: %v", evs)
+	}
 }
 
 func TestSecretsFromEnv(t *testing.T) {

@@ -111,6 +111,7 @@ func serve(t *testing.T, sess *gateway.Session) *testAgent {
 	go func() {
 		ta.out, ta.err = sess.Serve(context.Background(), gwR, gwW)
 		gwW.Close()
+		gwR.Close() // the agent's next write fails, as a killed peer's would
 		close(ta.done)
 	}()
 	return ta

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,11 +35,21 @@ type HostPath struct {
 // and the result cached by its SHA-256: a conversation resent on every
 // turn costs only its new messages.
 type Redactor struct {
-	scanner *secrets.Scanner
-	paths   []HostPath
+	paths []HostPath
+	// OnLearn, when set, is called with each secret a scan finds that the
+	// redactor did not know (a key gitleaks' rules matched), after it is
+	// added to the known values: the task's store keeps it for the
+	// attempts after this one. It must not call the Redactor.
+	OnLearn func(values []string)
 
-	mu    sync.Mutex
-	cache map[[32]byte]redacted
+	mu      sync.Mutex
+	scanner *secrets.Scanner
+	known   []string // the values the scanner finds besides the rules
+	hidden  []string // host paths the scanner finds encoded
+	learned map[string]bool
+	cache   map[[32]byte]redacted
+	// spans caches findCached's results by the text's SHA-256.
+	spans map[[32]byte][]secrets.Span
 	// Scanned counts the bytes actually scanned (cache misses), for tests
 	// and for the cost of a session.
 	scanned int64
@@ -54,8 +65,9 @@ type redacted struct {
 const maxCache = 8192
 
 // NewRedactor builds a redactor that also removes each of known (canaries,
-// secret values from the environment; values shorter than
-// secrets.MinExtraLen are ignored) and replaces each host path.
+// secret values from the environment, secrets earlier attempts of the task
+// found; values shorter than secrets.MinExtraLen are ignored) and replaces
+// each host path.
 func NewRedactor(known []string, paths []HostPath) (*Redactor, error) {
 	var ps []HostPath
 	for _, p := range paths {
@@ -78,11 +90,97 @@ func NewRedactor(known []string, paths []HostPath) (*Redactor, error) {
 	for _, p := range ps {
 		hidden = append(hidden, p.Path)
 	}
-	s, err := secrets.NewScannerKnown(secrets.Known{Values: known, Paths: hidden})
+	r := &Redactor{paths: ps, known: slices.Clone(known), hidden: hidden, learned: map[string]bool{}, cache: map[[32]byte]redacted{}}
+	for _, v := range known {
+		r.learned[v] = true
+	}
+	s, err := secrets.NewScannerKnown(secrets.Known{Values: r.known, Paths: hidden})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: building the secret scanner: %w", err)
 	}
-	return &Redactor{scanner: s, paths: ps, cache: map[[32]byte]redacted{}}, nil
+	r.scanner = s
+	return r, nil
+}
+
+// Known returns the values the redactor finds besides gitleaks' rules:
+// those it was built with and those it has learned since.
+func (r *Redactor) Known() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.known)
+}
+
+// learn adds the secrets of spans that the redactor did not know to its
+// known values, so every later text finds them however they are written,
+// and reports them to OnLearn.
+func (r *Redactor) learn(spans []secrets.Span) {
+	var fresh []string
+	r.mu.Lock()
+	for _, sp := range spans {
+		if len(sp.Secret) >= secrets.MinExtraLen && !r.learned[sp.Secret] {
+			r.learned[sp.Secret] = true
+			fresh = append(fresh, sp.Secret)
+		}
+	}
+	if len(fresh) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.known = append(r.known, fresh...)
+	if s, err := secrets.NewScannerKnown(secrets.Known{Values: r.known, Paths: r.hidden}); err == nil {
+		r.scanner = s
+		r.cache = map[[32]byte]redacted{} // what was clean may hold a learned value
+		r.spans = nil
+	}
+	onLearn := r.OnLearn
+	r.mu.Unlock()
+	if onLearn != nil {
+		onLearn(fresh)
+	}
+}
+
+// find scans text with the current scanner and learns what it found.
+func (r *Redactor) find(text string) []secrets.Span {
+	r.mu.Lock()
+	s := r.scanner
+	r.scanned += int64(len(text))
+	r.mu.Unlock()
+	spans := s.Find(text)
+	r.learn(spans)
+	return spans
+}
+
+// findCached is find, remembered by text: the parts of a conversation
+// are resent on every model call.
+func (r *Redactor) findCached(text string) []secrets.Span {
+	key := sha256.Sum256([]byte(text))
+	r.mu.Lock()
+	c, ok := r.spans[key]
+	r.mu.Unlock()
+	if ok {
+		return slices.Clone(c)
+	}
+	spans := r.find(text)
+	r.mu.Lock()
+	if r.spans == nil || len(r.spans) >= maxCache {
+		r.spans = map[[32]byte][]secrets.Span{}
+	}
+	r.spans[key] = slices.Clone(spans)
+	r.mu.Unlock()
+	return spans
+}
+
+// replacePaths replaces the plain occurrences of the host paths with their
+// placeholders.
+func (r *Redactor) replacePaths(text string) (string, int) {
+	out, n := text, 0
+	for _, p := range r.paths {
+		if k := strings.Count(out, p.Path); k > 0 {
+			out = strings.ReplaceAll(out, p.Path, p.Placeholder)
+			n += k
+		}
+	}
+	return out, n
 }
 
 // Redact returns text cleaned, and how many things were removed.
@@ -100,24 +198,34 @@ func (r *Redactor) Redact(text string) (string, int) {
 
 	// Placeholders first, so the scanner sees only the paths that were
 	// not written plainly.
-	out, n := text, 0
-	for _, p := range r.paths {
-		if k := strings.Count(out, p.Path); k > 0 {
-			out = strings.ReplaceAll(out, p.Path, p.Placeholder)
-			n += k
-		}
-	}
-	out, k := r.scanner.Redact(out)
-	n += k
+	out, n := r.replacePaths(text)
+	spans := r.find(out)
+	out = replaceSpans(out, spans)
+	out, k := secrets.StripInvisible(out)
+	n += len(mergedCount(spans)) + k
 
 	r.mu.Lock()
 	if len(r.cache) >= maxCache {
 		r.cache = map[[32]byte]redacted{}
 	}
 	r.cache[key] = redacted{out, n}
-	r.scanned += int64(len(text))
 	r.mu.Unlock()
 	return out, n
+}
+
+// mergedCount is spans with overlapping ones merged (what Redact counts
+// as one change each).
+func mergedCount(spans []secrets.Span) []secrets.Span {
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
+	var out []secrets.Span
+	for _, sp := range spans {
+		if n := len(out); n > 0 && sp.Start < out[n-1].End {
+			out[n-1].End = max(out[n-1].End, sp.End)
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 // Scanned reports how many bytes were scanned (cache hits cost nothing).

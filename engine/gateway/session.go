@@ -146,6 +146,10 @@ type Session struct {
 	stuck       bool
 	out         Outcome
 	finished    bool
+	violated    bool
+	// issued are the call ids the gateway handed the agent (and those of
+	// a resumed transcript): the only ids a conversation may name.
+	issued map[string]bool
 
 	// Turn stepping (see StepTurns).
 	step        bool
@@ -251,9 +255,14 @@ func (g *Gateway) Open(ctx context.Context, spec SessionSpec) (*Session, error) 
 			return nil, err
 		}
 	}
-	s := &Session{g: g, spec: spec, info: info, backend: backend, pending: map[string]pendingCall{}, ended: make(chan struct{})}
+	s := &Session{g: g, spec: spec, info: info, backend: backend.guarded(), pending: map[string]pendingCall{}, ended: make(chan struct{}), issued: map[string]bool{}}
 	if spec.Resume != nil {
 		s.turns, s.tokens = spec.Resume.Turns, spec.Resume.Tokens
+		for _, m := range spec.Resume.Messages {
+			for _, c := range m.ToolCalls {
+				s.issued[c.ID] = true
+			}
+		}
 	}
 	return s, nil
 }
@@ -266,6 +275,15 @@ func (s *Session) Info() ModelInfo { return s.info }
 func (s *Session) Serve(ctx context.Context, r io.Reader, w io.Writer) (Outcome, error) {
 	conn := wire.NewConn(r, w)
 	err := conn.Serve(ctx, s.handle)
+	var ve *wire.ViolationError
+	if errors.As(err, &ve) {
+		s.mu.Lock()
+		recorded := s.violated
+		s.mu.Unlock()
+		if !recorded {
+			s.violation(ctx, ve.Kind, ve.Detail)
+		}
+	}
 	close(s.ended)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -288,10 +306,13 @@ func (s *Session) handle(ctx context.Context, method string, params json.RawMess
 		return s.initialize(params)
 	}
 	s.mu.Lock()
-	ok := s.initialized
+	ok, violated := s.initialized, s.violated
 	s.mu.Unlock()
+	if violated {
+		return nil, wire.Errorf(wire.CodeViolation, "the session ended on a protocol violation")
+	}
 	if !ok {
-		return nil, wire.Errorf(wire.CodeNotInitialized, "call initialize first")
+		return nil, s.violation(ctx, ViolationNotInitialized, "a call ("+clipLine(method, 40)+") before initialize")
 	}
 	switch method {
 	case wire.MethodChat:
@@ -301,7 +322,63 @@ func (s *Session) handle(ctx context.Context, method string, params json.RawMess
 	case wire.MethodFinish:
 		return s.finish(ctx, params)
 	}
-	return nil, wire.Errorf(wire.CodeMethodNotFound, "no method %q", method)
+	return nil, s.violation(ctx, ViolationUnknownMethod, fmt.Sprintf("no method %q", clipLine(method, 40)))
+}
+
+// Kinds of protocol violation the session itself finds (the wire layer
+// finds the others: see wire.ViolationError).
+const (
+	ViolationNotInitialized = "not_initialized"
+	ViolationUnknownMethod  = "unknown_method"
+	ViolationReinitialize   = "initialize_twice"
+	ViolationNotPending     = "not_pending"
+	ViolationForgedCall     = "forged_call"
+	ViolationRole           = "role"
+	ViolationRefused        = "refused"
+)
+
+// EventViolation records a protocol violation (or a request refused for
+// holding a secret where it cannot be redacted); the session ends on it.
+const EventViolation engine.EventKind = "agent.violation"
+
+// violation records that the agent broke the protocol and ends the
+// session: nothing more from its channel is trusted. The returned error
+// makes wire.Conn.Serve stop.
+func (s *Session) violation(ctx context.Context, kind, detail string) *wire.Error {
+	// The detail may quote what the agent sent: the ledger gets it
+	// redacted.
+	detail, _ = s.spec.Redactor.Redact(detail)
+	s.mu.Lock()
+	s.violated, s.finished = true, true
+	s.out.Reason, s.out.Summary = "violation", kind+": "+detail
+	turn := s.turns
+	s.mu.Unlock()
+	data, _ := json.Marshal(map[string]any{"turn": turn, "kind": kind, "detail": detail})
+	_, _ = s.g.Ledger.Append(context.WithoutCancel(ctx), &s.spec.Lease, &engine.Event{TaskID: s.spec.Lease.TaskID, Attempt: s.spec.Attempt, Kind: EventViolation, Data: data})
+	return wire.Errorf(wire.CodeViolation, "protocol violation (%s): %s; the session ends", kind, detail)
+}
+
+// checkConversation accepts only messages the protocol can produce: the
+// four roles, and call ids the gateway issued.
+func (s *Session) checkConversation(msgs []wire.ChatMessage) (kind, detail string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range msgs {
+		switch m.Role {
+		case "system", "user", "assistant", "tool":
+		default:
+			return ViolationRole, fmt.Sprintf("message %d has role %q", i, clipLine(m.Role, 20))
+		}
+		for _, c := range m.ToolCalls {
+			if !s.issued[c.ID] {
+				return ViolationForgedCall, fmt.Sprintf("message %d names a tool call the gateway never issued", i)
+			}
+		}
+		if m.ToolCallID != "" && !s.issued[m.ToolCallID] {
+			return ViolationForgedCall, fmt.Sprintf("message %d answers a tool call the gateway never issued", i)
+		}
+	}
+	return "", ""
 }
 
 // maxTools and maxToolSchema bound what an agent may declare.
@@ -335,10 +412,13 @@ func (s *Session) initialize(params json.RawMessage) (any, *wire.Error) {
 		oa = append(oa, openai.Tool{Type: "function", Function: openai.ToolFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.initialized {
-		return nil, wire.Errorf(wire.CodeInvalidRequest, "initialize called twice")
+	again := s.initialized
+	s.mu.Unlock()
+	if again {
+		return nil, s.violation(context.Background(), ViolationReinitialize, "initialize called twice")
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.initialized = true
 	s.tools, s.set, s.oaTools = p.Tools, toolcall.NewSet(tools), oa
 	res := wire.InitializeResult{
@@ -386,12 +466,16 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 		return nil, wire.Errorf(wire.CodeBudgetSpent, "%s", why)
 	}
 	if len(s.pending) > 0 {
+		n := len(s.pending)
 		s.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeInvalidRequest, "model.chat: %d tool calls of the last turn have no observation yet", len(s.pending))
+		return nil, s.violation(ctx, ViolationNotPending, fmt.Sprintf("model.chat while %d tool calls of the last turn have no observation", n))
 	}
 	native := s.info.NativeTools
 	wait := s.step && !s.turnOpen
 	s.mu.Unlock()
+	if kind, detail := s.checkConversation(p.Messages); kind != "" {
+		return nil, s.violation(ctx, kind, detail)
+	}
 	if wait {
 		select {
 		case <-s.permits:
@@ -403,7 +487,55 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 		s.mu.Unlock()
 	}
 
-	msgs := s.outbound(p.Messages, native)
+	resp, werr := s.callModel(ctx, s.outbound(p.Messages, native), native)
+	if werr != nil {
+		return nil, werr
+	}
+
+	msg := s.inbound(resp, native)
+	s.mu.Lock()
+	s.turns++
+	s.tokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
+	s.out.ModelCalls++
+	turn := s.turns
+	s.turnTokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
+	s.turnPrint = []string{msg.Content}
+	for _, c := range msg.ToolCalls {
+		s.turnSummary = append(s.turnSummary, strings.TrimSpace(c.Name+" "+clipLine(string(c.Arguments), 80)))
+	}
+	if len(msg.ToolCalls) == 0 {
+		s.turnSummary = append(s.turnSummary, "said: "+clipLine(msg.Content, 80))
+	}
+	for _, c := range msg.ToolCalls {
+		s.issued[c.ID] = true
+		if c.Error == "" {
+			s.pending[c.ID] = pendingCall{name: c.Name, args: string(c.Arguments)}
+		} else {
+			// An invalid call is answered by the agent with its error; it
+			// is still an observation the log must match.
+			s.pending[c.ID] = pendingCall{name: c.Name, args: "invalid: " + c.Error}
+		}
+		s.turnPrint = append(s.turnPrint, c.Name, string(c.Arguments), c.Error)
+	}
+	noCalls := len(msg.ToolCalls) == 0
+	res := wire.ChatResult{Message: msg, FinishReason: resp.FinishReason, PromptTokens: resp.Usage.PromptTokens,
+		CompletionTokens: resp.Usage.CompletionTokens, TurnsUsed: s.turns, TokensUsed: s.tokens}
+	s.mu.Unlock()
+
+	data, _ := json.Marshal(actionData{Turn: turn, Content: msg.Content, Calls: msg.ToolCalls, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
+	if _, err := s.g.Ledger.Append(ctx, &s.spec.Lease, &engine.Event{TaskID: s.spec.Lease.TaskID, Attempt: s.spec.Attempt, Kind: EventAction, Data: data}); err != nil {
+		return nil, wire.Errorf(wire.CodeInternal, "recording the action: %v", err)
+	}
+	if noCalls {
+		s.endTurn(ctx)
+	}
+	return res, nil
+}
+
+// callModel sends one request through the backend (and so through the
+// outbound choke point) and records the call in the ledger. A request the
+// choke point refuses is a violation that ends the session.
+func (s *Session) callModel(ctx context.Context, msgs []openai.Message, native bool) (*openai.Response, *wire.Error) {
 	var tools []openai.Tool
 	if native {
 		tools = s.oaTools
@@ -413,7 +545,14 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 		onDelta = func(t string) { s.g.OnDelta(s.spec.Lease.TaskID, t) }
 	}
 	start := time.Now()
-	resp, err := s.backend.Complete(ctx, msgs, tools, onDelta)
+	gctx, guard := withGuard(ctx, s.spec.Redactor)
+	resp, err := s.backend.Complete(gctx, msgs, tools, onDelta)
+	s.mu.Lock()
+	s.out.Redactions += guard.changes
+	s.mu.Unlock()
+	if errors.Is(err, ErrRefused) {
+		return nil, s.violation(ctx, ViolationRefused, err.Error())
+	}
 	call := &engine.ModelCall{TaskID: s.spec.Lease.TaskID, Attempt: s.spec.Attempt, Endpoint: s.backend.Endpoint(), Model: s.backend.Model(), DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
 		call.Error = err.Error()
@@ -439,59 +578,17 @@ func (s *Session) chat(ctx context.Context, params json.RawMessage) (any, *wire.
 	if _, err := s.g.Ledger.RecordModelCall(ctx, s.spec.Lease, call); err != nil {
 		return nil, wire.Errorf(wire.CodeInternal, "recording the model call: %v", err)
 	}
-
-	msg := s.inbound(resp, native)
-	s.mu.Lock()
-	s.turns++
-	s.tokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
-	s.out.ModelCalls++
-	turn := s.turns
-	s.turnTokens += resp.Usage.PromptTokens + resp.Usage.CompletionTokens
-	s.turnPrint = []string{msg.Content}
-	for _, c := range msg.ToolCalls {
-		s.turnSummary = append(s.turnSummary, strings.TrimSpace(c.Name+" "+clipLine(string(c.Arguments), 80)))
-	}
-	if len(msg.ToolCalls) == 0 {
-		s.turnSummary = append(s.turnSummary, "said: "+clipLine(msg.Content, 80))
-	}
-	for _, c := range msg.ToolCalls {
-		if c.Error == "" {
-			s.pending[c.ID] = pendingCall{name: c.Name, args: string(c.Arguments)}
-		} else {
-			// An invalid call is answered by the agent with its error; it
-			// is still an observation the log must match.
-			s.pending[c.ID] = pendingCall{name: c.Name, args: "invalid: " + c.Error}
-		}
-		s.turnPrint = append(s.turnPrint, c.Name, string(c.Arguments), c.Error)
-	}
-	noCalls := len(msg.ToolCalls) == 0
-	res := wire.ChatResult{Message: msg, FinishReason: resp.FinishReason, PromptTokens: resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens, TurnsUsed: s.turns, TokensUsed: s.tokens}
-	s.mu.Unlock()
-
-	data, _ := json.Marshal(actionData{Turn: turn, Content: msg.Content, Calls: msg.ToolCalls, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens})
-	if _, err := s.g.Ledger.Append(ctx, &s.spec.Lease, &engine.Event{TaskID: s.spec.Lease.TaskID, Attempt: s.spec.Attempt, Kind: EventAction, Data: data}); err != nil {
-		return nil, wire.Errorf(wire.CodeInternal, "recording the action: %v", err)
-	}
-	if noCalls {
-		s.endTurn(ctx)
-	}
-	return res, nil
+	return resp, nil
 }
 
-// outbound redacts the agent's messages and shapes them for the model: in
-// the fallback the tool descriptions go into the system message and tool
-// traffic is written as text.
+// outbound shapes the agent's messages for the model: in the fallback
+// the tool descriptions go into the system message and tool traffic is
+// written as text. It redacts nothing: the request the backend builds from
+// them is redacted whole on its way out (outboundTransport).
 func (s *Session) outbound(in []wire.ChatMessage, native bool) []openai.Message {
 	out := make([]openai.Message, 0, len(in))
-	total := 0
-	red := func(t string) string {
-		r, n := s.spec.Redactor.Redact(t)
-		total += n
-		return r
-	}
 	for i, m := range in {
-		om := openai.Message{Role: m.Role, Content: red(m.Content)}
+		om := openai.Message{Role: m.Role, Content: m.Content}
 		if !native && i == 0 && m.Role == "system" {
 			specs := make([]toolcall.Spec, 0, len(s.tools))
 			for _, t := range s.tools {
@@ -510,14 +607,14 @@ func (s *Session) outbound(in []wire.ChatMessage, native bool) []openai.Message 
 						// template still needs a name to pair the result.
 						tc.Function.Name = "invalid_call"
 					}
-					tc.Function.Arguments = red(string(c.Arguments))
+					tc.Function.Arguments = string(c.Arguments)
 					if tc.Function.Arguments == "" {
 						tc.Function.Arguments = "{}"
 					}
 					om.ToolCalls = append(om.ToolCalls, tc)
 				}
 			} else if !strings.Contains(om.Content, "<function=") && !strings.Contains(om.Content, "<tool_call>") {
-				om.Content = strings.TrimSpace(om.Content + "\n" + renderCallsXML(m.ToolCalls, red))
+				om.Content = strings.TrimSpace(om.Content + "\n" + renderCallsXML(m.ToolCalls))
 			}
 		case m.Role == "tool" && !native:
 			om.Role = "user"
@@ -527,13 +624,10 @@ func (s *Session) outbound(in []wire.ChatMessage, native bool) []openai.Message 
 		}
 		out = append(out, om)
 	}
-	s.mu.Lock()
-	s.out.Redactions += total
-	s.mu.Unlock()
 	return out
 }
 
-func renderCallsXML(calls []wire.ToolCall, red func(string) string) string {
+func renderCallsXML(calls []wire.ToolCall) string {
 	var b strings.Builder
 	for _, c := range calls {
 		fmt.Fprintf(&b, "<tool_call>\n<function=%s>\n", c.Name)
@@ -542,9 +636,9 @@ func renderCallsXML(calls []wire.ToolCall, red func(string) string) string {
 			for k, v := range args {
 				var str string
 				if json.Unmarshal(v, &str) == nil {
-					fmt.Fprintf(&b, "<parameter=%s>\n%s\n</parameter>\n", k, red(str))
+					fmt.Fprintf(&b, "<parameter=%s>\n%s\n</parameter>\n", k, str)
 				} else {
-					fmt.Fprintf(&b, "<parameter=%s>\n%s\n</parameter>\n", k, red(string(v)))
+					fmt.Fprintf(&b, "<parameter=%s>\n%s\n</parameter>\n", k, string(v))
 				}
 			}
 		}
@@ -627,7 +721,7 @@ func (s *Session) observe(ctx context.Context, params json.RawMessage) (any, *wi
 	pc, ok := s.pending[p.CallID]
 	if !ok {
 		s.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeInvalidParams, "agent.observe: no pending call %q", p.CallID)
+		return nil, s.violation(ctx, ViolationNotPending, "agent.observe for a call that is not pending (never issued, or already answered)")
 	}
 	delete(s.pending, p.CallID)
 	turn := s.turns

@@ -69,7 +69,8 @@ func (b *builder) searchFiles(idents []string) []fileHits {
 	re := regexp.MustCompile(`\b(?:` + strings.Join(quoted, "|") + `)\b`)
 	root := b.conf.Dir()
 	var out []fileHits
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	_ = b.conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
+		p := filepath.Join(root, filepath.FromSlash(slash))
 		if err != nil {
 			return nil
 		}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,11 @@ import (
 
 	"github.com/bcode-dev/bcode/config"
 )
+
+// ErrNoModel: no model answers at the configured endpoint (or none is
+// configured, or it is still loading); the error wrapping it says how to
+// start one.
+var ErrNoModel = errors.New("no model")
 
 // ProbeTimeout bounds the model health probe.
 const ProbeTimeout = 2 * time.Second
@@ -18,7 +24,7 @@ const ProbeTimeout = 2 * time.Second
 // how to start one: `bcode task run` fails with it before taking any lease.
 func ProbeModel(ctx context.Context, endpoint string) error {
 	if strings.TrimSpace(endpoint) == "" {
-		return fmt.Errorf("no model is configured: set [model] endpoint in .bcode/config.toml, then %s", startHint)
+		return fmt.Errorf("%w is configured: set [model] endpoint in .bcode/config.toml, then %s", ErrNoModel, startHint)
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
@@ -29,11 +35,11 @@ func ProbeModel(ctx context.Context, endpoint string) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("no model answers at %s (%v): %s", endpoint, err, startHint)
+		return fmt.Errorf("%w answers at %s (%v): %s", ErrNoModel, endpoint, err, startHint)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the model at %s is not ready (GET /health: %s; a llama-server still loading its model answers 503): wait for it, or %s", endpoint, resp.Status, startHint)
+		return fmt.Errorf("the model at %s is not ready (GET /health: %s; a llama-server still loading its model answers 503): wait for it, or %s: %w", endpoint, resp.Status, startHint, ErrNoModel)
 	}
 	return nil
 }

@@ -44,6 +44,18 @@ type Options struct {
 // one), builds the agent with o.Agent, and checks each
 // attempt with the gate, recorded in the ledger. Nothing is written.
 func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner, error) {
+	// The scanner's rules compile (about a second on a loaded machine)
+	// while the ledger, the base config and the model are read: nothing
+	// that can run beside the way to the first model request sits on it.
+	scannerC := make(chan scannerResult, 1)
+	go func() {
+		if o.Scanner != nil {
+			scannerC <- scannerResult{s: o.Scanner}
+			return
+		}
+		s, err := secrets.NewScanner()
+		scannerC <- scannerResult{s, err}
+	}()
 	t, err := e.Ledger.Task(ctx, id)
 	if err != nil {
 		return nil, err
@@ -67,12 +79,11 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	if err != nil {
 		return nil, fmt.Errorf("starting the agent: %w", err)
 	}
-	scanner := o.Scanner
-	if scanner == nil {
-		if scanner, err = secrets.NewScanner(); err != nil {
-			return nil, fmt.Errorf("secret scanner: %w", err)
-		}
+	built := <-scannerC
+	if built.err != nil {
+		return nil, fmt.Errorf("secret scanner: %w", built.err)
 	}
+	scanner := built.s
 	packs := NewPackBuilder(ctx, cfg.Model.Endpoint, ProbeTimeout, scanner, e.Ledger)
 	checks := o.Checks
 	if checks == nil {
@@ -97,6 +108,12 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 		// in the ledger (bcode runner --sessions).
 		Endpoint: cfg.Model.Endpoint,
 	}, nil
+}
+
+// scannerResult is a secret scanner built beside ForTask's other work.
+type scannerResult struct {
+	s   *secrets.Scanner
+	err error
 }
 
 // ProductCleanupTimeout bounds the clean stop of a product run after a

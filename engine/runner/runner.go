@@ -598,6 +598,11 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 		return outcome{}, err
 	}
 	head := strings.TrimSpace(string(out))
+	if same, err := s.unchanged(ctx, head); err != nil {
+		return outcome{}, err
+	} else if same {
+		return s.noChange(ctx, head)
+	}
 	if err := s.emit(ctx, task.EventCheckStarted, map[string]any{"head": head}); err != nil {
 		return outcome{}, err
 	}
@@ -633,6 +638,37 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 		o.status, o.reason = engine.TaskBlocked, "the check could not decide: "+reasonText(reasons)
 	}
 	return o, nil
+}
+
+// unchanged reports whether head's tree is the base's: the agent changed
+// nothing, so there is nothing for the gate to check. The user's
+// repository answers (the worktree's .git is the agent's to point
+// anywhere).
+func (s *run) unchanged(ctx context.Context, head string) (bool, error) {
+	repo, err := git.Open(ctx, s.t.Repo)
+	if err != nil {
+		return false, err
+	}
+	diff, err := repo.DiffTree(ctx, s.t.Base, head)
+	if err != nil {
+		return false, err
+	}
+	return len(diff) == 0, nil
+}
+
+// noChange ends an attempt whose agent finished without changing a file:
+// recorded as such (attempt.no_change, verdict no_change), with a note the
+// next attempt's prompt shows, and the task goes on to that attempt. The
+// gate is not asked: its "nothing to check" advice is for `bcode check`.
+func (s *run) noChange(ctx context.Context, head string) (outcome, error) {
+	if err := s.emit(ctx, task.EventNoChange, map[string]any{"number": s.attempt.Number, "head": head}); err != nil {
+		return outcome{}, err
+	}
+	note := fmt.Sprintf("attempt %d finished without changing any file: the task branch is still its base, so nothing was checked; this attempt must edit the code (and add a test that shows the change) before it finishes", s.attempt.Number)
+	if err := s.finishAttempt(ctx, engine.AttemptFinished, engine.AttemptNoChange, note); err != nil {
+		return outcome{}, err
+	}
+	return outcome{verdict: string(engine.AttemptNoChange), head: head}, nil
 }
 
 func (s *run) finishAttempt(ctx context.Context, status engine.AttemptStatus, verdict engine.AttemptVerdict, note string) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
 )
 
@@ -377,7 +378,7 @@ func incompleteWorktree(ctx context.Context, user *git.Repo, dir string) bool {
 // initializing: the linked worktree's admin directory still has the lock
 // `git worktree add` takes until its checkout is done.
 func initializing(wt *git.Repo) bool {
-	lock, err := os.ReadFile(filepath.Join(wt.GitDir, "locked"))
+	lock, err := sandbox.ReadFile(wt.GitDir, "locked", 64<<10)
 	return err == nil && strings.Contains(string(lock), "initializing")
 }
 
@@ -430,7 +431,7 @@ func holderKnownDead(prev engine.Lease, me ledger.Holder) bool {
 
 // pidAlive: /proc/<pid> exists and is not a zombie.
 func pidAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := sandbox.ReadFile("/proc", strconv.Itoa(pid)+"/stat", 64<<10)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false

@@ -11,9 +11,8 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/gitchange"
-	"github.com/bcode-dev/bcode/verify/tamper"
 )
 
 // ErrRunning: a live runner holds the task, and the command needs it idle.
@@ -160,29 +159,18 @@ type Accepted struct {
 	Findings []verify.Finding `json:"findings,omitempty"`
 }
 
-// ErrLandsHostile: the task's commits would land files git acts on
-// (outside-pointing links, attribute drivers, .gitmodules, nested
-// repositories); only --force lands them.
+// ErrLandsHostile: the task's commits would land what git or the kernel
+// acts on in a way the diff does not show (links out of the tree,
+// attribute drivers, binary files, .gitmodules, nested repositories...:
+// verify/tamper.Landing); only --force lands them.
 var ErrLandsHostile = errors.New("the task would land files git acts on")
 
-// LandingFindings are the tamper findings (verify/tamper.Landing) of what
-// landing base..head would put in a checkout: symbolic links out of the
-// tree, .gitattributes drivers, .gitmodules, gitlinks and nested or bare
-// repositories. Everything is read from the object database.
-func LandingFindings(ctx context.Context, user *git.Repo, base, head string) ([]verify.Finding, error) {
-	change, err := gitchange.Load(ctx, user, base, head)
-	if err != nil {
-		return nil, fmt.Errorf("reading what the task would land: %w", err)
-	}
-	defer change.Workspace.Close()
-	return tamper.Landing(change), nil
-}
-
-// describeFindings lists findings one per line, for an error a user reads.
+// describeFindings lists findings one per line, for an error a user reads;
+// a path or message holding a newline cannot start a line of its own.
 func describeFindings(fs []verify.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
-		fmt.Fprintf(&b, "\n  %s %s: %s", f.Code, f.Path, f.Message)
+		fmt.Fprintf(&b, "\n  %s %s: %s", f.Code, shown.Line(f.Path), shown.Line(f.Message))
 	}
 	return b.String()
 }
@@ -218,8 +206,10 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 		}
 		head := commits[len(commits)-1]
 		verified := t.Status == engine.TaskVerified && verifiedHead(events) == head
-		// What git would act on is listed first, whatever else is wrong.
-		findings, err := LandingFindings(ctx, user, t.Base, head)
+		// What git would act on is listed first, whatever else is wrong:
+		// the tree this accept would put on the branch, judged against
+		// the tree the branch has.
+		plan, findings, applyErr, err := acceptPlan(ctx, user, t.Base, commits, head)
 		if err != nil {
 			return err
 		}
@@ -247,6 +237,9 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 		if branch == t.Branch {
 			return fmt.Errorf("your checkout is on the task branch %s itself: check out the branch to land it on", t.Branch)
 		}
+		if applyErr != nil {
+			return fmt.Errorf("%w; nothing changed: rebase the task or land it by hand from %s", applyErr, t.Branch)
+		}
 		if err := checkClean(ctx, user, t, head); err != nil {
 			return err
 		}
@@ -255,29 +248,38 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 			return err
 		}
 		from := strings.TrimSpace(string(fromOut))
+		if from != plan.From {
+			return fmt.Errorf("your branch %s moved while accepting (%.12s, was %.12s): accept again; nothing changed", branch, from, plan.From)
+		}
 		forced := !verified || len(findings) > 0
 		res := &Accepted{Branch: branch, From: from, Commits: commits, Forced: forced, Findings: findings}
-		if _, err := user.Git(ctx, "merge-base", "--is-ancestor", head, "HEAD"); err == nil {
-			res.Method, res.To = "already landed", from // an accept that died before recording it
-		} else if _, err := user.Git(ctx, "merge-base", "--is-ancestor", "HEAD", head); err == nil {
+		switch plan.Method {
+		case MethodAlreadyLanded:
+			res.Method, res.To = plan.Method, from // an accept that died before recording it
+		case MethodFastForward:
 			// Plumbing, not `git merge`: a two-tree read-tree updates
 			// the index and files (refusing to overwrite anything
 			// untracked) without reading .gitmodules, so no entry in it
 			// can make the landing fail.
-			res.Method = "fast-forward"
+			res.Method = MethodFastForward
 			if _, err := user.Git(ctx, "read-tree", "-m", "-u", "HEAD", head); err != nil {
 				return fmt.Errorf("fast-forwarding %s: %w", branch, err)
 			}
 			if _, err := user.Git(ctx, "update-ref", "-m", "bcode: accept task "+id, "refs/heads/"+branch, head, from); err != nil {
 				return fmt.Errorf("fast-forwarding %s: %w", branch, err)
 			}
-		} else {
-			res.Method = "cherry-pick"
+		default:
+			res.Method = MethodCherryPick
 			args := append(append([]string(nil), identity...), "cherry-pick", "--allow-empty", "--keep-redundant-commits", t.Base+".."+"refs/heads/"+t.Branch)
 			if _, err := user.Git(ctx, args...); err != nil {
 				user.Git(context.WithoutCancel(ctx), "cherry-pick", "--abort")
 				return fmt.Errorf("the task's commits do not apply to %s (%v); nothing changed: rebase the task or land it by hand from %s", branch, err, t.Branch)
 			}
+			if findings, err = checkLanded(ctx, user, plan, branch, opts.Force); err != nil {
+				return err
+			}
+			forced = forced || len(findings) > 0
+			res.Forced, res.Findings = forced, findings
 		}
 		if res.To == "" {
 			toOut, err := user.Git(ctx, "rev-parse", "--verify", "HEAD")
@@ -427,4 +429,47 @@ func growDuration(budget, more time.Duration) time.Duration {
 		return math.MaxInt64
 	}
 	return budget + more
+}
+
+// StartFailure is why a run of a task could not start, as the
+// task.start_failed event records it: what is missing and the command
+// that fixes it.
+type StartFailure struct {
+	// Missing names what the run needs and did not find: "model",
+	// "docker", "image", "agent" or "setup" (anything else: a broken
+	// config, an unreadable repository).
+	Missing string `json:"missing"`
+	Reason  string `json:"reason"`
+	// Fix is the command (or step) that provides it; "" when there is no
+	// one command.
+	Fix string `json:"fix,omitempty"`
+}
+
+// RecordStartFailure records that a run of task id could not start: a
+// task.start_failed event and, while the task is queued, the reason on the
+// task ("could not start: ..."), which the next run clears. A task a live
+// runner holds is left alone: it did start, elsewhere.
+func (e *Engine) RecordStartFailure(ctx context.Context, id string, f StartFailure) error {
+	t, err := e.Ledger.Task(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.Status != engine.TaskQueued {
+		// Its status and reason stay what its last run left; the event
+		// says why this run did not start.
+		return e.appendData(ctx, nil, id, EventStartFailed, f)
+	}
+	err = e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
+		if t.Status == engine.TaskQueued {
+			t.Reason = "could not start: " + f.Reason
+			if err := e.Ledger.UpdateTask(ctx, lease, t); err != nil {
+				return err
+			}
+		}
+		return e.appendData(ctx, &lease, id, EventStartFailed, f)
+	})
+	if errors.Is(err, ErrRunning) {
+		return nil
+	}
+	return err
 }

@@ -76,12 +76,34 @@ func (e *Engine) Create(ctx context.Context, in CreateInput) (*engine.Task, erro
 		if err != nil {
 			return nil, err
 		}
+		if err := inBase(ctx, repo, base, sel.File); err != nil {
+			return nil, err
+		}
 		t.Selection = sel
 	}
 	if err := e.Ledger.CreateTask(ctx, t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// ErrSelectionNotInBase: the selected file is not in the task's base
+// commit (a new file not committed yet), so the agent's worktree, made
+// from the base, would not have the code the user selected.
+var ErrSelectionNotInBase = errors.New("the selected file is not in the task's base commit")
+
+// inBase refuses a selection whose file the base commit does not hold: the
+// task's worktree is the base, so the agent would never see the selected
+// code. The error says what to do.
+func inBase(ctx context.Context, repo *git.Repo, base, file string) error {
+	_, err := repo.ShowFile(ctx, base, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s is not in %.12s (a new file, not committed yet): commit it first (git add %s && git commit), then create the task again; or pass --base with a commit that has it", ErrSelectionNotInBase, file, base, file)
+	}
+	if err != nil {
+		return fmt.Errorf("selection: %w", err)
+	}
+	return nil
 }
 
 // BaseConfig reads .bcode/config.toml at the base commit, or the defaults

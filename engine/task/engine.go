@@ -18,6 +18,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // DefaultTTL is how long a lease lives without a heartbeat. Runners renew
@@ -104,7 +105,7 @@ func (e *Engine) WorktreePath(taskID string, fence int64) string {
 
 // worktreeDirs lists the task's worktree directories by fence.
 func (e *Engine) worktreeDirs(taskID string) (map[int64]string, error) {
-	ents, err := os.ReadDir(e.WorktreeRoot())
+	ents, err := sandbox.ReadDir(e.WorktreeRoot())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -138,6 +139,8 @@ const (
 	EventTurn            engine.EventKind = "turn.finished"         // turn, summary, tokens, changed, and its checkpoint commit and parent when it changed files
 	EventRecoveryCommit  engine.EventKind = "recovery.commit"       // commit, parent, files: edits a dead runner left uncommitted
 	EventAdopted         engine.EventKind = "commit.adopted"        // commit: on the branch, made by a runner that died before recording it
+	EventNoChange        engine.EventKind = "attempt.no_change"     // number, head: the agent finished with the branch's tree still the base's; no check ran
+	EventStartFailed     engine.EventKind = "task.start_failed"     // missing, reason, fix: a run could not start (no model, no Docker, no image, no agent)
 	EventCheckStarted    engine.EventKind = "check.started"         // head
 	EventCheckFinished   engine.EventKind = "check.finished"        // head, verdict, reasons
 	EventAttemptFinished engine.EventKind = "attempt.finished"      // number, verdict, note

@@ -242,7 +242,7 @@ func redTeamCases() []redTeamCase {
 			write(t, dir, "new.go", "package calc\n")
 			return markerAfter([]string{"add", "--all"})(t, dir, markerDir)
 		},
-		findings: []string{"gitattributes_driver .gitattributes", "gitattributes_driver .gitattributes"},
+		findings: []string{"gitattributes_driver .gitattributes"}, // one finding per line: filter=evil diff=evil
 	}, {
 		name: ".gitmodules with update = !command",
 		plant: func(t *testing.T, dir, markerDir string) {

@@ -283,7 +283,9 @@ func (e *Engine) Follow(ctx context.Context, id string, afterSeq int64, fn func(
 }
 
 // Diff is the task branch's change against its base, as `git diff` prints
-// it (no external diff, no textconv).
+// it (no external diff, no textconv), with every file git would call
+// binary shown escaped or as a hex dump instead of "Binary files differ"
+// (see renderDiff).
 func (e *Engine) Diff(ctx context.Context, id string) ([]byte, error) {
 	t, err := e.Ledger.Task(ctx, id)
 	if err != nil {
@@ -300,5 +302,5 @@ func (e *Engine) Diff(ctx context.Context, id string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	return repo.Git(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", t.Base, "refs/heads/"+t.Branch, "--")
+	return renderDiff(ctx, repo, t.Base, "refs/heads/"+t.Branch)
 }

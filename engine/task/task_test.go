@@ -133,6 +133,44 @@ func TestCreate(t *testing.T) {
 	}
 }
 
+// TestSelectionNotInBase: a selection in a file the base commit does not
+// hold (new, not committed) is refused with what to do, for a new file, a
+// new file in a new directory, and a file committed after the --base given;
+// nothing is recorded. Once committed, the same selection is accepted.
+func TestSelectionNotInBase(t *testing.T) {
+	ctx := context.Background()
+	repo, e := setup(t)
+	first := git(t, repo, "rev-parse", "HEAD")
+	write(t, repo, "fresh.go", "package calc\n\nfunc Sub(a, b int) int { return a + b }\n")
+	write(t, repo, "newdir/deep.go", "package newdir\n\nvar X = 1\n")
+	for _, in := range []task.CreateInput{
+		{Repo: repo, Goal: "fix Sub", Selection: &engine.Selection{File: "fresh.go", StartLine: 3, EndLine: 3}},
+		{Repo: repo, Goal: "fix X", Selection: &engine.Selection{File: "newdir/deep.go", StartLine: 1, EndLine: 3}},
+		{Repo: repo, Goal: "fix Sub", Selection: &engine.Selection{File: filepath.Join(repo, "fresh.go"), StartLine: 1, EndLine: 1}},
+	} {
+		_, err := e.Create(ctx, in)
+		if !errors.Is(err, task.ErrSelectionNotInBase) {
+			t.Fatalf("Create(%s): %v, want ErrSelectionNotInBase", in.Selection.File, err)
+		}
+		if !strings.Contains(err.Error(), "commit it first") || !strings.Contains(err.Error(), "git add") {
+			t.Errorf("the error does not say what to do: %v", err)
+		}
+	}
+	if ts, err := e.Ledger.Tasks(ctx, repo); err != nil || len(ts) != 0 {
+		t.Fatalf("refused selections recorded tasks: %v %+v", err, ts)
+	}
+	git(t, repo, "add", "fresh.go")
+	git(t, repo, "commit", "-q", "-m", "fresh")
+	if _, err := e.Create(ctx, task.CreateInput{Repo: repo, Goal: "fix Sub", Base: first,
+		Selection: &engine.Selection{File: "fresh.go", StartLine: 3, EndLine: 3}}); !errors.Is(err, task.ErrSelectionNotInBase) {
+		t.Errorf("a --base without the file: %v, want ErrSelectionNotInBase", err)
+	}
+	tk, err := e.Create(ctx, task.CreateInput{Repo: repo, Goal: "fix Sub", Selection: &engine.Selection{File: "fresh.go", StartLine: 3, EndLine: 3}})
+	if err != nil || tk.Selection == nil || tk.Selection.File != "fresh.go" {
+		t.Fatalf("after the commit: %v %+v", err, tk)
+	}
+}
+
 func TestAcceptFastForward(t *testing.T) {
 	ctx := context.Background()
 	repo, e := setup(t)

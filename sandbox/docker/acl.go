@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // GrantWrite lets uid read and write everything below dir (but not the git
@@ -31,33 +34,60 @@ import (
 // already in place are left alone (no write, no ctime change for git to
 // notice).
 func GrantWrite(dir string, uid int) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	// Walked beneath dir: no link is followed into another directory. Each
+	// ACL is set on the object a handle opened beneath dir holds (through
+	// /proc/self/fd), not on a path: a directory a test swaps for a link to
+	// /etc between the listing and the write cannot take the grant out of
+	// the tree. Without openat2, by path as before.
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return err
+	}
+	defer conf.Close()
+	return conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.Name() == ".git" && p != dir {
+		if d.Name() == ".git" && slash != "." {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		t := d.Type()
-		if !t.IsDir() && !t.IsRegular() {
+		if t := d.Type(); !t.IsDir() && !t.IsRegular() {
 			return nil // ACLs do not apply to links; devices and fifos stay as they are
 		}
+		target, follow := filepath.Join(dir, filepath.FromSlash(slash)), false
 		info, err := d.Info()
+		h, herr := conf.Handle(slash)
+		switch {
+		case herr == nil:
+			defer h.Close()
+			if info, err = h.Stat(); err != nil {
+				return err
+			}
+			target, follow = "/proc/self/fd/"+strconv.Itoa(int(h.Fd())), true
+		case errors.Is(herr, fs.ErrNotExist):
+			return nil // gone since the listing
+		case !errors.Is(herr, sandbox.ErrNoHandle):
+			return herr
+		}
 		if err != nil {
 			return err
 		}
+		mode := info.Mode()
+		if !mode.IsDir() && !mode.IsRegular() {
+			return nil // swapped since the listing
+		}
 		perm := uint16(6) // rw
-		if t.IsDir() || info.Mode().Perm()&0o100 != 0 {
+		if mode.IsDir() || mode.Perm()&0o100 != 0 {
 			perm = 7 // rwx: directories need x to be entered, executables to run
 		}
-		if err := setACL(p, "system.posix_acl_access", info.Mode().Perm(), uid, perm); err != nil {
+		if err := setACL(target, follow, "system.posix_acl_access", mode.Perm(), uid, perm); err != nil {
 			return err
 		}
-		if t.IsDir() {
-			if err := setACL(p, "system.posix_acl_default", info.Mode().Perm(), uid, 7); err != nil {
+		if mode.IsDir() {
+			if err := setACL(target, follow, "system.posix_acl_default", mode.Perm(), uid, 7); err != nil {
 				return err
 			}
 		}
@@ -79,7 +109,10 @@ const (
 // setACL writes an ACL that keeps mode's owner, group and other bits and
 // adds uid with perm. The mask is the union of the group and uid entries so
 // neither is cut back.
-func setACL(path, attr string, mode fs.FileMode, uid int, perm uint16) error {
+//
+// follow: path is a /proc/self/fd handle, whose magic link must be followed
+// to reach the object; otherwise a final link is not followed.
+func setACL(path string, follow bool, attr string, mode fs.FileMode, uid int, perm uint16) error {
 	owner := uint16(mode>>6) & 7
 	group := uint16(mode>>3) & 7
 	other := uint16(mode) & 7
@@ -97,7 +130,7 @@ func setACL(path, attr string, mode fs.FileMode, uid int, perm uint16) error {
 		{aclMask, group | perm, aclNoID},
 		{aclOther, other, aclNoID},
 	}
-	if hasACLEntry(path, attr, uid, perm) {
+	if hasACLEntry(path, follow, attr, uid, perm) {
 		return nil
 	}
 	buf := make([]byte, 4, 4+8*len(entries))
@@ -107,7 +140,11 @@ func setACL(path, attr string, mode fs.FileMode, uid int, perm uint16) error {
 		buf = binary.LittleEndian.AppendUint16(buf, e.perm)
 		buf = binary.LittleEndian.AppendUint32(buf, e.id)
 	}
-	if err := unix.Lsetxattr(path, attr, buf, 0); err != nil {
+	set := unix.Lsetxattr
+	if follow {
+		set = unix.Setxattr
+	}
+	if err := set(path, attr, buf, 0); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
 			return fmt.Errorf("%s: the filesystem does not support POSIX ACLs, which a root bcode needs to let the non-root sandbox user write the worktree (run bcode as a normal user, or keep worktrees on ext4/xfs/btrfs/tmpfs): %w", path, err)
 		}
@@ -118,9 +155,13 @@ func setACL(path, attr string, mode fs.FileMode, uid int, perm uint16) error {
 
 // hasACLEntry reports whether path's ACL attr already grants uid perm, with
 // a mask that does not cut it back.
-func hasACLEntry(path, attr string, uid int, perm uint16) bool {
+func hasACLEntry(path string, follow bool, attr string, uid int, perm uint16) bool {
 	buf := make([]byte, 512)
-	n, err := unix.Lgetxattr(path, attr, buf)
+	get := unix.Lgetxattr
+	if follow {
+		get = unix.Getxattr
+	}
+	n, err := get(path, attr, buf)
 	if err != nil || n < 4 || (n-4)%8 != 0 || binary.LittleEndian.Uint32(buf) != aclVersion {
 		return false
 	}

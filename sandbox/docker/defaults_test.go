@@ -20,6 +20,9 @@ func TestDefaultsAgreeWithConfig(t *testing.T) {
 	if DefaultNanoCPUs != int64(s.CPUs)*1e9 {
 		t.Errorf("DefaultNanoCPUs %v, config's %d CPUs", DefaultNanoCPUs, s.CPUs)
 	}
+	if DefaultDiskBytes != int64(s.DiskMB)<<20 {
+		t.Errorf("DefaultDiskBytes %d, config's %d MB", DefaultDiskBytes, s.DiskMB)
+	}
 	if DefaultPidsLimit != int64(s.Pids) {
 		t.Errorf("DefaultPidsLimit %d, config's %d", DefaultPidsLimit, s.Pids)
 	}

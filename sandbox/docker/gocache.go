@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // ServeGoCache is a GOCACHEPROG (Go 1.24+) for the sandbox: the go command
@@ -125,7 +127,7 @@ func getEntry(lower, upper string, req cacheRequest) cacheResponse {
 
 // readActionEntry parses "v1 <action hex> <output hex> <size> <unixnano>\n".
 func readActionEntry(path string, action []byte) (out []byte, size int64, t time.Time, err error) {
-	b, err := os.ReadFile(path)
+	b, err := sandbox.ReadPath(path, 4<<10)
 	if err != nil {
 		return nil, 0, t, err
 	}

@@ -5,6 +5,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // secretPatterns are base-name globs (matched case-insensitively) of files
@@ -61,18 +63,21 @@ type mask struct {
 // link to a host path finds nothing of the host.
 func scanMasks(worktree string) ([]mask, error) {
 	var out []mask
-	err := filepath.WalkDir(worktree, func(p string, d fs.DirEntry, err error) error {
+	conf, err := sandbox.OpenConfined(worktree)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
+	err = conf.WalkDir(".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == worktree {
+			if rel == "." {
 				return err
 			}
 			return nil // a directory we may not read is not one we can mask either
 		}
-		if p == worktree {
+		if rel == "." {
 			return nil
 		}
-		rel, _ := filepath.Rel(worktree, p)
-		rel = filepath.ToSlash(rel)
 		t := d.Type()
 		if t&fs.ModeSymlink != 0 {
 			return nil

@@ -61,7 +61,7 @@ func ExplainOffline(out []byte) []byte {
 		} else if m := providingPkg.FindStringSubmatch(body); m != nil {
 			what = "the module providing package " + m[1]
 		}
-		fmt.Fprintf(&b, "bcode sandbox: %s was not prefetched: the sandbox has no network (GOPROXY=off) and only sees the host's module cache, read-only. "+
+		fmt.Fprintf(&b, "bcode sandbox: %s was not prefetched: the sandbox has no network (GOPROXY=off) and sees only the task's modules (those the base commit's go.sum lists or the user approved), read-only. "+
 			"After each turn the host runs 'go mod download' for what go.mod needs if the base commit's go.sum lists it; any other module waits for the user's approval (bcode task approve-module). [go: %s]",
 			what, strings.TrimSpace(body))
 		if strings.HasSuffix(line, "\n") {

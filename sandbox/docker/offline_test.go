@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/module"
+
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/gotool"
 )
 
 func TestExplainOffline(t *testing.T) {
@@ -74,7 +77,15 @@ func TestGoOffline(t *testing.T) {
 	if err := PrefetchGo(ctx, filepath.Join(wt, "good")); err != nil {
 		t.Fatal(err)
 	}
-	r := newTestRunner(t, wt, func(c *Config) { c.Go = g })
+	// The container sees a view holding that module alone, never the
+	// host's whole cache.
+	view := filepath.Join(t.TempDir(), "modview")
+	uuid := module.Version{Path: "github.com/google/uuid", Version: "v1.6.0"}
+	tc := &gotool.Toolchain{GOMODCACHE: g.GOMODCACHE}
+	if missing, err := tc.ModuleView(view, map[module.Version]gotool.Sum{uuid: {}}); err != nil || len(missing) > 0 {
+		t.Fatalf("module view: missing %v, %v", missing, err)
+	}
+	r := newTestRunner(t, wt, func(c *Config) { c.Go = g; c.ModCache = view })
 
 	// go list resolves every module and reads every source file of the
 	// package and its tests without compiling the standard library, which

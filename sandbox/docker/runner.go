@@ -29,6 +29,13 @@ const (
 	DefaultPidsLimit   = 512
 	DefaultTmpBytes    = 1 << 30
 	DefaultHomeBytes   = 1 << 30
+	DefaultDiskBytes   = 2 << 30
+	// ShmBytes is /dev/shm's size (a tmpfs of the container's private IPC
+	// namespace), set here rather than left to the engine's default.
+	ShmBytes = 64 << 20
+	// tmpfsInodes caps the files of /tmp and the home tmpfs: their size
+	// caps bytes, not the inodes a flood of empty files takes.
+	tmpfsInodes = 1 << 18
 )
 
 // Config describes the container every command of a Runner runs in.
@@ -53,6 +60,26 @@ type Config struct {
 	PidsLimit   int64
 	TmpBytes    int64 // tmpfs at /tmp
 	HomeBytes   int64 // tmpfs at Home, which holds GOCACHE by default
+	// DiskBytes is the size of the filesystem the worktree is put on for
+	// the runner's life (see disk): writes beyond it fail with ENOSPC.
+	// Zero means DefaultDiskBytes; negative means no limit. Enforced only
+	// when bcode runs as root (mounting needs it); DiskLimit says.
+	DiskBytes int64
+	// DiskDiscard: what commands wrote in the worktree is not needed after
+	// Close (a scratch directory the caller removes), so Close drops it
+	// instead of copying it back.
+	DiskDiscard bool
+	// ModCache, when set, is a host directory in the go command's module
+	// cache layout (gotool.ModuleView: the task's own modules and no
+	// others), mounted read-only as the container's GOMODCACHE. The host's
+	// whole module cache is never mounted.
+	ModCache string
+	// CPUShares is the container's CPU weight against other processes
+	// when the CPUs are contended (docker run --cpu-shares; 0: the
+	// engine's default, 1024). Work that runs beside an agent's turns,
+	// such as warming the gate's build cache, takes a low weight so it
+	// uses idle CPU and yields the rest.
+	CPUShares int64
 	// GoCacheDir, when set, is a host directory mounted read-write as
 	// GOCACHE so builds are reused across commands. Leave it empty for
 	// verification: a cache that tested code could write is a cache that
@@ -75,6 +102,13 @@ type Config struct {
 	// Labels are added to every container, so Engine.Reap can find the
 	// containers of one attempt.
 	Labels map[string]string
+	// NoInit runs the command as the container's PID 1, without Docker's
+	// init. It is for bcode-agent, whose stdio is its channel to the
+	// gateway: an init process would hold a second copy of that channel
+	// that the agent's own commands, running as the same user, could open
+	// through /proc/1/fd; the agent holds it alone, non-dumpable, and reaps
+	// orphans itself. Killing PID 1 still ends every process.
+	NoInit bool
 }
 
 // Runner runs each command in a fresh container (see docs/sandbox.md for
@@ -90,8 +124,11 @@ type Runner struct {
 	env      []string
 	mounts   []mount.Mount
 	tmpfs    map[string]string
-	scratch  string         // host directory holding the empty file and directory masks point at
-	removing sync.WaitGroup // containers still being removed
+	scratch  string          // host directory holding the empty file and directory masks point at
+	disk     *disk           // the worktree's own filesystem; nil when not limited
+	removing sync.WaitGroup  // containers still being removed
+	sharesMu sync.Mutex      // guards cfg.CPUShares and live
+	live     map[string]bool // containers of commands still running
 	closeMu  sync.Once
 	closeErr error
 }
@@ -151,33 +188,68 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 	def(&cfg.PidsLimit, DefaultPidsLimit)
 	def(&cfg.TmpBytes, DefaultTmpBytes)
 	def(&cfg.HomeBytes, DefaultHomeBytes)
+	def(&cfg.DiskBytes, DefaultDiskBytes)
 
 	r := &Runner{e: e, cfg: cfg}
+	if err := r.prepare(ctx); err != nil {
+		if r.disk != nil {
+			_ = r.disk.release(context.WithoutCancel(ctx))
+		}
+		if r.scratch != "" {
+			os.RemoveAll(r.scratch)
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+// prepare puts the worktree on its own filesystem, chooses the user and
+// makes the mounts; NewRunner undoes what it did when it fails.
+func (r *Runner) prepare(ctx context.Context) error {
+	cfg := r.cfg
+	if cfg.DiskBytes > 0 && os.Geteuid() == 0 {
+		d, err := mountDisk(ctx, cfg.Worktree, cfg.DiskBytes, cfg.DiskDiscard)
+		if err != nil {
+			return err
+		}
+		r.disk = d
+	}
 	uid, gid, err := r.chooseUser()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.user = strconv.Itoa(uid) + ":" + strconv.Itoa(gid)
 	r.uid = uid
 	r.grant = cfg.User == "" && os.Geteuid() == 0
 
 	gocache := Home + "/.cache/go-build"
-	r.env = mergeEnv(baseEnv(cfg.Go, gocache), cfg.Env)
+	modcache := Home + "/go/pkg/mod"
+	if cfg.ModCache != "" {
+		modcache = ModCacheTarget
+	}
+	r.env = mergeEnv(baseEnv(cfg.Go, gocache, modcache), cfg.Env)
 	r.tmpfs = map[string]string{
 		// go test runs the test binaries it builds from $TMPDIR, so /tmp
 		// must allow exec; Docker mounts tmpfs noexec unless told.
-		"/tmp": fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=1777", cfg.TmpBytes),
-		Home:   fmt.Sprintf("rw,nosuid,nodev,size=%d,uid=%d,gid=%d,mode=0700", cfg.HomeBytes, uid, gid),
+		"/tmp": fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,nr_inodes=%d,mode=1777", cfg.TmpBytes, tmpfsInodes),
+		Home:   fmt.Sprintf("rw,nosuid,nodev,size=%d,nr_inodes=%d,uid=%d,gid=%d,mode=0700", cfg.HomeBytes, tmpfsInodes, uid, gid),
 	}
 	r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.Worktree, Target: cfg.Worktree,
 		BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	if cfg.ModCache != "" {
+		if fi, err := os.Stat(cfg.ModCache); err != nil || !fi.IsDir() {
+			return fmt.Errorf("docker runner: the module view %s is not a directory: %v", cfg.ModCache, err)
+		}
+		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.ModCache, Target: ModCacheTarget, ReadOnly: true,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	}
 	if cfg.GoCacheDir != "" {
 		if err := os.MkdirAll(cfg.GoCacheDir, 0o700); err != nil {
-			return nil, fmt.Errorf("docker runner: GOCACHE dir: %w", err)
+			return fmt.Errorf("docker runner: GOCACHE dir: %w", err)
 		}
 		if os.Geteuid() == 0 && cfg.User == "" {
 			if err := GrantWrite(cfg.GoCacheDir, uid); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: cfg.GoCacheDir, Target: gocache})
@@ -185,37 +257,35 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.GoCacheSeed != "" {
 		ms, env, err := goCacheProgMounts(cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.mounts = append(r.mounts, ms...)
 		r.env = mergeEnv(r.env, env)
 	}
 	for _, m := range cfg.Toolchains {
 		if m.Source == "" || !filepath.IsAbs(m.Source) {
-			return nil, fmt.Errorf("docker runner: toolchain mount %q is not an absolute path", m.Source)
+			return fmt.Errorf("docker runner: toolchain mount %q is not an absolute path", m.Source)
 		}
 		if err := refuseSensitive(m.Source); err != nil {
-			return nil, err
+			return err
 		}
 		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.target(), ReadOnly: true,
 			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 	}
 	masks, err := scratch.MkdirTemp("bcode-sandbox-masks-*")
 	if err != nil {
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return fmt.Errorf("docker runner: %w", err)
 	}
 	r.scratch = masks
 	if err := os.WriteFile(filepath.Join(masks, "empty"), nil, 0o444); err != nil {
-		os.RemoveAll(masks)
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return fmt.Errorf("docker runner: %w", err)
 	}
 	if err := os.Mkdir(filepath.Join(masks, "emptydir"), 0o555); err != nil {
-		os.RemoveAll(masks)
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return fmt.Errorf("docker runner: %w", err)
 	}
 	// The scratch directory itself is private (0700), which the container
 	// never needs to traverse: the engine binds the two entries by path.
-	return r, nil
+	return nil
 }
 
 // Where the GOCACHEPROG pieces appear inside the container.
@@ -300,6 +370,16 @@ func (r *Runner) Name() string { return "docker" }
 // Dir is the worktree, the only host directory commands can write.
 func (r *Runner) Dir() string { return r.cfg.Worktree }
 
+// DiskLimit is the size of the filesystem the worktree is on for the
+// runner's life; 0 when none is enforced (bcode is not root, or
+// Config.DiskBytes is negative).
+func (r *Runner) DiskLimit() int64 {
+	if r.disk == nil {
+		return 0
+	}
+	return r.cfg.DiskBytes
+}
+
 // User is the "uid:gid" commands run as.
 func (r *Runner) User() string { return r.user }
 
@@ -312,7 +392,12 @@ func (r *Runner) Env(extra []string) []string { return mergeEnv(r.env, extra) }
 func (r *Runner) Close() error {
 	r.closeMu.Do(func() {
 		r.removing.Wait()
-		r.closeErr = os.RemoveAll(r.scratch)
+		if r.disk != nil {
+			r.closeErr = r.disk.release(context.Background())
+		}
+		if err := os.RemoveAll(r.scratch); r.closeErr == nil {
+			r.closeErr = err
+		}
 		if r.ownE {
 			if err := r.e.Close(); r.closeErr == nil {
 				r.closeErr = err
@@ -320,6 +405,58 @@ func (r *Runner) Close() error {
 		}
 	})
 	return r.closeErr
+}
+
+// SetCPUShares changes the CPU weight (Config.CPUShares; 0: the engine's
+// default) of the commands running now and of those to come: work that ran
+// beside others at a low weight gets the default once something waits for
+// it.
+func (r *Runner) SetCPUShares(ctx context.Context, shares int64) error {
+	r.sharesMu.Lock()
+	r.cfg.CPUShares = shares
+	ids := make([]string, 0, len(r.live))
+	for id := range r.live {
+		ids = append(ids, id)
+	}
+	r.sharesMu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, r.updateShares(ctx, id, shares))
+	}
+	return errors.Join(errs...)
+}
+
+// updateShares sets a running container's CPU weight.
+func (r *Runner) updateShares(ctx context.Context, id string, shares int64) error {
+	if shares == 0 {
+		shares = 1024 // what the engine gives a container created without a weight
+	}
+	_, err := r.e.cli.ContainerUpdate(ctx, id, container.UpdateConfig{Resources: container.Resources{CPUShares: shares}})
+	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		return fmt.Errorf("docker runner: changing the CPU weight: %w", r.e.wrap(ctx, err))
+	}
+	return nil
+}
+
+// track records a command's container as running; one created just
+// before SetCPUShares changed the weight gets the new weight now.
+func (r *Runner) track(ctx context.Context, id string, created int64) {
+	r.sharesMu.Lock()
+	if r.live == nil {
+		r.live = map[string]bool{}
+	}
+	r.live[id] = true
+	now := r.cfg.CPUShares
+	r.sharesMu.Unlock()
+	if now != created {
+		_ = r.updateShares(ctx, id, now)
+	}
+}
+
+func (r *Runner) untrack(id string) {
+	r.sharesMu.Lock()
+	delete(r.live, id)
+	r.sharesMu.Unlock()
 }
 
 // within reports whether p is dir or below it.
@@ -381,6 +518,10 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	if err != nil {
 		return sandbox.Result{}, err
 	}
+	r.sharesMu.Lock()
+	shares := r.cfg.CPUShares
+	r.sharesMu.Unlock()
+	hc.Resources.CPUShares = shares
 	// Cleanup must happen even when ctx is what ended the command.
 	bg := context.WithoutCancel(ctx)
 	stdout := sandbox.NewCappedOutput(limit, c.Stdout)
@@ -393,6 +534,8 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
 	}
 	id := created.ID
+	r.track(ctx, id, shares)
+	defer r.untrack(id)
 	// Removing takes the engine ~200 ms; the result does not wait for it.
 	// Close waits for every removal, and Engine.Reap finds any a killed
 	// process left behind.
@@ -513,7 +656,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 	if !stdin {
 		args = append([]string{"/bin/sh", "-c", superviseScript, "bcode-supervise"}, args...)
 	}
-	init := true
+	init := !r.cfg.NoInit
 	pids := r.cfg.PidsLimit
 	cc := &container.Config{
 		Image:           r.cfg.Image,
@@ -537,6 +680,7 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 		Init:           &init,
 		IpcMode:        container.IPCModePrivate,
 		Tmpfs:          r.tmpfs,
+		ShmSize:        ShmBytes,
 		Mounts:         append(append([]mount.Mount(nil), r.mounts...), masks...),
 		// Output reaches us through attach; logging it too would let a
 		// runaway command fill the engine's disk.

@@ -49,9 +49,9 @@ func HostGoEnv(ctx context.Context) (GoEnv, error) {
 // HostToolchains lists the read-only mounts that give the container the
 // host's toolchains: /usr (the system's shell, coreutils, git, python3 and
 // its site packages, and a GOROOT below /usr), the top-level directories a
-// non-merged-/usr host keeps outside it, a GOROOT elsewhere, and the Go
-// module cache. None of them is the home directory itself: a module cache
-// below $HOME is mounted alone.
+// non-merged-/usr host keeps outside it, and a GOROOT elsewhere. Never the
+// host's Go module cache, which holds every project's modules: the
+// container gets a view of the task's own (Config.ModCache).
 func HostToolchains(g GoEnv) []Mount {
 	ms := []Mount{{Source: "/usr"}}
 	for _, d := range usrDirs {
@@ -70,15 +70,10 @@ func HostToolchains(g GoEnv) []Mount {
 		}
 		return false
 	}
-	for _, p := range []string{g.GOROOT, g.GOMODCACHE} {
-		if p == "" {
-			continue
+	if p := filepath.Clean(g.GOROOT); g.GOROOT != "" {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() && !covered(p) {
+			ms = append(ms, Mount{Source: p})
 		}
-		p = filepath.Clean(p)
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || covered(p) {
-			continue
-		}
-		ms = append(ms, Mount{Source: p})
 	}
 	return ms
 }
@@ -93,10 +88,16 @@ func containerPath(goroot string) string {
 	return p
 }
 
+// ModCacheTarget is where Config.ModCache appears in the container, as its
+// GOMODCACHE. Without a view GOMODCACHE is an empty directory in the home
+// tmpfs, and every module is missing.
+const ModCacheTarget = "/opt/bcode/gomodcache"
+
 // baseEnv is the whole environment a command starts from: nothing of the
 // caller's, only what the sandbox sets. Go runs offline against the
-// read-only module cache; a missing module fails fast (see ExplainOffline).
-func baseEnv(g GoEnv, gocache string) []string {
+// read-only module view (modcache: its path in the container); a missing
+// module fails fast (see ExplainOffline).
+func baseEnv(g GoEnv, gocache, modcache string) []string {
 	env := []string{
 		"PATH=" + containerPath(g.GOROOT),
 		"HOME=" + Home,
@@ -109,10 +110,11 @@ func baseEnv(g GoEnv, gocache string) []string {
 		"GOPROXY=off",
 		"GOFLAGS=-mod=mod",
 		"GOTOOLCHAIN=local",
-		// Every module in the cache was verified against the checksum
+		// Every module in the view was verified against the checksum
 		// database when the host downloaded it; inside, there is nothing
 		// to ask and nothing new to verify.
 		"GOSUMDB=off",
+		"GOMODCACHE=" + modcache,
 		"GOTELEMETRY=off",
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_TERMINAL_PROMPT=0",
@@ -122,9 +124,6 @@ func baseEnv(g GoEnv, gocache string) []string {
 	}
 	if g.GOROOT != "" {
 		env = append(env, "GOROOT="+g.GOROOT)
-	}
-	if g.GOMODCACHE != "" {
-		env = append(env, "GOMODCACHE="+g.GOMODCACHE)
 	}
 	return env
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,7 +146,7 @@ func TestRefuseSensitive(t *testing.T) {
 }
 
 func TestMergeEnvAndBase(t *testing.T) {
-	env := mergeEnv(baseEnv(GoEnv{GOROOT: "/usr/local/go", GOMODCACHE: "/m"}, "/c"), []string{"GOFLAGS=-mod=readonly", "X=1"})
+	env := mergeEnv(baseEnv(GoEnv{GOROOT: "/usr/local/go"}, "/c", "/m"), []string{"GOFLAGS=-mod=readonly", "X=1"})
 	got := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -157,6 +159,67 @@ func TestMergeEnvAndBase(t *testing.T) {
 		"GOMODCACHE": "/m", "GOCACHE": "/c", "HOME": Home, "PATH": "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"} {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestGrantWriteStaysInTheTreeUnderSwaps: while GrantWrite walks, a
+// directory of the tree is swapped, over and over, for a link to a
+// directory outside it (as a test running in a parallel container can).
+// The grant is written through a handle opened beneath the tree, so
+// nothing outside it ever gets the sandbox user's entry.
+func TestGrantWriteStaysInTheTreeUnderSwaps(t *testing.T) {
+	base := t.TempDir()
+	dir, outside := filepath.Join(base, "tree"), filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(dir, "d"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(dir, "d", "f"), filepath.Join(outside, "f")} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := GrantWrite(dir, 4243); err != nil {
+		if strings.Contains(err.Error(), "does not support POSIX ACLs") {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		d := filepath.Join(dir, "d")
+		for i := 0; !done.Load(); i++ {
+			if i%2 == 0 {
+				os.RemoveAll(d)
+				os.Symlink(outside, d)
+			} else {
+				os.Remove(d)
+				os.Mkdir(d, 0o755)
+				os.WriteFile(filepath.Join(d, "f"), []byte("x"), 0o644)
+			}
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		_ = GrantWrite(dir, 4243) // errors from a swapped-away entry are fine
+	}
+	// The control: the same grant by path, as GrantWrite made it before,
+	// under the same swapper (logged, not asserted: a race).
+	control := false
+	for i := 0; i < 3000 && !control; i++ {
+		_ = setACL(filepath.Join(dir, "d", "f"), false, "system.posix_acl_access", 0o644, 4244, 6)
+		control = hasACLEntry(filepath.Join(outside, "f"), false, "system.posix_acl_access", 4244, 6)
+	}
+	t.Logf("control: a grant by path reached outside the tree: %v", control)
+	done.Store(true)
+	wg.Wait()
+	for _, p := range []string{outside, filepath.Join(outside, "f")} {
+		if hasACLEntry(p, false, "system.posix_acl_access", 4243, 6) || hasACLEntry(p, false, "system.posix_acl_access", 4243, 7) {
+			t.Errorf("%s outside the tree got the sandbox user's entry", p)
 		}
 	}
 }
@@ -178,14 +241,14 @@ func TestGrantWriteACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"", "a", "a/f.txt"} {
-		if !hasACLEntry(filepath.Join(dir, p), "system.posix_acl_access", 4242, 6) {
+		if !hasACLEntry(filepath.Join(dir, p), false, "system.posix_acl_access", 4242, 6) {
 			t.Errorf("%q: no rw entry for uid 4242", p)
 		}
 	}
-	if !hasACLEntry(filepath.Join(dir, "a"), "system.posix_acl_default", 4242, 7) {
+	if !hasACLEntry(filepath.Join(dir, "a"), false, "system.posix_acl_default", 4242, 7) {
 		t.Error("a: no default entry")
 	}
-	if hasACLEntry(filepath.Join(dir, "a/.git/HEAD"), "system.posix_acl_access", 4242, 4) {
+	if hasACLEntry(filepath.Join(dir, "a/.git/HEAD"), false, "system.posix_acl_access", 4242, 4) {
 		t.Error("the git directory was opened to the sandbox user")
 	}
 	// The owner's bits survive.

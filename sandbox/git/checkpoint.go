@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
@@ -184,14 +185,14 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 		return "", nil, err
 	}
 
-	root, err := os.OpenRoot(r.Dir)
+	conf, err := sandbox.OpenConfined(r.Dir)
 	if err != nil {
 		return "", nil, err
 	}
-	defer root.Close()
+	defer conf.Close()
 	var files, dirs []walked
 	var skipped []Skipped
-	if err := walkHostile(ctx, root, shadow, gitlinks, &files, &dirs, &skipped); err != nil {
+	if err := walkHostile(ctx, conf, shadow, gitlinks, &files, &dirs, &skipped); err != nil {
 		return "", nil, fmt.Errorf("listing the worktree %s: %w", r.Dir, err)
 	}
 
@@ -240,7 +241,7 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 	if err != nil {
 		return "", nil, err
 	}
-	w := &worktreeReader{root: root, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
+	w := &worktreeReader{conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
 	final := map[string]hashedFile{}
 	for p := range gitlinks {
 		e := tracked[p]
@@ -352,7 +353,7 @@ func sameAsParent(final map[string]hashedFile, tracked map[string]treeEntry) boo
 // every directory entered (dirs), reporting what it will not take in. It
 // recreates the directory structure under shadow, with a copy of each
 // usable .gitignore, for checkIgnore.
-func walkHostile(ctx context.Context, root *os.Root, shadow string, gitlinks map[string]bool, files, dirs *[]walked, skipped *[]Skipped) error {
+func walkHostile(ctx context.Context, conf *sandbox.Confined, shadow string, gitlinks map[string]bool, files, dirs *[]walked, skipped *[]Skipped) error {
 	stack := []string{"."}
 	for len(stack) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -360,21 +361,11 @@ func walkHostile(ctx context.Context, root *os.Root, shadow string, gitlinks map
 		}
 		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		f, err := root.Open(d)
-		if err != nil {
-			if d == "." {
-				return err
-			}
-			// Unreadable or swapped away since it was listed: it is not
-			// part of the tree this time.
-			*skipped = append(*skipped, Skipped{Path: d, Reason: SkipUnreadable, Detail: "directory could not be read: " + trimRoot(err)})
-			continue
-		}
-		ents, err := f.ReadDir(-1)
-		f.Close()
-		// In name order, so which files a budget leaves out does not
-		// depend on the file system's order.
-		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+		// Listed through the confined reader: a directory swapped since
+		// it was seen for a link is refused, and one swapped for a fifo
+		// cannot block the open. Entries come in name order, so which
+		// files a budget leaves out does not depend on the file system's.
+		ents, err := conf.ReadDir(d)
 		if err != nil && d != "." {
 			*skipped = append(*skipped, Skipped{Path: d, Reason: SkipUnreadable, Detail: "directory could not be read: " + trimRoot(err)})
 			continue
@@ -422,7 +413,7 @@ func walkHostile(ctx context.Context, root *os.Root, shadow string, gitlinks map
 				}
 				*files = append(*files, walked{path: p, fi: fi})
 				if name == ".gitignore" {
-					copyIgnoreFile(root, p, fi, shadow, skipped)
+					copyIgnoreFile(conf, p, fi, shadow, skipped)
 				}
 			default:
 				*skipped = append(*skipped, Skipped{Path: p, Reason: SkipSpecial, Detail: typ.String()})
@@ -466,8 +457,8 @@ func repoMarker(ents []fs.DirEntry) (reason, what string) {
 }
 
 // copyIgnoreFile copies a .gitignore into the shadow tree when it is a
-// regular file of a sane size, read through root.
-func copyIgnoreFile(root *os.Root, p string, fi fs.FileInfo, shadow string, skipped *[]Skipped) {
+// regular file of a sane size, read through the confined reader.
+func copyIgnoreFile(conf *sandbox.Confined, p string, fi fs.FileInfo, shadow string, skipped *[]Skipped) {
 	if !fi.Mode().IsRegular() || fi.Size() > maxIgnoreFile {
 		why := "not a regular file"
 		if fi.Mode().IsRegular() {
@@ -476,16 +467,11 @@ func copyIgnoreFile(root *os.Root, p string, fi fs.FileInfo, shadow string, skip
 		*skipped = append(*skipped, Skipped{Path: p, Reason: SkipIgnoreFile, Detail: why + "; its rules are not applied"})
 		return
 	}
-	f, err := root.OpenFile(p, os.O_RDONLY|nonblock, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if now, err := f.Stat(); err != nil || !now.Mode().IsRegular() {
+	data, err := conf.ReadFile(p, maxIgnoreFile)
+	if _, refused := sandbox.Refused(err); refused {
 		*skipped = append(*skipped, Skipped{Path: p, Reason: SkipIgnoreFile, Detail: "changed while read; its rules are not applied"})
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
 	if err != nil {
 		return
 	}
@@ -565,16 +551,19 @@ func (r *Repo) saveStatCache(final map[string]hashedFile, seen map[string]fs.Fil
 	_ = writeFileAtomic(filepath.Join(r.GitDir, statCacheFile), data)
 }
 
+// maxStatCache caps what the stat cache's decoder reads.
+const maxStatCache = 1 << 30
+
 // indexCache is what SnapshotTree knows of unchanged files: the stat cache
 // of the last snapshot when there is one, else the linked tree's admin
 // index (stage 0 entries), and the time it was written (the reference for
 // racily clean entries).
 func (r *Repo) indexCache(ctx context.Context) (map[string]indexEntry, [2]uint32, error) {
 	var mtime [2]uint32
-	if f, err := os.Open(filepath.Join(r.GitDir, statCacheFile)); err == nil {
+	if f, err := sandbox.OpenPath(filepath.Join(r.GitDir, statCacheFile)); err == nil {
 		fi, serr := f.Stat()
 		var entries map[string]statCacheEntry
-		derr := json.NewDecoder(f).Decode(&entries)
+		derr := json.NewDecoder(io.LimitReader(f, maxStatCache)).Decode(&entries)
 		f.Close()
 		if serr == nil && derr == nil {
 			mt := fi.ModTime()

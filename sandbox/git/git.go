@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
@@ -147,7 +148,7 @@ func trustedEmptyDir(dir string, uid int) bool {
 	if owner, ok := fileOwner(fi); !ok || owner != uid {
 		return false
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := sandbox.ReadDir(dir)
 	return err == nil && len(entries) == 0
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // A task's working tree is written by an agent bcode does not trust: its
@@ -38,7 +40,7 @@ func (r *Repo) adminDirs(ctx context.Context) (map[string]string, error) {
 		return nil, err
 	}
 	root := filepath.Join(common, "worktrees")
-	ents, err := os.ReadDir(root)
+	ents, err := sandbox.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]string{}, nil
 	}
@@ -51,7 +53,7 @@ func (r *Repo) adminDirs(ctx context.Context) (map[string]string, error) {
 			continue
 		}
 		admin := filepath.Join(root, de.Name())
-		b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
+		b, err := sandbox.ReadFile(admin, "gitdir", 64<<10)
 		if err != nil {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
@@ -84,13 +85,13 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 		<-untracked
 		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}
-	root, err := os.OpenRoot(r.Dir)
+	conf, err := sandbox.OpenConfined(r.Dir)
 	if err != nil {
 		<-untracked
 		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}
-	defer root.Close()
-	w := &worktreeReader{root: root, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
+	defer conf.Close()
+	w := &worktreeReader{conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
 
 	var removals []string
 	var changed []candidate
@@ -179,7 +180,7 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 // time (the reference for racily clean entries). A repository without an
 // index (no commit, nothing added) gets an empty one.
 func copyIndex(src, dst string) (mtime [2]uint32, err error) {
-	in, err := os.Open(src)
+	in, err := sandbox.OpenPath(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return mtime, nil
 	}
@@ -308,7 +309,7 @@ type hashedFile struct {
 // link anywhere: a path below a linked directory is gone from the tree (as
 // git sees it), and a link is recorded as its target text.
 type worktreeReader struct {
-	root               *os.Root
+	conf               *sandbox.Confined
 	top                string // the root's path, for the fast scan
 	tmp                string
 	dirs               map[string]bool // directory path -> is a real directory
@@ -373,7 +374,7 @@ func (w *worktreeReader) open(c candidate) (*os.File, string, error) {
 		return nil, "", err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, err := w.root.Readlink(c.path)
+		target, err := w.conf.Readlink(c.path)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", c.path, err)
 		}
@@ -382,24 +383,26 @@ func (w *worktreeReader) open(c candidate) (*os.File, string, error) {
 		if err := os.WriteFile(name, []byte(target), 0o600); err != nil {
 			return nil, "", err
 		}
-		f, err := os.Open(name)
+		f, err := sandbox.OpenPath(name)
 		return f, "120000", err
 	}
-	// O_NONBLOCK: a fifo swapped in since lstat must not block the open.
-	f, err := w.root.OpenFile(c.path, os.O_RDONLY|nonblock, 0)
+	// The confined reader decides on what it opened: the path may have
+	// been swapped since lstat (for a link, a fifo), and only a regular
+	// file beneath the tree is opened.
+	f, err := w.conf.Open(c.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, "", nil
 		}
+		if _, refused := sandbox.Refused(err); refused {
+			return nil, "", fmt.Errorf("%s changed while the working tree was snapshotted; try again", c.path)
+		}
 		return nil, "", fmt.Errorf("%s: %w", c.path, err)
 	}
-	// The path may have been swapped since lstat; what was opened is what
-	// counts (os.Root kept it inside the tree), and it must be a regular
-	// file.
 	now, err := f.Stat()
-	if err != nil || !now.Mode().IsRegular() {
+	if err != nil {
 		f.Close()
-		return nil, "", fmt.Errorf("%s changed while the working tree was snapshotted; try again", c.path)
+		return nil, "", fmt.Errorf("%s: %w", c.path, err)
 	}
 	return f, w.mode(now, c.indexMode), nil
 }

@@ -269,3 +269,11 @@ func removeAll(dir string) error {
 	})
 	return os.RemoveAll(dir)
 }
+
+// OwnerDead reports whether name, a directory name in the scratch root,
+// belongs to an owner known to be dead (as Sweep decides). Names that are
+// not owners' are not dead: what they hold is left alone.
+func OwnerDead(name string) bool {
+	o, ok := parseOwner(name)
+	return ok && o != Self() && !alive(o)
+}

@@ -43,7 +43,8 @@ type Interface interface {
 	// TaskRun starts a queued task and replies at once.
 	TaskRun(ctx context.Context, a TaskIDArgs) (TaskResult, error)
 	// TaskResume continues a blocked, failed, cancelled or interrupted
-	// task (ID empty: the most recent such task of the workspace).
+	// task, or runs a queued one that could not start (ID empty: the most
+	// recent such task of the workspace).
 	TaskResume(ctx context.Context, a TaskIDArgs) (TaskResult, error)
 	TaskCancel(ctx context.Context, a TaskIDArgs) (TaskResult, error)
 	// TaskAccept lands a verified task on the user's branch: only on this
@@ -107,6 +108,11 @@ type TaskCreateArgs struct {
 	MutantID string `json:"mutantId,omitempty"`
 	// Run starts the task right after creating it.
 	Run bool `json:"run,omitempty"`
+	// Ask tells the client to ask the user for the goal before it sends
+	// the command, offering Goal (a suggestion made from the selection)
+	// as the answer to edit; a client that cannot ask sends it as it is.
+	// The server ignores it.
+	Ask bool `json:"ask,omitempty"`
 }
 
 // TaskIDArgs name a task.

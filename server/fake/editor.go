@@ -366,6 +366,17 @@ func (e *Editor) Notifications(method string) []Notification {
 	return out
 }
 
+// NotificationsLocked is Notifications for use inside an Await condition.
+func (e *Editor) NotificationsLocked(method string) []Notification {
+	var out []Notification
+	for _, n := range e.notes {
+		if n.Method == method {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Shown lists the URIs the server asked the editor to show.
 func (e *Editor) Shown() []string {
 	e.mu.Lock()

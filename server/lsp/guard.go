@@ -10,6 +10,8 @@ import (
 	"regexp"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 // frameStream is the raw-frame side of jsonrpc2's built-in framers.
@@ -41,8 +43,26 @@ func newGuardStream(s jsonrpc2.Stream, log *slog.Logger) jsonrpc2.Stream {
 	return &guardStream{frames: fs, inner: s, log: log}
 }
 
+// Write is the one way out to the editor: every message is encoded, then
+// every string in it (results, diagnostics, progress, messages, error
+// texts, ids) is rewritten into the form shown.Text gives it, so that no
+// control, escape sequence, bidi override or invisible character from the
+// worktree, a test run or the model reaches the editor's hovers, panels
+// and diagnostics however a feature built its message.
 func (s *guardStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
-	return s.inner.Write(ctx, msg)
+	body, err := jsonrpc2.EncodeMessage(msg)
+	if err != nil {
+		return 0, err
+	}
+	return s.writeFrame(ctx, body)
+}
+
+func (s *guardStream) writeFrame(ctx context.Context, body []byte) (int64, error) {
+	shownBody, err := shown.JSONText(body)
+	if err != nil {
+		return 0, fmt.Errorf("lsp: an outgoing message is not JSON: %w", err)
+	}
+	return s.frames.WriteFrame(ctx, shownBody)
 }
 
 func (s *guardStream) Close() error { return s.inner.Close() }
@@ -59,7 +79,7 @@ func (s *guardStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error)
 		if reply, err := checkFrame(body); err != nil {
 			s.log.Warn("dropping a malformed message", "err", err, "message", clip(body))
 			if reply != nil {
-				if _, werr := s.frames.WriteFrame(ctx, reply); werr != nil {
+				if _, werr := s.writeFrame(ctx, reply); werr != nil {
 					return nil, 0, werr
 				}
 			}

@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
@@ -109,12 +109,20 @@ func removeAll(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
+	// Walked and changed beneath dir only: a directory swapped for a link
+	// by a test still running must not take the chmod out of the tree.
+	if conf, err := sandbox.OpenConfined(dir); err == nil {
+		if root, err := os.OpenRoot(dir); err == nil {
+			_ = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					_ = root.Chmod(p, 0o700)
+				}
+				return nil
+			})
+			root.Close()
 		}
-		return nil
-	})
+		conf.Close()
+	}
 	return os.RemoveAll(dir)
 }
 

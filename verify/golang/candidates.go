@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -105,7 +104,15 @@ func beforeElem(p, elem string) string {
 // dir holds a _test.go file (a link to one counts).
 func dirHasTests(dir, u string) bool {
 	rel := strings.TrimPrefix(strings.TrimPrefix(u, "."), "/")
-	entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
+	if rel == "" {
+		rel = "."
+	}
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return false
+	}
+	defer conf.Close()
+	entries, err := conf.ReadDir(rel)
 	if err != nil {
 		return false
 	}
@@ -126,6 +133,10 @@ type importIndex struct {
 	testing     map[string]bool            // dir whose non-test files import "testing"
 }
 
+// maxScannedSource caps one Go file the import scan reads; one over it is
+// left out of the scan (go test, which builds it, says what it makes of it).
+const maxScannedSource = 16 << 20
+
 // scanImports reads the imports of every Go file of the snapshot (vendor
 // included: vendored assertion libraries are test support too).
 func scanImports(dir string) (*importIndex, error) {
@@ -139,15 +150,20 @@ func scanImports(dir string) (*importIndex, error) {
 		testImports: map[string]map[string]bool{}, codeImports: map[string]map[string]bool{},
 		testing: map[string]bool{},
 	}
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
 	fset := token.NewFileSet()
 	n := 0
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != dir && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if p != "." && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -156,11 +172,7 @@ func scanImports(dir string) (*importIndex, error) {
 			return nil
 		}
 		n++
-		rel, err := filepath.Rel(dir, filepath.Dir(p))
-		if err != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
+		rel := path.Dir(p)
 		if _, ok := idx.importPath[rel]; !ok {
 			ip := vendoredPath(rel)
 			if ip == "" {
@@ -171,7 +183,13 @@ func scanImports(dir string) (*importIndex, error) {
 				idx.byPath[ip] = rel
 			}
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		// Read here, confined and capped: the parser would read the
+		// file by its name, whatever it is.
+		src, err := conf.ReadFile(p, maxScannedSource)
+		if err != nil {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(p)), src, parser.ImportsOnly)
 		if err != nil || f == nil {
 			return nil
 		}

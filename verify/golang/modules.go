@@ -35,27 +35,28 @@ const maxGoWork = 1 << 20
 func findModules(dir string) (layout, error) {
 	var l layout
 	var mods []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return l, err
+	}
+	defer conf.Close()
+	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == dir {
+			if p == "." {
 				return err
 			}
 			return nil // unreadable subdirectory: nothing of ours in it
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if p != dir && (name == "vendor" || name == "testdata" || name == "node_modules" ||
+			if p != "." && (name == "vendor" || name == "testdata" || name == "node_modules" ||
 				strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
 		if d.Name() == "go.mod" && d.Type().IsRegular() {
-			rel, err := filepath.Rel(dir, filepath.Dir(p))
-			if err != nil {
-				return err
-			}
-			mods = append(mods, filepath.ToSlash(rel))
+			mods = append(mods, path.Dir(p))
 		}
 		return nil
 	})
@@ -63,7 +64,7 @@ func findModules(dir string) (layout, error) {
 		return l, err
 	}
 	sort.Strings(mods)
-	work, err := sandbox.ReadFile(dir, "go.work", maxGoWork)
+	work, err := conf.ReadFile("go.work", maxGoWork)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		l.Roots = mods

@@ -110,7 +110,7 @@ func (s *session) prepareBaseline(p *pkg, schema bool) error {
 	}
 	if !s.opts.NoCache {
 		for _, f := range []string{full, file} {
-			if data, err := os.ReadFile(f); err == nil {
+			if data, err := sandbox.ReadPath(f, maxCacheEntry); err == nil {
 				var b baseline
 				if json.Unmarshal(data, &b) == nil {
 					p.base = &b
@@ -193,7 +193,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "bcode-baseline-v2\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath)
 	hashFile := func(path string) {
-		data, err := os.ReadFile(path)
+		data, err := readCapped(s.root, path, maxSourceFile)
 		if err != nil {
 			return
 		}
@@ -206,10 +206,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 		fmt.Fprintf(h, "%s\x00%x\x00", path, sum)
 	}
 	hashDir := func(dir string, recurse bool) {
-		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
+		_ = walkBeneath(s.root, dir, func(path string, d fs.DirEntry) error {
 			if d.IsDir() {
 				if path != dir && (!recurse || strings.HasPrefix(d.Name(), ".")) {
 					return filepath.SkipDir
@@ -254,7 +251,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 		} else {
 			continue
 		}
-		entries, _ := os.ReadDir(dir)
+		entries, _ := readDirBeneath(s.root, dir)
 		for _, e := range entries {
 			if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
 				hashFile(filepath.Join(dir, e.Name()))
@@ -312,7 +309,15 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 			mu.Unlock()
 			return
 		}
-		covered, all, _ := readProfile(prof)
+		covered, all, perr := readProfile(prof)
+		if _, refused := sandbox.Refused(perr); refused {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = perr
+			}
+			mu.Unlock()
+			return
+		}
 		alone[i] = baseTest{Name: names[i], Duration: res.Duration, Blocks: covered}
 		mu.Lock()
 		if len(all) > len(allBlocks) {
@@ -370,7 +375,7 @@ func topLevelResults(out string) map[string]bool {
 // readProfile parses a coverage profile into its covered blocks and all
 // its blocks.
 func readProfile(path string) (covered, all []block, err error) {
-	data, err := os.ReadFile(path)
+	data, err := sandbox.ReadPath(path, maxProfile)
 	if err != nil {
 		return nil, nil, err
 	}

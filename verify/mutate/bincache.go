@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // The schema binary is kept across runs, keyed by everything it is built
@@ -102,7 +104,7 @@ func (s *session) storeSchema(p *pkg, key, bin string) {
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
+	in, err := sandbox.OpenPath(src)
 	if err != nil {
 		return err
 	}
@@ -111,7 +113,11 @@ func copyFile(src, dst string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	n, err := io.Copy(out, io.LimitReader(in, maxBinary+1))
+	if err == nil && n > maxBinary {
+		err = fmt.Errorf("copying %s: over %d bytes", src, int64(maxBinary))
+	}
+	if err != nil {
 		out.Close()
 		return err
 	}

@@ -55,7 +55,7 @@ func (s *session) canCoverInProcess(p *pkg) bool {
 		if name == coverMainFile {
 			return false
 		}
-		src, err := readCapped(filepath.Join(p.list.Dir, name), maxTestSource)
+		src, err := readCapped(s.root, filepath.Join(p.list.Dir, name), maxTestSource)
 		if err != nil {
 			return false
 		}
@@ -118,7 +118,7 @@ func (s *session) coverOverlay(p *pkg, schema map[string][]byte, sel []int) (map
 			errs[i] = err
 			return
 		}
-		data, err := os.ReadFile(outFile)
+		data, err := sandbox.ReadPath(outFile, maxCoverOut)
 		if err != nil {
 			errs[i] = err
 			return
@@ -328,8 +328,14 @@ func (s *session) runCoverProcess(p *pkg, bin string, files []coverFile) ([]cove
 		if err != nil {
 			return nil, nil, err
 		}
-		data, _ := os.ReadFile(out)
+		// The tests of the agent's change ran in this process and could
+		// have replaced out (with a link to /dev/zero, a fifo): a refusal
+		// ends the baseline, and the gate reports it.
+		data, err := sandbox.ReadPath(out, maxCoverRun)
 		_ = os.Remove(out)
+		if _, refused := sandbox.Refused(err); refused {
+			return nil, nil, err
+		}
 		running, ended := -1, false
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		sc.Buffer(make([]byte, 1<<20), 64<<20)

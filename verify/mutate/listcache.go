@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // The two `go list` calls of a module (the changed packages, then export
@@ -58,10 +60,10 @@ func (s *session) listKeyBase(kind, mod string) hash.Hash {
 	h := sha256.New()
 	fmt.Fprintf(h, "bcode-golist-v1\x00%s\x00%s\x00%s\x00", kind, s.runner.Name(), strings.Join(s.env, "\x00"))
 	for _, f := range []string{"go.mod", "go.sum", filepath.Join("vendor", "modules.txt")} {
-		hashFile(h, mod, filepath.Join(mod, f))
+		hashFile(h, s.root, mod, filepath.Join(mod, f))
 	}
 	if w := s.goEnv("GOWORK"); w != "" && w != "off" {
-		hashFile(h, mod, w)
+		hashFile(h, filepath.Dir(w), mod, w)
 	}
 	return h
 }
@@ -72,7 +74,7 @@ func (s *session) targetsKey(mod string, targets []string) string {
 	h := s.listKeyBase("targets", mod)
 	for _, t := range targets {
 		fmt.Fprintf(h, "target\x00%s\x00", t)
-		fmt.Fprintf(h, "%s\x00", dirHeaders(filepath.Join(mod, filepath.FromSlash(t))))
+		fmt.Fprintf(h, "%s\x00", dirHeaders(s.root, filepath.Join(mod, filepath.FromSlash(t))))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
@@ -80,8 +82,8 @@ func (s *session) targetsKey(mod string, targets []string) string {
 // goHeader hashes what `go list` reads of a Go file: everything up to the
 // end of its last import (build constraints, package clause, imports). A
 // file that does not parse that far is hashed whole.
-func goHeader(path string) string {
-	src, err := os.ReadFile(path)
+func goHeader(root, path string) string {
+	src, err := readCapped(root, path, maxSourceFile)
 	if err != nil {
 		return "missing"
 	}
@@ -107,13 +109,14 @@ func (s *session) depsKey(mod string, imports []string) string {
 }
 
 // hashFile writes path (relative to mod when inside it) and the hash of
-// its content, or that it is missing, into h.
-func hashFile(h hash.Hash, mod, path string) {
+// its content, or that it is missing (or refused), into h. path is read
+// confined to root.
+func hashFile(h hash.Hash, root, mod, path string) {
 	name := path
 	if r, err := filepath.Rel(mod, path); err == nil && filepath.IsLocal(r) {
 		name = filepath.ToSlash(r)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readCapped(root, path, maxSourceFile)
 	if err != nil {
 		fmt.Fprintf(h, "%s\x00missing\x00", name)
 		return
@@ -122,25 +125,25 @@ func hashFile(h hash.Hash, mod, path string) {
 }
 
 // goSources hashes the non-test Go files of dir (names and contents).
-func goSources(dir string) string {
+func goSources(root, dir string) string {
 	h := sha256.New()
-	entries, _ := os.ReadDir(dir)
+	entries, _ := readDirBeneath(root, dir)
 	for _, e := range entries {
 		if n := e.Name(); e.Type().IsRegular() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
-			hashFile(h, dir, filepath.Join(dir, n))
+			hashFile(h, root, dir, filepath.Join(dir, n))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // dirHeaders hashes the file names of dir and the headers of its Go files.
-func dirHeaders(dir string) string {
+func dirHeaders(root, dir string) string {
 	h := sha256.New()
-	entries, _ := os.ReadDir(dir)
+	entries, _ := readDirBeneath(root, dir)
 	for _, e := range entries {
 		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), e.Type())
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".go") {
-			fmt.Fprintf(h, "%s\x00", goHeader(filepath.Join(dir, e.Name())))
+			fmt.Fprintf(h, "%s\x00", goHeader(root, filepath.Join(dir, e.Name())))
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
@@ -168,7 +171,7 @@ func (s *session) cachedList(mod, key string) ([]listed, bool) {
 	if s.opts.NoCache {
 		return nil, false
 	}
-	data, err := os.ReadFile(s.listCacheFile(key))
+	data, err := sandbox.ReadPath(s.listCacheFile(key), maxCacheEntry)
 	if err != nil {
 		return nil, false
 	}
@@ -177,12 +180,12 @@ func (s *session) cachedList(mod, key string) ([]listed, bool) {
 		return nil, false
 	}
 	for dir, sum := range e.Sources {
-		if goSources(fromStored(mod, dir)) != sum {
+		if s.goSources(fromStored(mod, dir)) != sum {
 			return nil, false
 		}
 	}
 	for dir, sum := range e.Headers {
-		if dirHeaders(fromStored(mod, dir)) != sum {
+		if s.dirHeaders(fromStored(mod, dir)) != sum {
 			return nil, false
 		}
 	}
@@ -213,9 +216,9 @@ func (s *session) storeList(mod, key string, list, deps []listed, headers bool) 
 			continue
 		}
 		if headers {
-			e.Headers[toStored(mod, l.Dir)] = dirHeaders(l.Dir)
+			e.Headers[toStored(mod, l.Dir)] = s.dirHeaders(l.Dir)
 		} else {
-			e.Sources[toStored(mod, l.Dir)] = goSources(l.Dir)
+			e.Sources[toStored(mod, l.Dir)] = s.goSources(l.Dir)
 		}
 	}
 	for _, l := range list {
@@ -244,7 +247,7 @@ func (s *session) storeList(mod, key string, list, deps []listed, headers bool) 
 const maxListEntries = 256
 
 func (s *session) pruneListCache(dir string) {
-	entries, err := os.ReadDir(dir)
+	entries, err := sandbox.ReadDir(dir)
 	if err != nil || len(entries) <= maxListEntries {
 		return
 	}
@@ -297,4 +300,18 @@ func (s *session) goEnv(name string) string {
 		}
 	}
 	return ""
+}
+
+// goSources and dirHeaders of a dependency's directory: read beneath the
+// snapshot when it is there (the agent's tree), else beneath the directory
+// itself (a replaced module elsewhere on the host).
+func (s *session) goSources(dir string) string { return goSources(s.rootOf(dir), dir) }
+
+func (s *session) dirHeaders(dir string) string { return dirHeaders(s.rootOf(dir), dir) }
+
+func (s *session) rootOf(dir string) string {
+	if r, err := filepath.Rel(s.root, dir); err == nil && filepath.IsLocal(r) {
+		return s.root
+	}
+	return dir
 }

@@ -11,7 +11,6 @@ import (
 	"go/token"
 	"go/types"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -228,7 +227,7 @@ func exportsComplete(deps []listed) bool {
 // without leaving the snapshot.
 func (s *session) moduleRoot(dir string) (string, error) {
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+		if existsBeneath(s.root, filepath.Join(d, "go.mod")) {
 			return d, nil
 		}
 		if d == s.root || !strings.HasPrefix(d, s.root) {
@@ -292,7 +291,13 @@ func (s *session) load(dirs []string) ([]*pkg, error) {
 			if !ok || l.Export == "" {
 				return nil, fmt.Errorf("no export data for %q", p)
 			}
-			return os.Open(l.Export)
+			// Export data the toolchain wrote in its cache, which a
+			// container shares: read whole, capped, like any other.
+			data, err := sandbox.ReadPath(l.Export, maxExportData)
+			if err != nil {
+				return nil, err
+			}
+			return io.NopCloser(bytes.NewReader(data)), nil
 		})
 		for _, t := range targets {
 			p, err := s.typecheck(mod, t, all, imp)
@@ -330,7 +335,7 @@ func (s *session) typecheck(mod string, l listed, all map[string]listed, imp typ
 	var asts []*ast.File
 	for _, name := range l.GoFiles {
 		abs := filepath.Join(l.Dir, name)
-		src, err := os.ReadFile(abs)
+		src, err := readCapped(s.root, abs, maxSourceFile)
 		if err != nil {
 			return nil, fmt.Errorf("package %s: %w", rel, err)
 		}

@@ -1,7 +1,6 @@
 package mutate
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
 // verdictOrder is the order the human summary lists verdicts in: what
@@ -44,27 +45,27 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 		ew.printf("%s (%d)\n", verdictTitle[v], len(ms))
 		for _, m := range ms {
-			ew.printf("  %s:%d:%d  %s  %s  →  %s\n", m.File, m.Line, m.Col, m.Operator, oneLine(m.Original), oneLine(m.Mutated))
+			ew.printf("  %s:%d:%d  %s  %s  →  %s\n", shown.Line(m.File), m.Line, m.Col, shown.Line(m.Operator), oneLine(m.Original), oneLine(m.Mutated))
 			switch {
 			case v == Ignored:
-				ew.printf("      reason: %s\n", m.IgnoreReason)
+				ew.printf("      reason: %s\n", shown.Line(m.IgnoreReason))
 			case len(m.Tests) > 0:
-				ew.printf("      tests run: %s\n", strings.Join(m.Tests, ", "))
+				ew.printf("      tests run: %s\n", shown.Line(strings.Join(m.Tests, ", ")))
 			}
 			if m.Detail != "" && v != Survived {
-				ew.printf("      %s\n", m.Detail)
+				ew.printf("      %s\n", shown.Line(m.Detail))
 			}
 		}
 		ew.printf("\n")
 	}
 	if len(rep.Quarantined) > 0 {
-		ew.printf("Quarantined flaky baseline tests (their runs disagreed; not used against mutants): %s\n\n", strings.Join(rep.Quarantined, ", "))
+		ew.printf("Quarantined flaky baseline tests (their runs disagreed; not used against mutants): %s\n\n", shown.Line(strings.Join(rep.Quarantined, ", ")))
 	}
 	for _, n := range rep.Notes {
-		ew.printf("note: %s\n", n)
+		ew.printf("note: %s\n", shown.Line(n))
 	}
 	for _, e := range rep.Errors {
-		ew.printf("error: %s\n", e)
+		ew.printf("error: %s\n", shown.Line(e))
 	}
 	if len(rep.Errors)+len(rep.Notes) > 0 {
 		ew.printf("\n")
@@ -93,7 +94,8 @@ func round(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine is code (an original or mutated expression) on one line, shown.
+func oneLine(s string) string { return shown.Flat(s) }
 
 type errWriter struct {
 	w   io.Writer
@@ -107,10 +109,17 @@ func (e *errWriter) printf(format string, args ...any) {
 }
 
 // WriteJSON writes the report as indented JSON.
-func WriteJSON(w io.Writer, rep *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+func WriteJSON(w io.Writer, rep *Report) error { return writeShownJSON(w, rep) }
+
+// writeShownJSON writes v as indented JSON whose every string is shown
+// (shown.JSON): what a viewer renders from it holds no hidden rune.
+func writeShownJSON(w io.Writer, v any) error {
+	b, err := shown.JSONIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 var operatorHelp = map[string]string{
@@ -219,7 +228,7 @@ func WriteSARIF(w io.Writer, rep *Report) error {
 			"message":   msg{message(m)},
 			"locations": []any{map[string]any{
 				"physicalLocation": map[string]any{
-					"artifactLocation": map[string]any{"uri": m.File, "uriBaseId": "%SRCROOT%"},
+					"artifactLocation": map[string]any{"uri": uriPath(m.File), "uriBaseId": "%SRCROOT%"},
 					"region": map[string]any{
 						"startLine": m.Line, "startColumn": charCol(src, m.Line, m.Col),
 						"endLine": m.EndLine, "endColumn": charCol(src, m.EndLine, m.EndCol),
@@ -247,9 +256,28 @@ func WriteSARIF(w io.Writer, rep *Report) error {
 			"results":    results,
 		}},
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return writeShownJSON(w, doc)
+}
+
+// uriPath is a slash path as a relative URI reference: every byte but
+// unreserved characters and slashes percent-encoded (RFC 3986), so a
+// name's controls, spaces, '%', '#', '?' and ':' cannot change what it
+// refers to or how it is shown.
+func uriPath(p string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '.', c == '_', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		}
+	}
+	return b.String()
 }
 
 func camel(s string) string {
@@ -348,25 +376,30 @@ func WriteGitHubSummary(w io.Writer, rep *Report) error {
 		return ew.err
 	}
 	ew.printf("| verdict | where | mutant | tests run | id |\n|---|---|---|---|---|\n")
-	md := strings.NewReplacer("|", "\\|", "\n", " ", "`", "'")
+	// Every agent-controlled cell is a code span: Markdown shows it
+	// literally (no link, image, HTML or emphasis), and neither a pipe nor a
+	// backtick can close it.
+	md := func(s string) string { return strings.NewReplacer("|", "\\|", "`", "'").Replace(shown.Line(s)) }
 	for _, m := range ms {
-		tests := strings.Join(m.Tests, ", ")
-		if tests == "" {
-			tests = "none"
+		tests := "none"
+		if len(m.Tests) > 0 {
+			tests = "`" + md(strings.Join(m.Tests, ", ")) + "`"
 		}
 		ew.printf("| %s | `%s:%d` | `%s` → `%s` (%s) | %s | `%s` |\n", strings.ReplaceAll(string(m.Verdict), "_", " "),
-			md.Replace(m.File), m.Line, md.Replace(oneLine(m.Original)), md.Replace(oneLine(m.Mutated)), m.Operator, md.Replace(tests), m.ID)
+			md(m.File), m.Line, md(m.Original), md(m.Mutated), md(m.Operator), tests, md(m.ID))
 	}
 	return ew.err
 }
 
-// ghData and ghProp escape workflow-command text as the runner expects.
+// ghData and ghProp escape workflow-command text as the runner expects,
+// after shown.Line has made its controls visible (the log viewer renders
+// escape sequences) and broken any "##[" the runner would act on.
 func ghData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(shown.Line(s))
 }
 
 func ghProp(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(shown.Line(s))
 }
 
 // mutationStatus maps verdicts to the mutation-testing-report-schema.
@@ -488,7 +521,5 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 		"testFiles":     testFiles,
 		"framework":     map[string]any{"name": "bcode"},
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return writeShownJSON(w, doc)
 }

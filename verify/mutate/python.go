@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -172,7 +173,7 @@ func (s *session) runPython() error {
 			continue
 		}
 		abs := filepath.Join(s.root, filepath.FromSlash(f.Path))
-		src, err := readCapped(abs, 4<<20)
+		src, err := readCapped(s.root, abs, 4<<20)
 		if err != nil {
 			s.rep.Errors = append(s.rep.Errors, fmt.Sprintf("%s: %v", f.Path, err))
 			continue
@@ -521,7 +522,10 @@ func (ps *pySession) runEngine(ctx context.Context, tag string, cfg pyConfig, ti
 	if err != nil {
 		return res, nil, err
 	}
-	out, _ := readCapped(cfg.Results, 256<<20)
+	out, err := sandbox.ReadPath(cfg.Results, maxResults)
+	if _, refused := sandbox.Refused(err); refused {
+		return res, nil, err
+	}
 	return res, out, nil
 }
 
@@ -531,7 +535,7 @@ func (ps *pySession) cachedBaseline(key string) *pyBaseline {
 	if ps.opts.NoCache {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json"))
+	data, err := sandbox.ReadPath(filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json"), maxCacheEntry)
 	if err != nil {
 		return nil
 	}
@@ -736,10 +740,7 @@ func (ps *pySession) cacheKey() string {
 		fmt.Fprintf(h, "target\x00%s\x00", f.rel)
 	}
 	var total int64
-	_ = filepath.WalkDir(ps.root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
+	_ = walkBeneath(ps.root, ps.root, func(p string, d fs.DirEntry) error {
 		if d.IsDir() {
 			if p != ps.root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "__pycache__") {
 				return filepath.SkipDir
@@ -754,7 +755,7 @@ func (ps *pySession) cacheKey() string {
 			return nil
 		}
 		total += fi.Size()
-		data, err := os.ReadFile(p)
+		data, err := readCapped(ps.root, p, max(maxHashed-total+fi.Size(), 1))
 		if err != nil {
 			return nil
 		}
@@ -905,7 +906,7 @@ var pressureFile = "/proc/pressure/cpu"
 
 // cpuStall is /proc/pressure/cpu's cumulative "some" stall time.
 func cpuStall() (time.Duration, bool) {
-	data, err := os.ReadFile(pressureFile)
+	data, err := sandbox.ReadPath(pressureFile, 64<<10)
 	if err != nil {
 		return 0, false
 	}
@@ -925,7 +926,7 @@ func cpuStall() (time.Duration, bool) {
 
 // loadAverage is the one-minute load average, if /proc/loadavg says.
 func loadAverage() (float64, bool) {
-	data, err := os.ReadFile("/proc/loadavg")
+	data, err := sandbox.ReadPath("/proc/loadavg", 64<<10)
 	if err != nil {
 		return 0, false
 	}
@@ -1241,7 +1242,7 @@ func (ps *pySession) locateTests() {
 			}
 			ps.rep.TestFiles[path.Dir(m.File)+":"+n] = file
 			if _, ok := ps.rep.Sources[file]; !ok {
-				if src, err := readCapped(filepath.Join(ps.root, filepath.FromSlash(file)), maxTestSource); err == nil {
+				if src, err := readCapped(ps.root, filepath.Join(ps.root, filepath.FromSlash(file)), maxTestSource); err == nil {
 					ps.rep.Sources[file] = string(src)
 				}
 			}

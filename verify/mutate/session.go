@@ -7,8 +7,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -244,7 +242,7 @@ func (s *session) locateTests(p *pkg) {
 	for _, name := range files {
 		// The host path: go list may have run in a container.
 		abs := filepath.Join(s.root, filepath.FromSlash(p.relDir), name)
-		src, err := readCapped(abs, maxTestSource)
+		src, err := readCapped(s.root, abs, maxTestSource)
 		if err != nil {
 			continue
 		}
@@ -260,23 +258,6 @@ func (s *session) locateTests(p *pkg) {
 		}
 		s.rep.Sources[rel] = string(src)
 	}
-}
-
-// readCapped reads a regular file of at most max bytes.
-func readCapped(name string, max int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, fmt.Errorf("mutate: %s is not a regular file of at most %d bytes", name, max)
-	}
-	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // selectFiles returns the package directories (absolute) with changed

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // The interpreter probe and the syntax helper's first run each start the
@@ -71,7 +73,7 @@ func choiceKey(purpose, dir string, candidates []string) string {
 		w(v + "=" + os.Getenv(v))
 	}
 	if dir != "" {
-		if b, err := os.ReadFile(filepath.Join(dir, ".python-version")); err == nil {
+		if b, err := sandbox.ReadFile(dir, ".python-version", 64<<10); err == nil {
 			w(".python-version=" + string(b))
 		}
 	}
@@ -117,7 +119,7 @@ func loadChoice(key string) (string, bool) {
 			return "", false
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(d, key+".json"))
+	b, err := sandbox.ReadFile(d, key+".json", 1<<20)
 	if err != nil {
 		return "", false
 	}

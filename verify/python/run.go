@@ -350,8 +350,13 @@ func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, 
 		return pytestRun{}, fmt.Errorf("running pytest: %w", err)
 	}
 	run := pytestRun{res: res}
+	// The tests ran the change's code, which could have replaced either
+	// report (a link, a fifo, a file over the cap): that is the gate's
+	// finding, not a missing report.
 	if data, err := sandbox.ReadFile(scratch, "log.jsonl", maxJUnitBytes); err == nil {
 		run.log = data
+	} else if _, refused := sandbox.Refused(err); refused {
+		return pytestRun{}, fmt.Errorf("reading pytest's live log: %w", err)
 	}
 	if data, err := sandbox.ReadFile(scratch, "r.xml", maxJUnitBytes); err == nil {
 		if cases, perr := ParseJUnit(bytes.NewReader(data)); perr == nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -30,25 +29,26 @@ func skipDir(name string) bool {
 // directories.
 func pyFiles(dir string) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
+	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == dir {
+			if p == "." {
 				return err
 			}
 			return nil // an unreadable corner is not the whole tree
 		}
 		if d.IsDir() {
-			if p != dir && skipDir(d.Name()) {
-				return filepath.SkipDir
+			if p != "." && skipDir(d.Name()) {
+				return fs.SkipDir
 			}
 			return nil
 		}
 		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".py") {
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, filepath.ToSlash(rel))
+			out = append(out, p)
 		}
 		return nil
 	})

@@ -249,5 +249,6 @@ func decodeRuns(text []byte) decoded {
 		}
 		i = max(j, i+1)
 	}
+	decodeBase32Runs(text, &d)
 	return d
 }

@@ -35,9 +35,16 @@ type form struct {
 // by the view each is searched in.
 type forms struct {
 	fold, skel []form
+	// squeezed are the skel forms with runs of one character squeezed to
+	// one (see squeeze), searched in the squeezed skel view.
+	squeezed []form
 }
 
 func (fs *forms) empty() bool { return len(fs.fold) == 0 && len(fs.skel) == 0 }
+
+// minSqueezed is the shortest squeezed form searched: a random value of
+// minSkeleton characters loses a character or two to squeezing.
+const minSqueezed = 12
 
 func addForm(list []form, text, rule string) []form {
 	if slices.ContainsFunc(list, func(f form) bool { return string(f.text) == text }) {
@@ -76,8 +83,12 @@ func (fs *forms) addSkeleton(skel, rule string) {
 		return
 	}
 	for _, s := range []string{skel, rot13(skel)} {
-		fs.skel = addForm(fs.skel, s, rule)
-		fs.skel = addForm(fs.skel, reverseRunes(s), rule)
+		for _, s := range []string{s, reverseRunes(s)} {
+			fs.skel = addForm(fs.skel, s, rule)
+			if q := squeezeString(s); len(q) >= minSqueezed {
+				fs.squeezed = addForm(fs.squeezed, q, rule)
+			}
+		}
 	}
 }
 
@@ -153,12 +164,28 @@ func search(v *view, list []form, out []match) []match {
 // layers deep) in any normalised form.
 func findKnown(nv *view, sets []*forms, depth int, out []match) []match {
 	f := foldViews(nv)
+	sq := squeeze(&f.skel)
 	for _, fs := range sets {
 		out = search(&f.fold, fs.fold, out)
 		out = search(&f.skel, fs.skel, out)
+		out = search(&sq, fs.squeezed, out)
 	}
 	if depth >= maxEncodedDepth {
 		return out
+	}
+	// Escapes undone (percent, quoted-printable, character references,
+	// backslashes, character codes), searched like the text itself.
+	for _, unescape := range []func([]byte) (view, bool){unescapeText, charCodes} {
+		uv, ok := unescape(nv.text)
+		if !ok {
+			continue
+		}
+		sub := nfkcView(string(uv.text))
+		for _, m := range findKnown(&sub, sets, depth+1, nil) {
+			m.start, m.end = uv.source(m.start, m.end)
+			m.start, m.end = nv.source(m.start, m.end)
+			out = append(out, m)
+		}
 	}
 	d := decodeRuns(f.compact.text)
 	if len(d.buf) == 0 {

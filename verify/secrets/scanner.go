@@ -324,6 +324,37 @@ func redactedForm(secret string) string {
 // produced it, so only those are replaced. It returns the redacted text and
 // the number of changes: secrets replaced plus format characters removed.
 func (s *Scanner) Redact(text string) (string, int) {
+	return replaceSpans(text, s.matches(text))
+}
+
+// Span is a stretch of a text that Redact would replace.
+type Span struct {
+	Start, End int
+	Rule       string
+	// Secret is the value a gitleaks rule matched ("" for a known value
+	// or host path, which the caller knows already). Never print it.
+	Secret string
+}
+
+// Find reports the spans of text that Redact would replace (overlapping
+// ones not merged), for a caller that replaces them itself: the gateway,
+// which scans a whole request at once and maps each span back to the
+// string of the request it falls in.
+func (s *Scanner) Find(text string) []Span {
+	ms := s.matches(text)
+	out := make([]Span, 0, len(ms))
+	for _, m := range ms {
+		sp := Span{Start: m.start, End: m.end, Rule: m.rule}
+		if m.rule != KnownSecretRule {
+			sp.Secret = m.secret
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// matches are the spans of text Redact replaces.
+func (s *Scanner) matches(text string) []match {
 	nv := nfkcView(text)
 	scanned := text
 	if !nv.ident {
@@ -345,7 +376,7 @@ func (s *Scanner) Redact(text string) (string, int) {
 	if !s.known.empty() || !found.empty() {
 		matches = findKnown(&nv, sets, 0, matches)
 	}
-	return replaceSpans(text, matches)
+	return matches
 }
 
 // replaceSpans returns text with each of matches' spans (merged where they

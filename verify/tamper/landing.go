@@ -1,189 +1,257 @@
 package tamper
 
 import (
-	"bufio"
-	"bytes"
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"path"
-	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bcode-dev/bcode/verify"
 )
 
-// Finding codes for what landing a change would put in a checkout that
-// git, or the user's next command, acts on rather than merely stores.
+// Finding codes for what landing a tree would put in a checkout that git,
+// the kernel or the user's next command acts on in a way the reviewed diff
+// does not show.
 const (
-	// FindingSymlinkOutside: a symbolic link whose target is absolute or
-	// leaves the tree (or reaches into .git): after landing, a read or
-	// write through it touches a host file (/etc/shadow, the ledger, an
-	// SSH key).
+	// FindingSymlinkOutside: a symbolic link that, resolved the way the
+	// kernel resolves it, leaves the tree (an absolute target, or ".."
+	// past the top, through any chain of links) or reaches into .git:
+	// after landing, a read or write through it touches a host file.
 	FindingSymlinkOutside = "symlink_outside"
-	// FindingAttributesDriver: a .gitattributes that routes files to a
-	// filter, diff or merge driver: the user's git runs whatever program
-	// the user's (or a later) configuration names for it.
+	// FindingSymlinkDangling: a symbolic link whose target does not exist
+	// in the landed tree (or runs through a file, or into a submodule
+	// whose content the tree does not hold): whatever later appears there
+	// on the host is what it reaches.
+	FindingSymlinkDangling = "symlink_dangling"
+	// FindingSymlinkLoop: more than 40 links on the way (the kernel's
+	// limit, ELOOP).
+	FindingSymlinkLoop = "symlink_loop"
+	// FindingAttributesDriver: a .gitattributes line that routes files to
+	// a filter, diff or merge driver: the user's git runs whatever program
+	// a configuration names for it.
 	FindingAttributesDriver = "gitattributes_driver"
+	// FindingAttributesContent: a .gitattributes line that changes the
+	// bytes git writes (text, eol, crlf, working-tree-encoding, ident,
+	// export-subst, merge=union): the checkout differs from the diff.
+	FindingAttributesContent = "gitattributes_content"
+	// FindingAttributesBinary: a .gitattributes line that makes git diff
+	// files as binary (-diff, binary): their content is hidden from review.
+	FindingAttributesBinary = "gitattributes_binary"
+	// FindingBinary: a file git would call binary, or that carries bytes a
+	// text diff does not show (a late NUL, a UTF-16/32 byte-order mark).
+	FindingBinary = "binary_file"
+	// FindingPathCollision: two paths that are one file on a case- or
+	// normalization-insensitive file system (macOS, Windows): one
+	// overwrites the other on checkout.
+	FindingPathCollision = "path_collision"
+	// FindingInvalidPath: a path git refuses or that names git's own
+	// directory on some file system (.git in any spelling, "..").
+	FindingInvalidPath = "invalid_path"
 	// FindingGitmodules: a .gitmodules added or changed; `update = !cmd`
 	// runs cmd on the next `git submodule update`, and an invalid entry
 	// makes git fail in the checkout.
 	FindingGitmodules = "gitmodules"
-	// FindingNestedRepo: a gitlink, a .git path component, or the files
-	// of a bare repository: git would read them as a repository, with its
-	// own configuration.
+	// FindingLFSConfig: a .lfsconfig added or changed at the top: git-lfs
+	// takes its endpoint from it.
+	FindingLFSConfig = "lfsconfig"
+	// FindingNestedRepo: a gitlink (new, or moved to another commit), or
+	// the files of a bare repository: git would read them as a repository,
+	// with its own configuration.
 	FindingNestedRepo = "nested_repository"
 )
 
-// builtinDiff and builtinMerge are the drivers git implements itself: an
-// attribute naming one runs no program unless the user configured one of
-// that name.
-var (
-	builtinDiff = map[string]bool{"ada": true, "bash": true, "bibtex": true, "cpp": true, "csharp": true, "css": true,
-		"dts": true, "elixir": true, "fortran": true, "fountain": true, "golang": true, "html": true, "java": true,
-		"kotlin": true, "markdown": true, "matlab": true, "objc": true, "pascal": true, "perl": true, "php": true,
-		"python": true, "ruby": true, "rust": true, "scheme": true, "tex": true}
-	builtinMerge = map[string]bool{"text": true, "binary": true, "union": true}
-)
+// ErrNoTree: Landing was given no tree to judge.
+var ErrNoTree = errors.New("tamper: no tree to judge")
 
-// Landing reports what the head side of change would land that git acts
-// on: links out of the tree, attribute drivers, .gitmodules, nested or
-// bare repositories and gitlinks. Check includes it, so a change carrying
-// any of them is never verified; accept lists them and lands them only
-// with --force.
-func Landing(change *verify.Change) []verify.Finding {
-	if change == nil {
-		return nil
+// Landing reports what landing after on a checkout of before would put
+// there that git or the kernel acts on: links resolved component by
+// component as the kernel resolves them, .gitattributes read line by line
+// as git reads them, files git calls binary, colliding paths, gitlinks,
+// .gitmodules and bare repositories. before is what the user's branch
+// holds now (nil for nothing): a finding it already has is the user's own
+// and is not reported again. Every byte is read from the trees, never from
+// a working tree.
+func Landing(ctx context.Context, before, after verify.Tree) ([]verify.Finding, error) {
+	if after == nil {
+		return nil, ErrNoTree
+	}
+	a, err := loadTree(ctx, after)
+	if err != nil {
+		return nil, fmt.Errorf("reading the landed tree: %w", err)
+	}
+	b := &treeIndex{entries: map[string]verify.TreeEntry{}, dirs: map[string]bool{"": true}, heads: map[string]string{}}
+	if before != nil {
+		if b, err = loadTree(ctx, before); err != nil {
+			return nil, fmt.Errorf("reading the tree before landing: %w", err)
+		}
+	}
+	old := map[string]bool{}
+	for _, f := range b.judge() {
+		old[f.key] = true
 	}
 	var out []verify.Finding
-	heads := map[string]map[string][]byte{} // dir -> base name -> head content
-	for _, f := range change.Files {
-		if f.HeadMode == "" {
-			continue // deleted: lands nothing
+	for _, f := range a.judge() {
+		if !old[f.key] {
+			out = append(out, f.Finding)
 		}
-		out = append(out, outsideLink(f)...)
-		out = append(out, attributesDriver(f)...)
-		out = append(out, gitmodules(f)...)
-		out = append(out, gitlinkOrDotGit(f)...)
-		dir, base := path.Split(f.Path)
-		if heads[dir] == nil {
-			heads[dir] = map[string][]byte{}
-		}
-		heads[dir][base] = f.Head
 	}
-	for dir, files := range heads {
-		if looksBare(files) {
-			p := strings.TrimSuffix(dir, "/")
-			if p == "" {
-				p = "."
+	changed := changedFiles(a, b)
+	bin, err := binaryFiles(ctx, after, a, changed)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, bin...)
+	slices.SortFunc(out, func(x, y verify.Finding) int {
+		return cmp.Or(cmp.Compare(x.Path, y.Path), cmp.Compare(x.Line, y.Line), cmp.Compare(x.Code, y.Code), cmp.Compare(x.Message, y.Message))
+	})
+	return slices.CompactFunc(out, func(x, y verify.Finding) bool { return x == y }), nil
+}
+
+// keyed is a finding with what makes it the same finding on both trees:
+// its code, path and message without line numbers (a line moved by an
+// edit above it is not new).
+type keyed struct {
+	verify.Finding
+	key string
+}
+
+func finding(code, p string, line int, msg string) keyed {
+	return keyed{Finding: verify.Finding{Code: code, Path: p, Line: line, Message: msg}, key: code + "\x00" + p + "\x00" + msg}
+}
+
+// maxSmallBlob bounds the link targets, .gitattributes and .gitmodules
+// read whole; larger ones are read as a stream (attributes) or judged by
+// their size (a link target over PATH_MAX does not resolve).
+const maxSmallBlob = 1 << 20
+
+// treeIndex is one tree loaded for judging: its entries, every directory
+// they imply, and the content of the few blobs git itself interprets.
+type treeIndex struct {
+	entries map[string]verify.TreeEntry
+	order   []string        // entry paths in git's order
+	dirs    map[string]bool // every parent directory, "" the top
+	targets map[string]string
+	attrs   map[string][]attrLine // .gitattributes path -> its lines
+	modules map[string]string     // .gitmodules path -> its content
+	heads   map[string]string     // blob id -> content, of small files named HEAD
+}
+
+func loadTree(ctx context.Context, t verify.Tree) (*treeIndex, error) {
+	entries, err := t.Entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ix := &treeIndex{entries: make(map[string]verify.TreeEntry, len(entries)), dirs: map[string]bool{"": true},
+		targets: map[string]string{}, attrs: map[string][]attrLine{}, modules: map[string]string{}, heads: map[string]string{}}
+	byOID := map[string][]verify.TreeEntry{}
+	var read []string
+	for _, e := range entries {
+		ix.entries[e.Path] = e
+		ix.order = append(ix.order, e.Path)
+		for d := path.Dir(e.Path); d != "." && !ix.dirs[d]; d = path.Dir(d) {
+			ix.dirs[d] = true
+		}
+		base := path.Base(e.Path)
+		if e.Mode == verify.ModeSymlink || (e.Mode != verify.ModeGitlink && (isAttributesFile(base) || isModulesFile(base) || (base == "HEAD" && e.Size <= 100))) {
+			if byOID[e.OID] == nil {
+				read = append(read, e.OID)
 			}
-			out = append(out, verify.Finding{Code: FindingNestedRepo, Path: p,
-				Message: "the files of a bare git repository (HEAD, config): git reads this directory as a repository, with its own configuration"})
+			byOID[e.OID] = append(byOID[e.OID], e)
 		}
 	}
+	err = t.ReadBlobs(ctx, read, func(oid string, r io.Reader) error {
+		// The first maxSmallBlob bytes serve links and .gitmodules; an
+		// attributes file is parsed as a stream, however long.
+		head := &cappedBuffer{limit: maxSmallBlob}
+		tr := io.TeeReader(r, head)
+		var lines []attrLine
+		var err error
+		for _, e := range byOID[oid] {
+			if e.Mode != verify.ModeSymlink && isAttributesFile(path.Base(e.Path)) {
+				lines, err = parseAttributes(tr)
+				if err != nil {
+					return err
+				}
+				break
+			}
+		}
+		if _, err := io.Copy(io.Discard, tr); err != nil {
+			return err
+		}
+		for _, e := range byOID[oid] {
+			switch base := path.Base(e.Path); {
+			case e.Mode == verify.ModeSymlink:
+				ix.targets[e.Path] = head.String()
+				if isAttributesFile(base) {
+					// git reads attributes from the index without
+					// looking at the mode: a link's target is its lines.
+					if ix.attrs[e.Path], err = parseAttributes(strings.NewReader(head.String())); err != nil {
+						return err
+					}
+				}
+			case isAttributesFile(base):
+				ix.attrs[e.Path] = lines
+			case isModulesFile(base):
+				ix.modules[e.Path] = head.String()
+			case base == "HEAD":
+				ix.heads[oid] = head.String()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// cappedBuffer keeps the first limit bytes written to it and drops the rest.
+type cappedBuffer struct {
+	strings.Builder
+	limit int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.Len(); room > 0 {
+		b.Builder.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// judge is every finding of the tree on its own.
+func (ix *treeIndex) judge() []keyed {
+	var out []keyed
+	out = append(out, ix.judgeLinks()...)
+	out = append(out, ix.judgeAttributes()...)
+	out = append(out, ix.judgePaths()...)
 	return out
 }
 
-func outsideLink(f verify.FileChange) []verify.Finding {
-	if f.HeadMode != "120000" {
-		return nil
-	}
-	target := string(f.Head)
-	var why string
-	switch {
-	case strings.HasPrefix(target, "/") || strings.HasPrefix(target, `\`) || (len(target) > 1 && target[1] == ':'):
-		why = "an absolute path"
-	default:
-		resolved := path.Join(path.Dir(f.Path), target)
-		switch {
-		case resolved == ".." || strings.HasPrefix(resolved, "../"):
-			why = "outside the repository"
-		case hasGitComponent(resolved):
-			why = "inside the repository's .git directory"
-		}
-	}
-	if why == "" {
-		return nil
-	}
-	return []verify.Finding{{Code: FindingSymlinkOutside, Path: f.Path,
-		Message: fmt.Sprintf("symbolic link to %q, %s: reading or writing through it after landing touches a file of the host", target, why)}}
-}
-
-// attrDriver matches a filter, diff or merge attribute set to a value.
-var attrDriver = regexp.MustCompile(`(?:^|\s)(filter|diff|merge)=(\S+)`)
-
-func attributesDriver(f verify.FileChange) []verify.Finding {
-	if path.Base(f.Path) != ".gitattributes" || f.HeadMode == "120000" {
-		return nil
-	}
-	var out []verify.Finding
-	sc := bufio.NewScanner(bytes.NewReader(f.Head))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
+// changedFiles are the regular files of a that b does not hold with the
+// same content and mode.
+func changedFiles(a, b *treeIndex) []verify.TreeEntry {
+	var out []verify.TreeEntry
+	for _, p := range a.order {
+		e := a.entries[p]
+		if e.Mode == verify.ModeSymlink || e.Mode == verify.ModeGitlink {
 			continue
 		}
-		for _, m := range attrDriver.FindAllStringSubmatch(text, -1) {
-			kind, name := m[1], m[2]
-			if (kind == "diff" && builtinDiff[name]) || (kind == "merge" && builtinMerge[name]) {
-				continue
-			}
-			out = append(out, verify.Finding{Code: FindingAttributesDriver, Path: f.Path, Line: line,
-				Message: fmt.Sprintf("routes files to the %s driver %q: git runs whatever program a configuration names for it", kind, name)})
+		if old, ok := b.entries[p]; ok && old.OID == e.OID && old.Mode == e.Mode {
+			continue
 		}
+		out = append(out, e)
 	}
 	return out
 }
 
-// updateCommand matches a submodule's `update = !command`.
-var updateCommand = regexp.MustCompile(`(?m)^\s*update\s*=\s*!`)
-
-func gitmodules(f verify.FileChange) []verify.Finding {
-	if path.Base(f.Path) != ".gitmodules" {
-		return nil
+// clip shortens what a finding quotes from the tree.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	msg := fmt.Sprintf(".gitmodules %s: it names repositories git fetches and commands `git submodule` runs", f.Status)
-	if updateCommand.Match(f.Head) {
-		msg = fmt.Sprintf(".gitmodules %s with `update = !command`: the next `git submodule update` would run that command", f.Status)
-	}
-	return []verify.Finding{{Code: FindingGitmodules, Path: f.Path, Message: msg}}
-}
-
-func gitlinkOrDotGit(f verify.FileChange) []verify.Finding {
-	switch {
-	case f.HeadMode == "160000":
-		return []verify.Finding{{Code: FindingNestedRepo, Path: f.Path,
-			Message: "a gitlink (submodule entry): git would enter that directory as a repository of its own"}}
-	case hasGitComponent(f.Path):
-		return []verify.Finding{{Code: FindingNestedRepo, Path: f.Path,
-			Message: "a path through a .git directory: it would plant configuration or hooks for git"}}
-	}
-	return nil
-}
-
-func hasGitComponent(p string) bool {
-	for _, c := range strings.Split(p, "/") {
-		if strings.EqualFold(strings.TrimRight(c, ". "), ".git") {
-			return true
-		}
-	}
-	return false
-}
-
-// looksBare: a directory with a HEAD that reads like git's (a symbolic ref
-// or an object id) and a config file next to it.
-func looksBare(files map[string][]byte) bool {
-	head, ok := files["HEAD"]
-	if !ok {
-		return false
-	}
-	if _, ok := files["config"]; !ok {
-		return false
-	}
-	h := strings.TrimSpace(string(head))
-	if strings.HasPrefix(h, "ref: ") {
-		return true
-	}
-	return (len(h) == 40 || len(h) == 64) && strings.Trim(h, "0123456789abcdef") == ""
+	return strings.ToValidUTF8(s[:n], "") + fmt.Sprintf("… (%d bytes)", len(s))
 }

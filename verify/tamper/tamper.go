@@ -1,8 +1,8 @@
 // Package tamper reports the tampering on a change that no language adapter
 // owns: changes under protected paths, to bcode's own configuration, to CI
 // definitions, to Makefile test targets, test sources that became binary,
-// and what landing the change would put in a checkout for git to act on
-// (Landing).
+// and what landing a tree would put in a checkout for git or the kernel to
+// act on (Landing, CheckLanding).
 //
 // Every rule reads the configuration the caller loaded from the BASE commit,
 // so a change cannot loosen the rules it is judged by.
@@ -11,6 +11,7 @@ package tamper
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"path"
 	"slices"
@@ -36,12 +37,6 @@ func Check(change *verify.Change, cfg config.Config) []verify.Finding {
 		out = append(out, ciChanged(f)...)
 		out = append(out, makefileTargets(change, f)...)
 		out = append(out, binaryTestFile(f)...)
-	}
-	for _, f := range Landing(change) {
-		if cfg.Gate.AllowSubmoduleUpdates && submoduleMove(change, f) {
-			continue
-		}
-		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b verify.Finding) int {
 		return cmp.Or(
@@ -156,6 +151,34 @@ func hasDir(p, dir string) bool {
 // when either side is binary; only the head side matters.
 func isBinary(b []byte) bool {
 	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0
+}
+
+// CheckLanding is the gate's landing check: Landing over the change's
+// base and head trees (the workspace hands them out as verify.Trees), so
+// the gate and accept judge what lands by one implementation. An existing
+// submodule moved to another commit is allowed by the base's
+// gate.allow_submodule_updates. A change whose workspace has no trees
+// (a test's fake) has no landing findings.
+func CheckLanding(ctx context.Context, change *verify.Change, cfg config.Config) ([]verify.Finding, error) {
+	if change == nil {
+		return nil, nil
+	}
+	src, ok := change.Workspace.(verify.TreeSource)
+	if !ok {
+		return nil, nil
+	}
+	fs, err := Landing(ctx, src.Tree(verify.BaseSide), src.Tree(verify.HeadSide))
+	if err != nil {
+		return nil, err
+	}
+	var out []verify.Finding
+	for _, f := range fs {
+		if cfg.Gate.AllowSubmoduleUpdates && submoduleMove(change, f) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // submoduleMove reports whether finding f is only an existing submodule

@@ -34,6 +34,23 @@ function toRange(s: vscode.Selection | vscode.Range): LspRange {
   return { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } };
 }
 
+/**
+ * askGoal asks the user what a new task should achieve, offering
+ * suggestion (made from the selection) to edit; undefined: they cancelled.
+ * Both "Create Task from Selection" and the code action of the same name
+ * (bcode.task.create with `ask`) come here.
+ */
+export async function askGoal(suggestion: string): Promise<string | undefined> {
+  const goal = await vscode.window.showInputBox({
+    title: 'bcode: new task from the selection',
+    prompt: 'What should the task achieve? It starts at once in its own worktree; you accept or reject the verified result.',
+    value: suggestion,
+    ignoreFocusOut: true,
+    validateInput: (v) => (v.trim() === '' ? 'say what the task should achieve' : undefined),
+  });
+  return goal === undefined || goal.trim() === '' ? undefined : goal.trim();
+}
+
 export function registerCommands(d: Deps): vscode.Disposable[] {
   const need = (): BcodeApi => {
     const api = d.api();
@@ -130,11 +147,7 @@ export function registerCommands(d: Deps): vscode.Disposable[] {
       const ed = vscode.window.activeTextEditor;
       if (!ed || ed.selection.isEmpty) throw new Error('select the code the task is about first');
       const first = ed.document.lineAt(ed.selection.start.line).text.trim();
-      const goal = await vscode.window.showInputBox({
-        title: 'bcode: new task from the selection',
-        prompt: 'What should the task achieve? (It runs in its own worktree; you accept or reject the verified result.)',
-        value: `Change ${vscode.workspace.asRelativePath(ed.document.uri)} lines ${ed.selection.start.line + 1}-${ed.selection.end.line + 1}: ${first}`,
-      });
+      const goal = await askGoal(`Change ${vscode.workspace.asRelativePath(ed.document.uri)} lines ${ed.selection.start.line + 1}-${ed.selection.end.line + 1}: ${first}`);
       if (!goal) return;
       const r = await need().createTask({ goal, uri: ed.document.uri.toString(), range: toRange(ed.selection), run: true });
       d.tree.refresh();

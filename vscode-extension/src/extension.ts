@@ -6,7 +6,9 @@ import { BcodeApi } from './api';
 import { registerCommands } from './commands';
 import { Session } from './session';
 import { EvidenceStatus } from './statusBar';
+import { endNotice } from './tasksModel';
 import { TasksTree } from './tasksTree';
+import { TaskChanged } from './protocol';
 import { EventsProvider, eventsScheme, TaskDiffProvider, taskDiffScheme } from './virtualDocs';
 
 /** What makes a folder a bcode project; package.json's activationEvents name the same files. */
@@ -76,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (from !== current) return;
         tree.taskChanged(c);
         events.refresh(c.id);
+        if (c.ended) void announceEnd(c, tree.task(c.id)?.goal);
       },
     });
     sessions.set(key, s);
@@ -146,6 +149,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   show();
   await Promise.all((vscode.workspace.workspaceFolders ?? []).map(consider));
   for (const doc of vscode.workspace.textDocuments) considerDocument(doc);
+}
+
+// announceEnd tells the user a run ended, with the task's diff, accept
+// (verified only) and reject, or resume, one click away; each goes through
+// the Tasks view's command (Accept asks before it touches the branch).
+async function announceEnd(c: TaskChanged, goal: string | undefined): Promise<void> {
+  const n = endNotice(c, goal);
+  const show = n.error ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const choice = await show(n.message, ...n.actions);
+  const command: Record<string, string> = { Diff: 'bcode.tasks.open', Accept: 'bcode.tasks.accept', Reject: 'bcode.tasks.reject', Resume: 'bcode.tasks.resume' };
+  if (choice && command[choice]) await vscode.commands.executeCommand(command[choice], c.id);
 }
 
 export async function deactivate(): Promise<void> {

@@ -41,6 +41,11 @@ export interface TaskSummary {
   branch: string;
   updatedAt: string;
   lastEvent?: EventSummary;
+  /** the newest attempt's number and its last finished turn (absent: none yet) */
+  attempt?: number;
+  turn?: number;
+  /** what the last event was, in words (from bcode/taskChanged's summary) */
+  summary?: string;
 }
 
 export interface TasksResult { tasks: TaskSummary[] }
@@ -89,6 +94,13 @@ export interface TaskChanged {
   /** the same as kind (the first version's name for it) */
   event: string;
   seq?: number;
+  /** the task's newest attempt and that attempt's last finished turn */
+  attempt?: number;
+  turn?: number;
+  /** what the event was, in words */
+  summary?: string;
+  /** set on the event that ends a run (verified, blocked, failed) */
+  ended?: boolean;
 }
 
 /** One changed file of a task (server/command.FileDiff). */
@@ -149,4 +161,8 @@ export interface LspRange {
 }
 
 export interface PackArgs { uri?: string; range?: LspRange; goal?: string; taskId?: string; budget?: number }
-export interface TaskCreateArgs { goal: string; uri?: string; range?: LspRange; criteria?: string[]; run?: boolean }
+export interface TaskCreateArgs {
+  goal: string; uri?: string; range?: LspRange; criteria?: string[]; run?: boolean;
+  /** ask the user for the goal first, offering `goal` (set by the code action) */
+  ask?: boolean;
+}

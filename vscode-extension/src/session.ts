@@ -9,7 +9,8 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vsc
 import * as readline from 'readline';
 import { BcodeApi } from './api';
 import { contentWithFallback } from './content';
-import { Method, TaskChanged } from './protocol';
+import { askGoal } from './commands';
+import { Method, ServerCommand, TaskChanged, TaskCreateArgs, TaskResult } from './protocol';
 import { levelOf } from './serverLog';
 import { serverSettings } from './settings';
 import { goBinDirs, installCommand, resolveServer } from './serverPath';
@@ -151,6 +152,23 @@ export class Session implements vscode.Disposable {
         handleDiagnostics: (uri, diagnostics, next) => {
           next(uri, diagnostics);
           this.hooks.diagnostics(this);
+        },
+        // The code action "Create task from selection" carries the
+        // server's suggested goal with `ask`: the user writes the goal,
+        // then the task is created and started.
+        executeCommand: async (command, args, next) => {
+          const a = args?.[0] as TaskCreateArgs | undefined;
+          if (command !== ServerCommand.taskCreate || !a?.ask) return next(command, args);
+          const goal = await askGoal(a.goal);
+          if (goal === undefined) return undefined;
+          try {
+            const r = (await next(command, [{ ...a, goal, ask: false }])) as TaskResult;
+            void vscode.window.showInformationMessage(`bcode: task ${r.id} ${r.message ?? r.status}`);
+            return r;
+          } catch (e) {
+            void vscode.window.showErrorMessage(`bcode: ${(e as Error).message}`);
+            return undefined;
+          }
         },
         provideTextDocumentContent: (uri, token, next) =>
           contentWithFallback(uri.toString(), () => next(uri, token) as PromiseLike<string | null | undefined>, (u) => {

@@ -18,7 +18,9 @@ export function actionsFor(status: string): TaskActions {
   return {
     accept: status === 'verified',
     reject: !final.has(status),
-    resume: status === 'blocked' || status === 'failed' || status === 'cancelled',
+    // A queued task "resumes" by running: the way to try again after a
+    // start that failed (no model, no Docker, no image).
+    resume: status === 'blocked' || status === 'failed' || status === 'cancelled' || status === 'queued',
     cancel: status === 'running' || status === 'queued',
   };
 }
@@ -70,6 +72,18 @@ export interface TaskRow {
 
 const explained = new Set(['failed', 'blocked', 'cancelled', 'queued']);
 
+/**
+ * literal makes text from a task (its goal, reason, event kinds: the
+ * user's, the agent's or the model's words) show as written in a Markdown
+ * tooltip: every ASCII punctuation character is backslash-escaped, as
+ * CommonMark allows for all of them, so no link, image, autolink, command
+ * link, emphasis, heading or code span can come out of it. bcode-ls has
+ * already made hidden characters visible.
+ */
+export function literal(s: string): string {
+  return s.replace(/[!-/:-@[-`{-~]/g, '\\$&');
+}
+
 /** describe is what the Tasks view shows for one task: status, verdict and last event. */
 export function describe(t: TaskSummary, now: Date = new Date()): TaskRow {
   const label = t.goal.length > 80 ? t.goal.slice(0, 79) + '…' : t.goal;
@@ -78,18 +92,24 @@ export function describe(t: TaskSummary, now: Date = new Date()): TaskRow {
   // Why a task stopped is the first thing to know about it: on the row,
   // not only in a log (the full text is its first child and the tooltip).
   if (t.reason && explained.has(t.status)) parts.push(t.reason.length > 60 ? t.reason.slice(0, 59) + '…' : t.reason);
+  // Where the work is while it runs: attempt and turn.
+  if (t.attempt && (t.status === 'running' || t.status === 'queued')) {
+    parts.push(`attempt ${t.attempt}` + (t.turn ? ` turn ${t.turn}` : ''));
+  }
   if (t.lastEvent) {
     const when = ago(t.lastEvent.at, now);
-    parts.push(when ? `${t.lastEvent.kind} ${when}` : t.lastEvent.kind);
+    const what = t.summary || t.lastEvent.kind;
+    parts.push(when ? `${what} ${when}` : what);
   }
   const tip = [
-    `**${t.goal}**`,
+    `**${literal(t.goal)}**`,
     '',
-    `task \`${t.id}\` on branch \`${t.branch}\``,
-    `status: ${t.status}` + (t.verdict ? `, verdict: ${t.verdict}` : ''),
+    `task ${literal(t.id)} on branch ${literal(t.branch)}`,
+    `status: ${literal(t.status)}` + (t.verdict ? `, verdict: ${literal(t.verdict)}` : ''),
   ];
-  if (t.reason) tip.push('', `reason: ${t.reason}`);
-  if (t.lastEvent) tip.push('', `last event: ${t.lastEvent.kind} (#${t.lastEvent.seq}) at ${t.lastEvent.at}`);
+  if (t.reason) tip.push('', `reason: ${literal(t.reason)}`);
+  if (t.attempt) tip.push('', `attempt ${t.attempt}` + (t.turn ? `, turn ${t.turn}` : ''));
+  if (t.lastEvent) tip.push('', `last event: ${literal(t.lastEvent.kind)} (#${t.lastEvent.seq}) at ${literal(t.lastEvent.at)}`);
   return { label, description: parts.join(' · '), tooltip: tip.join('\n'), contextValue: contextValue(t.status), icon: statusIcon(t.status) };
 }
 
@@ -110,8 +130,25 @@ export function applyChanged(tasks: TaskSummary[], c: TaskChanged, now: Date = n
   const kind = c.kind || c.event;
   const at = c.at && !Number.isNaN(Date.parse(c.at)) ? c.at : now.toISOString();
   if (kind) t.lastEvent = { seq: c.seq ?? t.lastEvent?.seq ?? 0, kind, at };
+  t.summary = c.summary;
+  if (c.attempt !== undefined) t.attempt = c.attempt;
+  if (c.turn !== undefined || c.attempt !== undefined) t.turn = c.turn;
   t.updatedAt = at;
   return true;
+}
+
+/**
+ * endNotice is what the user is told when a run ends (bcode/taskChanged
+ * with `ended`): the sentence and the buttons, Accept only for a verified
+ * task.
+ */
+export function endNotice(c: TaskChanged, goal: string | undefined): { message: string; actions: string[]; error: boolean } {
+  const what = goal ? `"${goal.length > 60 ? goal.slice(0, 59) + '…' : goal}"` : c.id;
+  if (c.status === 'verified') {
+    return { message: `bcode: task ${c.id} ${what} is verified: look at the diff, then accept or reject it.`, actions: ['Diff', 'Accept', 'Reject'], error: false };
+  }
+  const why = c.reason ? `: ${c.reason}` : '';
+  return { message: `bcode: task ${c.id} ${what} is ${c.status}${why}`, actions: ['Diff', 'Resume', 'Reject'], error: true };
 }
 
 /** What git says about the user's checkout, for the Accept confirmation. */

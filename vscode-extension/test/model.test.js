@@ -89,6 +89,22 @@ test('a task row shows status, verdict and last event', () => {
   assert.equal(ago('garbage', now), '');
 });
 
+test('a task tooltip shows the agent\'s and model\'s words literally: no link, image, command or emphasis', () => {
+  const hostile = 'see [docs](command:workbench.action.terminal.new) ![x](https://evil.example/t.png) <https://evil.example> https://evil.example **bold** `code` # head';
+  const row = describe({ id: 'a`b', goal: hostile, status: 'failed', verdict: 'unverified', reason: hostile, branch: 'bcode/a](x)', updatedAt: '',
+    lastEvent: { seq: 1, kind: '[k](command:x)', at: 'now' } });
+  // Every ASCII punctuation character of the hostile text is escaped: a
+  // CommonMark renderer shows each one as itself.
+  for (const line of row.tooltip.split('\n')) {
+    const bare = line.replace(/\\[!-/:-@[-`{-~]/g, '');
+    // What is left once bcode's own words are taken out is the hostile text.
+    let structural = line.startsWith('**') ? bare.slice(2, -2) : bare;
+    structural = structural.replace(/^(status|reason|last event): /, '').replace(/ \(#\d+\) at /, ' ').replace(/, verdict: /, ' ');
+    assert.doesNotMatch(structural, /[[\]()<>`*!#:]/, `unescaped Markdown in ${JSON.stringify(line)}`);
+  }
+  assert.match(row.tooltip, /see \\\[docs\\\]\\\(command\\:workbench/);
+});
+
 test('bcode/taskChanged updates a known task and reports an unknown one', () => {
   const tasks = [{ id: 'a', goal: 'g', status: 'running', branch: 'bcode/a', updatedAt: '' }];
   const now = new Date('2025-01-02T10:00:00Z');
@@ -202,4 +218,24 @@ test('bcode-ls settings go to the server as it reads them', () => {
     assert.ok(pkg.contributes.configuration.properties[`bcode.${k}`], `bcode.${k} is contributed`);
   }
   assert.deepEqual(pkg.contributes.configuration.properties['bcode.notCovered'].enum, ['line', 'each', 'off']);
+});
+
+test('a running task shows its attempt, turn and what its last event was; a queued one can run again', () => {
+  const { endNotice } = require('../out/src/tasksModel');
+  const now = new Date('2025-01-02T10:10:00Z');
+  const tasks = [{ id: 'r', goal: 'Pin the boundary', status: 'queued', branch: 'bcode/r', updatedAt: '' }];
+  assert.equal(actionsFor('queued').resume, true, 'a queued task (its start failed) runs again from the row');
+  applyChanged(tasks, { id: 'r', status: 'running', kind: 'attempt.started', event: 'attempt.started', at: '2025-01-02T10:09:00Z', seq: 3, attempt: 1, summary: 'attempt 1 started' }, now);
+  applyChanged(tasks, { id: 'r', status: 'running', kind: 'turn.finished', event: 'turn.finished', at: '2025-01-02T10:09:30Z', seq: 4, attempt: 1, turn: 2, summary: 'turn 2 finished, files changed' }, now);
+  assert.equal(describe(tasks[0], now).description, 'running · attempt 1 turn 2 · turn 2 finished, files changed 30s ago');
+  assert.match(describe(tasks[0], now).tooltip, /attempt 1, turn 2/);
+  applyChanged(tasks, { id: 'r', status: 'verified', verdict: 'verified', kind: 'task.verified', event: 'task.verified', at: '2025-01-02T10:10:00Z', seq: 9, attempt: 1, turn: 2, summary: 'task.verified', ended: true }, now);
+  assert.equal(describe(tasks[0], now).description, 'verified · task.verified 0s ago', 'attempt and turn only while it runs');
+
+  const v = endNotice({ id: 'r', status: 'verified', event: 'task.verified', ended: true }, 'Pin the boundary');
+  assert.deepEqual(v.actions, ['Diff', 'Accept', 'Reject']);
+  assert.match(v.message, /task r "Pin the boundary" is verified/);
+  const b = endNotice({ id: 'r', status: 'blocked', reason: 'the attempt budget is spent', event: 'task.blocked', ended: true }, undefined);
+  assert.deepEqual(b.actions, ['Diff', 'Resume', 'Reject'], 'no Accept for a task that is not verified');
+  assert.ok(b.error && /blocked: the attempt budget is spent/.test(b.message));
 });

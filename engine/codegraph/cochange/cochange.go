@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
 )
 
@@ -165,7 +166,7 @@ func attributesFile() string {
 			return
 		}
 		p := filepath.Join(dir, "funcname.gitattributes")
-		if b, err := os.ReadFile(p); err == nil && string(b) == funcAttributes {
+		if b, err := sandbox.ReadPath(p, 64<<10); err == nil && string(b) == funcAttributes {
 			attrPath = p
 			return
 		}
@@ -417,7 +418,7 @@ func cachePath(dir, head string) string {
 }
 
 func readCache(dir, head string) *History {
-	b, err := os.ReadFile(cachePath(dir, head))
+	b, err := sandbox.ReadPath(cachePath(dir, head), 256<<20)
 	if err != nil {
 		return nil
 	}

@@ -39,6 +39,11 @@ type Agent struct {
 	// Canaries returns the task's canary secrets (planted so a leak is
 	// detectable); nil: none.
 	Canaries func(taskID string) []string
+	// Secrets keeps the task's secrets across attempts: this attempt's
+	// canaries are added to it, every earlier attempt's (and every secret
+	// a scan found earlier in the task) are redacted too, and what this
+	// attempt's scans find is added. nil: this attempt's values only.
+	Secrets gateway.SecretStore
 	// Environ is the host environment whose secret-looking values are
 	// redacted (nil: os.Environ()).
 	Environ []string
@@ -63,8 +68,22 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		environ = os.Environ()
 	}
 	known := append(gateway.SecretsFromEnv(environ), a.Gateway.Secrets...)
+	var canaries []string
 	if a.Canaries != nil {
-		known = append(known, a.Canaries(in.Task.ID)...)
+		canaries = a.Canaries(in.Task.ID)
+		known = append(known, canaries...)
+	}
+	if a.Secrets != nil {
+		// The canaries are stored before the agent can see them, so a
+		// runner that dies mid-attempt leaves them known to the next.
+		if err := a.Secrets.AddSecrets(in.Task.ID, canaries...); err != nil {
+			return nil, err
+		}
+		earlier, err := a.Secrets.Secrets(in.Task.ID)
+		if err != nil {
+			return nil, err
+		}
+		known = append(known, earlier...)
 	}
 	paths := gateway.DefaultHostPaths(in.Worktree, in.Task.Repo)
 	if f, ok := in.Ledger.(interface{ Path() string }); ok && f.Path() != "" {
@@ -73,6 +92,9 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 	red, err := gateway.NewRedactor(known, paths)
 	if err != nil {
 		return nil, err
+	}
+	if store, task := a.Secrets, in.Task.ID; store != nil {
+		red.OnLearn = func(values []string) { _ = store.AddSecrets(task, values...) }
 	}
 	spec := gateway.SessionSpec{
 		Lease:    in.Lease,

@@ -171,16 +171,38 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 }
 
 // Handler answers one request. Returning a non-nil *Error sends it as the
-// response; a notification (no id) gets no response either way.
+// response; an *Error with CodeViolation also ends Serve.
 type Handler func(ctx context.Context, method string, params json.RawMessage) (any, *Error)
 
-// Serve reads requests until EOF or ctx ends, answering each through h. A
-// malformed line is answered with a parse or invalid-request error and the
-// loop goes on; a peer that sends only garbage is stopped after maxBad bad
-// lines in a row. It returns nil at EOF.
+// ErrViolation: the peer broke the protocol; Serve ended.
+var ErrViolation = errors.New("wire: protocol violation")
+
+// ViolationError says how the peer broke the protocol.
+type ViolationError struct {
+	// Kind is a short code: "malformed", "unsolicited_response",
+	// "notification", "duplicate_id", or the handler's own.
+	Kind   string
+	Detail string
+}
+
+func (e *ViolationError) Error() string {
+	return fmt.Sprintf("wire: protocol violation (%s): %s", e.Kind, e.Detail)
+}
+
+// Is makes errors.Is(err, ErrViolation) hold.
+func (e *ViolationError) Is(target error) bool { return target == ErrViolation }
+
+// Serve reads requests until EOF or ctx ends, answering each through h,
+// and returns nil at EOF. It accepts only what a well-behaved client
+// sends: one request at a time, each with an id greater than the last.
+// Anything else (a malformed or over-long line, a response, since this
+// side asks nothing; a notification; an id seen before) is answered with
+// an error and ends Serve with a *ViolationError: the only writer of the
+// stream is the client, so a message it would never send means someone
+// else is writing, and nothing more from the stream is trusted.
 func (c *Conn) Serve(ctx context.Context, h Handler) error {
-	const maxBad = 16
-	bad := 0
+	var last int64
+	seen := false
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -190,47 +212,41 @@ func (c *Conn) Serve(ctx context.Context, h Handler) error {
 			return nil
 		}
 		if errors.Is(err, ErrLineTooLong) {
-			bad++
-			if werr := c.Reply(nil, nil, Errorf(CodeInvalidRequest, "%v", err)); werr != nil {
-				return werr
-			}
-			if bad >= maxBad {
-				return fmt.Errorf("wire: %d malformed lines in a row, closing", bad)
-			}
-			continue
+			return c.violate(nil, "malformed", err.Error())
 		}
 		if err != nil {
 			return err
 		}
 		m, derr := Decode(line)
 		if derr != nil {
-			bad++
 			var id *ID
 			if m != nil && m.IsRequest() {
 				id = m.ID
 			}
-			if werr := c.Reply(id, nil, derr); werr != nil {
-				return werr
-			}
-			if bad >= maxBad {
-				return fmt.Errorf("wire: %d malformed lines in a row, closing", bad)
-			}
-			continue
+			return c.violate(id, "malformed", derr.Message)
 		}
-		bad = 0
 		if !m.IsRequest() {
-			// Nobody on this side makes calls, so a response is unsolicited.
-			if werr := c.Reply(nil, nil, Errorf(CodeInvalidRequest, "unexpected response (id %v): this side makes no calls", m.ID)); werr != nil {
-				return werr
-			}
-			continue
+			return c.violate(nil, "unsolicited_response", fmt.Sprintf("a response (id %v) where nothing was asked: this side makes no calls", m.ID))
 		}
-		res, rerr := h(ctx, m.Method, m.Params)
 		if m.ID == nil {
-			continue // a notification
+			return c.violate(nil, "notification", fmt.Sprintf("a notification (%s): every message must be a request", truncate(m.Method, 40)))
 		}
+		if m.ID.IsStr || (seen && m.ID.Num <= last) {
+			return c.violate(m.ID, "duplicate_id", fmt.Sprintf("request id %v after %d: ids must increase", m.ID, last))
+		}
+		seen, last = true, m.ID.Num
+		res, rerr := h(ctx, m.Method, m.Params)
 		if werr := c.Reply(m.ID, res, rerr); werr != nil {
 			return werr
 		}
+		if rerr != nil && rerr.Code == CodeViolation {
+			return &ViolationError{Kind: "handler", Detail: rerr.Message}
+		}
 	}
+}
+
+// violate answers a violation and returns it.
+func (c *Conn) violate(id *ID, kind, detail string) error {
+	_ = c.Reply(id, nil, Errorf(CodeViolation, "protocol violation (%s): %s; the session ends", kind, detail))
+	return &ViolationError{Kind: kind, Detail: detail}
 }

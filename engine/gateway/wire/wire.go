@@ -57,6 +57,11 @@ const (
 	CodeStuck = -32004
 	// CodeModelUnavailable: the model endpoint failed.
 	CodeModelUnavailable = -32005
+	// CodeViolation: the message broke the protocol (it answers nothing
+	// that was asked, repeats an id, names a call that is not pending, or
+	// asks to send a secret where it cannot be redacted). The serving side
+	// answers it and ends the session.
+	CodeViolation = -32006
 )
 
 // Message is one JSON-RPC 2.0 message: a request (Method and ID), a

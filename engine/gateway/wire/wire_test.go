@@ -116,44 +116,54 @@ func TestCallAndServe(t *testing.T) {
 	}
 }
 
-// TestServeMalformedLines: garbage gets error responses with a null id and
-// the loop keeps serving; after many bad lines in a row it gives up.
-func TestServeMalformedLines(t *testing.T) {
-	in := strings.Join([]string{
-		`garbage`,
-		`{"jsonrpc":"2.0","id":3,"method":"x","params":"str"}`,
-		`{"jsonrpc":"2.0","id":4,"result":{}}`,
-		`{"jsonrpc":"2.0","id":5,"method":"ping"}`,
-	}, "\n") + "\n"
+// TestServeViolations: a well-formed request is answered; anything a
+// well-behaved client would not send (garbage, a response, a notification,
+// a repeated or decreasing id, a string id) is answered with
+// CodeViolation and ends Serve with a *ViolationError.
+func TestServeViolations(t *testing.T) {
+	ok := `{"jsonrpc":"2.0","id":5,"method":"ping"}`
+	for _, tt := range []struct {
+		name, line, kind string
+	}{
+		{"garbage", `garbage`, "malformed"},
+		{"params not an object", `{"jsonrpc":"2.0","id":6,"method":"x","params":"str"}`, "malformed"},
+		{"unsolicited response", `{"jsonrpc":"2.0","id":6,"result":{}}`, "unsolicited_response"},
+		{"error response with a guessed id", `{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"m"}}`, "unsolicited_response"},
+		{"notification", `{"jsonrpc":"2.0","method":"agent.observe","params":{}}`, "notification"},
+		{"duplicate id", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, "duplicate_id"},
+		{"lower id", `{"jsonrpc":"2.0","id":4,"method":"ping"}`, "duplicate_id"},
+		{"string id", `{"jsonrpc":"2.0","id":"6","method":"ping"}`, "duplicate_id"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := ok + "\n" + tt.line + "\n" + `{"jsonrpc":"2.0","id":9,"method":"ping"}` + "\n"
+			var out bytes.Buffer
+			c := NewConn(strings.NewReader(in), &out)
+			calls := 0
+			err := c.Serve(context.Background(), func(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
+				calls++
+				return map[string]string{"pong": method}, nil
+			})
+			var ve *ViolationError
+			if !errors.As(err, &ve) || ve.Kind != tt.kind || !errors.Is(err, ErrViolation) {
+				t.Fatalf("Serve: %v, want a %s violation", err, tt.kind)
+			}
+			if calls != 1 {
+				t.Errorf("%d requests handled, want only the one before the violation", calls)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":5,"result":{"pong":"ping"}}`) || !strings.Contains(lines[1], `"code":-32006`) {
+				t.Errorf("responses:\n%s", out.String())
+			}
+		})
+	}
+	// A handler's CodeViolation ends Serve too.
 	var out bytes.Buffer
-	c := NewConn(strings.NewReader(in), &out)
-	err := c.Serve(context.Background(), func(ctx context.Context, method string, params json.RawMessage) (any, *Error) {
-		return map[string]string{"pong": method}, nil
+	c := NewConn(strings.NewReader(ok+"\n"+`{"jsonrpc":"2.0","id":6,"method":"ping"}`+"\n"), &out)
+	err := c.Serve(context.Background(), func(context.Context, string, json.RawMessage) (any, *Error) {
+		return nil, Errorf(CodeViolation, "no")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("got %d responses:\n%s", len(lines), out.String())
-	}
-	want := []string{
-		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700`,
-		`{"jsonrpc":"2.0","id":3,"error":{"code":-32600`,
-		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600`,
-		`{"jsonrpc":"2.0","id":5,"result":{"pong":"ping"}}`,
-	}
-	for i, w := range want {
-		if !strings.HasPrefix(lines[i], w) {
-			t.Errorf("response %d = %s, want prefix %s", i, lines[i], w)
-		}
-	}
-
-	out.Reset()
-	c = NewConn(strings.NewReader(strings.Repeat("x\n", 40)), &out)
-	err = c.Serve(context.Background(), func(context.Context, string, json.RawMessage) (any, *Error) { return nil, nil })
-	if err == nil || !strings.Contains(err.Error(), "malformed lines") {
-		t.Errorf("Serve on garbage: %v", err)
+	if !errors.Is(err, ErrViolation) || strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("handler violation: %v\n%s", err, out.String())
 	}
 }
 

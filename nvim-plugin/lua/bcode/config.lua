@@ -12,6 +12,9 @@ M.defaults = {
   run_on_create = true,
   -- Ask before :BcodeTasks accepts or rejects a task.
   confirm = true,
+  -- When a run ends (verified, blocked, failed): say so and offer the
+  -- task's diff, accept (verified only) and reject through vim.ui.select.
+  notify_end = true,
   -- Keys of the :BcodeTasks buffer.
   keys = {
     accept = 'a', reject = 'r', resume = 'R', cancel = 'c',

@@ -106,6 +106,11 @@ function M.client_config(root)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
     capabilities = caps,
+    -- Commands of code actions the client runs itself: the goal of
+    -- "Create task from selection" is the user's to write.
+    commands = {
+      ['bcode.task.create'] = function(command, ctx) M.create_task(command, ctx) end,
+    },
     handlers = {
       ['window/showDocument'] = show_document,
       ['bcode/taskChanged'] = task_changed,
@@ -225,6 +230,27 @@ function M.cancel_progress(token)
     end
   end
   return n
+end
+
+--- create_task runs the code action "Create task from selection": with
+--- `ask` (the server's suggested goal) it asks the user for the goal with
+--- vim.ui.input first; the task is created and started (`run`).
+function M.create_task(command, ctx)
+  local a = vim.deepcopy((command.arguments or {})[1] or {})
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local send = function(goal)
+    if goal == nil or vim.trim(goal) == '' then return end
+    a.goal, a.ask = vim.trim(goal), nil
+    client.request('workspace/executeCommand', { command = command.command, arguments = { a } }, function(err, r)
+      if err then
+        notify('creating the task: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      else
+        notify(('task %s %s'):format(r.id, r.message or r.status))
+      end
+    end, ctx.bufnr)
+  end
+  if not a.ask then return send(a.goal) end
+  vim.ui.input({ prompt = 'bcode task goal: ', default = a.goal }, send)
 end
 
 --- command runs a bcode-ls workspace/executeCommand command.

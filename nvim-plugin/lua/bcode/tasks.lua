@@ -18,7 +18,12 @@ end
 function M.line(t)
   local last = t.lastEvent and t.lastEvent.kind or ''
   local verdict = (t.verdict and t.verdict ~= t.status) and t.verdict or ''
-  return ('%-10s  %-9s  %-10s  %-16s  %s'):format(t.id, t.status, verdict, last, t.goal)
+  -- Where the work is while it runs: attempt and turn.
+  local work = ''
+  if t.attempt and t.attempt ~= vim.NIL and t.attempt > 0 and (t.status == 'running' or t.status == 'queued') then
+    work = ('a%d t%d'):format(t.attempt, (t.turn ~= vim.NIL and t.turn) or 0)
+  end
+  return ('%-10s  %-9s  %-10s  %-7s  %-16s  %s'):format(t.id, t.status, verdict, work, last, t.goal)
 end
 
 local function render()
@@ -28,7 +33,7 @@ local function render()
   local lines = {
     ('bcode tasks   %s accept  %s reject  %s resume  %s cancel  %s diff  %s events  %s refresh  %s help'):format(
       k.accept, k.reject, k.resume, k.cancel, k.diff, k.events, k.refresh, k.help),
-    ('%-10s  %-9s  %-10s  %-16s  %s'):format('ID', 'STATUS', 'VERDICT', 'LAST EVENT', 'GOAL'),
+    ('%-10s  %-9s  %-10s  %-7s  %-16s  %s'):format('ID', 'STATUS', 'VERDICT', 'WORK', 'LAST EVENT', 'GOAL'),
   }
   for _, t in ipairs(state.tasks) do lines[#lines + 1] = M.line(t) end
   if #state.tasks == 0 then lines[#lines + 1] = '(no tasks in this workspace: create one with :BcodeTask on a selection)' end
@@ -263,13 +268,42 @@ table.insert(lsp.task_listeners, function(c)
       local at = c.at
       if type(at) ~= 'string' or at == '' then at = os.date('!%Y-%m-%dT%H:%M:%SZ') end
       t.lastEvent = { seq = c.seq or 0, kind = c.kind or c.event, at = at }
+      t.attempt, t.turn, t.summary = c.attempt, c.turn, c.summary
       known = true
     end
   end
   vim.schedule(function()
     if known then render() elseif state.buf and vim.api.nvim_buf_is_valid(state.buf) then M.refresh() end
+    if c.ended and config.options.notify_end then M.announce_end(c) end
   end)
 end)
+
+-- pick is vim.ui.select, replaceable by tests.
+M.pick = function(items, opts, cb) vim.ui.select(items, opts, cb) end
+
+--- end_choices are what the end of a run offers: the diff, accept (a
+--- verified task only) or resume, and reject.
+function M.end_choices(c)
+  if c.status == 'verified' then return { 'Diff', 'Accept', 'Reject' } end
+  return { 'Diff', 'Resume', 'Reject' }
+end
+
+--- announce_end tells the user a run ended and offers what to do next;
+--- each choice goes through the list's own action (Accept asks first).
+function M.announce_end(c)
+  local t
+  for _, x in ipairs(state.tasks) do if x.id == c.id then t = x end end
+  t = t or { id = c.id, branch = 'bcode/' .. c.id, goal = c.id }
+  t.status = c.status
+  local why = (c.status ~= 'verified' and c.reason and c.reason ~= vim.NIL) and (': ' .. c.reason) or ''
+  lsp.notify(('task %s is %s%s'):format(c.id, c.status, why), c.status == 'verified' and vim.log.levels.INFO or vim.log.levels.WARN)
+  M.pick(M.end_choices(c), { prompt = ('bcode: task %s is %s'):format(c.id, c.status) }, function(choice)
+    if choice == 'Diff' then M.diff(t)
+    elseif choice == 'Accept' then M.accept(t)
+    elseif choice == 'Resume' then M.resume(t)
+    elseif choice == 'Reject' then M.reject(t) end
+  end)
+end
 
 --- create_args builds bcode.task.create's argument for lines line1..line2
 --- (1-based, inclusive) of buffer bufnr.

@@ -16,7 +16,23 @@ function M.scratch(text, name, filetype)
   vim.bo[buf].modifiable = false
   if filetype then vim.bo[buf].filetype = filetype end
   if name then pcall(vim.api.nvim_buf_set_name, buf, name) end
+  -- What these buffers hold came from the worktree, a test run or the
+  -- model: every window that shows one shows every character of it, with
+  -- no conceal (a Markdown link's target, emphasis markers, a code fence)
+  -- whatever the user's or a filetype plugin's 'conceallevel'.
+  vim.api.nvim_create_autocmd({ 'BufWinEnter', 'FileType' }, {
+    buffer = buf,
+    callback = function()
+      for _, win in ipairs(vim.fn.win_findbuf(buf)) do M.no_conceal(win) end
+    end,
+  })
   return buf
+end
+
+--- no_conceal makes win show its text as it is.
+function M.no_conceal(win)
+  vim.wo[win].conceallevel = 0
+  vim.wo[win].concealcursor = ''
 end
 
 --- float shows text in a centred floating window; q or <Esc> closes it.
@@ -34,6 +50,7 @@ function M.float(text, title, filetype)
   })
   vim.b[buf].bcode_title = title
   vim.wo[win].wrap = true
+  M.no_conceal(win)
   for _, k in ipairs({ 'q', '<Esc>' }) do
     vim.keymap.set('n', k, function() pcall(vim.api.nvim_win_close, win, true) end, { buffer = buf, nowait = true })
   end

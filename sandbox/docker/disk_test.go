@@ -1,0 +1,89 @@
+//go:build linux
+
+package docker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// TestDiskSurvivesItsRunner: a disk whose runner died (here: forgotten by
+// this process, and its owner declared dead) is found by its image,
+// its content copied back into the directory and unmounted; the host's
+// own files underneath are replaced by what the disk held.
+func TestDiskSurvivesItsRunner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a disk needs root")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "before"), []byte("host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := mountDisk(ctx, dir, 64<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := diskMountedAt(dir); !ok {
+		t.Fatal("not mounted")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "before")); err != nil || string(b) != "host\n" {
+		t.Fatalf("the directory's content on its disk: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lost+found")); !os.IsNotExist(err) {
+		t.Errorf("lost+found in the directory: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "during"), []byte("disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "before")); err != nil {
+		t.Fatal(err)
+	}
+	// The runner dies: this process forgets the disk.
+	disks.Lock()
+	delete(disks.m, dir)
+	disks.Unlock()
+	// Only this process's disks count as dead, never another process's.
+	me := filepath.Base(filepath.Dir(d.work))
+	n, err := releaseStale(ctx, func(owner string) bool { return owner == me })
+	if err != nil || n < 1 {
+		t.Fatalf("releaseStale: %d, %v", n, err)
+	}
+	if _, ok := diskMountedAt(dir); ok {
+		t.Fatal("still mounted")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "during")); err != nil || string(b) != "disk\n" {
+		t.Errorf("what was written on the disk, after release: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "before")); !os.IsNotExist(err) {
+		t.Errorf("a file removed on the disk is back: %v", err)
+	}
+	os.RemoveAll(d.work)
+}
+
+// BenchmarkDiskOpenClose is what the disk adds to opening and closing a
+// runner on a small tree: mkfs, mount, copy in, copy back, unmount.
+func BenchmarkDiskOpenClose(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("mounting a disk needs root")
+	}
+	ctx := context.Background()
+	dir := b.TempDir()
+	for i := range 200 {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), make([]byte, 4096), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		d, err := mountDisk(ctx, dir, DefaultDiskBytes, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
