@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package spendtest is the attack suite of the sandbox's "what it can
 // spend" boundary (docs/sandbox.md): what a command in the sandbox can
 // take of the host's disk, memory, processes and module cache. Every
