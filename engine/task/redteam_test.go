@@ -45,8 +45,11 @@ type plantSession struct {
 }
 
 func (s *plantSession) Turn(ctx context.Context) (runner.TurnResult, error) {
-	// An ordinary edit next to the attack, so the checkpoint has work to keep.
-	write(s.a.t, s.dir, "calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n")
+	// An ordinary edit next to the attack, so the checkpoint has work to keep
+	// (one of its own per worktree: a second task on the accepted first must
+	// change something too, or its attempt is a no_change one and the
+	// attack is planted again in the same worktree).
+	write(s.a.t, s.dir, "calc.go", "package calc\n\n// "+filepath.Base(s.dir)+"\nfunc Add(a, b int) int {\n\treturn a + b\n}\n")
 	s.a.plant(s.a.t, s.dir)
 	return runner.TurnResult{Summary: "planted", Done: true, TokensUsed: 10}, nil
 }
