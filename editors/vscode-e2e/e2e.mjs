@@ -531,7 +531,8 @@ async function taskFlow(port) {
     const said = await dialog.innerText();
     if (!/fast-forwarded/.test(said)) throw new Error(`the accept dialog does not say what happens: ${said}`);
     await dialog.locator('.monaco-button', { hasText: /^Accept$/ }).click();
-    await page.locator('.notification-toast', { hasText: new RegExp(`task ${id} is accepted`) }).first().waitFor({ timeout: 60_000 });
+    // A toast, or in the notification center when that is open.
+    await notificationText(new RegExp(`task ${id} is accepted`), 60_000);
     const src = fs.readFileSync(path.join(flowRepo, 'price', 'price.go'), 'utf8');
     if (!src.includes('n > 10')) throw new Error(`main's price.go after accept:\n${src}`);
     await page.locator('.monaco-list-row', { hasText: flowGoal }).filter({ hasText: /accepted/ }).first().waitFor({ timeout: 20_000 });
