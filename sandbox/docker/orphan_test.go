@@ -156,6 +156,11 @@ func TestContainerEndsWithItsProcess(t *testing.T) {
 			if got := containers(""); len(got) != 0 {
 				t.Errorf("the dead owner's container is still there after ReapOrphans")
 			}
+			// Run as root, the dead runner also left its worktree's disk
+			// mounted; with its containers gone, that goes too.
+			if _, err := ReleaseStaleDisks(ctx); err != nil {
+				t.Errorf("ReleaseStaleDisks: %v", err)
+			}
 		})
 	}
 	f := filters.NewArgs(filters.Arg("label", LabelOwner), filters.Arg("status", "running"), filters.Arg("label", "dev.bcode.test="+t.Name()))

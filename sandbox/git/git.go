@@ -127,7 +127,7 @@ func emptyHome() (string, error) {
 			homeDir = fixed
 			return
 		}
-		d, err := os.MkdirTemp("", "bcode-git-home-")
+		d, err := scratch.MkdirTemp("bcode-git-home-*")
 		if err == nil {
 			err = os.Chmod(d, 0o555)
 		}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // TreeFile is one entry of ListTree: a file, a symbolic link or a gitlink.
@@ -91,7 +93,7 @@ func (r *Repo) CheckAttr(ctx context.Context, rev string, names, paths []string)
 			return nil, fmt.Errorf("check-attr: bad attribute name %q", n)
 		}
 	}
-	dir, err := os.MkdirTemp("", "bcode-attr-*")
+	dir, err := scratch.MkdirTemp("bcode-attr-*")
 	if err != nil {
 		return nil, err
 	}
