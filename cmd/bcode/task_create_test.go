@@ -24,8 +24,7 @@ func TestTaskCreateSelectionInNewFile(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "sub.go is not in") || !strings.Contains(errOut, "commit it first") {
 		t.Fatalf("create on a new file: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	code, out, _ = runTaskCmd(t, repo, state, "status")
-	if strings.Contains(out, "make Sub") {
+	if _, out, _ = runTaskCmd(t, repo, state, "status"); strings.Contains(out, "make Sub") {
 		t.Errorf("a task was recorded: %s", out)
 	}
 }
