@@ -307,7 +307,7 @@ func TestEscapeProbe(t *testing.T) {
 		if _, err := sandbox.ReadFile(wt, "link", 1<<20); !errors.Is(err, sandbox.ErrSymlink) {
 			t.Errorf("sandbox.ReadFile(link): %v, want ErrSymlink", err)
 		}
-		if b, err := sandbox.ReadFile(wt, "README.md", 0); err != nil || string(b) != "# readme\n" {
+		if b, err := sandbox.ReadFile(wt, "README.md", 1<<20); err != nil || string(b) != "# readme\n" {
 			t.Errorf("sandbox.ReadFile(README.md) = %q, %v", b, err)
 		}
 	})
