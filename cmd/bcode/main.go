@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -162,5 +163,12 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	// the agent is injected here, not found in a registry.
 	eng := app.Open(app.Options{Agent: agentbackend.Backend, By: userName()})
 	defer eng.Close()
-	return c.run(ctx, eng, args[1:], stdout, stderr)
+	code := c.run(ctx, eng, args[1:], stdout, stderr)
+	// A signal that came before a command could say so itself (while the
+	// ledger opens, say) still ends with the signal named, as a stop.
+	if cause := context.Cause(ctx); code != 0 && code != 130 && errors.Is(cause, errInterrupted) {
+		fmt.Fprintf(stderr, "bcode: %s %s: stopped\n", args[0], cause)
+		return 130
+	}
+	return code
 }
