@@ -17,29 +17,11 @@ import (
 // decodes it, one per line.
 func editorStrings(t *testing.T, raw json.RawMessage) []byte {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("not JSON: %v", err)
+	out, err := showntest.JSONStrings(raw)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, raw)
 	}
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, v)
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		case map[string]any:
-			for k, e := range v {
-				out = append(out, k)
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return []byte(strings.Join(out, "\n"))
+	return out
 }
 
 // TestShownEditor feeds the attack suite through bcode-ls to the fake

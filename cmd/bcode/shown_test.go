@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -68,30 +67,11 @@ func jsonStrings(t *testing.T, doc []byte) []byte {
 	if raw := showntest.Raw(doc); raw != nil {
 		t.Errorf("raw hidden bytes in the JSON itself: %v", raw)
 	}
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, doc)
+	out, err := showntest.JSONStrings(doc)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
 	}
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, v)
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		case map[string]any:
-			for k, e := range v {
-				out = append(out, k)
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	sort.Strings(out)
-	return []byte(strings.Join(out, "\n"))
+	return out
 }
 
 // decodedJSON is how a planted string reaches a reader of JSON: each byte

@@ -33,29 +33,11 @@ func decodedStrings(t *testing.T, doc []byte) []byte {
 	if raw := showntest.Raw(doc); raw != nil {
 		t.Errorf("raw hidden bytes in the JSON itself: %v", raw)
 	}
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
-		t.Fatalf("not JSON: %v", err)
+	out, err := showntest.JSONStrings(doc)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
 	}
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, v)
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		case map[string]any:
-			for k, e := range v {
-				out = append(out, k)
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return []byte(strings.Join(out, "\n"))
+	return out
 }
 
 // TestRenderersShowAttacks runs the attack suite through every evidence

@@ -9,7 +9,9 @@
 package showntest
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"unicode"
@@ -222,4 +224,34 @@ func clipOut(b []byte) string {
 		return s[:max] + "..."
 	}
 	return s
+}
+
+// JSONStrings is every string of a JSON document, object keys included, as
+// its reader decodes them, one per line: what an editor or a CI tool gets
+// out of a JSON output path, for Check.
+func JSONStrings(doc []byte) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range v {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	sort.Strings(out) // map order is random; a stable output reads better in a failure
+	return []byte(strings.Join(out, "\n")), nil
 }
