@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -155,7 +156,9 @@ func (d *disk) release(ctx context.Context) error {
 // directory underneath is first made a copy of the disk's content: the
 // disk is bound read-only at a private staging point (read-only, so that a
 // sweep of a dead runner's scratch cannot delete through it), unmounted
-// from dir, the old content below removed and the disk's copied in.
+// from dir, the old content below removed and the disk's copied in
+// (finishRelease). The staging directory records dir (stagedFor), so a
+// release a SIGKILL cut short is finished by the next ReleaseStaleDisks.
 func releaseMounted(ctx context.Context, dir string, discard bool) error {
 	if discard {
 		return unmount(ctx, dir)
@@ -164,15 +167,50 @@ func releaseMounted(ctx context.Context, dir string, discard bool) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
-	out := filepath.Join(work, "out")
+	out := filepath.Join(work, stagingName(dir))
+	if err := stageRelease(ctx, dir, work, out); err != nil {
+		unmount(context.WithoutCancel(ctx), out)
+		os.RemoveAll(work)
+		return err
+	}
+	return finishRelease(ctx, dir, work, out)
+}
+
+// stagedFor names, in a staging directory, the directory its disk belongs
+// to, for a path too long for stagingName.
+const stagedFor = "dir"
+
+// stagingName is the staging point's name: "out." and dir in base64url.
+// A sweep of the dead owner's scratch may delete the stagedFor file, but
+// not the name of a directory something is mounted on.
+func stagingName(dir string) string {
+	if name := "out." + base64.RawURLEncoding.EncodeToString([]byte(dir)); len(name) <= 255 {
+		return name
+	}
+	return "out"
+}
+
+// stagedDir is the directory whose disk is staged at out.
+func stagedDir(out string) (string, error) {
+	if enc, ok := strings.CutPrefix(filepath.Base(out), "out."); ok {
+		b, err := base64.RawURLEncoding.DecodeString(enc)
+		return string(b), err
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(out), stagedFor))
+	return string(b), err
+}
+
+// stageRelease binds dir's disk read-only at out and unmounts it from dir.
+func stageRelease(ctx context.Context, dir, work, out string) error {
+	if err := os.WriteFile(filepath.Join(work, stagedFor), []byte(dir), 0o600); err != nil {
+		return err
+	}
 	if err := os.Mkdir(out, 0o700); err != nil {
 		return err
 	}
 	if err := runTool(ctx, "mount", "--bind", dir, out); err != nil {
 		return err
 	}
-	defer unmount(context.WithoutCancel(ctx), out)
 	if err := runTool(ctx, "mount", "-o", "remount,bind,ro", out); err != nil {
 		return err
 	}
@@ -182,6 +220,12 @@ func releaseMounted(ctx context.Context, dir string, discard bool) error {
 	if _, still := diskMountedAt(dir); still {
 		return fmt.Errorf("%s is still a disk mount after unmounting it", dir)
 	}
+	return nil
+}
+
+// finishRelease makes dir a copy of the staged disk at out, then drops the
+// staging point. It can run again after a cut: it empties dir first.
+func finishRelease(ctx context.Context, dir, work, out string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -194,7 +238,35 @@ func releaseMounted(ctx context.Context, dir string, discard bool) error {
 	if err := runTool(ctx, "cp", "-a", "--reflink=never", "--", out+"/.", dir); err != nil {
 		return fmt.Errorf("copying the disk's content back into %s: %w", dir, err)
 	}
-	return nil
+	if err := unmount(context.WithoutCancel(ctx), out); err != nil {
+		return err
+	}
+	return os.RemoveAll(work)
+}
+
+// finishStaged finishes the releases dead owners cut short: a staging
+// point whose scratch directory's owner is dead holds the only whole copy
+// of its directory's disk, which is copied back before it goes.
+func finishStaged(ctx context.Context, dead func(owner string) bool) (int, []error) {
+	n := 0
+	var errs []error
+	for _, out := range mountPoints() {
+		work := filepath.Dir(out)
+		if !strings.HasPrefix(filepath.Base(out), "out") || !strings.HasPrefix(filepath.Base(work), "bcode-disk-out-") || !dead(filepath.Base(filepath.Dir(work))) {
+			continue
+		}
+		dir, err := stagedDir(out)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: a staged disk at %s names no directory: %v", ErrDiskLimit, out, err))
+			continue
+		}
+		if err := finishRelease(ctx, dir, work, out); err != nil {
+			errs = append(errs, fmt.Errorf("%w: finishing the release of %s: %v", ErrDiskLimit, dir, err))
+			continue
+		}
+		n++
+	}
+	return n, errs
 }
 
 // ReleaseStaleDisks releases the disks that runners of dead processes
@@ -202,8 +274,8 @@ func releaseMounted(ctx context.Context, dir string, discard bool) error {
 // content is copied back into its directory and it is unmounted, so the
 // next holder of a task can move or remove the worktree. A disk is a dead
 // runner's when its image lies in a dead owner's scratch directory. A
-// staging mount of a release cut short is left alone: it is read-only and
-// holds the only whole copy. It returns how many it released.
+// release a dead runner began is finished from its read-only staging
+// point, which holds the only whole copy. It returns how many it released.
 func ReleaseStaleDisks(ctx context.Context) (int, error) {
 	return releaseStale(ctx, scratch.OwnerDead)
 }
@@ -214,8 +286,7 @@ func releaseStale(ctx context.Context, dead func(owner string) bool) (int, error
 	}
 	disks.Lock()
 	defer disks.Unlock()
-	n := 0
-	var errs []error
+	n, errs := finishStaged(ctx, dead)
 	for _, dir := range mountPoints() {
 		if disks.m[dir] != nil || strings.HasPrefix(filepath.Base(filepath.Dir(dir)), "bcode-disk-out-") {
 			continue

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // TestDiskSurvivesItsRunner: a disk whose runner died (here: forgotten by
@@ -62,6 +64,61 @@ func TestDiskSurvivesItsRunner(t *testing.T) {
 		t.Errorf("a file removed on the disk is back: %v", err)
 	}
 	os.RemoveAll(d.work)
+}
+
+// TestDiskReleaseCutShortIsFinished: a runner SIGKILLed while releasing a
+// disk leaves it staged read-only in its scratch (the worktree below half
+// copied); the next ReleaseStaleDisks copies it back and drops the staging
+// point, even after a sweep deleted what it could of that scratch.
+func TestDiskReleaseCutShortIsFinished(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a disk needs root")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := mountDisk(ctx, dir, 64<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(d.work)
+	if err := os.WriteFile(filepath.Join(dir, "during"), []byte("disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	disks.Lock()
+	delete(disks.m, dir)
+	disks.Unlock()
+	// The release, cut after staging: the disk is off dir, which holds a
+	// half copy, and only the staging point has the whole.
+	work, err := scratch.MkdirTemp("bcode-disk-out-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, stagingName(dir))
+	if err := stageRelease(ctx, dir, work, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "half"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(work) // a sweep of the dead owner's scratch: fails on the mount, may take the rest
+	me := filepath.Base(filepath.Dir(work))
+	if _, err := releaseStale(ctx, func(owner string) bool { return owner == me }); err != nil {
+		t.Fatalf("releaseStale: %v", err)
+	}
+	for _, m := range mountPoints() {
+		if m == out {
+			t.Fatalf("the staging point %s is still mounted", out)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "during")); err != nil || string(b) != "disk\n" {
+		t.Errorf("what was written on the disk, after the finished release: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "half")); !os.IsNotExist(err) {
+		t.Errorf("the half copy's leftover is still there: %v", err)
+	}
+	if _, err := os.Stat(work); !os.IsNotExist(err) {
+		t.Errorf("the staging directory is still there: %v", err)
+	}
 }
 
 // BenchmarkDiskOpenClose is what the disk adds to opening and closing a
