@@ -143,7 +143,8 @@ func New(ctx context.Context, cfg config.Config, o Options) (*Agent, error) {
 }
 
 // ReapOrphans removes the sandbox containers of bcode processes on this
-// machine that have died, but for exceptTask's (docker.Engine.ReapOrphans);
+// machine that have died, but for exceptTask's (docker.Engine.ReapOrphans),
+// and, when no task is excepted, the worktree disks they left mounted;
 // `bcode runner` and every task's agent call it as they start. No Docker
 // engine: nothing to remove.
 func ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
@@ -154,7 +155,13 @@ func ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
 		return 0, nil
 	}
 	defer e.Close()
-	return e.ReapOrphans(cctx, exceptTask)
+	n, err := e.ReapOrphans(cctx, exceptTask)
+	if err == nil && exceptTask == "" {
+		// With every dead owner's container gone, their worktree disks
+		// (and releases a kill cut short) can go too.
+		_, err = docker.ReleaseStaleDisks(ctx)
+	}
+	return n, err
 }
 
 // Agent implements agent.Agent with bcode-agent in a Docker container.
