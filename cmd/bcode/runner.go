@@ -64,6 +64,9 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 	}
 	e, err := eng.Tasks(ctx)
 	if err != nil {
+		if runnerStopped(ctx, stderr) {
+			return 0
+		}
 		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
@@ -112,7 +115,19 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 	w := &runner.Worker{Engine: e, Holder: holder, Poll: *poll, Build: build,
 		OnResult: func(res *runner.Result, err error) { report(stdout, stderr, res, err) }}
 	w.Serve(ctx)
+	runnerStopped(ctx, stderr)
 	return 0
+}
+
+// runnerStopped says so when a signal stopped the runner (a service
+// manager's SIGTERM is how a runner ends: exit 0), naming the signal.
+func runnerStopped(ctx context.Context, stderr io.Writer) bool {
+	cause := context.Cause(ctx)
+	if !errors.Is(cause, errInterrupted) {
+		return false
+	}
+	fmt.Fprintf(stderr, "bcode runner: stopped: %s\n", cause)
+	return true
 }
 
 func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
