@@ -394,11 +394,31 @@ func unescapeMount(s string) string {
 }
 
 // runTool runs a system tool (mkfs.ext4, mount, cp) with a bounded time.
+// systemPath holds the system's own tools. The disk's tools (mkfs.ext4,
+// mount, umount, cp) are looked up only there: a user's PATH may lack the
+// sbin directories, and a tool run as root should not come from it.
+const systemPath = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+// systemTool is name's path in systemPath.
+func systemTool(name string) (string, error) {
+	for _, dir := range filepath.SplitList(systemPath) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found in %s: %w", name, systemPath, exec.ErrNotFound)
+}
+
 func runTool(ctx context.Context, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
+	path, err := systemTool(name)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = []string{"PATH=" + systemPath, "LC_ALL=C"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
