@@ -139,22 +139,22 @@ func eventSummary(e engine.Event) string {
 	case task.EventStarted:
 		return "started"
 	case task.EventAttemptStarted:
-		return fmt.Sprintf("attempt %d started", d.Number)
+		return numbered("attempt", d.Number) + " started"
 	case task.EventContextBuilt:
 		return fmt.Sprintf("context pack built (%d tokens)", d.Tokens)
 	case task.EventTurn:
 		if d.Changed == true {
-			return fmt.Sprintf("turn %d finished, files changed", d.Turn)
+			return numbered("turn", d.Turn) + " finished, files changed"
 		}
-		return fmt.Sprintf("turn %d finished", d.Turn)
+		return numbered("turn", d.Turn) + " finished"
 	case task.EventCheckStarted:
 		return "checking " + short(d.Head)
 	case task.EventCheckFinished:
 		return "check: " + d.Verdict
 	case task.EventNoChange:
-		return fmt.Sprintf("attempt %d changed nothing", d.Number)
+		return numbered("attempt", d.Number) + " changed nothing"
 	case task.EventAttemptFinished:
-		return fmt.Sprintf("attempt %d finished: %s", d.Number, d.Verdict)
+		return numbered("attempt", d.Number) + " finished: " + d.Verdict
 	case task.EventStartFailed:
 		if d.Fix != "" {
 			return fmt.Sprintf("could not start: no %s (fix: %s)", d.Missing, d.Fix)
@@ -162,6 +162,15 @@ func eventSummary(e engine.Event) string {
 		return "could not start"
 	}
 	return string(e.Kind)
+}
+
+// numbered is "attempt 2", or "attempt" for an event written without its
+// number (an older bcode, another tool appending to the ledger).
+func numbered(what string, n int) string {
+	if n <= 0 {
+		return what
+	}
+	return fmt.Sprintf("%s %d", what, n)
 }
 
 func short(id string) string {
