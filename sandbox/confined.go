@@ -174,31 +174,11 @@ func (c *Confined) Open(name string) (*os.File, error) {
 	return f, nil
 }
 
-// openRoot is the portable open: os.Root resolves beneath the root; a final
-// link is refused by its Lstat, and a swap after it is caught by comparing
-// the opened descriptor with what Lstat saw. O_NONBLOCK keeps a fifo swapped
-// in from blocking the open.
+// openRoot is the portable open: os.Root resolves beneath the root and
+// openLeaf opens the last name without following a link. O_NONBLOCK keeps a
+// fifo swapped in from blocking the open; Open's fstat judges what opened.
 func (c *Confined) openRoot(p string) (*os.File, error) {
-	before, err := c.root.Lstat(p)
-	if err != nil {
-		return nil, err
-	}
-	if before.Mode()&fs.ModeSymlink != 0 {
-		return nil, ErrSymlink
-	}
-	if !before.Mode().IsRegular() {
-		return nil, &notRegular{before.Mode()}
-	}
-	f, err := c.root.OpenFile(p, os.O_RDONLY|openNoBlock, 0)
-	if err != nil {
-		return nil, err
-	}
-	after, err := f.Stat()
-	if err != nil || !os.SameFile(before, after) {
-		f.Close()
-		return nil, errSwapped
-	}
-	return f, nil
+	return openLeaf(c.root, p, os.O_RDONLY|openNoBlock)
 }
 
 // notRegular carries the mode a platform open found before any descriptor
@@ -299,19 +279,17 @@ func (c *Confined) ReadDir(name string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	// O_DIRECTORY: whatever is there now, the open fails at once unless it
-	// is a directory (a fifo swapped in cannot block it); O_NOFOLLOW is
-	// re-applied by os.Root only after its own link handling, so the
-	// Lstat before it is what refuses a final link.
-	if p != "." {
-		fi, err := c.root.Lstat(p)
-		if err != nil {
-			return nil, c.rootErr(name, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, c.refuse(name, ErrSymlink, "")
-		}
+	// is a directory (a fifo swapped in cannot block it); openLeaf refuses
+	// a final link.
+	var d *os.File
+	if p == "." {
+		d, err = c.root.OpenFile(p, os.O_RDONLY|openDirOnly|openNoBlock, 0)
+	} else {
+		d, err = openLeaf(c.root, p, os.O_RDONLY|openDirOnly|openNoBlock)
 	}
-	d, err := c.root.OpenFile(p, os.O_RDONLY|openDirOnly|openNoBlock, 0)
+	if errors.Is(err, ErrSymlink) {
+		return nil, c.refuse(name, ErrSymlink, "")
+	}
 	if err != nil {
 		return nil, c.rootErr(name, err)
 	}
