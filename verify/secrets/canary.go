@@ -22,7 +22,10 @@ const canaryCoreLen = 26
 // canaryWindow is how many consecutive characters of a core Redact takes
 // for the canary: 16 characters are 80 random bits, never in ordinary text
 // by chance, so a core printed with up to ten characters cut off is still
-// found. A core cut into pieces shorter than this is not.
+// found. A core cut into pieces shorter than this is not. The other side
+// of it: a character next to a cut core that continues it (the "g" of
+// "starting" before a core whose "5g" an escape swallowed) is taken with
+// it, since nothing tells it from the core's own.
 const canaryWindow = minSkeleton
 
 // NewCanary returns a fresh canary secret: CanaryPrefix and a random core
