@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -226,19 +227,37 @@ func afterTrigger(model *modeltest.Server, trigger string, delay time.Duration, 
 	return fire
 }
 
+// output is a child's output, read while it writes.
+type output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
 // startBcode starts the CLI with its output kept (for failures).
-func startBcode(t *testing.T, f *fixture, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan error) {
+func startBcode(t *testing.T, f *fixture, env []string, args ...string) (*exec.Cmd, *output, <-chan error) {
 	t.Helper()
 	cmd := f.bcodeCmd(env, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &output{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return cmd, &out, exited
+	return cmd, out, exited
 }
 
 // TestKillLoopSQLite: `bcode task run` on the embedded ledger, SIGKILLed 12
@@ -425,7 +444,7 @@ func TestKillLoopPostgres(t *testing.T) {
 	}
 	type runnerProc struct {
 		cmd    *exec.Cmd
-		out    *bytes.Buffer
+		out    *output
 		exited <-chan error
 	}
 	runners := make([]runnerProc, nrunners)
@@ -487,6 +506,12 @@ func TestKillLoopPostgres(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	for i, r := range runners {
+		// A runner restarted just now may not have reached its signal
+		// handling: a SIGTERM before its start line would end it by the
+		// signal's default action, with nothing of its own to stop.
+		for end := time.Now().Add(30 * time.Second); !strings.Contains(r.out.String(), "claiming tasks") && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond)
+		}
 		sent := time.Now()
 		r.cmd.Process.Signal(syscall.SIGTERM)
 		select {
