@@ -20,6 +20,13 @@ import (
 // not exhaust the host's memory.
 const DefaultOutputLimit = 16 << 20
 
+// CPULimitSeconds is d as RLIMIT_CPU takes it: whole seconds, rounded up,
+// at least one.
+func CPULimitSeconds(d time.Duration) uint64 {
+	s := uint64((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
 // Command is one process to run inside a sandbox.
 type Command struct {
 	// Dir is the working directory. For the host runner it is a host path;
@@ -33,7 +40,18 @@ type Command struct {
 	// Stdin, when set, is copied to the process's standard input.
 	Stdin io.Reader
 	// Timeout bounds the whole process tree; zero means no limit beyond ctx.
+	// It is wall-clock time, which a busy machine stretches: a verdict
+	// that must not change with load is decided by CPULimit, and Timeout
+	// is then only the backstop for a process that waits forever.
 	Timeout time.Duration
+	// CPULimit, when set, is the CPU time (user and system, in whole
+	// seconds, rounded up) each process of the command may use: the
+	// kernel's RLIMIT_CPU, which sends SIGXCPU at the limit and SIGKILL a
+	// second later (Result.CPULimited). CPU time is what a process used, not how long
+	// it waited for a core, so the limit ends a runaway loop after the
+	// same work on an idle machine and on a loaded one. sandbox/host
+	// sets it on Linux only; elsewhere Timeout alone bounds the command.
+	CPULimit time.Duration
 	// OutputLimit is the number of bytes kept of stdout and of stderr; zero
 	// means DefaultOutputLimit. What is cut is counted in Result.Truncated.
 	OutputLimit int64
@@ -50,7 +68,12 @@ type Result struct {
 	Stderr    []byte
 	Truncated bool // some output was cut at OutputLimit
 	TimedOut  bool // Command.Timeout expired and the process tree was killed
-	Duration  time.Duration
+	// CPULimited: the command's process was killed by the kernel for
+	// reaching Command.CPULimit. A container runner tells it from the
+	// memory limit but not from a command that exits 137 of its own
+	// accord under a CPU limit.
+	CPULimited bool
+	Duration   time.Duration
 }
 
 // Runner executes commands. Implementations must kill the whole process tree

@@ -38,13 +38,11 @@ import (
 const fixedMarker = "BCODE-KILLLOOP-42"
 
 // fixCommand writes the fix and its test, idempotently: a run killed in
-// the middle of it is simply run again by the next holder's agent. The
-// test sleeps a second: a mutant's run budget is ten times its covering
-// tests' baseline time plus 2 s, and includes the container's start,
-// which on a loaded machine took longer than that (every mutant timed out,
-// and the gate said green instead of verified).
+// the middle of it is simply run again by the next holder's agent. (Its
+// test once slept a second, because a mutant's budget was wall time that
+// a loaded machine's container start used up; the budget is CPU time now.)
 const fixCommand = `printf 'package calc\n\n// Abs returns the absolute value of x.\nfunc Abs(x int) int {\n\tif x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}\n' > calc.go && ` +
-	`printf 'package calc\n\nimport (\n\t"testing"\n\t"time"\n)\n\nfunc TestAbsNegative(t *testing.T) {\n\ttime.Sleep(time.Second)\n\tif got := Abs(-4); got != 4 {\n\t\tt.Fatalf("Abs(-4) = %%d, want 4", got)\n\t}\n}\n' > abs_test.go && ` +
+	`printf 'package calc\n\nimport "testing"\n\nfunc TestAbsNegative(t *testing.T) {\n\tif got := Abs(-4); got != 4 {\n\t\tt.Fatalf("Abs(-4) = %%d, want 4", got)\n\t}\n}\n' > abs_test.go && ` +
 	`echo BCODE-KILLLOOP-$((40+2))`
 
 // fixPolicy is the model for runs that die at any point: when the last

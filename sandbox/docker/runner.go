@@ -522,6 +522,13 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	shares := r.cfg.CPUShares
 	r.sharesMu.Unlock()
 	hc.Resources.CPUShares = shares
+	if c.CPULimit > 0 {
+		// RLIMIT_CPU: the kernel sends a process of the command SIGXCPU
+		// when its own CPU time reaches the limit and SIGKILL a second
+		// later (Go programs ignore SIGXCPU).
+		n := int64(sandbox.CPULimitSeconds(c.CPULimit))
+		hc.Resources.Ulimits = append(hc.Resources.Ulimits, &container.Ulimit{Name: "cpu", Soft: n, Hard: n + 1})
+	}
 	// Cleanup must happen even when ctx is what ended the command.
 	bg := context.WithoutCancel(ctx)
 	stdout := sandbox.NewCappedOutput(limit, c.Stdout)
@@ -630,10 +637,16 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	if exit == 127 && isInitNotFound(res.Stderr) {
 		return res, fmt.Errorf("%s: %w", c.Args[0], sandbox.ErrNotFound)
 	}
-	if exit == 137 {
+	if exit == exitKilled || exit == exitCPULimit {
+		oom := false
 		if in, err := r.e.cli.ContainerInspect(bg, id); err == nil && in.State != nil && in.State.OOMKilled {
+			oom = true
 			res.Stderr = append(res.Stderr, fmt.Sprintf("\nbcode sandbox: the command was killed for using more than the sandbox's %d MiB of memory\n", r.cfg.MemoryBytes>>20)...)
 		}
+		// Nothing else in the container sends SIGKILL (its supervisor
+		// does only when this process is gone, and then nobody reads
+		// the result): not the memory limit, so the CPU limit.
+		res.CPULimited = c.CPULimit > 0 && !oom
 	}
 	return res, nil
 }
@@ -756,3 +769,11 @@ func ended(ctx context.Context) bool {
 	dl, ok := ctx.Deadline()
 	return ok && !time.Now().Before(dl)
 }
+
+// A container's command runs on Linux: its exit status after SIGKILL
+// (the memory limit, or the CPU limit's hard one) and after SIGXCPU (the
+// CPU limit's soft one), as the shell reports it.
+const (
+	exitKilled   = 128 + 9
+	exitCPULimit = 128 + 24
+)

@@ -197,6 +197,13 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		return sandbox.Result{}, fmt.Errorf("start %s: %w", c.Args[0], err)
 	}
 	defer forget()
+	if c.CPULimit > 0 {
+		if err := limitCPU(cmd.Process.Pid, c.CPULimit); err != nil {
+			killGroup(cmd)
+			_ = cmd.Wait()
+			return sandbox.Result{}, fmt.Errorf("host runner: setting the CPU limit: %w", err)
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var werr error
@@ -226,6 +233,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	}
 	if res.ExitCode < 0 { // killed by a signal we did not send
 		res.ExitCode = 128 + int(signalOf(cmd))
+		res.CPULimited = c.CPULimit > 0 && cpuLimited(cmd, c.CPULimit)
 	}
 	return res, nil
 }

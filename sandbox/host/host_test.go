@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -12,7 +13,7 @@ import (
 // runner: the same behaviours the Docker runner must show.
 func TestConformance(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) sandbox.Runner { return host.New() },
-		runnertest.Options{Dir: func(t *testing.T) string { return t.TempDir() }})
+		runnertest.Options{Dir: func(t *testing.T) string { return t.TempDir() }, NoCPULimit: runtime.GOOS != "linux"})
 }
 
 // TestSandboxConformance: the host Sandbox keeps commands inside the

@@ -6,6 +6,11 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // setProcessGroup puts the command in a process group of its own so a
@@ -60,4 +65,29 @@ func killGroup(cmd *exec.Cmd) {
 func ownedByMe(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()
+}
+
+// limitCPU sets RLIMIT_CPU on the started process: at d of CPU time the
+// kernel sends SIGXCPU (which ends a process that does not handle it; Go
+// programs ignore it), and one second later SIGKILL. Set after the start,
+// it still bounds the process's whole CPU time (the kernel compares the
+// total); a child it forked before is not covered.
+func limitCPU(pid int, d time.Duration) error {
+	n := sandbox.CPULimitSeconds(d)
+	return unix.Prlimit(pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: n, Max: n + 1}, nil)
+}
+
+// cpuLimited reports whether the kernel ended cmd for its CPU limit: by
+// SIGXCPU, or by the SIGKILL that follows it, once its CPU time is past
+// the soft limit (the kill comes a second after it, so the measure's
+// rounding cannot hide it).
+func cpuLimited(cmd *exec.Cmd, limit time.Duration) bool {
+	switch signalOf(cmd) {
+	case syscall.SIGXCPU:
+		return true
+	case syscall.SIGKILL:
+		used := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		return used >= time.Duration(sandbox.CPULimitSeconds(limit))*time.Second
+	}
+	return false
 }

@@ -41,6 +41,9 @@ type Options struct {
 	// Slack is extra time allowed for a command to start and be torn down
 	// (a container's create, start and remove). Zero means 10 seconds.
 	Slack time.Duration
+	// NoCPULimit: the runner cannot set Command.CPULimit here (sandbox/host
+	// off Linux); the suite checks only that a command still runs.
+	NoCPULimit bool
 }
 
 // secretName and secretValue are put into the test process's environment;
@@ -73,6 +76,7 @@ func Run(t *testing.T, newRunner func(t *testing.T) sandbox.Runner, opts Options
 		{"StdoutStderr", s.stdoutStderr},
 		{"OutputLimit", s.outputLimit},
 		{"TimeoutKillsProcessTree", s.timeoutKillsTree},
+		{"CPULimit", s.cpuLimit},
 		{"ContextCancel", s.contextCancel},
 		{"EnvScrubbed", s.envScrubbed},
 		{"Dir", s.dir},
@@ -224,6 +228,28 @@ func (s *suite) timeoutKillsTree(t *testing.T) {
 	time.Sleep(600 * time.Millisecond)
 	if after := size(); after != before {
 		t.Errorf("%s: the grandchild outlived the timeout: heartbeat grew from %d to %d bytes", r.Name(), before, after)
+	}
+}
+
+// cpuLimit: a loop that only spins is ended by the kernel once it has used
+// its CPU time, however long the machine makes it wait for a core, and is
+// reported as CPULimited, not TimedOut; a command that only waits uses
+// none and runs to its end.
+func (s *suite) cpuLimit(t *testing.T) {
+	r := s.newRunner(t)
+	dir := s.opts.Dir(t)
+	spin, err := r.Run(context.Background(), sandbox.Command{Dir: dir, Args: sh("while :; do :; done"), CPULimit: time.Second, Timeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatalf("%s: %v", r.Name(), err)
+	}
+	if s.opts.NoCPULimit {
+		t.Logf("%s: no CPU limit here; the spinning loop ran until %s (timed out: %v)", r.Name(), spin.Duration, spin.TimedOut)
+	} else if !spin.CPULimited || spin.TimedOut || spin.ExitCode == 0 {
+		t.Errorf("%s: a spinning loop with a 1 s CPU limit: CPULimited %v, TimedOut %v, exit %d after %s; want CPULimited", r.Name(), spin.CPULimited, spin.TimedOut, spin.ExitCode, spin.Duration)
+	}
+	wait := s.run(t, r, sandbox.Command{Dir: dir, Args: sh("sleep 2; echo done"), CPULimit: time.Second, Timeout: time.Minute})
+	if wait.CPULimited || wait.TimedOut || wait.ExitCode != 0 || strings.TrimSpace(string(wait.Stdout)) != "done" {
+		t.Errorf("%s: a command that sleeps 2 s under a 1 s CPU limit: CPULimited %v, TimedOut %v, exit %d, stdout %q; want it to finish", r.Name(), wait.CPULimited, wait.TimedOut, wait.ExitCode, wait.Stdout)
 	}
 }
 

@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -685,5 +688,55 @@ func TestReachMutatesCoveredFunctions(t *testing.T) {
 	}
 	if m := find(t, rep, old, OpRelationalNegation, "n <= 3"); m.Verdict != Killed || m.KilledBy != "TestOld" {
 		t.Errorf("n <= 3 in Old: %s by %q, want killed by TestOld", m.Verdict, m.KilledBy)
+	}
+}
+
+// slowStart is a runner whose mutant runs (the commands with a CPU limit)
+// take delay to start, as a container's create and start do on a loaded
+// machine: the delay is inside the command, so its Timeout covers it.
+type slowStart struct {
+	sandbox.Runner
+	delay time.Duration
+}
+
+func (r slowStart) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, error) {
+	if c.CPULimit > 0 {
+		c.Args = append([]string{"sh", "-c", fmt.Sprintf(`sleep %g; exec "$@"`, r.delay.Seconds()), "slow-start"}, c.Args...)
+	}
+	return r.Runner.Run(ctx, c)
+}
+
+// TestVerdictsDoNotChangeWithASlowStart: the calc change's mutants get the
+// same verdicts when every mutant run waits 3 s before its tests start (a
+// loaded machine's container start). With a wall-clock budget of ten times
+// the tests' baseline time plus 2 s, each of them timed out; a budget in
+// CPU time is not spent by waiting, and the one mutant that loops forever
+// still times out by using its CPU time.
+func TestVerdictsDoNotChangeWithASlowStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every mutant of the calc change again, each 3 s late")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the host runner sets CPU limits on Linux only")
+	}
+	c := calcReport(t)
+	rep, err := Run(context.Background(), slowStart{host.New(), 3 * time.Second}, c.dir, c.change, Options{Workers: 2, CacheDir: c.cache}, verify.NoProgress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Verdict{}
+	for _, m := range c.rep.Mutants {
+		want[m.ID] = m.Verdict
+	}
+	for _, m := range rep.Mutants {
+		if w, ok := want[m.ID]; !ok || w != m.Verdict {
+			t.Errorf("%s (%s → %s, line %d): %s after a slow start, %s before (%s)", m.ID, m.Original, m.Mutated, m.Line, m.Verdict, w, m.Detail)
+		}
+		if m.Verdict == Timeout && !strings.Contains(m.Detail, "of CPU time") {
+			t.Errorf("%s timed out by the wall clock, not its CPU time: %s", m.ID, m.Detail)
+		}
+	}
+	if len(rep.Mutants) != len(c.rep.Mutants) {
+		t.Errorf("%d mutants after a slow start, %d before", len(rep.Mutants), len(c.rep.Mutants))
 	}
 }

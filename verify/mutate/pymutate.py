@@ -13,7 +13,8 @@ from its own AST with every mutant behind a switch, so one worker imports and
 collects once. Mutants' covering tests then run in forked children with the
 switch set to each mutant in turn: several mutants per child while the state
 a run could leave behind stays as the fork found it (StateGuard), a new child
-otherwise; the parent kills a child at a mutant's timeout.
+otherwise; the parent kills a child that spends a mutant's CPU budget, or
+waits past its wall-time one.
 """
 
 import ast
@@ -25,7 +26,38 @@ import time
 
 SEL_NAME = "__bcode_sel__"
 SEL = [0]  # the active mutant's number; 0 is none
-FORK_BUDGET = 60.0  # seconds a forked child may take to start
+# What a forked child may spend before its first mutant starts, and between
+# two (the fork, the state check): CPU seconds, and wall seconds for a child
+# that waits instead.
+FORK_CPU = 60.0
+FORK_WALL = 600.0
+# How often the parent reads its child's CPU time.
+CPU_POLL = 0.1
+
+
+def clock_ticks():
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (AttributeError, ValueError, OSError):
+        return 100
+
+
+CLK_TCK = clock_ticks()
+
+
+def cpu_seconds(pid):
+    """The CPU time pid has used, user and system, with its children that
+    ended: the kernel's own accounting, from /proc/PID/stat (fields 14 to
+    17). CPU time is the work done, not the time spent waiting for a core,
+    so a budget in it does not run out faster on a busy machine. None where
+    there is no /proc (the budgets are then wall time)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            data = f.read()
+        fields = data[data.rindex(b")") + 2:].split()
+        return sum(int(x) for x in fields[11:15]) / CLK_TCK
+    except (OSError, ValueError, IndexError):
+        return None
 
 # ---------------------------------------------------------------- generation
 
@@ -897,6 +929,32 @@ def wait_jobs(path, limit):
         pause = min(pause * 1.5, 0.025)
 
 
+class Budget:
+    """What a forked child may spend from now on: cpu seconds of its own CPU
+    time, and wall seconds of waiting. Where the CPU time cannot be read,
+    cpu is counted as wall time."""
+
+    def __init__(self, pid, cpu, wall):
+        self.pid, self.cpu, self.wall = pid, float(cpu), float(wall)
+        self.t0 = time.perf_counter()
+        self.cpu0 = cpu_seconds(pid)
+
+    def over(self):
+        """ "cpu" or "wall" when that budget is spent, else None."""
+        waited = time.perf_counter() - self.t0
+        if self.cpu0 is None:
+            return "cpu" if waited >= self.cpu else None
+        used = cpu_seconds(self.pid)
+        if used is not None and used - self.cpu0 >= self.cpu:
+            return "cpu"
+        return "wall" if waited >= self.wall else None
+
+    def wait(self):
+        """How long to wait for the child before looking again."""
+        left = (self.cpu if self.cpu0 is None else self.wall) - (time.perf_counter() - self.t0)
+        return max(min(left, CPU_POLL), 0.0)
+
+
 class Schemata:
     """Runs the jobs (a mutant and its covering tests each) in forked
     children with the switch set to the mutant. Collection happened once, in
@@ -906,10 +964,12 @@ class Schemata:
     guarded state (StateGuard) different from what the fork started with:
     the next mutant then starts in a new child, from the collected state, as
     it would with a fork of its own. Isolation "fork" forks once per mutant.
-    The parent enforces each mutant's deadline: the child reports every
-    mutant's start and result on a pipe; at a timeout or a crash the child
-    is gone, that mutant alone gets the verdict, and the rest of the batch
-    continues in a new child."""
+    The parent enforces each mutant's budget: the child reports every
+    mutant's start and result on a pipe, and the parent reads the child's
+    CPU time (cpu_seconds) as it waits; when a mutant has used its "cpu"
+    seconds, or waited its "timeout" seconds of wall time, or the child
+    crashed, the child is gone, that mutant alone gets the verdict, and the
+    rest of the batch continues in a new child."""
 
     def __init__(self, cfg, out):
         self.jobs = cfg.get("jobs")
@@ -980,20 +1040,18 @@ class Schemata:
                 os._exit(code)
         os.close(w)
         # Until the child says a mutant started, the budget is for the fork
-        # itself (slow on a loaded machine) and the state check between
-        # mutants, not for the tests.
-        deadline = t0 + FORK_BUDGET
+        # itself and the state check between mutants, not for the tests.
+        budget = Budget(pid, FORK_CPU, FORK_WALL)
         cur = None  # index of the running job
         started_any = False
         nxt = i
         buf = b""
-        timed_out = False
+        over = None  # what ran out: "cpu" or "wall"
         while True:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                timed_out = True
+            over = budget.over()
+            if over:
                 break
-            ready, _, _ = select.select([r], [], [], left)
+            ready, _, _ = select.select([r], [], [], budget.wait())
             if not ready:
                 continue
             b = os.read(r, 65536)
@@ -1011,7 +1069,8 @@ class Schemata:
                     cur = msg["start"]
                     started_any = True
                     t0 = now
-                    deadline = now + todo[cur][0]["timeout"]
+                    job = todo[cur][0]
+                    budget = Budget(pid, job.get("cpu") or job["timeout"], job["timeout"])
                 elif "dirty" in msg:
                     self.restarts.append(msg["dirty"])
                 elif cur is not None and "verdict" in msg:
@@ -1019,8 +1078,9 @@ class Schemata:
                     rec.update(msg)
                     self.write(rec)
                     cur, nxt = None, cur + 1
-                    deadline = now + FORK_BUDGET
+                    budget = Budget(pid, FORK_CPU, FORK_WALL)
         os.close(r)
+        timed_out = over is not None
         if timed_out:
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -1041,8 +1101,10 @@ class Schemata:
                 return i + 1
             return nxt
         rec = {"k": todo[cur][0]["k"], "duration": time.perf_counter() - t0}
-        if timed_out:
-            rec.update(verdict="timeout", detail="the covering tests did not finish within %.1fs" % todo[cur][0]["timeout"])
+        if over == "cpu":
+            rec.update(verdict="timeout", detail="the covering tests used %.1fs of CPU time without finishing" % budget.cpu)
+        elif over == "wall":
+            rec.update(verdict="timeout", detail="the covering tests waited %.1fs without finishing (blocked, not working)" % budget.wall)
         else:
             rec.update(verdict="crash", detail="the test process died (%s)" % describe_status(status))
         self.write(rec)

@@ -150,9 +150,6 @@ type pyTest struct {
 type pyBaseline struct {
 	Tests    []pyTest      `json:"tests"`
 	Overhead time.Duration `json:"overhead_ns"`
-	// Load is loadFactor() when the baseline started: its test times
-	// already carry that much of the machine's load.
-	Load float64 `json:"load"`
 }
 
 // pySession is the Python half of a Run.
@@ -448,7 +445,8 @@ type pyTarget struct {
 type pyJob struct {
 	K       int      `json:"k"`
 	Tests   []string `json:"tests"`
-	Timeout float64  `json:"timeout"` // seconds
+	CPU     float64  `json:"cpu"`     // seconds of CPU time the mutant's run may use
+	Timeout float64  `json:"timeout"` // seconds of wall time, for a run that waits instead
 	All     bool     `json:"all,omitempty"`
 }
 
@@ -500,7 +498,8 @@ func (ps *pySession) targets(withMutants bool) []pyTarget {
 }
 
 // runEngine runs one `pymutate.py run` process and returns its records.
-func (ps *pySession) runEngine(ctx context.Context, tag string, cfg pyConfig, timeout time.Duration) (sandbox.Result, []byte, error) {
+// cpu, when set, is the process's CPU limit (sandbox.Command.CPULimit).
+func (ps *pySession) runEngine(ctx context.Context, tag string, cfg pyConfig, cpu, timeout time.Duration) (sandbox.Result, []byte, error) {
 	dir := filepath.Join(ps.tmp, "py")
 	cfg.Root = ps.root
 	cfg.Paths = ps.paths()
@@ -516,6 +515,7 @@ func (ps *pySession) runEngine(ctx context.Context, tag string, cfg pyConfig, ti
 	res, err := ps.runner.Run(ctx, sandbox.Command{
 		Dir:         ps.root,
 		Args:        []string{ps.py, "-I", "-B", ps.script, "run", cfgPath},
+		CPULimit:    cpu,
 		Timeout:     timeout,
 		OutputLimit: 1 << 20,
 	})
@@ -550,8 +550,8 @@ func (ps *pySession) cachedBaseline(key string) *pyBaseline {
 // the result under key. It only reads the session (it runs beside the
 // generator).
 func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, error) {
-	t0, load := time.Now(), loadFactor()
-	res, out, err := ps.runEngine(ctx, "baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, baselineRunTimeout)
+	t0 := time.Now()
+	res, out, err := ps.runEngine(ctx, "baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, 0, baselineRunTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("mutate: python baseline: %w", err)
 	}
@@ -576,7 +576,6 @@ func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, 
 		}
 	}
 	b.Overhead = max(wall-time.Duration(sum*float64(time.Second)), 0)
-	b.Load = load
 	file := filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json")
 	if data, err := json.Marshal(b); err == nil {
 		if os.MkdirAll(filepath.Dir(file), 0o755) == nil {
@@ -669,7 +668,7 @@ func (ps *pySession) start(w *pyWorker, cfg pyConfig) {
 	go func() {
 		defer close(w.done)
 		defer cancel()
-		w.res, w.out, w.err = ps.runEngine(ctx, w.tag, cfg, 2*workerWait+time.Hour)
+		w.res, w.out, w.err = ps.runEngine(ctx, w.tag, cfg, 0, 2*workerWait+time.Hour)
 	}()
 }
 
@@ -800,31 +799,34 @@ func coversLines(lines []int, g pyMutant) bool {
 	return false
 }
 
-// jobTimeout is a mutant's budget in a fresh process: ten times its
-// tests' baseline time plus five seconds (Go's engine adds two: a Python
-// test that fails spends longer than a passing one formatting its report,
-// a loaded machine stretches that, and a fresh process starts an
-// interpreter and collects before its tests run).
-func (ps *pySession) jobTimeout(tests []string) time.Duration {
-	d := 10*ps.testTime(tests) + 5*time.Second
-	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
-		d = ps.opts.RunTimeout
+// freshBudget is a mutant's budget in a fresh process, in CPU time (the
+// kernel's limit, see mutantBudget): ten times its tests' baseline time
+// plus five seconds (Go's engine adds two: a Python test that fails spends
+// longer than a passing one formatting its report), plus three times the
+// baseline's start and collection, which a fresh process repeats. wall
+// only ends a run that waits instead of working.
+func (ps *pySession) freshBudget(tests []string) (cpu, wall time.Duration) {
+	cpu = 10*ps.testTime(tests) + 5*time.Second
+	if ps.opts.RunTimeout > 0 && cpu > ps.opts.RunTimeout {
+		cpu = ps.opts.RunTimeout
 	}
-	return d
+	cpu += 3 * ps.base.Overhead
+	return cpu, 5*cpu + 30*time.Second
 }
 
-// schemaTimeout is a mutant's budget in a schema worker, counted from the
+// schemaBudget is a mutant's budget in a schema worker, counted from the
 // moment its tests start in an interpreter that has already imported and
-// collected: ten times its tests' baseline time plus one second, the whole
-// stretched by how much busier the machine is now than when the baseline
-// measured those times (a cached baseline may come from a quiet moment), so
-// a busy machine does not turn a slow kill into a timeout.
-func (ps *pySession) schemaTimeout(tests []string) time.Duration {
-	d := time.Duration(float64(10*ps.testTime(tests)+time.Second) * max(loadFactor()/max(ps.base.Load, 1), 1))
-	if ps.opts.RunTimeout > 0 && d > ps.opts.RunTimeout {
-		d = ps.opts.RunTimeout
+// collected: ten times its tests' baseline time plus one second of CPU
+// time, which the worker measures for its child from the kernel's
+// accounting (see pymutate.py's Schemata), and a wall time only for a run
+// that waits. CPU time is the work done, not the time spent waiting for a
+// core: a busy machine does not turn a slow kill into a timeout.
+func (ps *pySession) schemaBudget(tests []string) (cpu, wall time.Duration) {
+	cpu = 10*ps.testTime(tests) + time.Second
+	if ps.opts.RunTimeout > 0 && cpu > ps.opts.RunTimeout {
+		cpu = ps.opts.RunTimeout
 	}
-	return d
+	return cpu, 5*cpu + 30*time.Second
 }
 
 // testTime is the tests' summed baseline time (measured under the line
@@ -938,16 +940,6 @@ func loadAverage() (float64, bool) {
 	return load, err == nil
 }
 
-// loadFactor is the one-minute load average per CPU, between 1 and 8 (1
-// where /proc/loadavg is missing).
-func loadFactor() float64 {
-	load, ok := loadAverage()
-	if !ok {
-		return 1
-	}
-	return min(max(load/float64(runtime.NumCPU()), 1), 8)
-}
-
 // preferred are the change's own Python tests as file::name.
 func (ps *pySession) preferred() []string {
 	var out []string
@@ -998,10 +990,12 @@ func (ps *pySession) runMutants(live []*pyRun, pre []*pyWorker) {
 // runSchema shards the mutants over the workers, longest first: the
 // started ones (pre), or new ones that collect only the covering tests.
 func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
-	timeouts := map[*pyRun]time.Duration{}
+	type budget struct{ cpu, wall time.Duration }
+	budgets := map[*pyRun]budget{}
 	cost := map[*pyRun]time.Duration{}
 	for _, m := range ms {
-		timeouts[m] = ps.schemaTimeout(m.Tests)
+		cpu, wall := ps.schemaBudget(m.Tests)
+		budgets[m] = budget{cpu, wall}
 		cost[m] = ps.testTime(m.Tests) + mutantOverhead
 	}
 	// Longest first onto the least loaded worker, by what each mutant is
@@ -1060,11 +1054,13 @@ func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
 		sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
 		union := map[string]bool{}
 		var jobs []pyJob
-		budget := 3*ps.base.Overhead + 30*time.Second
+		// The worker's own wall budget only ends one that stopped
+		// reading its jobs: each job's limits end a runaway mutant.
+		budget := 10*ps.base.Overhead + time.Minute
 		for _, m := range shard {
-			d := timeouts[m]
-			budget += d + time.Second
-			jobs = append(jobs, pyJob{K: m.gen.K, Tests: m.Tests, Timeout: d.Seconds()})
+			b := budgets[m]
+			budget += b.wall + time.Second
+			jobs = append(jobs, pyJob{K: m.gen.K, Tests: m.Tests, CPU: b.cpu.Seconds(), Timeout: b.wall.Seconds()})
 			for _, t := range m.Tests {
 				union[t] = true
 			}
@@ -1154,8 +1150,8 @@ func (ps *pySession) runFresh(m *pyRun) {
 		Preferred: ps.preferred(),
 		Single:    &pySingle{K: m.gen.K, Path: m.File, Start: m.gen.Start, End: m.gen.End, Mutated: m.gen.Mutated},
 	}
-	d := ps.jobTimeout(m.Tests)
-	res, out, err := ps.runEngine(ps.ctx, "fresh"+strconv.Itoa(m.gen.K), cfg, d+max(5*time.Second, 3*ps.base.Overhead))
+	cpu, wall := ps.freshBudget(m.Tests)
+	res, out, err := ps.runEngine(ps.ctx, "fresh"+strconv.Itoa(m.gen.K), cfg, cpu, wall)
 	got := ps.readResults(out, map[int]*pyRun{m.gen.K: m}, false)
 	m.Duration = time.Since(start)
 	switch {
@@ -1163,9 +1159,12 @@ func (ps *pySession) runFresh(m *pyRun) {
 		m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
 	case err != nil:
 		m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
+	case res.CPULimited && (!got[m.gen.K] || m.Verdict == Survived):
+		m.Verdict, m.KilledBy = Timeout, ""
+		m.Detail = fmt.Sprintf("the covering tests used %ds of CPU time without finishing (10x their baseline time + 5s, and 3x the start and collection)", sandbox.CPULimitSeconds(cpu))
 	case res.TimedOut && (!got[m.gen.K] || m.Verdict == Survived):
 		m.Verdict, m.KilledBy = Timeout, ""
-		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (10x their baseline time + 5s)", d.Round(time.Millisecond))
+		m.Detail = fmt.Sprintf("the covering tests waited %s without finishing (they were blocked, not working)", wall.Round(time.Millisecond))
 	case !got[m.gen.K]:
 		m.Verdict, m.Detail = NoVerdict, "the test process died: "+lastLine(string(res.Stdout)+string(res.Stderr))
 	}

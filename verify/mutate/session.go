@@ -480,10 +480,16 @@ func (s *session) buildSchema(p *pkg) {
 	s.storeSchema(p, key, bin)
 }
 
-// runTimeout is the budget of one mutant run: ten times what its tests
-// took alone on the baseline, plus two seconds for process start and a
-// loaded machine. It never depends on what the build cache held.
-func (s *session) runTimeout(p *pkg, tests []string) time.Duration {
+// runBudget is what one mutant run may spend. cpu is its budget, in CPU
+// time, which the kernel enforces (sandbox.Command.CPULimit): ten times
+// what its tests took alone on the baseline, plus two seconds for process
+// start. CPU time is the work done, not the time spent waiting for a core,
+// so a busy machine does not turn a slow kill into a timeout. wall only
+// ends a run that waits instead of working (a mutant that blocks forever
+// on a timer or a channel): five times cpu plus 30 s for a container's
+// start, far past what a run that works would need on a machine fifty
+// times busier. Neither depends on what the build cache held.
+func (s *session) runBudget(p *pkg, tests []string) (cpu, wall time.Duration) {
 	want := map[string]bool{}
 	for _, t := range tests {
 		want[t] = true
@@ -494,11 +500,17 @@ func (s *session) runTimeout(p *pkg, tests []string) time.Duration {
 			sum += t.Duration
 		}
 	}
-	d := 10*sum + 2*time.Second
-	if s.opts.RunTimeout > 0 && d > s.opts.RunTimeout {
-		d = s.opts.RunTimeout
+	return mutantBudget(sum, s.opts.RunTimeout)
+}
+
+// mutantBudget is runBudget for tests that took base on the baseline,
+// with cpu capped at limit when limit is set.
+func mutantBudget(base, limit time.Duration) (cpu, wall time.Duration) {
+	cpu = 10*base + 2*time.Second
+	if limit > 0 && cpu > limit {
+		cpu = limit
 	}
-	return d
+	return cpu, 5*cpu + 30*time.Second
 }
 
 var failLine = regexp.MustCompile(`(?m)^--- FAIL: (\S+) \(`)
@@ -535,11 +547,13 @@ func (s *session) runMutant(m *mutant) time.Duration {
 	if len(preferred) == 0 {
 		args = append(args, "-test.failfast")
 	}
+	cpu, wall := s.runBudget(p, m.Tests)
 	res, err := s.runner.Run(s.ctx, sandbox.Command{
 		Dir:         p.list.Dir,
 		Args:        args,
 		Env:         env,
-		Timeout:     s.runTimeout(p, m.Tests),
+		CPULimit:    cpu,
+		Timeout:     wall,
 		OutputLimit: 1 << 20,
 	})
 	m.Duration = time.Since(start)
@@ -548,9 +562,12 @@ func (s *session) runMutant(m *mutant) time.Duration {
 		m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
 	case err != nil:
 		m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
+	case res.CPULimited:
+		m.Verdict = Timeout
+		m.Detail = fmt.Sprintf("the covering tests used %ds of CPU time without finishing (10x their baseline time + 2s)", sandbox.CPULimitSeconds(cpu))
 	case res.TimedOut:
 		m.Verdict = Timeout
-		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (10x their baseline time + 2s)", s.runTimeout(p, m.Tests).Round(time.Millisecond))
+		m.Detail = fmt.Sprintf("the covering tests waited %s without finishing (they were blocked, not working: the CPU budget is %ds)", wall.Round(time.Millisecond), sandbox.CPULimitSeconds(cpu))
 	case res.ExitCode == 0:
 		m.Verdict = Survived
 	default:
