@@ -224,79 +224,102 @@ type verdictInputs struct {
 	blocking   int // changed expectations that block verified
 }
 
+// decide gives the report its verdict and reasons, most serious first.
 func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
-	add := func(code, msg string) {
-		if msg == "" {
-			msg = reasonText[code]
-		}
-		rep.Reasons = append(rep.Reasons, Reason{code, msg})
-	}
 	p2pFailed := rep.PassToPass != nil && len(rep.PassToPass.Failed) > 0
 	switch {
 	case len(rep.Tamper) > 0 || in.blocking > 0:
-		rep.Verdict = Tampered
-		for _, f := range rep.Tamper {
-			code := ReasonTamper
-			if f.Code == FindingRefusedRead {
-				code = ReasonRefusedRead
-			}
-			add(code, fmt.Sprintf("%s: %s", f.Path, f.Message))
-		}
-		for _, f := range rep.ChangedExpectations {
-			if strings.HasSuffix(f.Message, "(blocks verified)") {
-				add(ReasonChangedExpectations, fmt.Sprintf("%s: %s", f.Path, f.Message))
-			}
-		}
+		decideTampered(rep)
 	case len(in.envErrs) > 0 || len(in.cannotRun) > 0:
 		rep.Verdict = Error
 		for _, e := range in.envErrs {
-			add(ReasonEnvironment, e)
+			addReason(rep, ReasonEnvironment, e)
 		}
 		for _, u := range in.cannotRun {
-			add(ReasonCannotRun, u)
+			addReason(rep, ReasonCannotRun, u)
 		}
 	case in.headFails || p2pFailed || len(in.headBroken) > 0:
-		rep.Verdict = Failed
-		for _, t := range rep.Tests {
-			if t.Reason == ReasonFailsOnHead || t.Reason == ReasonNoBuildOnHead || t.Reason == ReasonTimeoutOnHead {
-				add(t.Reason, fmt.Sprintf("%s %s", t.Name, t.ReasonText))
-			}
-		}
-		if in.headFails {
-			add(ReasonTargetedFailed, "")
-		}
-		if p2pFailed || len(in.headBroken) > 0 {
-			add(ReasonFullFailed, suiteMessage(reasonText[ReasonPassToPass], rep.Suite.Full))
-		}
+		decideFailed(rep, in, p2pFailed)
 	case len(rep.Credited()) == 0:
 		rep.Verdict = Green
 		if rep.Candidates == 0 {
-			add(ReasonNoTestsChanged, "")
+			addReason(rep, ReasonNoTestsChanged, "")
 		} else {
-			add(ReasonNothingCredited, "")
+			addReason(rep, ReasonNothingCredited, "")
 		}
 	default:
-		rep.Verdict = Verified
-		add(ReasonCredited, fmt.Sprintf("%d test(s) fail on the base and pass with the change", len(rep.Credited())))
-		if m := rep.Mutants; m != nil && len(m.Mutants) > 0 {
-			if m.CreditedKills == 0 && !allKilled(m) {
-				rep.Verdict = Green
-				rep.Reasons = nil
-				add(ReasonNoKill, "")
-			} else if m.CreditedKills == 0 {
-				// Every mutant of the changed code dies, to tests other
-				// than the credited ones: what the change touched that
-				// has a mutable site is pinned, and the credited tests
-				// reach the part that has none (a regexp or other
-				// literal, a table of data): their failure on the base
-				// is the evidence. Nothing is left for them to kill.
-				add(ReasonCredited, fmt.Sprintf("all %d mutants of the changed code are killed by other tests; the credited tests' change has nothing left to mutate", len(m.Mutants)))
-			} else if max := cfg.Evidence.MaxSurvivors; max >= 0 && m.Survived > max {
-				rep.Verdict = Green
-				rep.Reasons = nil
-				add(ReasonMutantsSurvive, fmt.Sprintf("%d mutants survive; the base's evidence.max_survivors is %d", m.Survived, max))
-			}
+		decideVerified(rep, cfg)
+	}
+}
+
+// addReason adds a reason to the report; an empty msg is the code's
+// sentence.
+func addReason(rep *Report, code, msg string) {
+	if msg == "" {
+		msg = reasonText[code]
+	}
+	rep.Reasons = append(rep.Reasons, Reason{code, msg})
+}
+
+// decideTampered names every tamper finding and every changed
+// expectation that blocks verified.
+func decideTampered(rep *Report) {
+	rep.Verdict = Tampered
+	for _, f := range rep.Tamper {
+		code := ReasonTamper
+		if f.Code == FindingRefusedRead {
+			code = ReasonRefusedRead
 		}
+		addReason(rep, code, fmt.Sprintf("%s: %s", f.Path, f.Message))
+	}
+	for _, f := range rep.ChangedExpectations {
+		if strings.HasSuffix(f.Message, "(blocks verified)") {
+			addReason(rep, ReasonChangedExpectations, fmt.Sprintf("%s: %s", f.Path, f.Message))
+		}
+	}
+}
+
+// decideFailed names the candidates that fail on the head, and the
+// suites that fail.
+func decideFailed(rep *Report, in verdictInputs, p2pFailed bool) {
+	rep.Verdict = Failed
+	for _, t := range rep.Tests {
+		if t.Reason == ReasonFailsOnHead || t.Reason == ReasonNoBuildOnHead || t.Reason == ReasonTimeoutOnHead {
+			addReason(rep, t.Reason, fmt.Sprintf("%s %s", t.Name, t.ReasonText))
+		}
+	}
+	if in.headFails {
+		addReason(rep, ReasonTargetedFailed, "")
+	}
+	if p2pFailed || len(in.headBroken) > 0 {
+		addReason(rep, ReasonFullFailed, suiteMessage(reasonText[ReasonPassToPass], rep.Suite.Full))
+	}
+}
+
+// decideVerified credits the change, unless the mutation evidence takes
+// it back to green.
+func decideVerified(rep *Report, cfg config.Config) {
+	rep.Verdict = Verified
+	addReason(rep, ReasonCredited, fmt.Sprintf("%d test(s) fail on the base and pass with the change", len(rep.Credited())))
+	m := rep.Mutants
+	if m == nil || len(m.Mutants) == 0 {
+		return
+	}
+	if m.CreditedKills == 0 && !allKilled(m) {
+		rep.Verdict = Green
+		rep.Reasons = nil
+		addReason(rep, ReasonNoKill, "")
+	} else if m.CreditedKills == 0 {
+		// Every mutant of the changed code dies, to tests other than the
+		// credited ones: what the change touched that has a mutable site
+		// is pinned, and the credited tests reach the part that has none
+		// (a regexp or other literal, a table of data): their failure on
+		// the base is the evidence. Nothing is left for them to kill.
+		addReason(rep, ReasonCredited, fmt.Sprintf("all %d mutants of the changed code are killed by other tests; the credited tests' change has nothing left to mutate", len(m.Mutants)))
+	} else if max := cfg.Evidence.MaxSurvivors; max >= 0 && m.Survived > max {
+		rep.Verdict = Green
+		rep.Reasons = nil
+		addReason(rep, ReasonMutantsSurvive, fmt.Sprintf("%d mutants survive; the base's evidence.max_survivors is %d", m.Survived, max))
 	}
 }
 

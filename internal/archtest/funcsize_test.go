@@ -47,7 +47,6 @@ var oversize = map[string]string{
 	"sandbox/docker.Runner.Run":                "to split",
 	"sandbox/git.Repo.SnapshotWorktree":        "to split",
 	"sandbox/git.Repo.snapshot":                "to split",
-	"verify.Gate.decide":                       "to split",
 	"verify/golang.Adapter.Targets":            "to split",
 	"verify/golang.Adapter.runPackage":         "to split",
 	"verify/golang.Adapter.runSuite":           "to split",
