@@ -49,7 +49,6 @@ var oversize = map[string]string{
 	"sandbox/git.Repo.snapshot":                "to split",
 	"verify/golang.Adapter.Targets":            "to split",
 	"verify/golang.Adapter.runPackage":         "to split",
-	"verify/golang.Adapter.runSuite":           "to split",
 	"verify/golang.convertTestOutput":          "to split",
 	"verify/mutate.WriteMutationReport":        "to split",
 	"verify/mutate.coverMain":                  "to split",

@@ -47,47 +47,16 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	if len(l.Roots) == 0 {
 		return verify.SuiteResult{Outcome: verify.Pass, Detail: "no go.mod: no Go tests to run", Duration: time.Since(start)}, nil
 	}
-
-	// Patterns per module root, relative to that root.
-	perRoot := map[string][]string{}
-	var order []string
-	add := func(root, pattern string) {
-		if _, ok := perRoot[root]; !ok {
-			order = append(order, root)
-		}
-		perRoot[root] = append(perRoot[root], pattern)
+	plan, err := a.suitePlan(l, targets)
+	if err != nil {
+		return verify.SuiteResult{}, err
 	}
-	var reported []string
-	if targets == nil {
-		for _, root := range l.Roots {
-			add(root, "./...")
-			reported = append(reported, joinPattern(root, "./..."))
-		}
-	} else {
-		for _, t := range targets {
-			dirPart, _ := strings.CutSuffix(t, "/...")
-			if t == "./..." {
-				dirPart = "."
-			}
-			if err := checkPackage(dirPart); err != nil {
-				return verify.SuiteResult{}, fmt.Errorf("go adapter: target %q: %w", t, err)
-			}
-			root, pattern, ok := inModule(l, t)
-			if !ok {
-				a.note("go: target %s is in no module of the repository; not run", t)
-				continue
-			}
-			add(root, pattern)
-			reported = append(reported, t)
-		}
+	envError := func(detail string) verify.SuiteResult {
+		return verify.SuiteResult{Outcome: verify.EnvError, Targets: plan.reported, Detail: detail, Duration: time.Since(start)}
 	}
-
-	out := verify.SuiteResult{Outcome: verify.Pass, Targets: reported}
-	mods := modulePaths(dir, l)
+	tally := suiteTally{out: verify.SuiteResult{Outcome: verify.Pass, Targets: plan.reported}, mods: modulePaths(dir, l)}
 	keepArgs, keepEnv := keepBinaries(dir, keep)
-	var details []string
-	timedOut, buildBroken, failed := false, false, false
-	for _, root := range order {
+	for _, root := range plan.order {
 		cwd, env, flags := a.goCommand(dir, l, root)
 		// -count=1: the gate judges runs, never results recalled from go's
 		// test cache (which a GOFLAGS=-trimpath makes reachable across
@@ -100,10 +69,10 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 			args = append(args, "-timeout", timeout.String())
 			limit = timeout + buildAllowance
 		}
-		args = append(args, perRoot[root]...)
+		args = append(args, plan.perRoot[root]...)
 		res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})
 		if errors.Is(err, sandbox.ErrNotFound) {
-			return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: fmt.Sprintf("%s not found: %s", a.goBin(), installHint), Duration: time.Since(start)}, nil
+			return envError(fmt.Sprintf("%s not found: %s", a.goBin(), installHint)), nil
 		}
 		if err != nil {
 			return verify.SuiteResult{}, fmt.Errorf("go adapter: go test in %s: %w", root, err)
@@ -112,77 +81,158 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		if err != nil {
 			return verify.SuiteResult{}, fmt.Errorf("go adapter: reading go test output in %s: %w", root, err)
 		}
-		if res.TimedOut {
-			timedOut = true
-			details = append(details, fmt.Sprintf("go test in %s was stopped after %s", root, limit))
-		}
-		sawFailure := false
-		for _, p := range stream.Packages {
-			if toolchain := strings.TrimSpace(stream.BuildErrorText(p)); p.BuildFailed() && isToolchainProblem(toolchain) {
-				return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: toolchainDetail(toolchain), Duration: time.Since(start)}, nil
-			}
-			if res.TimedOut && p.Action == "" {
-				// The runner killed go test at its limit while this
-				// package ran: a test that never ended was stopped, it
-				// did not fail.
-				p.TimedOut = true
-			}
-			out.Results = append(out.Results, perTest(p, mods)...)
-			out.Units = append(out.Units, unitOf(stream, p, mods))
-			switch {
-			case p.BuildFailed():
-				buildBroken, sawFailure = true, true
-				out.Failed = append(out.Failed, p.Package)
-				details = append(details, excerpt(stream.BuildErrorText(p)))
-			case p.TimedOut:
-				timedOut, sawFailure = true, true
-				out.Failed = append(out.Failed, p.Package)
-				details = append(details, p.Package+": "+excerpt(timeoutText(p)))
-			case p.Action == "fail":
-				sawFailure = true
-				failed = true
-				n := len(out.Failed)
-				for _, t := range p.Tests {
-					if t.Action == "fail" || t.Action == "" {
-						out.Failed = append(out.Failed, p.Package+"."+t.Name)
-						if len(details) < 5 {
-							details = append(details, p.Package+"."+t.Name+": "+excerpt(filterOutput(t.Output)))
-						}
-					}
-				}
-				if len(out.Failed) == n {
-					out.Failed = append(out.Failed, p.Package)
-					details = append(details, p.Package+": "+excerpt(filterOutput(p.Output)))
-				}
-			}
-		}
-		if res.ExitCode != 0 && !sawFailure && !res.TimedOut {
-			text := strings.TrimSpace(strings.Join(append(stream.Plain, string(res.Stderr)), "\n"))
-			if text == "" {
-				text = fmt.Sprintf("go test exited with status %d", res.ExitCode)
-			}
-			if isToolchainProblem(text) {
-				return verify.SuiteResult{Outcome: verify.EnvError, Targets: reported, Detail: toolchainDetail(text), Duration: time.Since(start)}, nil
-			}
-			buildBroken = true
-			// The go command failed before any package ran: every test
-			// of this module is as unbuildable as a package that fails.
-			out.Units = append(out.Units, verify.UnitResult{Unit: "*", Outcome: verify.BuildError, Detail: excerpt(text)})
-			out.Failed = append(out.Failed, joinPattern(root, "./..."))
-			details = append(details, excerpt(text))
+		if detail, toolchain := tally.addRun(root, res, stream, limit); toolchain {
+			return envError(detail), nil
 		}
 	}
+	return tally.result(start), nil
+}
+
+// suitePlan is what one suite run runs: the package patterns per module
+// root (relative to that root), the roots in order, and the targets as the
+// result reports them.
+type suitePlan struct {
+	perRoot  map[string][]string
+	order    []string
+	reported []string
+}
+
+// suitePlan places targets (nil: every module whole) in the modules of l.
+func (a *Adapter) suitePlan(l layout, targets []string) (suitePlan, error) {
+	plan := suitePlan{perRoot: map[string][]string{}}
+	add := func(root, pattern string) {
+		if _, ok := plan.perRoot[root]; !ok {
+			plan.order = append(plan.order, root)
+		}
+		plan.perRoot[root] = append(plan.perRoot[root], pattern)
+	}
+	if targets == nil {
+		for _, root := range l.Roots {
+			add(root, "./...")
+			plan.reported = append(plan.reported, joinPattern(root, "./..."))
+		}
+		return plan, nil
+	}
+	for _, t := range targets {
+		dirPart, _ := strings.CutSuffix(t, "/...")
+		if t == "./..." {
+			dirPart = "."
+		}
+		if err := checkPackage(dirPart); err != nil {
+			return suitePlan{}, fmt.Errorf("go adapter: target %q: %w", t, err)
+		}
+		root, pattern, ok := inModule(l, t)
+		if !ok {
+			a.note("go: target %s is in no module of the repository; not run", t)
+			continue
+		}
+		add(root, pattern)
+		plan.reported = append(plan.reported, t)
+	}
+	return plan, nil
+}
+
+// suiteTally folds the go test runs of one suite, one per module root,
+// into its result.
+type suiteTally struct {
+	out                           verify.SuiteResult
+	mods                          []modulePath
+	details                       []string
+	timedOut, buildBroken, failed bool
+}
+
+// addRun adds one go test run's packages. toolchain is true when the
+// toolchain, not the code, failed: detail says how, and the suite is an
+// environment error.
+func (t *suiteTally) addRun(root string, res sandbox.Result, stream *Stream, limit time.Duration) (detail string, toolchain bool) {
+	if res.TimedOut {
+		t.timedOut = true
+		t.details = append(t.details, fmt.Sprintf("go test in %s was stopped after %s", root, limit))
+	}
+	sawFailure := false
+	for _, p := range stream.Packages {
+		if text := strings.TrimSpace(stream.BuildErrorText(p)); p.BuildFailed() && isToolchainProblem(text) {
+			return toolchainDetail(text), true
+		}
+		if res.TimedOut && p.Action == "" {
+			// The runner killed go test at its limit while this
+			// package ran: a test that never ended was stopped, it
+			// did not fail.
+			p.TimedOut = true
+		}
+		if t.addPackage(stream, p) {
+			sawFailure = true
+		}
+	}
+	if res.ExitCode != 0 && !sawFailure && !res.TimedOut {
+		text := strings.TrimSpace(strings.Join(append(stream.Plain, string(res.Stderr)), "\n"))
+		if text == "" {
+			text = fmt.Sprintf("go test exited with status %d", res.ExitCode)
+		}
+		if isToolchainProblem(text) {
+			return toolchainDetail(text), true
+		}
+		t.buildBroken = true
+		// The go command failed before any package ran: every test
+		// of this module is as unbuildable as a package that fails.
+		t.out.Units = append(t.out.Units, verify.UnitResult{Unit: "*", Outcome: verify.BuildError, Detail: excerpt(text)})
+		t.out.Failed = append(t.out.Failed, joinPattern(root, "./..."))
+		t.details = append(t.details, excerpt(text))
+	}
+	return "", false
+}
+
+// addPackage adds one package's tests and unit outcome, and reports
+// whether it failed (to build, in time, or a test).
+func (t *suiteTally) addPackage(stream *Stream, p *PackageRun) bool {
+	out := &t.out
+	out.Results = append(out.Results, perTest(p, t.mods)...)
+	out.Units = append(out.Units, unitOf(stream, p, t.mods))
 	switch {
-	case timedOut:
+	case p.BuildFailed():
+		t.buildBroken = true
+		out.Failed = append(out.Failed, p.Package)
+		t.details = append(t.details, excerpt(stream.BuildErrorText(p)))
+	case p.TimedOut:
+		t.timedOut = true
+		out.Failed = append(out.Failed, p.Package)
+		t.details = append(t.details, p.Package+": "+excerpt(timeoutText(p)))
+	case p.Action == "fail":
+		t.failed = true
+		n := len(out.Failed)
+		for _, tr := range p.Tests {
+			if tr.Action == "fail" || tr.Action == "" {
+				out.Failed = append(out.Failed, p.Package+"."+tr.Name)
+				if len(t.details) < 5 {
+					t.details = append(t.details, p.Package+"."+tr.Name+": "+excerpt(filterOutput(tr.Output)))
+				}
+			}
+		}
+		if len(out.Failed) == n {
+			out.Failed = append(out.Failed, p.Package)
+			t.details = append(t.details, p.Package+": "+excerpt(filterOutput(p.Output)))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// result is the suite's result: its outcome the most serious of its
+// runs'.
+func (t *suiteTally) result(start time.Time) verify.SuiteResult {
+	out := t.out
+	switch {
+	case t.timedOut:
 		out.Outcome = verify.Timeout
-	case buildBroken:
+	case t.buildBroken:
 		out.Outcome = verify.BuildError
-	case failed:
+	case t.failed:
 		out.Outcome = verify.Fail
 	}
-	out.Detail = excerpt(strings.Join(details, "\n"))
+	out.Detail = excerpt(strings.Join(t.details, "\n"))
 	out.Duration = time.Since(start)
-	return out, nil
+	return out
 }
 
 func timeoutText(p *PackageRun) string {
