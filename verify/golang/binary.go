@@ -203,124 +203,143 @@ func (b *lockedBuffer) Bytes() []byte {
 // is output of the test named last, or of the subtest its indentation
 // names. exitOK is whether the binary exited with status 0.
 func convertTestOutput(pkg string, out []byte, exitOK bool) *Stream {
-	s := &Stream{BuildOutput: map[string]string{}}
-	p := &PackageRun{Package: pkg}
-	s.Packages = []*PackageRun{p}
-	open := map[string]*TestRun{}
-	var pending []*TestRun // "--- PASS" reports not yet closed, outermost first
-	current := ""
-	needMarker := false
-	seq := 0
-	emitOutput := func(line string) {
-		seq++
-		if strings.Contains(line, timeoutMarker) {
-			p.TimedOut = true
-		}
-		if current == "" {
-			p.Output += line
-			return
-		}
-		t := open[current]
-		if t == nil {
-			t = lastRun(p, current)
-		}
-		if t == nil {
-			p.Output += line
-			return
-		}
-		t.Output += line
-		t.End = seq
-	}
-	flush := func(depth int) {
-		current = ""
-		for len(pending) > depth {
-			t := pending[len(pending)-1]
-			pending = pending[:len(pending)-1]
-			seq++
-			t.End = seq
-			delete(open, t.Name)
-		}
-	}
-	result := ""
+	c := &test2json{p: &PackageRun{Package: pkg}, open: map[string]*TestRun{}}
 	for _, line := range strings.SplitAfter(string(out), "\n") {
-		if line == "" {
-			continue
+		if line != "" {
+			c.line(line)
 		}
-		framed := line[0] == 0x16
-		if needMarker && !framed {
-			emitOutput(line)
-			continue
-		}
-		if framed {
-			line = line[1:]
-		}
-		trim := strings.TrimRight(line, "\r\n")
-		if trim == "=== NAME" {
-			trim, line = "=== NAME  ", "=== NAME  \n"
-		}
-		if trim == "PASS" || trim == "FAIL" || strings.HasPrefix(trim, "FAIL\t") {
-			flush(0)
-			needMarker = framed
-			emitOutput(line)
-			result = "fail"
-			if trim == "PASS" {
-				result = "pass"
-			}
-			continue
-		}
-		if action, name, ok := updateLine(trim); ok {
-			needMarker = framed
-			flush(0)
-			current = name
-			switch action {
-			case "run":
-				seq++
-				t := &TestRun{Name: name, Start: seq, End: seq}
-				p.Tests = append(p.Tests, t)
-				open[name] = t
-				emitOutput(line)
-			case "name":
-			default:
-				emitOutput(line)
-			}
-			continue
-		}
-		rest, indent := trim, 0
-		for strings.HasPrefix(rest, "    ") {
-			rest, indent = rest[4:], indent+1
-		}
-		action, name, elapsed, ok := reportLine(rest)
-		if !ok || len(pending) < indent {
-			if !ok && indent > 0 && indent <= len(pending) {
-				current = pending[indent-1].Name
-			}
-			emitOutput(line)
-			continue
-		}
-		needMarker = framed
-		flush(indent)
-		t := open[name]
-		if t == nil {
-			seq++
-			t = &TestRun{Name: name, Start: seq}
-			p.Tests = append(p.Tests, t)
-			open[name] = t
-		}
-		t.Action, t.Elapsed = action, elapsed
-		pending = append(pending, t)
-		current = name
-		emitOutput(line)
 	}
-	flush(0)
+	c.flush(0)
 	switch {
 	case !exitOK:
-		p.Action = "fail"
-	case result != "":
-		p.Action = result
+		c.p.Action = "fail"
+	case c.result != "":
+		c.p.Action = c.result
 	default:
-		p.Action = "pass"
+		c.p.Action = "pass"
 	}
-	return s
+	return &Stream{BuildOutput: map[string]string{}, Packages: []*PackageRun{c.p}}
+}
+
+// test2json is convertTestOutput's state between lines.
+type test2json struct {
+	p          *PackageRun
+	open       map[string]*TestRun
+	pending    []*TestRun // "--- PASS" reports not yet closed, outermost first
+	current    string     // the test output goes to
+	needMarker bool       // the testing package frames its lines: unframed ones are output
+	seq        int
+	result     string // the final PASS or FAIL, as "pass" or "fail"
+}
+
+// line converts one line of the binary's output.
+func (c *test2json) line(line string) {
+	framed := line[0] == 0x16
+	if c.needMarker && !framed {
+		c.output(line)
+		return
+	}
+	if framed {
+		line = line[1:]
+	}
+	trim := strings.TrimRight(line, "\r\n")
+	if trim == "=== NAME" {
+		trim, line = "=== NAME  ", "=== NAME  \n"
+	}
+	if trim == "PASS" || trim == "FAIL" || strings.HasPrefix(trim, "FAIL\t") {
+		c.flush(0)
+		c.needMarker = framed
+		c.output(line)
+		c.result = "fail"
+		if trim == "PASS" {
+			c.result = "pass"
+		}
+		return
+	}
+	if action, name, ok := updateLine(trim); ok {
+		c.needMarker = framed
+		c.flush(0)
+		c.current = name
+		switch action {
+		case "run":
+			c.seq++
+			t := &TestRun{Name: name, Start: c.seq, End: c.seq}
+			c.p.Tests = append(c.p.Tests, t)
+			c.open[name] = t
+			c.output(line)
+		case "name":
+		default:
+			c.output(line)
+		}
+		return
+	}
+	c.report(line, trim, framed)
+}
+
+// report converts a "--- PASS: name" line at its indentation (a subtest's
+// report), or, when the line is none, the output of the test its
+// indentation names.
+func (c *test2json) report(line, trim string, framed bool) {
+	rest, indent := trim, 0
+	for strings.HasPrefix(rest, "    ") {
+		rest, indent = rest[4:], indent+1
+	}
+	action, name, elapsed, ok := reportLine(rest)
+	if !ok || len(c.pending) < indent {
+		if !ok && indent > 0 && indent <= len(c.pending) {
+			c.current = c.pending[indent-1].Name
+		}
+		c.output(line)
+		return
+	}
+	c.needMarker = framed
+	c.flush(indent)
+	t := c.open[name]
+	if t == nil {
+		c.seq++
+		t = &TestRun{Name: name, Start: c.seq}
+		c.p.Tests = append(c.p.Tests, t)
+		c.open[name] = t
+	}
+	t.Action, t.Elapsed = action, elapsed
+	c.pending = append(c.pending, t)
+	c.current = name
+	c.output(line)
+}
+
+// output is line as output of the current test, else of the package.
+func (c *test2json) output(line string) {
+	c.seq++
+	if strings.Contains(line, timeoutMarker) {
+		c.p.TimedOut = true
+	}
+	if c.current == "" {
+		c.p.Output += line
+		return
+	}
+	t := c.open[c.current]
+	if t == nil {
+		t = lastRun(c.p, c.current)
+	}
+	if t == nil {
+		c.p.Output += line
+		return
+	}
+	t.Output += line
+	t.End = c.seq
+}
+
+// flush closes the reports pending below depth; output goes to no test
+// until a line names one.
+func (c *test2json) flush(depth int) {
+	c.current = ""
+	for len(c.pending) > depth {
+		t := c.pending[len(c.pending)-1]
+		c.pending = c.pending[:len(c.pending)-1]
+		c.seq++
+		t.End = c.seq
+		delete(c.open, t.Name)
+	}
 }
 
 // updateLine parses "=== RUN   name" and the other "=== " lines.

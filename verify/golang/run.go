@@ -230,30 +230,13 @@ func (a *Adapter) testTimeout(opts verify.RunOptions) (flag string, cmd time.Dur
 // runPackage runs one package's tests until each has opts.Count results.
 // With bin set, the compiled test binary runs instead of `go test`.
 func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, l layout, pkg string, tests []verify.Test, opts verify.RunOptions, bin string) ([]verify.TestResult, error) {
-	got := map[string][]verify.TestResult{}
-	done := map[string]bool{}
-	fill := func(t verify.Test, o verify.Outcome, detail string) {
-		for len(got[t.Name]) < opts.Count {
-			got[t.Name] = append(got[t.Name], verify.TestResult{Test: t, Outcome: o, Detail: detail})
-		}
-		done[t.Name] = true
-	}
-	binaryFailure := "" // output of a test binary that failed outside any test
-	owed := func() []verify.Test {
-		var ts []verify.Test
-		for _, t := range tests {
-			if !done[t.Name] && len(got[t.Name]) < opts.Count {
-				ts = append(ts, t)
-			}
-		}
-		return ts
-	}
+	pr := &packageRuns{pkg: pkg, tests: tests, opts: opts, got: map[string][]verify.TestResult{}, done: map[string]bool{}}
 	// Each pass either yields at least one new result or ends the loop (a
 	// test binary that stops early still yields the result of the test
 	// that stopped it), so the loop ends after at most one pass per owed
 	// result plus one.
 	for pass := 0; pass <= opts.Count*len(tests); pass++ {
-		pending := owed()
+		pending := pr.owed()
 		if len(pending) == 0 {
 			break
 		}
@@ -261,7 +244,7 @@ func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, 
 		for _, inv := range plan(pending) {
 			count := 0
 			for _, t := range inv.tests {
-				count = max(count, opts.Count-len(got[t.Name]))
+				count = max(count, opts.Count-len(pr.got[t.Name]))
 			}
 			var res sandbox.Result
 			var stream *Stream
@@ -271,64 +254,107 @@ func (a *Adapter) runPackage(ctx context.Context, r sandbox.Runner, dir string, 
 			} else {
 				res, stream, err = a.goTest(ctx, r, dir, l, pkg, inv.pattern, count, opts)
 			}
+			if errors.Is(err, sandbox.ErrNotFound) {
+				for _, t := range pending {
+					pr.fill(t, verify.EnvError, fmt.Sprintf("%s not found: %s", a.goBin(), installHint))
+				}
+				return collect(tests, pr.got), nil
+			}
 			if err != nil {
-				if errors.Is(err, sandbox.ErrNotFound) {
-					for _, t := range pending {
-						fill(t, verify.EnvError, fmt.Sprintf("%s not found: %s", a.goBin(), installHint))
-					}
-					return collect(tests, got), nil
-				}
-				return collect(tests, got), fmt.Errorf("go adapter: go test %s: %w", pkg, err)
+				return collect(tests, pr.got), fmt.Errorf("go adapter: go test %s: %w", pkg, err)
 			}
-			p := mainPackage(stream)
-			if p != nil && p.BuildFailed() || p == nil && res.ExitCode != 0 && !res.TimedOut {
-				o, detail := buildFailure(stream, p, res)
-				for _, t := range inv.tests {
-					fill(t, o, detail)
-				}
+			if pr.add(inv, res, stream) {
 				progress = true
-				continue
-			}
-			if p != nil && p.Action == "fail" && len(p.Tests) == 0 {
-				binaryFailure = filterOutput(p.Output)
-			}
-			for _, t := range inv.tests {
-				outs := outcomes(stream, t, p)
-				for _, o := range outs {
-					if len(got[t.Name]) >= opts.Count {
-						break
-					}
-					got[t.Name] = append(got[t.Name], o)
-					progress = true
-					if o.Outcome == verify.Timeout {
-						// Running it again would only spend the
-						// timeout again.
-						fill(t, verify.Timeout, "not run again: an earlier run of this test timed out")
-					}
-				}
-			}
-			if res.TimedOut {
-				for _, t := range inv.tests {
-					if len(got[t.Name]) < opts.Count {
-						fill(t, verify.Timeout, fmt.Sprintf("go test %s was stopped after %s (test timeout plus %s to build)", pkg, opts.Timeout+buildAllowance, buildAllowance))
-					}
-				}
 			}
 		}
 		if !progress {
 			break
 		}
 	}
-	for _, t := range owed() {
-		why := fmt.Sprintf("go test -run reported no result for %s in %s (no such test on this side?)", t.Name, pkg)
-		if binaryFailure != "" {
+	pr.notRun()
+	return collect(tests, pr.got), nil
+}
+
+// packageRuns are the results one package's tests have so far; each is
+// owed opts.Count.
+type packageRuns struct {
+	pkg           string
+	tests         []verify.Test
+	opts          verify.RunOptions
+	got           map[string][]verify.TestResult // by test name
+	done          map[string]bool                // filled: owed nothing more
+	binaryFailure string                         // output of a test binary that failed outside any test
+}
+
+// fill gives t the results it is still owed, all o.
+func (pr *packageRuns) fill(t verify.Test, o verify.Outcome, detail string) {
+	for len(pr.got[t.Name]) < pr.opts.Count {
+		pr.got[t.Name] = append(pr.got[t.Name], verify.TestResult{Test: t, Outcome: o, Detail: detail})
+	}
+	pr.done[t.Name] = true
+}
+
+// owed are the tests still owed a result.
+func (pr *packageRuns) owed() []verify.Test {
+	var ts []verify.Test
+	for _, t := range pr.tests {
+		if !pr.done[t.Name] && len(pr.got[t.Name]) < pr.opts.Count {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// add records what one invocation yielded for its tests, and reports
+// whether any test got a result.
+func (pr *packageRuns) add(inv invocation, res sandbox.Result, stream *Stream) bool {
+	p := mainPackage(stream)
+	if p != nil && p.BuildFailed() || p == nil && res.ExitCode != 0 && !res.TimedOut {
+		o, detail := buildFailure(stream, p, res)
+		for _, t := range inv.tests {
+			pr.fill(t, o, detail)
+		}
+		return true
+	}
+	if p != nil && p.Action == "fail" && len(p.Tests) == 0 {
+		pr.binaryFailure = filterOutput(p.Output)
+	}
+	progress := false
+	for _, t := range inv.tests {
+		for _, o := range outcomes(stream, t, p) {
+			if len(pr.got[t.Name]) >= pr.opts.Count {
+				break
+			}
+			pr.got[t.Name] = append(pr.got[t.Name], o)
+			progress = true
+			if o.Outcome == verify.Timeout {
+				// Running it again would only spend the
+				// timeout again.
+				pr.fill(t, verify.Timeout, "not run again: an earlier run of this test timed out")
+			}
+		}
+	}
+	if res.TimedOut {
+		for _, t := range inv.tests {
+			if len(pr.got[t.Name]) < pr.opts.Count {
+				pr.fill(t, verify.Timeout, fmt.Sprintf("go test %s was stopped after %s (test timeout plus %s to build)", pr.pkg, pr.opts.Timeout+buildAllowance, buildAllowance))
+			}
+		}
+	}
+	return progress
+}
+
+// notRun fills every test still owed a result with NotRun, and says why.
+func (pr *packageRuns) notRun() {
+	for _, t := range pr.owed() {
+		why := fmt.Sprintf("go test -run reported no result for %s in %s (no such test on this side?)", t.Name, pr.pkg)
+		if pr.binaryFailure != "" {
 			// TestMain or a package initializer failed: the test itself
 			// never ran, so it neither failed nor passed.
-			why = fmt.Sprintf("the test binary of %s failed before running %s:\n%s", pkg, t.Name, binaryFailure)
+			why = fmt.Sprintf("the test binary of %s failed before running %s:\n%s", pr.pkg, t.Name, pr.binaryFailure)
 		}
-		fill(t, verify.NotRun, excerpt(why))
+		pr.fill(t, verify.NotRun, excerpt(why))
 	}
-	return collect(tests, got), nil
 }
 
 func collect(tests []verify.Test, got map[string][]verify.TestResult) []verify.TestResult {

@@ -127,72 +127,8 @@ func (a *Adapter) Targets(ctx context.Context, r sandbox.Runner, dir string, cha
 		return nil, err
 	}
 
-	reach := map[string]bool{}   // import paths whose non-test code changed
-	targets := map[string]bool{} // import paths whose tests must run
-	everything := map[string]bool{}
-	for _, f := range change.Files {
-		base := path.Base(f.Path)
-		d := path.Dir(f.Path)
-		switch {
-		case base == "go.work" || base == "go.work.sum":
-			everything["*"] = true
-		case base == "go.mod" || base == "go.sum":
-			everything[d] = true
-		case strings.HasSuffix(f.Path, "_test.go"):
-			if p := g.byRel[d]; p != nil {
-				targets[p.ImportPath] = true
-			}
-		case strings.HasSuffix(f.Path, ".go"):
-			if p := g.byRel[d]; p != nil {
-				reach[p.ImportPath] = true
-			} else if ip, ok := g.importPathOf(l.Roots, d); ok {
-				// A deleted package: whoever still imports it breaks.
-				reach[ip] = true
-			}
-		default:
-			// Data a package may embed or read in its tests: its own
-			// directory, or a testdata directory below it.
-			if p := g.byRel[d]; p != nil {
-				reach[p.ImportPath] = true
-			} else if i := strings.Index("/"+d+"/", "/testdata/"); i >= 0 {
-				owner := strings.TrimSuffix(("/" + d + "/")[:i], "/")
-				owner = strings.TrimPrefix(owner, "/")
-				if owner == "" {
-					owner = "."
-				}
-				if p := g.byRel[owner]; p != nil {
-					targets[p.ImportPath] = true
-				}
-			}
-		}
-	}
-	for _, p := range g.pkgs {
-		if everything["*"] || everything[rootOf(l.Roots, p.rel)] {
-			targets[p.ImportPath] = true
-		}
-	}
-
-	// Reverse closure over non-test imports.
-	importers := map[string][]string{}
-	for _, p := range g.pkgs {
-		for _, imp := range p.Imports {
-			importers[imp] = append(importers[imp], p.ImportPath)
-		}
-	}
-	queue := make([]string, 0, len(reach))
-	for ip := range reach {
-		queue = append(queue, ip)
-	}
-	for len(queue) > 0 {
-		ip := queue[0]
-		queue = queue[1:]
-		for _, by := range importers[ip] {
-			if !reach[by] {
-				reach[by] = true
-				queue = append(queue, by)
-			}
-		}
-	}
+	reach, targets := g.changedPackages(l, change.Files)
+	g.addImporters(reach)
 	for ip := range reach {
 		targets[ip] = true
 	}
@@ -213,4 +149,89 @@ func (a *Adapter) Targets(ctx context.Context, r sandbox.Runner, dir string, cha
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// changedPackages sorts the changed files into reach, the import paths
+// whose non-test code changed, and targets, those whose tests must run (a
+// change to go.mod, go.sum or go.work: every package of the module or
+// workspace).
+func (g *graph) changedPackages(l layout, files []verify.FileChange) (reach, targets map[string]bool) {
+	reach, targets = map[string]bool{}, map[string]bool{}
+	everything := map[string]bool{}
+	for _, f := range files {
+		base := path.Base(f.Path)
+		d := path.Dir(f.Path)
+		switch {
+		case base == "go.work" || base == "go.work.sum":
+			everything["*"] = true
+		case base == "go.mod" || base == "go.sum":
+			everything[d] = true
+		case strings.HasSuffix(f.Path, "_test.go"):
+			if p := g.byRel[d]; p != nil {
+				targets[p.ImportPath] = true
+			}
+		case strings.HasSuffix(f.Path, ".go"):
+			if p := g.byRel[d]; p != nil {
+				reach[p.ImportPath] = true
+			} else if ip, ok := g.importPathOf(l.Roots, d); ok {
+				// A deleted package: whoever still imports it breaks.
+				reach[ip] = true
+			}
+		default:
+			g.dataOf(d, reach, targets)
+		}
+	}
+	for _, p := range g.pkgs {
+		if everything["*"] || everything[rootOf(l.Roots, p.rel)] {
+			targets[p.ImportPath] = true
+		}
+	}
+	return reach, targets
+}
+
+// dataOf places a changed file of directory d that is not Go: data a
+// package may embed or read in its tests, in its own directory (reach), or
+// in a testdata directory below it (targets).
+func (g *graph) dataOf(d string, reach, targets map[string]bool) {
+	if p := g.byRel[d]; p != nil {
+		reach[p.ImportPath] = true
+		return
+	}
+	i := strings.Index("/"+d+"/", "/testdata/")
+	if i < 0 {
+		return
+	}
+	owner := strings.TrimSuffix(("/" + d + "/")[:i], "/")
+	owner = strings.TrimPrefix(owner, "/")
+	if owner == "" {
+		owner = "."
+	}
+	if p := g.byRel[owner]; p != nil {
+		targets[p.ImportPath] = true
+	}
+}
+
+// addImporters adds to reach every package that imports one of it, directly
+// or transitively, by non-test imports.
+func (g *graph) addImporters(reach map[string]bool) {
+	importers := map[string][]string{}
+	for _, p := range g.pkgs {
+		for _, imp := range p.Imports {
+			importers[imp] = append(importers[imp], p.ImportPath)
+		}
+	}
+	queue := make([]string, 0, len(reach))
+	for ip := range reach {
+		queue = append(queue, ip)
+	}
+	for len(queue) > 0 {
+		ip := queue[0]
+		queue = queue[1:]
+		for _, by := range importers[ip] {
+			if !reach[by] {
+				reach[by] = true
+				queue = append(queue, by)
+			}
+		}
+	}
 }
