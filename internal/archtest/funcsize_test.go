@@ -51,11 +51,7 @@ var oversize = map[string]string{
 	"verify/mutate.coverMain":                  "to split",
 	"verify/mutate.pySession.runSchema":        "to split",
 	"verify/mutate.session.runCoverProcess":    "to split",
-	"verify/python.Adapter.RunSuite":           "to split",
-	"verify/python.Adapter.Targets":            "to split",
 	"verify/python.Adapter.interpreter":        "to split",
-	"verify/python.Adapter.runOnce":            "to split",
-	"verify/python.resultsFromLog":             "to split",
 	"verify/secrets.decodeBackslash":           "to split",
 	"verify/secrets.decodeRuns":                "to split",
 }

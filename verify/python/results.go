@@ -32,89 +32,112 @@ type logRecord struct {
 // hook of the repository: the result is the raised failure, marked with
 // verify.ReportAlteredMarker.
 func resultsFromLog(data []byte) ([]verify.TestResult, []verify.UnitResult) {
-	type acc struct {
-		test     verify.Test
-		deciding *Case
-		rank     int
-		dur      time.Duration
-		raw      logRecord
-		sawCall  bool
-	}
-	var order []string
-	tests := map[string]*acc{}
-	var unitOrder []string
-	units := map[string]verify.UnitResult{}
-	setUnit := func(u verify.UnitResult) {
-		old, ok := units[u.Unit]
-		if !ok {
-			unitOrder = append(unitOrder, u.Unit)
-		}
-		if !ok || old.Outcome == verify.Pass {
-			units[u.Unit] = u
-		}
-	}
-	get := func(nodeid string) *acc {
-		a := tests[nodeid]
-		if a == nil {
-			file, name, _ := strings.Cut(nodeid, "::")
-			a = &acc{test: verify.Test{Language: "python", Package: file, File: file, Name: name}}
-			tests[nodeid] = a
-			order = append(order, nodeid)
-		}
-		return a
-	}
+	l := &pytestLog{tests: map[string]*logTest{}, units: map[string]verify.UnitResult{}}
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		var rec logRecord
 		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &rec) != nil || rec.NodeID == "" {
 			continue
 		}
-		switch rec.When {
-		case "collected":
-			setUnit(verify.UnitResult{Unit: rec.NodeID, Outcome: verify.Pass})
-			continue
-		case "collect":
-			file, _, _ := strings.Cut(rec.NodeID, "::")
-			o, d := classifyCollection(Case{Status: Errored, Message: rec.Message, Text: rec.Text})
-			setUnit(verify.UnitResult{Unit: file, Outcome: o, Detail: d})
-			continue
-		case "deselected":
-			if !strings.Contains(rec.NodeID, "::") {
-				continue
-			}
-			a := get(rec.NodeID)
-			if a.deciding == nil {
-				a.deciding = &Case{Status: Skipped, Message: "deselected (by -k/-m, configuration or a collection hook)", Type: "deselected"}
-				a.rank = 0
-			}
-			continue
-		}
-		if !strings.Contains(rec.NodeID, "::") {
-			continue
-		}
-		a := get(rec.NodeID)
-		c := Case{ClassName: mangle(rec.NodeID).class, Message: rec.Message, Text: rec.Text}
-		if c.ClassName == "" {
-			c.ClassName = "?" // a test, never a collection error
-		}
-		if rec.Duration > 0 && rec.Duration < 1e9 {
-			a.dur += time.Duration(rec.Duration * float64(time.Second))
-		}
-		c.Status, c.Type = recordStatus(rec.When, rec.Outcome, rec.XFail)
-		if rec.When == "call" {
-			a.sawCall = true
-			a.raw = rec
-		}
-		// Failures outrank skips, skips outrank passes; the first of a
-		// rank decides.
-		r := map[Status]int{Passed: 1, Skipped: 2, Failure: 3, Errored: 3}[c.Status]
-		if a.deciding == nil || r > a.rank {
-			cc := c
-			a.deciding, a.rank = &cc, r
-		}
+		l.add(rec)
 	}
+	return l.results()
+}
+
+// pytestLog is resultsFromLog's tally: tests and units by node ID and file,
+// each in the order the log first named it.
+type pytestLog struct {
+	order     []string
+	tests     map[string]*logTest
+	unitOrder []string
+	units     map[string]verify.UnitResult
+}
+
+// logTest is what the log says of one test so far.
+type logTest struct {
+	test     verify.Test
+	deciding *Case
+	rank     int
+	dur      time.Duration
+	raw      logRecord
+	sawCall  bool
+}
+
+// setUnit records a unit's outcome; a failure is not overwritten.
+func (l *pytestLog) setUnit(u verify.UnitResult) {
+	old, ok := l.units[u.Unit]
+	if !ok {
+		l.unitOrder = append(l.unitOrder, u.Unit)
+	}
+	if !ok || old.Outcome == verify.Pass {
+		l.units[u.Unit] = u
+	}
+}
+
+func (l *pytestLog) get(nodeid string) *logTest {
+	a := l.tests[nodeid]
+	if a == nil {
+		file, name, _ := strings.Cut(nodeid, "::")
+		a = &logTest{test: verify.Test{Language: "python", Package: file, File: file, Name: name}}
+		l.tests[nodeid] = a
+		l.order = append(l.order, nodeid)
+	}
+	return a
+}
+
+// add takes one record: a file's collection, a deselected test, or a
+// phase (setup, call, teardown) of a test.
+func (l *pytestLog) add(rec logRecord) {
+	switch rec.When {
+	case "collected":
+		l.setUnit(verify.UnitResult{Unit: rec.NodeID, Outcome: verify.Pass})
+		return
+	case "collect":
+		file, _, _ := strings.Cut(rec.NodeID, "::")
+		o, d := classifyCollection(Case{Status: Errored, Message: rec.Message, Text: rec.Text})
+		l.setUnit(verify.UnitResult{Unit: file, Outcome: o, Detail: d})
+		return
+	case "deselected":
+		if !strings.Contains(rec.NodeID, "::") {
+			return
+		}
+		a := l.get(rec.NodeID)
+		if a.deciding == nil {
+			a.deciding = &Case{Status: Skipped, Message: "deselected (by -k/-m, configuration or a collection hook)", Type: "deselected"}
+			a.rank = 0
+		}
+		return
+	}
+	if !strings.Contains(rec.NodeID, "::") {
+		return
+	}
+	a := l.get(rec.NodeID)
+	c := Case{ClassName: mangle(rec.NodeID).class, Message: rec.Message, Text: rec.Text}
+	if c.ClassName == "" {
+		c.ClassName = "?" // a test, never a collection error
+	}
+	if rec.Duration > 0 && rec.Duration < 1e9 {
+		a.dur += time.Duration(rec.Duration * float64(time.Second))
+	}
+	c.Status, c.Type = recordStatus(rec.When, rec.Outcome, rec.XFail)
+	if rec.When == "call" {
+		a.sawCall = true
+		a.raw = rec
+	}
+	// Failures outrank skips, skips outrank passes; the first of a
+	// rank decides.
+	r := map[Status]int{Passed: 1, Skipped: 2, Failure: 3, Errored: 3}[c.Status]
+	if a.deciding == nil || r > a.rank {
+		cc := c
+		a.deciding, a.rank = &cc, r
+	}
+}
+
+// results is one result per test and one unit per file, in log order; a
+// test's file that reported no collection counts as collected.
+func (l *pytestLog) results() ([]verify.TestResult, []verify.UnitResult) {
 	var out []verify.TestResult
-	for _, id := range order {
-		a := tests[id]
+	for _, id := range l.order {
+		a := l.tests[id]
 		res := verify.TestResult{Test: a.test, Duration: a.dur}
 		if a.deciding == nil {
 			res.Outcome = verify.NotRun
@@ -129,13 +152,13 @@ func resultsFromLog(data []byte) ([]verify.TestResult, []verify.UnitResult) {
 		}
 		out = append(out, res)
 		file := a.test.File
-		if _, ok := units[file]; !ok {
-			setUnit(verify.UnitResult{Unit: file, Outcome: verify.Pass})
+		if _, ok := l.units[file]; !ok {
+			l.setUnit(verify.UnitResult{Unit: file, Outcome: verify.Pass})
 		}
 	}
 	var us []verify.UnitResult
-	for _, u := range unitOrder {
-		us = append(us, units[u])
+	for _, u := range l.unitOrder {
+		us = append(us, l.units[u])
 	}
 	return out, us
 }

@@ -103,15 +103,8 @@ func fileOf(t verify.Test) string {
 
 // runOnce runs every test once and returns one result per test, in order.
 func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir, py string, tests []verify.Test, timeout time.Duration) ([]verify.TestResult, error) {
-	results := make([]*verify.TestResult, len(tests))
-	var pending []int
-	for i, t := range tests {
-		if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(fileOf(t)))); err != nil || fi.IsDir() {
-			results[i] = &verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "test file " + fileOf(t) + " does not exist here"}
-			continue
-		}
-		pending = append(pending, i)
-	}
+	o := onceRun{tests: tests, results: make([]*verify.TestResult, len(tests)), timeout: timeout}
+	pending := o.present(dir)
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
@@ -133,83 +126,120 @@ func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir, py string,
 		if err != nil {
 			return nil, err
 		}
-		collect := collectionErrors(run.cases)
-		for _, i := range pending {
-			t := tests[i]
-			if res, ok := aggregate(t, casesFor(run.cases, t)); ok {
-				results[i] = &res
-			} else if c, ok := collect[dottedPath(fileOf(t))]; ok {
-				o, d := Classify(c)
-				results[i] = &verify.TestResult{Test: t, Outcome: o, Detail: d}
-			} else if run.res.TimedOut {
-				results[i] = &verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not finish before the %s timeout", timeout)}
-			}
-		}
-		var still []int
-		for _, i := range pending {
-			if results[i] == nil {
-				still = append(still, i)
-			}
-		}
-		pending = still
+		pending = o.fromRun(run, pending)
 		if len(pending) == 0 || run.res.TimedOut {
 			break
 		}
-		output := string(run.res.Stdout) + "\n" + string(run.res.Stderr)
-		switch run.res.ExitCode {
-		case exitOK, exitTestsFailed, exitNoTests:
-			for _, i := range pending {
-				results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.NotRun, Detail: "pytest collected no such test"}
-			}
-			pending = nil
-		case exitUsage:
-			if c, ok := conftestFailure(output); ok {
-				o, d := Classify(c)
-				for _, i := range pending {
-					results[i] = &verify.TestResult{Test: tests[i], Outcome: o, Detail: d}
-				}
-				pending = nil
-				break
-			}
-			// pytest refuses the whole run when a node id does not exist
-			// (or sits in a module that failed to collect, decided above):
-			// drop those and run the rest again.
-			missing := notFound(output)
-			var retry []int
-			for _, i := range pending {
-				id := fileOf(tests[i]) + "::" + tests[i].Name
-				if missing.has(id) {
-					results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.NotRun, Detail: "pytest: not found: " + id}
-				} else {
-					retry = append(retry, i)
-				}
-			}
-			if len(retry) == asked { // nothing was decided: a real usage error
-				for _, i := range pending {
-					results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.EnvError, Detail: "pytest usage error (exit 4): " + lastLines(output, 20)}
-				}
-				retry = nil
-			}
-			pending = retry
-		default:
-			for _, i := range pending {
-				results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.EnvError, Detail: fmt.Sprintf("pytest exited %d: %s", run.res.ExitCode, lastLines(output, 20))}
-			}
-			pending = nil
+		pending = o.byExitStatus(run, pending, asked)
+	}
+	return o.final(deadline), nil
+}
+
+// onceRun is runOnce's results so far, by the tests' index (nil: none yet).
+type onceRun struct {
+	tests   []verify.Test
+	results []*verify.TestResult
+	timeout time.Duration
+}
+
+// present gives the tests whose file is missing here their result, and
+// returns the others.
+func (o *onceRun) present(dir string) (pending []int) {
+	for i, t := range o.tests {
+		if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(fileOf(t)))); err != nil || fi.IsDir() {
+			o.results[i] = &verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "test file " + fileOf(t) + " does not exist here"}
+			continue
+		}
+		pending = append(pending, i)
+	}
+	return pending
+}
+
+// fromRun takes what a run says of the pending tests (their cases, their
+// module's collection error, the run's timeout), and returns those it
+// said nothing of.
+func (o *onceRun) fromRun(run pytestRun, pending []int) []int {
+	collect := collectionErrors(run.cases)
+	for _, i := range pending {
+		t := o.tests[i]
+		if res, ok := aggregate(t, casesFor(run.cases, t)); ok {
+			o.results[i] = &res
+		} else if c, ok := collect[dottedPath(fileOf(t))]; ok {
+			oc, d := Classify(c)
+			o.results[i] = &verify.TestResult{Test: t, Outcome: oc, Detail: d}
+		} else if run.res.TimedOut {
+			o.results[i] = &verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not finish before the %s timeout", o.timeout)}
 		}
 	}
-	out := make([]verify.TestResult, len(tests))
-	for i, t := range tests {
+	var still []int
+	for _, i := range pending {
+		if o.results[i] == nil {
+			still = append(still, i)
+		}
+	}
+	return still
+}
+
+// setAll gives every test of idx the same result.
+func (o *onceRun) setAll(idx []int, outcome verify.Outcome, detail string) {
+	for _, i := range idx {
+		o.results[i] = &verify.TestResult{Test: o.tests[i], Outcome: outcome, Detail: detail}
+	}
+}
+
+// byExitStatus decides the tests a run gave no result by pytest's exit
+// status, and returns the ones to run again.
+func (o *onceRun) byExitStatus(run pytestRun, pending []int, asked int) []int {
+	output := string(run.res.Stdout) + "\n" + string(run.res.Stderr)
+	switch run.res.ExitCode {
+	case exitOK, exitTestsFailed, exitNoTests:
+		o.setAll(pending, verify.NotRun, "pytest collected no such test")
+		return nil
+	case exitUsage:
+		if c, ok := conftestFailure(output); ok {
+			oc, d := Classify(c)
+			o.setAll(pending, oc, d)
+			return nil
+		}
+		// pytest refuses the whole run when a node id does not exist
+		// (or sits in a module that failed to collect, decided above):
+		// drop those and run the rest again.
+		missing := notFound(output)
+		var retry []int
+		for _, i := range pending {
+			id := fileOf(o.tests[i]) + "::" + o.tests[i].Name
+			if missing.has(id) {
+				o.results[i] = &verify.TestResult{Test: o.tests[i], Outcome: verify.NotRun, Detail: "pytest: not found: " + id}
+			} else {
+				retry = append(retry, i)
+			}
+		}
+		if len(retry) == asked { // nothing was decided: a real usage error
+			o.setAll(pending, verify.EnvError, "pytest usage error (exit 4): "+lastLines(output, 20))
+			return nil
+		}
+		return retry
+	default:
+		o.setAll(pending, verify.EnvError, fmt.Sprintf("pytest exited %d: %s", run.res.ExitCode, lastLines(output, 20)))
+		return nil
+	}
+}
+
+// final is one result per test, in order: a test left without one did not
+// run before the deadline, or pytest gave it none.
+func (o *onceRun) final(deadline time.Time) []verify.TestResult {
+	out := make([]verify.TestResult, len(o.tests))
+	for i, t := range o.tests {
 		switch {
-		case results[i] != nil:
-			out[i] = *results[i]
+		case o.results[i] != nil:
+			out[i] = *o.results[i]
 		case !deadline.IsZero() && time.Now().After(deadline):
-			out[i] = verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not run before the %s timeout", timeout)}
+			out[i] = verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not run before the %s timeout", o.timeout)}
 		default:
 			out[i] = verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "pytest produced no result"}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // casesFor picks the cases of one test: every parameter set of it.

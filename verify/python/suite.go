@@ -99,30 +99,50 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	}
 	out.Duration = time.Since(start)
 	out.Results, out.Units = resultsFromLog(run.log)
-	output := string(run.res.Stdout) + "\n" + string(run.res.Stderr)
+	judgeSuite(&out, run, failedCases(run.cases, files), timeout)
+	return out, nil
+}
+
+// suiteFailures are the cases of a suite run that failed or errored:
+// those that did not collect (a module that does not import) apart from
+// the others, by node ID, and the first one's detail.
+type suiteFailures struct {
+	collect, failed []string
+	firstDetail     string
+}
+
+// failedCases finds the suite's failures, naming each by the test file
+// among the repository's Python files.
+func failedCases(cases []Case, files []string) suiteFailures {
 	byDotted := map[string]string{}
 	for _, f := range files {
 		byDotted[dottedPath(f)] = f
 	}
-	var collectFailed, failed []string
-	firstDetail := ""
-	for _, c := range run.cases {
+	var sf suiteFailures
+	for _, c := range cases {
 		if c.Status != Failure && c.Status != Errored {
 			continue
 		}
 		if c.isCollectionError() {
-			collectFailed = append(collectFailed, nodeID(byDotted, c))
+			sf.collect = append(sf.collect, nodeID(byDotted, c))
 		} else {
-			failed = append(failed, nodeID(byDotted, c))
+			sf.failed = append(sf.failed, nodeID(byDotted, c))
 		}
-		if firstDetail == "" {
-			_, firstDetail = Classify(c)
+		if sf.firstDetail == "" {
+			_, sf.firstDetail = Classify(c)
 		}
 	}
+	return sf
+}
+
+// judgeSuite sets the suite's outcome from pytest's exit status and its
+// failures.
+func judgeSuite(out *verify.SuiteResult, run pytestRun, sf suiteFailures, timeout time.Duration) {
+	output := string(run.res.Stdout) + "\n" + string(run.res.Stderr)
 	switch {
 	case run.res.TimedOut:
 		out.Outcome = verify.Timeout
-		out.Failed = append(collectFailed, failed...)
+		out.Failed = append(sf.collect, sf.failed...)
 		out.Detail = fmt.Sprintf("the suite did not finish within %s", timeout)
 		out.Units = append(out.Units, verify.UnitResult{Unit: "*", Outcome: verify.Timeout, Detail: out.Detail})
 	case run.res.ExitCode == exitUsage && strings.Contains(output, "while loading conftest"):
@@ -130,12 +150,12 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		out.Outcome, out.Detail = verify.BuildError, c.Text
 		o, d := Classify(c)
 		out.Units = append(out.Units, verify.UnitResult{Unit: "*", Outcome: o, Detail: d})
-	case len(collectFailed) > 0 || run.res.ExitCode == exitInterrupted:
+	case len(sf.collect) > 0 || run.res.ExitCode == exitInterrupted:
 		// A module that does not import breaks the suite as a build error
 		// breaks a Go package.
 		out.Outcome = verify.BuildError
-		out.Failed = append(collectFailed, failed...)
-		out.Detail = firstDetail
+		out.Failed = append(sf.collect, sf.failed...)
+		out.Detail = sf.firstDetail
 		if out.Detail == "" {
 			out.Detail = lastLines(output, 20)
 		}
@@ -144,8 +164,8 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	case run.res.ExitCode == exitNoTests:
 		out.Outcome, out.Targets = verify.Pass, nil
 	case run.res.ExitCode == exitTestsFailed:
-		out.Outcome, out.Failed, out.Detail = verify.Fail, failed, firstDetail
-		if len(failed) == 0 {
+		out.Outcome, out.Failed, out.Detail = verify.Fail, sf.failed, sf.firstDetail
+		if len(sf.failed) == 0 {
 			out.Detail = lastLines(output, 20)
 		}
 	default:
@@ -156,7 +176,6 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		out.Outcome = verify.EnvError
 		out.Detail = "pytest usage error (exit 4): " + lastLines(output, 20)
 	}
-	return out, nil
 }
 
 // nodeID rebuilds a pytest node id from a JUnit case, finding the test

@@ -140,7 +140,24 @@ func (a *Adapter) Targets(ctx context.Context, r sandbox.Runner, dir string, cha
 		return []string{}, nil
 	}
 
-	// Read every file's imports in one run of the helper.
+	infos, err := a.readImports(ctx, r, dir, files)
+	if err != nil {
+		return nil, err
+	}
+	reachImporters(infos, files, changedPy, reached)
+
+	out := []string{}
+	for _, t := range tests {
+		if reached[t] || underReachedConftest(t, reached) {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// readImports reads every file's imports in one run of the helper.
+func (a *Adapter) readImports(ctx context.Context, r sandbox.Runner, dir string, files []string) ([]fileInfo, error) {
 	conf, err := sandbox.OpenConfined(dir)
 	if err != nil {
 		return nil, err
@@ -161,19 +178,18 @@ func (a *Adapter) Targets(ctx context.Context, r sandbox.Runner, dir string, cha
 		}
 		py = ""
 	}
-	var infos []fileInfo
 	if py != "" {
-		infos, err = runHelper(ctx, r, py, dir, modeImports, srcs)
-	} else {
-		// Imports parse without pytest; any interpreter will do.
-		infos, err = a.parseNoDir(ctx, modeImports, srcs)
+		return runHelper(ctx, r, py, dir, modeImports, srcs)
 	}
-	if err != nil {
-		return nil, err
-	}
+	// Imports parse without pytest; any interpreter will do.
+	return a.parseNoDir(ctx, modeImports, srcs)
+}
 
-	// Reverse edges: file -> the files that import it. Deleted modules are
-	// indexed too, so the tests still importing them are reached.
+// reachImporters adds to reached every file that imports a changed one,
+// directly or through other modules. Deleted modules are indexed too, so
+// the tests still importing them are reached.
+func reachImporters(infos []fileInfo, files, changedPy []string, reached map[string]bool) {
+	// Reverse edges: file -> the files that import it.
 	g := newImportGraph(append(append([]string(nil), files...), changedPy...))
 	importers := map[string][]string{}
 	for _, info := range infos {
@@ -199,15 +215,6 @@ func (a *Adapter) Targets(ctx context.Context, r sandbox.Runner, dir string, cha
 			}
 		}
 	}
-
-	out := []string{}
-	for _, t := range tests {
-		if reached[t] || underReachedConftest(t, reached) {
-			out = append(out, t)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // underReachedConftest reports whether a conftest.py in t's directory or
