@@ -52,8 +52,6 @@ var oversize = map[string]string{
 	"verify/mutate.pySession.runSchema":        "to split",
 	"verify/mutate.session.runCoverProcess":    "to split",
 	"verify/python.Adapter.interpreter":        "to split",
-	"verify/secrets.decodeBackslash":           "to split",
-	"verify/secrets.decodeRuns":                "to split",
 }
 
 // funcSize is one function's measure.

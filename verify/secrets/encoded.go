@@ -150,9 +150,17 @@ func isHexSeparator(c byte) bool {
 // decodeRuns decodes every base64 and hex run of the compact view text.
 func decodeRuns(text []byte) decoded {
 	var d decoded
+	decodeBase64Runs(text, &d)
+	decodeHexRuns(text, &d)
+	decodeBase32Runs(text, &d)
+	return d
+}
+
+// decodeBase64Runs decodes every base64 run of text (either alphabet),
+// forwards and reversed, at each of the four alignments.
+func decodeBase64Runs(text []byte, d *decoded) {
 	var std []byte
 	var out []byte
-	// base64
 	for i := 0; i < len(text); {
 		if !isBase64Char(text[i]) {
 			i++
@@ -206,7 +214,13 @@ func decodeRuns(text []byte) decoded {
 		}
 		i = j
 	}
-	// hex
+}
+
+// decodeHexRuns decodes every run of hex-written bytes of text (digits
+// and the separators between them), forwards and reversed, at both
+// alignments.
+func decodeHexRuns(text []byte, d *decoded) {
+	var out []byte
 	var digits []byte
 	var pos []int32
 	for i := 0; i < len(text); {
@@ -249,6 +263,4 @@ func decodeRuns(text []byte) decoded {
 		}
 		i = max(j, i+1)
 	}
-	decodeBase32Runs(text, &d)
-	return d
 }

@@ -127,26 +127,29 @@ func decodeEntity(text []byte, i int) (rune, int) {
 	return 0, 0
 }
 
+// hexRuneAt reads the n hex digits at text[j] as a code point.
+func hexRuneAt(text []byte, j, n int) (rune, bool) {
+	if j+n > len(text) {
+		return 0, false
+	}
+	for _, c := range text[j : j+n] {
+		if !isHexDigit(c) {
+			return 0, false
+		}
+	}
+	c, err := strconv.ParseUint(string(text[j:j+n]), 16, 32)
+	if err != nil || c > utf8.MaxRune {
+		return 0, false
+	}
+	return rune(c), true
+}
+
 // decodeBackslash reads a backslash escape at text[i] ('\\').
 func decodeBackslash(text []byte, i int) (rune, int) {
 	if i+1 >= len(text) {
 		return 0, 0
 	}
-	hexAt := func(j, n int) (rune, bool) {
-		if j+n > len(text) {
-			return 0, false
-		}
-		for _, c := range text[j : j+n] {
-			if !isHexDigit(c) {
-				return 0, false
-			}
-		}
-		c, err := strconv.ParseUint(string(text[j:j+n]), 16, 32)
-		if err != nil || c > utf8.MaxRune {
-			return 0, false
-		}
-		return rune(c), true
-	}
+	hexAt := func(j, n int) (rune, bool) { return hexRuneAt(text, j, n) }
 	switch c := text[i+1]; {
 	case c == 'x':
 		if r, ok := hexAt(i+2, 2); ok {
