@@ -51,7 +51,6 @@ var oversize = map[string]string{
 	"verify/mutate.coverMain":                  "to split",
 	"verify/mutate.pySession.runSchema":        "to split",
 	"verify/mutate.session.runCoverProcess":    "to split",
-	"verify/python.Adapter.interpreter":        "to split",
 }
 
 // funcSize is one function's measure.

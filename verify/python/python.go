@@ -110,22 +110,10 @@ func (a *Adapter) Interpreter(ctx context.Context, r sandbox.Runner, dir string)
 // candidates through r once per snapshot with a .venv, and once for all
 // snapshots without one (they share PATH and /usr/bin).
 func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string) (string, error) {
-	var candidates []string
+	candidates, ownVenv := a.pythonCandidates(dir)
 	cacheKey := r.Name() + "\x00" // answers differ between a host and a container
-	if a.Python != "" {
-		candidates = []string{a.Python}
-	} else {
-		venv := filepath.Join(dir, ".venv", "bin", "python")
-		if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
-			candidates = append(candidates, venv)
-			cacheKey += dir
-		} else if a.Checkout != "" {
-			venv := filepath.Join(a.Checkout, ".venv", "bin", "python")
-			if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
-				candidates = append(candidates, venv)
-			}
-		}
-		candidates = append(candidates, "python3", "/usr/bin/python3")
+	if ownVenv {
+		cacheKey += dir
 	}
 	// One probe at a time: concurrent runs on fresh snapshots would all
 	// start the same slow interpreters only to learn the same answer.
@@ -148,15 +136,63 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 		}
 	}
 
-	// Every candidate is probed at once and the first in order that
-	// imports pytest wins: a launcher shim that turns out to have no
-	// pytest (pyenv's costs seconds under load) is then not paid before
-	// the next candidate starts.
-	type answer struct {
-		found, why string
-		depends    []string // files the answer rests on: the interpreter, pytest
+	answers := probePytest(ctx, r, dir, candidates)
+	if ctx.Err() != nil {
+		return "", ctx.Err()
 	}
-	answers := make([]answer, len(candidates))
+	var why []string
+	found := ""
+	for _, an := range answers {
+		if an.found != "" {
+			found = an.found
+			if diskKey != "" && len(an.depends) > 0 {
+				saveChoice(diskKey, found, append(append([]string(nil), candidates...), an.depends...))
+			}
+			break
+		}
+		why = append(why, an.why)
+	}
+	p := probe{python: found}
+	if found == "" {
+		p.err = fmt.Errorf("%w (tried %s)", ErrNoPytest, strings.Join(why, "; "))
+	}
+	a.remember(cacheKey, p)
+	return p.python, p.err
+}
+
+// pythonCandidates are the interpreters to try for dir, in order: the
+// configured one alone, else the snapshot's own .venv (ownVenv: its
+// answer holds for this snapshot only) or the checkout's, then python3
+// on PATH and /usr/bin/python3.
+func (a *Adapter) pythonCandidates(dir string) (candidates []string, ownVenv bool) {
+	if a.Python != "" {
+		return []string{a.Python}, false
+	}
+	venv := filepath.Join(dir, ".venv", "bin", "python")
+	if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
+		candidates = append(candidates, venv)
+		ownVenv = true
+	} else if a.Checkout != "" {
+		venv := filepath.Join(a.Checkout, ".venv", "bin", "python")
+		if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
+			candidates = append(candidates, venv)
+		}
+	}
+	return append(candidates, "python3", "/usr/bin/python3"), ownVenv
+}
+
+// pytestAnswer is what probing one candidate found.
+type pytestAnswer struct {
+	found, why string
+	depends    []string // files the answer rests on: the interpreter, pytest
+}
+
+// probePytest probes every candidate at once; the caller takes the first
+// in order that imports pytest: a launcher shim that turns out to have no
+// pytest (pyenv's costs seconds under load) is then not paid before the
+// next candidate starts.
+func probePytest(ctx context.Context, r sandbox.Runner, dir string, candidates []string) []pytestAnswer {
+	answers := make([]pytestAnswer, len(candidates))
 	var wg sync.WaitGroup
 	for i, c := range candidates {
 		wg.Add(1)
@@ -190,27 +226,7 @@ func (a *Adapter) interpreter(ctx context.Context, r sandbox.Runner, dir string)
 		}()
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		return "", ctx.Err()
-	}
-	var why []string
-	found := ""
-	for _, an := range answers {
-		if an.found != "" {
-			found = an.found
-			if diskKey != "" && len(an.depends) > 0 {
-				saveChoice(diskKey, found, append(append([]string(nil), candidates...), an.depends...))
-			}
-			break
-		}
-		why = append(why, an.why)
-	}
-	p := probe{python: found}
-	if found == "" {
-		p.err = fmt.Errorf("%w (tried %s)", ErrNoPytest, strings.Join(why, "; "))
-	}
-	a.remember(cacheKey, p)
-	return p.python, p.err
+	return answers
 }
 
 // remember keeps p as the interpreter for cacheKey for this adapter's life.
