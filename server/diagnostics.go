@@ -165,26 +165,7 @@ func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]ls
 			continue
 		}
 		uri := lsp.FileURI(abs)
-		d := lsp.Diagnostic{
-			Range:    lsp.Range{Start: start, End: end},
-			Severity: sev,
-			Code:     m.Operator,
-			Source:   Source,
-			Message:  m.Message(),
-		}
-		data := MutantData{ID: m.ID, Verdict: m.Verdict}
-		for _, t := range m.Tests {
-			ct := CoveringTest{Name: t}
-			loc := tests.locate(filepath.Dir(abs), t)
-			if loc.URI != "" {
-				ct.Location = &loc
-			} else {
-				loc = lsp.Location{URI: uri, Range: d.Range}
-			}
-			data.Tests = append(data.Tests, ct)
-			d.RelatedInformation = append(d.RelatedInformation, lsp.RelatedInformation{Location: loc, Message: "ran " + t})
-		}
-		d.Data, _ = json.Marshal(data)
+		d := mutantDiagnostic(m, uri, lsp.Range{Start: start, End: end}, sev, func(t string) lsp.Location { return tests.locate(filepath.Dir(abs), t) })
 		if m.Verdict == verify.MutantNotCovered && notCovered == NotCoveredLine {
 			k := lineKey{uri, d.Range.Start.Line}
 			uncovered[k] = append(uncovered[k], uncoveredAt{d, m})
@@ -208,6 +189,28 @@ func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]ls
 		})
 	}
 	return out
+}
+
+// mutantDiagnostic is m's diagnostic on rng of uri: its message, and its
+// covering tests twice, as related information for the reader and in the
+// data (MutantData) for the code actions. locate finds a test's
+// declaration (a zero Location when it cannot).
+func mutantDiagnostic(m verify.Mutant, uri string, rng lsp.Range, sev lsp.Severity, locate func(test string) lsp.Location) lsp.Diagnostic {
+	d := lsp.Diagnostic{Range: rng, Severity: sev, Code: m.Operator, Source: Source, Message: m.Message()}
+	data := MutantData{ID: m.ID, Verdict: m.Verdict}
+	for _, t := range m.Tests {
+		ct := CoveringTest{Name: t}
+		loc := locate(t)
+		if loc.URI != "" {
+			ct.Location = &loc
+		} else {
+			loc = lsp.Location{URI: uri, Range: rng} // not found: the related entry points at the mutant
+		}
+		data.Tests = append(data.Tests, ct)
+		d.RelatedInformation = append(d.RelatedInformation, lsp.RelatedInformation{Location: loc, Message: "ran " + t})
+	}
+	d.Data, _ = json.Marshal(data)
+	return d
 }
 
 type uncoveredAt struct {
