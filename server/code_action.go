@@ -2,13 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
-	"github.com/bcode-dev/bcode/verify/mutate"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // CodeAction offers, each through a typed command: on a selection, "Create
@@ -62,43 +61,42 @@ func (s *Server) createTaskCommand(abs, rel string, p *lsp.CodeActionParams) lsp
 
 // mutantActions adds, for each surviving mutant under p's range: show its
 // diff, add a test that kills it, go to or run the tests that ran against
-// it, and ignore it.
+// it, and ignore it. The covering tests come from the diagnostics' data.
 func (s *Server) mutantActions(acts *codeActions, abs string, p *lsp.CodeActionParams) {
 	goTo := map[string]bool{}           // one "Go to covering test" per test, however many mutants it covers
 	var own map[string][]lsp.Diagnostic // the server's own diagnostics, made once per request
-	for _, m := range s.survivorsAt(p) {
-		d := m.diag
+	for _, at := range s.survivorsAt(p) {
+		d, m := at.diag, at.mutant
 		// Several mutants can sit on one line: each action names its own.
-		which := fmt.Sprintf(": `%s` → `%s`", oneLine(m.mutant.Original), oneLine(m.mutant.Mutated))
-		acts.add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant+which, command.MutantDiff, command.MutantArgs{ID: m.mutant.ID}))
+		which := ": " + m.Rewrite()
+		acts.add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant+which, command.MutantDiff, command.MutantArgs{ID: m.ID}))
 		r := d.Range
 		// The task starts at once: a click that only queued a task looked
 		// like nothing happened.
 		acts.add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleAddTest+which, command.TaskCreate, command.TaskCreateArgs{
-			Goal:     testGoal(m.mutant),
+			Goal:     testGoal(m),
 			URI:      p.URI,
 			Range:    &r,
-			MutantID: m.mutant.ID,
-			Criteria: []string{fmt.Sprintf("bcode evidence reports mutant %s as killed", m.mutant.ID)},
+			MutantID: m.ID,
+			Criteria: []string{fmt.Sprintf("bcode evidence reports mutant %s as killed", m.ID)},
 			Run:      true,
 		}))
 		// The tests that ran against it: go to each, or run them.
 		if own == nil {
 			own = s.ownDiagnostics()
 		}
-		for _, ri := range relatedOf(own[p.URI], m.mutant.ID, d) {
-			name := strings.TrimPrefix(ri.Message, "ran ")
-			loc := ri.Location
-			if loc.URI == p.URI && loc.Range == d.Range {
-				continue // not located: the related entry points at the mutant
+		for _, t := range coveringTests(own[p.URI], m.ID, at.data) {
+			if t.Location == nil {
+				continue // bcode-ls did not find its declaration
 			}
-			if title := command.TitleGoToTest + " " + name; !goTo[title] {
+			loc := *t.Location
+			if title := command.TitleGoToTest + " " + t.Name; !goTo[title] {
 				goTo[title] = true
 				acts.add(lsp.KindQuickFix, nil, command.New(title, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
 			}
 		}
-		if len(m.mutant.Tests) > 0 {
-			acts.add(lsp.KindQuickFix, nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.mutant.ID}))
+		if len(m.Tests) > 0 {
+			acts.add(lsp.KindQuickFix, nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.ID}))
 		}
 		if kindWanted(lsp.KindQuickFix, acts.only) {
 			if edit, ok := s.ignoreEdit(abs, p.URI, d.Range.Start.Line); ok {
@@ -109,8 +107,8 @@ func (s *Server) mutantActions(acts *codeActions, abs string, p *lsp.CodeActionP
 }
 
 // ownDiagnostics are the diagnostics the server makes from its last
-// report, by URI (a client may send its own back without related
-// information).
+// report, by URI (a client may send back an older diagnostic of the same
+// mutant).
 func (s *Server) ownDiagnostics() map[string][]lsp.Diagnostic {
 	root, err := s.workspace()
 	if err != nil {
@@ -122,16 +120,16 @@ func (s *Server) ownDiagnostics() map[string][]lsp.Diagnostic {
 	return s.diagnosticsOf(root, &rep)
 }
 
-// relatedOf is the related information of mutant id's diagnostic among
-// own, else what the client sent.
-func relatedOf(own []lsp.Diagnostic, id string, sent lsp.Diagnostic) []lsp.RelatedInformation {
+// coveringTests are mutant id's covering tests from the data of the
+// server's own diagnostic for it (the last report's), else from the data
+// the client sent.
+func coveringTests(own []lsp.Diagnostic, id string, sent MutantData) []CoveringTest {
 	for _, d := range own {
-		var did string
-		if json.Unmarshal(d.Data, &did) == nil && did == id {
-			return d.RelatedInformation
+		if md, ok := mutantData(d); ok && md.ID == id {
+			return md.Tests
 		}
 	}
-	return sent.RelatedInformation
+	return sent.Tests
 }
 
 // ignoreEdit inserts a //bcode:ignore-mutant directive on its own line
@@ -159,14 +157,15 @@ const ignoreDirective = "//bcode:ignore-mutant"
 
 // testGoal is the goal of a task that must kill a surviving mutant: it names
 // the mutant so the agent (and the user reading the task list) know which.
-func testGoal(m mutate.Mutant) string {
+func testGoal(m verify.Mutant) string {
 	return fmt.Sprintf("Add a test that fails when %s:%d reads `%s` instead of `%s` (surviving %s mutant %s)",
 		m.File, m.Line, oneLine(m.Mutated), oneLine(m.Original), m.Operator, m.ID)
 }
 
 type survivorAt struct {
-	mutant mutate.Mutant
+	mutant verify.Mutant
 	diag   lsp.Diagnostic
+	data   MutantData
 }
 
 // survivorsAt are the surviving mutants whose diagnostics the client sent
@@ -176,25 +175,22 @@ func (s *Server) survivorsAt(p *lsp.CodeActionParams) []survivorAt {
 	s.ev.mu.Lock()
 	rep := s.ev.last
 	s.ev.mu.Unlock()
-	byID := map[string]mutate.Mutant{}
+	byID := map[string]verify.Mutant{}
 	for _, m := range rep.Mutants {
-		if m.Verdict == mutate.Survived {
+		if m.Verdict == verify.MutantSurvived {
 			byID[m.ID] = m
 		}
 	}
 	var out []survivorAt
 	seen := map[string]bool{}
 	for _, d := range p.Diagnostics {
-		if d.Source != Source || len(d.Data) == 0 {
+		md, ok := mutantData(d)
+		if !ok {
 			continue
 		}
-		var id string
-		if json.Unmarshal(d.Data, &id) != nil {
-			continue
-		}
-		if m, ok := byID[id]; ok && !seen[id] {
-			seen[id] = true
-			out = append(out, survivorAt{m, d})
+		if m, ok := byID[md.ID]; ok && !seen[md.ID] {
+			seen[md.ID] = true
+			out = append(out, survivorAt{m, d, md})
 		}
 	}
 	if len(p.Diagnostics) > 0 {
@@ -205,13 +201,13 @@ func (s *Server) survivorsAt(p *lsp.CodeActionParams) []survivorAt {
 		return nil
 	}
 	for _, d := range s.diagnosticsOf(root, &rep)[p.URI] {
-		var id string
-		if json.Unmarshal(d.Data, &id) != nil || seen[id] {
+		md, ok := mutantData(d)
+		if !ok || seen[md.ID] {
 			continue
 		}
-		if m, ok := byID[id]; ok && touches(d.Range, p.Range) {
-			seen[id] = true
-			out = append(out, survivorAt{m, d})
+		if m, ok := byID[md.ID]; ok && touches(d.Range, p.Range) {
+			seen[md.ID] = true
+			out = append(out, survivorAt{m, d, md})
 		}
 	}
 	return out

@@ -15,7 +15,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/server/lsp"
-	"github.com/bcode-dev/bcode/verify/mutate"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // Source is the diagnostics' source field.
@@ -28,15 +28,47 @@ type publishedSet struct {
 	hash map[string]string // URI -> hash of its diagnostics
 }
 
-// reported are the verdicts shown in the editor.
-func reported(v mutate.Verdict) (lsp.Severity, bool) {
-	switch v {
-	case mutate.Survived:
+// severity is the editor's level for a mutant by the one reported rule
+// (verify.MutantAttention): survivors warn, notices inform; an editor has
+// no place for suppressed results, so ignored mutants, like quiet ones,
+// get no diagnostic.
+func severity(v verify.MutantVerdict) (lsp.Severity, bool) {
+	switch v.Attention() {
+	case verify.MutantWarning:
 		return lsp.SeverityWarning, true
-	case mutate.NotCovered, mutate.Timeout:
+	case verify.MutantNotice:
 		return lsp.SeverityInformation, true
 	}
 	return 0, false
+}
+
+// MutantData is a mutant diagnostic's data: what its code actions need,
+// as data, so nothing is parsed back out of the message. An editor sends
+// it back with a code action request as it received it.
+type MutantData struct {
+	// ID is the mutant's ID in the last evidence report. A diagnostic that
+	// folds the not-covered mutants of one line carries the first one's.
+	ID      string               `json:"id"`
+	Verdict verify.MutantVerdict `json:"verdict"`
+	// Tests are the tests that ran against the mutant, in the report's
+	// order.
+	Tests []CoveringTest `json:"tests,omitempty"`
+}
+
+// CoveringTest is a test that ran against a mutant, with where it is
+// declared when bcode-ls found it.
+type CoveringTest struct {
+	Name     string        `json:"name"`
+	Location *lsp.Location `json:"location,omitempty"`
+}
+
+// mutantData decodes a diagnostic's data; false when it is not bcode's.
+func mutantData(d lsp.Diagnostic) (MutantData, bool) {
+	var md MutantData
+	if d.Source != Source || json.Unmarshal(d.Data, &md) != nil || md.ID == "" {
+		return MutantData{}, false
+	}
+	return md, true
 }
 
 // republish recomputes every document's diagnostics from the last report
@@ -110,8 +142,8 @@ func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]ls
 	}
 	uncovered := map[lineKey][]uncoveredAt{}
 	for _, m := range rep.Mutants {
-		sev, ok := reported(m.Verdict)
-		if !ok || (m.Verdict == mutate.NotCovered && notCovered == NotCoveredOff) {
+		sev, ok := severity(m.Verdict)
+		if !ok || (m.Verdict == verify.MutantNotCovered && notCovered == NotCoveredOff) {
 			continue
 		}
 		abs := filepath.Join(root, filepath.FromSlash(m.File))
@@ -133,22 +165,8 @@ func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]ls
 			continue
 		}
 		uri := lsp.FileURI(abs)
-		d := lsp.Diagnostic{
-			Range:    lsp.Range{Start: start, End: end},
-			Severity: sev,
-			Code:     m.Operator,
-			Source:   Source,
-			Message:  diagnosticMessage(m),
-		}
-		d.Data, _ = json.Marshal(m.ID)
-		for _, t := range m.Tests {
-			loc := tests.locate(filepath.Dir(abs), t)
-			if loc.URI == "" {
-				loc = lsp.Location{URI: uri, Range: d.Range}
-			}
-			d.RelatedInformation = append(d.RelatedInformation, lsp.RelatedInformation{Location: loc, Message: "ran " + t})
-		}
-		if m.Verdict == mutate.NotCovered && notCovered == NotCoveredLine {
+		d := mutantDiagnostic(m, uri, lsp.Range{Start: start, End: end}, sev, func(t string) lsp.Location { return tests.locate(filepath.Dir(abs), t) })
+		if m.Verdict == verify.MutantNotCovered && notCovered == NotCoveredLine {
 			k := lineKey{uri, d.Range.Start.Line}
 			uncovered[k] = append(uncovered[k], uncoveredAt{d, m})
 			continue
@@ -173,15 +191,37 @@ func (s *Server) diagnosticsOf(root string, rep *EvidenceReport) map[string][]ls
 	return out
 }
 
+// mutantDiagnostic is m's diagnostic on rng of uri: its message, and its
+// covering tests twice, as related information for the reader and in the
+// data (MutantData) for the code actions. locate finds a test's
+// declaration (a zero Location when it cannot).
+func mutantDiagnostic(m verify.Mutant, uri string, rng lsp.Range, sev lsp.Severity, locate func(test string) lsp.Location) lsp.Diagnostic {
+	d := lsp.Diagnostic{Range: rng, Severity: sev, Code: m.Operator, Source: Source, Message: m.Message()}
+	data := MutantData{ID: m.ID, Verdict: m.Verdict}
+	for _, t := range m.Tests {
+		ct := CoveringTest{Name: t}
+		loc := locate(t)
+		if loc.URI != "" {
+			ct.Location = &loc
+		} else {
+			loc = lsp.Location{URI: uri, Range: rng} // not found: the related entry points at the mutant
+		}
+		data.Tests = append(data.Tests, ct)
+		d.RelatedInformation = append(d.RelatedInformation, lsp.RelatedInformation{Location: loc, Message: "ran " + t})
+	}
+	d.Data, _ = json.Marshal(data)
+	return d
+}
+
 type uncoveredAt struct {
 	diag   lsp.Diagnostic
-	mutant mutate.Mutant
+	mutant verify.Mutant
 }
 
 // lineOfUncovered folds the not-covered mutants of one line into one
 // Information diagnostic: one marker says "no test reaches this line"
 // however many mutants the line has. Its range spans them all; its data is
-// the first mutant's ID.
+// the first mutant's (MutantData).
 func lineOfUncovered(us []uncoveredAt) lsp.Diagnostic {
 	if len(us) == 1 {
 		return us[0].diag
@@ -193,9 +233,9 @@ func lineOfUncovered(us []uncoveredAt) lsp.Diagnostic {
 		if before(d.Range.End, u.diag.Range.End) {
 			d.Range.End = u.diag.Range.End
 		}
-		parts[i] = fmt.Sprintf("`%s` → `%s`", oneLine(u.mutant.Original), oneLine(u.mutant.Mutated))
+		parts[i] = u.mutant.Rewrite()
 	}
-	d.Code = string(mutate.NotCovered)
+	d.Code = string(verify.MutantNotCovered)
 	d.Message = fmt.Sprintf("%d mutants not covered: no test reaches this line (%s)", len(us), strings.Join(parts, ", "))
 	return d
 }
@@ -226,25 +266,6 @@ func follow(src, cur string, line, endLine int) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// diagnosticMessage names the mutated text, so the user sees the wrong
-// version no test noticed.
-func diagnosticMessage(m mutate.Mutant) string {
-	orig, mut := oneLine(m.Original), oneLine(m.Mutated)
-	switch m.Verdict {
-	case mutate.Survived:
-		msg := fmt.Sprintf("Mutant survived: `%s` → `%s` (%s) and no test failed", orig, mut, m.Operator)
-		if len(m.Tests) > 0 {
-			msg += fmt.Sprintf("; %d test(s) ran", len(m.Tests))
-		}
-		return msg
-	case mutate.NotCovered:
-		return fmt.Sprintf("Mutant not covered: `%s` → `%s` (%s); no test reaches this line", orig, mut, m.Operator)
-	case mutate.Timeout:
-		return fmt.Sprintf("Mutant timed out: `%s` → `%s` (%s); the tests hung, which proves nothing", orig, mut, m.Operator)
-	}
-	return fmt.Sprintf("Mutant %s: `%s` → `%s` (%s)", m.Verdict, orig, mut, m.Operator)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -231,10 +231,10 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 func summary(rep *EvidenceReport) string {
 	var surv, other int
 	for _, m := range rep.Mutants {
-		switch m.Verdict {
-		case mutate.Survived:
+		switch m.Verdict.Attention() {
+		case verify.MutantWarning:
 			surv++
-		case mutate.NotCovered, mutate.Timeout:
+		case verify.MutantNotice:
 			other++
 		}
 	}
@@ -246,7 +246,7 @@ func summary(rep *EvidenceReport) string {
 	case surv == 0 && other == 0:
 		return fmt.Sprintf("all %d mutants killed", len(rep.Mutants))
 	default:
-		return fmt.Sprintf("%d of %d mutants survive, %d not covered or timed out", surv, len(rep.Mutants), other)
+		return fmt.Sprintf("%d of %d mutants survive, %d not covered, timed out or without a verdict", surv, len(rep.Mutants), other)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
@@ -13,7 +12,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
-	"github.com/bcode-dev/bcode/verify/mutate"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // The methods here implement command.Interface: each validates its typed
@@ -244,7 +243,7 @@ func (s *Server) resumable(ctx context.Context) string {
 }
 
 // mutant finds a mutant of the last report by ID.
-func (s *Server) mutant(id string) (mutate.Mutant, bool) {
+func (s *Server) mutant(id string) (verify.Mutant, bool) {
 	s.ev.mu.Lock()
 	defer s.ev.mu.Unlock()
 	for _, m := range s.ev.last.Mutants {
@@ -252,7 +251,7 @@ func (s *Server) mutant(id string) (mutate.Mutant, bool) {
 			return m, true
 		}
 	}
-	return mutate.Mutant{}, false
+	return verify.Mutant{}, false
 }
 
 // MutantDiff shows a mutant as a diff of its file.
@@ -267,7 +266,7 @@ func (s *Server) MutantDiff(ctx context.Context, a command.MutantArgs) (command.
 	s.ev.mu.Lock()
 	src := s.ev.last.sources[m.File]
 	s.ev.mu.Unlock()
-	diff, err := mutantDiff(m, src)
+	diff, err := m.Diff(src)
 	if err != nil {
 		return command.DocumentResult{}, lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
 	}
@@ -290,51 +289,4 @@ func (s *Server) show(ctx context.Context, uri, text string) command.DocumentRes
 		res.Shown = shown
 	}
 	return res
-}
-
-// mutantDiff is a unified diff from the file to its mutant.
-func mutantDiff(m mutate.Mutant, src string) (string, error) {
-	start := lineStart(src, m.Line-1)
-	end := lineStart(src, m.EndLine-1)
-	if src == "" || start < 0 || end < 0 {
-		return "", fmt.Errorf("the source of %s is not in the evidence report", m.File)
-	}
-	from, to := start+m.Col-1, end+m.EndCol-1
-	if from > len(src) || to > len(src) || from > to || src[from:to] != m.Original {
-		return "", fmt.Errorf("mutant %s does not match the source of %s any more: run evidence again", m.ID, m.File)
-	}
-	mutated := src[:from] + m.Mutated + src[to:]
-	lines := func(s string) []string {
-		l := strings.SplitAfter(s, "\n")
-		if len(l) > 0 && l[len(l)-1] == "" {
-			l = l[:len(l)-1] // the text ends with a newline, not an empty line
-		}
-		return l
-	}
-	oldLines, newLines := lines(src), lines(mutated)
-	first := m.Line - 1
-	lastOld := m.EndLine - 1
-	lastNew := lastOld + strings.Count(m.Mutated, "\n") - strings.Count(m.Original, "\n")
-	ctxFrom := max(first-3, 0)
-	ctxToOld := min(lastOld+3, len(oldLines)-1)
-	ctxToNew := min(lastNew+3, len(newLines)-1)
-	var b strings.Builder
-	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s (mutant %s: %s, %s)\n", m.File, m.File, m.ID, m.Operator, m.Verdict)
-	fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", ctxFrom+1, ctxToOld-ctxFrom+1, ctxFrom+1, ctxToNew-ctxFrom+1)
-	line := func(prefix, l string) {
-		b.WriteString(prefix + strings.TrimSuffix(l, "\n") + "\n")
-	}
-	for i := ctxFrom; i < first; i++ {
-		line(" ", oldLines[i])
-	}
-	for i := first; i <= lastOld; i++ {
-		line("-", oldLines[i])
-	}
-	for i := first; i <= lastNew; i++ {
-		line("+", newLines[i])
-	}
-	for i := lastOld + 1; i <= ctxToOld; i++ {
-		line(" ", oldLines[i])
-	}
-	return b.String(), nil
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/bcode-dev/bcode/server/lsp"
-	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 func TestBytePosCountsUTF16(t *testing.T) {
@@ -52,24 +51,5 @@ func TestFollow(t *testing.T) {
 	}
 	if _, ok := follow(src, "a\nb\nedited line\nc\n", 3, 3); ok {
 		t.Errorf("an edited line must not be followed")
-	}
-}
-
-func TestMutantDiff(t *testing.T) {
-	src := "package p\n\nfunc F(n int) bool {\n\treturn n > 10\n}\n"
-	m := mutate.Mutant{ID: "m1", File: "p/p.go", Line: 4, Col: 9, EndLine: 4, EndCol: 15, Operator: "conditional_boundary",
-		Original: "n > 10", Mutated: "n >= 10", Verdict: mutate.Survived}
-	d, err := mutantDiff(m, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"--- a/p/p.go", "@@ -1,5 +1,5 @@", "-\treturn n > 10", "+\treturn n >= 10", " }"} {
-		if !strings.Contains(d, want) {
-			t.Errorf("diff lacks %q:\n%s", want, d)
-		}
-	}
-	m.Original = "n < 10"
-	if _, err := mutantDiff(m, src); err == nil || !strings.Contains(err.Error(), "run evidence again") {
-		t.Errorf("a stale mutant gave %v", err)
 	}
 }

@@ -25,10 +25,11 @@ func TestPythonSurvivorInTheEditor(t *testing.T) {
 	text := e.Buffer(file)
 	var boundary bool
 	for _, d := range warnings(ds) {
-		var id string
-		if err := json.Unmarshal(d.Data, &id); err != nil {
-			t.Fatalf("diagnostic data %s is not a mutant ID: %v", d.Data, err)
+		var data server.MutantData
+		if err := json.Unmarshal(d.Data, &data); err != nil || data.ID == "" {
+			t.Fatalf("diagnostic data %s does not carry a mutant ID: %v", d.Data, err)
 		}
+		id := data.ID
 		m, ok := byID[id]
 		if !ok || m.Verdict != mutate.Survived || m.File != file {
 			t.Fatalf("diagnostic names mutant %q, which the report does not list as a survivor in %s", id, file)

@@ -131,10 +131,11 @@ func TestEvidenceInTheEditor(t *testing.T) {
 	text := e.Buffer(file)
 	var survivor lsp.Diagnostic
 	for _, d := range warnings(ds) {
-		var id string
-		if err := json.Unmarshal(d.Data, &id); err != nil {
-			t.Fatalf("diagnostic data %s is not a mutant ID: %v", d.Data, err)
+		var data server.MutantData
+		if err := json.Unmarshal(d.Data, &data); err != nil || data.ID == "" {
+			t.Fatalf("diagnostic data %s does not carry a mutant ID: %v", d.Data, err)
 		}
+		id := data.ID
 		m, ok := byID[id]
 		if !ok || m.Verdict != mutate.Survived {
 			t.Fatalf("diagnostic names mutant %q, which the report does not list as survived", id)
@@ -154,6 +155,13 @@ func TestEvidenceInTheEditor(t *testing.T) {
 		if len(d.RelatedInformation) == 0 || !strings.HasSuffix(d.RelatedInformation[0].Location.URI, "price_test.go") ||
 			d.RelatedInformation[0].Location.Range.Start.Line != 4 {
 			t.Errorf("related information %+v does not point at TestDiscount in price_test.go line 5", d.RelatedInformation)
+		}
+		// The data carries the covering tests as data, each with its
+		// declaration: the code actions read them from there.
+		if data.Verdict != mutate.Survived || len(data.Tests) != len(m.Tests) || len(data.Tests) == 0 ||
+			data.Tests[0].Name != m.Tests[0] || data.Tests[0].Location == nil ||
+			!strings.HasSuffix(data.Tests[0].Location.URI, "price_test.go") || data.Tests[0].Location.Range.Start.Line != 4 {
+			t.Errorf("data %s does not carry the verdict and the covering tests %v with their declarations", d.Data, m.Tests)
 		}
 		if m.Operator == mutate.OpConditionalBoundary {
 			survivor = d
@@ -199,8 +207,9 @@ func TestEvidenceInTheEditor(t *testing.T) {
 		if err := json.Unmarshal(add.Command.Arguments[0], &args); err != nil {
 			t.Fatal(err)
 		}
-		var sid string
-		_ = json.Unmarshal(survivor.Data, &sid)
+		var sd server.MutantData
+		_ = json.Unmarshal(survivor.Data, &sd)
+		sid := sd.ID
 		if args.MutantID != sid || !strings.Contains(args.Goal, sid) || !strings.Contains(args.Goal, byID[sid].Mutated) {
 			t.Errorf("add-a-test task %+v does not name the mutant %s", args, sid)
 		}
@@ -272,8 +281,9 @@ func TestEvidenceInTheEditor(t *testing.T) {
 		if err := e.Conn.Call(ctx, server.MethodTask, map[string]any{"id": res.ID}, &detail); err != nil {
 			t.Fatal(err)
 		}
-		var sid string
-		_ = json.Unmarshal(survivor.Data, &sid)
+		var sd server.MutantData
+		_ = json.Unmarshal(survivor.Data, &sd)
+		sid := sd.ID
 		if !strings.Contains(detail.Task.Goal, sid) {
 			t.Errorf("task goal %q does not name mutant %s", detail.Task.Goal, sid)
 		}

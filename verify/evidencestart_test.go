@@ -17,8 +17,8 @@ func TestEvidenceStartMatchesEvidence(t *testing.T) {
 	tA := Test{Language: "fake", Package: ".", File: "x_test", Name: "A"}
 	change := codeAndTestChange()
 	o := outcomes
-	survived := &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "survived"}}, Survived: 1}
-	killed := &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed", KilledBy: "A"}}, CreditedKills: 1}
+	survived := &MutationSummary{Mutants: []Mutant{{ID: "m", Verdict: "survived"}}, Survived: 1}
+	killed := &MutationSummary{Mutants: []Mutant{{ID: "m", Verdict: "killed", KilledBy: "A"}}, CreditedKills: 1}
 	cases := []struct {
 		name     string
 		s        scripted

@@ -214,15 +214,15 @@ func TestGateVerdicts(t *testing.T) {
 		{name: "changed expectations of a credited test: an agent's change", s: scripted{pristine: o("A", Pass), base: o("A", Fail), head: o("A", Pass), old: o("A", Fail)}, max: -1, agent: true, want: Tampered, code: ReasonChangedExpectations},
 		{name: "changed expectations forbidden by the base's config", s: scripted{pristine: o("A", Pass), base: o("A", Fail), head: o("A", Pass), old: o("A", Fail)}, max: -1, allow: &no, want: Tampered, code: ReasonChangedExpectations},
 		{name: "green: credited kills no mutant", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
-			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "survived"}}, Survived: 1}, max: -1, want: Green},
+			ev: &MutationSummary{Mutants: []Mutant{{ID: "m", Verdict: "survived"}}, Survived: 1}, max: -1, want: Green},
 		{name: "verified: every mutant is killed by other tests, nothing left for the credited test", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
-			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "killed"}}}, max: 0, want: Verified, code: ReasonCredited},
+			ev: &MutationSummary{Mutants: []Mutant{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "killed"}}}, max: 0, want: Verified, code: ReasonCredited},
 		{name: "green: credited kills none, one not covered", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
-			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "not_covered"}}}, max: -1, want: Green, code: ReasonNoKill},
+			ev: &MutationSummary{Mutants: []Mutant{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "not_covered"}}}, max: -1, want: Green, code: ReasonNoKill},
 		{name: "verified: credited kills one, survivors allowed", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
-			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, max: -1, want: Verified},
+			ev: &MutationSummary{Mutants: []Mutant{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, max: -1, want: Verified},
 		{name: "green: too many survivors for the base's config", s: scripted{pristine: o(), base: o("A", Fail), head: o("A", Pass), old: o()},
-			ev: &MutationSummary{Mutants: []MutantVerdict{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, max: 0, want: Green},
+			ev: &MutationSummary{Mutants: []Mutant{{ID: "m", Verdict: "killed"}, {ID: "n", Verdict: "survived"}}, CreditedKills: 1, Survived: 1}, max: 0, want: Green},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

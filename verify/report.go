@@ -148,26 +148,14 @@ type Report struct {
 	DurationMS int64            `json:"duration_ms"`
 }
 
-// MutationSummary is the evidence part of a check: each mutant's verdict,
-// and whether the credited tests kill at least one of them.
+// MutationSummary is the evidence part of a check: each mutant with its
+// verdict, and whether the credited tests kill at least one of them.
 type MutationSummary struct {
-	Mutants []MutantVerdict `json:"mutants"`
+	Mutants []Mutant `json:"mutants"`
 	// CreditedKills is how many mutants a credited test killed.
 	CreditedKills int    `json:"credited_kills"`
 	Survived      int    `json:"survived"`
 	Note          string `json:"note,omitempty"`
-}
-
-// MutantVerdict is one mutant as the gate reports it.
-type MutantVerdict struct {
-	ID       string `json:"id"`
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Operator string `json:"operator"`
-	Original string `json:"original"`
-	Mutated  string `json:"mutated"`
-	Verdict  string `json:"verdict"`
-	KilledBy string `json:"killed_by,omitempty"`
 }
 
 // Credited returns the tests that earned credit.

@@ -98,8 +98,9 @@ return {
     local d
     for _, x in ipairs(vim.diagnostic.get(0)) do if x.source == 'bcode' then d = x end end
     local data = d.user_data and d.user_data.lsp and d.user_data.lsp.data
-    ok(type(data) == 'string' and data:match('^%x+$'), 'the diagnostic carries the mutant ID: ' .. vim.inspect(data))
-    require('bcode.lsp').command('bcode.mutant.diff', { id = data }, function() end)
+    ok(type(data) == 'table' and type(data.id) == 'string' and data.id:match('^%x+$') and data.verdict == 'survived',
+      'the diagnostic carries the mutant as data: ' .. vim.inspect(data))
+    require('bcode.lsp').command('bcode.mutant.diff', { id = data.id }, function() end)
     local win = wait(15000, function()
       for _, w in ipairs(vim.api.nvim_list_wins()) do
         if vim.api.nvim_win_get_config(w).relative ~= '' then return w end

@@ -89,12 +89,8 @@ func Summarize(rep *Report, credited []verify.Test) *verify.MutationSummary {
 		}
 		names[topLevel(t.Name)] = true
 	}
-	sum := &verify.MutationSummary{Mutants: []verify.MutantVerdict{}}
+	sum := &verify.MutationSummary{Mutants: append([]verify.Mutant{}, rep.Mutants...)}
 	for _, m := range rep.Mutants {
-		sum.Mutants = append(sum.Mutants, verify.MutantVerdict{
-			ID: m.ID, File: m.File, Line: m.Line, Operator: m.Operator,
-			Original: m.Original, Mutated: m.Mutated, Verdict: string(m.Verdict), KilledBy: m.KilledBy,
-		})
 		switch m.Verdict {
 		case Survived:
 			sum.Survived++

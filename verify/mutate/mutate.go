@@ -33,29 +33,20 @@ import (
 	"github.com/bcode-dev/bcode/verify"
 )
 
-// Verdict is what running a mutant showed.
-type Verdict string
+// Verdict is what running a mutant showed: verify.MutantVerdict, named
+// here so the engine's files read as they always did.
+type Verdict = verify.MutantVerdict
 
+// The verdicts, as verify defines them.
 const (
-	// Killed: a covering test failed (or crashed) with the mutant active.
-	Killed Verdict = "killed"
-	// Survived: every covering test passed with the mutant active.
-	Survived Verdict = "survived"
-	// NotCovered: no test of the package reaches the mutant.
-	NotCovered Verdict = "not_covered"
-	// Timeout: the covering tests did not finish within the run budget.
-	// Never counted as killed: a hang is not evidence a test checks anything.
-	Timeout Verdict = "timeout"
-	// Unviable: the mutant did not build. Never counted as killed.
-	Unviable Verdict = "unviable"
-	// Ignored: suppressed by a //bcode:ignore-mutant directive with a reason.
-	Ignored Verdict = "ignored"
-	// NoVerdict: the run stopped (cancellation, runner failure) before the
-	// mutant got a verdict. Reported, never hidden.
-	NoVerdict Verdict = "no_verdict"
-	// Pruned marks entries of Report.Pruned: mutants go/types showed cannot
-	// build or cannot behave differently, so they were never run.
-	Pruned Verdict = "pruned"
+	Killed     = verify.MutantKilled
+	Survived   = verify.MutantSurvived
+	NotCovered = verify.MutantNotCovered
+	Timeout    = verify.MutantTimeout
+	Unviable   = verify.MutantUnviable
+	Ignored    = verify.MutantIgnored
+	NoVerdict  = verify.MutantNoVerdict
+	Pruned     = verify.MutantPruned
 )
 
 // Operator names.
@@ -68,38 +59,9 @@ const (
 	OpBoolLiteral         = "bool_literal"         // return true <-> return false
 )
 
-// Mutant is one small wrong version of the code.
-type Mutant struct {
-	// ID is stable across edits elsewhere in the file: a hash of the file,
-	// the enclosing function, the operator, the original and mutated text
-	// and the occurrence index of that same mutation within the function.
-	// Line numbers are not part of it.
-	ID   string `json:"id"`
-	File string `json:"file"` // slash-separated, relative to the repository root
-	Func string `json:"func"` // "Name", "Recv.Name", or "" at package level
-	// Line, Col, EndLine, EndCol delimit the original text: 1-based lines,
-	// 1-based columns counted in bytes (as go/token does); EndCol is the
-	// column just after the last byte (exclusive), like SARIF's endColumn.
-	Line    int `json:"line"`
-	Col     int `json:"col"`
-	EndLine int `json:"end_line"`
-	EndCol  int `json:"end_col"`
-
-	Operator string `json:"operator"`
-	Original string `json:"original"`
-	Mutated  string `json:"mutated"`
-
-	Verdict  Verdict `json:"verdict"`
-	KilledBy string  `json:"killed_by,omitempty"`
-	// Tests are the tests that ran against the mutant (its covering tests).
-	Tests        []string      `json:"tests,omitempty"`
-	Detail       string        `json:"detail,omitempty"`
-	Duration     time.Duration `json:"duration_ns"`
-	IgnoreReason string        `json:"ignore_reason,omitempty"`
-	// Schema is false for mutants that ran through the per-mutant overlay
-	// fallback instead of the package's schema binary.
-	Schema bool `json:"schema"`
-}
+// Mutant is verify.Mutant, the one mutant type: the report, the gate's
+// summary and every surface hold the same values.
+type Mutant = verify.Mutant
 
 // Options tune a run.
 type Options struct {

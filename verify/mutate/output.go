@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bcode-dev/bcode/sandbox/shown"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // verdictOrder is the order the human summary lists verdicts in: what
@@ -74,7 +75,7 @@ func WriteText(w io.Writer, rep *Report) error {
 	var parts []string
 	for _, v := range []Verdict{Killed, Survived, NotCovered, Timeout, Unviable, Ignored, NoVerdict} {
 		if n := st.Verdicts[v]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ReplaceAll(string(v), "_", " ")))
+			parts = append(parts, fmt.Sprintf("%d %s", n, v.Words()))
 		}
 	}
 	summary := strings.Join(parts, ", ")
@@ -140,26 +141,6 @@ func operators() []string {
 	return ops
 }
 
-// message is the one-line description of a reported mutant.
-func message(m Mutant) string {
-	var s string
-	switch m.Verdict {
-	case Survived:
-		s = fmt.Sprintf("Mutant survived: %s → %s (%s); no test failed", oneLine(m.Original), oneLine(m.Mutated), m.Operator)
-		if len(m.Tests) > 0 {
-			s += "; tests run: " + strings.Join(m.Tests, ", ")
-		}
-	case NotCovered:
-		s = fmt.Sprintf("Mutant not covered: %s → %s (%s); no test reaches this line", oneLine(m.Original), oneLine(m.Mutated), m.Operator)
-	default:
-		s = fmt.Sprintf("Mutant %s: %s → %s (%s)", strings.ReplaceAll(string(m.Verdict), "_", " "), oneLine(m.Original), oneLine(m.Mutated), m.Operator)
-		if m.Detail != "" {
-			s += ": " + m.Detail
-		}
-	}
-	return s
-}
-
 // charCol converts a 1-based byte column on line of src to a 1-based
 // column in Unicode code points. Without the source it returns col.
 func charCol(src string, line, col int) int {
@@ -179,15 +160,23 @@ func charCol(src string, line, col int) int {
 	return utf8.RuneCountInString(src[:col-1]) + 1
 }
 
-// reported reports whether a verdict is something to show in code-scanning
-// and annotation surfaces: killed and unviable mutants are not problems.
-func reported(v Verdict) bool {
-	return v == Survived || v == NotCovered || v == Timeout || v == NoVerdict || v == Ignored
+// sarifLevel is SARIF's level for a mutant by the one reported rule
+// (verify.MutantAttention): survivors warn, notices are notes, suppressed
+// mutants are notes with a suppression; quiet ones are not results.
+func sarifLevel(v Verdict) (string, bool) {
+	switch v.Attention() {
+	case verify.MutantWarning:
+		return "warning", true
+	case verify.MutantNotice, verify.MutantSuppressed:
+		return "note", true
+	}
+	return "", false
 }
 
 // WriteSARIF writes SARIF 2.1.0 for code-scanning UIs: survivors as
-// warnings, uncovered and timed-out mutants as notes, ignored mutants as
-// suppressed results. Columns are Unicode code points.
+// warnings, uncovered, timed-out and unjudged mutants as notes, ignored
+// mutants as suppressed results (SARIF's place for them). Columns are
+// Unicode code points.
 func WriteSARIF(w io.Writer, rep *Report) error {
 	type msg struct {
 		Text string `json:"text"`
@@ -213,19 +202,16 @@ func WriteSARIF(w io.Writer, rep *Report) error {
 	}
 	results := []map[string]any{}
 	for _, m := range rep.Mutants {
-		if !reported(m.Verdict) {
+		level, ok := sarifLevel(m.Verdict)
+		if !ok {
 			continue
 		}
 		src := rep.Sources[m.File]
-		level := "note"
-		if m.Verdict == Survived {
-			level = "warning"
-		}
 		r := map[string]any{
 			"ruleId":    m.Operator,
 			"ruleIndex": ruleIndex[m.Operator],
 			"level":     level,
-			"message":   msg{message(m)},
+			"message":   msg{m.Message()},
 			"locations": []any{map[string]any{
 				"physicalLocation": map[string]any{
 					"artifactLocation": map[string]any{"uri": uriPath(m.File), "uriBaseId": "%SRCROOT%"},
@@ -238,7 +224,7 @@ func WriteSARIF(w io.Writer, rep *Report) error {
 			"partialFingerprints": map[string]string{"bcodeMutantId/v1": m.ID},
 			"properties":          map[string]any{"verdict": m.Verdict, "mutated": m.Mutated, "tests": m.Tests},
 		}
-		if m.Verdict == Ignored {
+		if m.Verdict.Attention() == verify.MutantSuppressed {
 			r["suppressions"] = []any{map[string]any{"kind": "inSource", "justification": m.IgnoreReason}}
 		}
 		results = append(results, r)
@@ -296,19 +282,17 @@ func camel(s string) string {
 const GitHubAnnotationLimit = 10
 
 // WriteGitHub writes GitHub Actions workflow commands: a warning per
-// surviving mutant and a notice per uncovered, timed-out or unjudged one,
+// surviving mutant and a notice per uncovered, timed-out or unjudged one
+// (the reported rule: annotations have no place for suppressed results),
 // at most GitHubAnnotationLimit of each (in file and line order), then a
 // plain log line counting what was left out.
 func WriteGitHub(w io.Writer, rep *Report) error {
 	ew := &errWriter{w: w}
 	shown := map[string]int{}
 	left := map[string]int{}
-	for _, m := range reportedInOrder(rep) {
-		if m.Verdict == Ignored {
-			continue
-		}
+	for _, m := range listedInOrder(rep, false) {
 		kind := "notice"
-		if m.Verdict == Survived {
+		if m.Verdict.Attention() == verify.MutantWarning {
 			kind = "warning"
 		}
 		if shown[kind] == GitHubAnnotationLimit {
@@ -319,8 +303,8 @@ func WriteGitHub(w io.Writer, rep *Report) error {
 		src := rep.Sources[m.File]
 		ew.printf("::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", kind,
 			ghProp(m.File), m.Line, charCol(src, m.Line, m.Col), m.EndLine, charCol(src, m.EndLine, m.EndCol),
-			ghProp(fmt.Sprintf("bcode: %s mutant %s", strings.ReplaceAll(string(m.Verdict), "_", " "), m.Operator)),
-			ghData(message(m)))
+			ghProp(fmt.Sprintf("bcode: %s mutant %s", m.Verdict.Words(), m.Operator)),
+			ghData(m.Message()))
 	}
 	for _, kind := range []string{"warning", "notice"} {
 		if n := left[kind]; n > 0 {
@@ -330,11 +314,13 @@ func WriteGitHub(w io.Writer, rep *Report) error {
 	return ew.err
 }
 
-// reportedInOrder returns the mutants worth showing, by file, line, column.
-func reportedInOrder(rep *Report) []Mutant {
+// listedInOrder returns the mutants the reported rule shows, and the
+// suppressed ones too when the format has a place for them, by file, line,
+// column.
+func listedInOrder(rep *Report, suppressed bool) []Mutant {
 	var out []Mutant
 	for _, m := range rep.Mutants {
-		if reported(m.Verdict) {
+		if m.Verdict.Reported() || (suppressed && m.Verdict.Attention() == verify.MutantSuppressed) {
 			out = append(out, m)
 		}
 	}
@@ -353,14 +339,15 @@ func reportedInOrder(rep *Report) []Mutant {
 
 // WriteGitHubSummary writes the Markdown for $GITHUB_STEP_SUMMARY: the
 // counts, then every reported mutant (survivors first), which annotations
-// cannot hold past GitHubAnnotationLimit.
+// cannot hold past GitHubAnnotationLimit, and the ignored ones: the table
+// has a verdict column, a place to show them as suppressed.
 func WriteGitHubSummary(w io.Writer, rep *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("## bcode evidence\n\n")
 	var counts []string
 	for _, v := range verdictOrder {
 		if n := rep.Stats.Verdicts[v]; n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ReplaceAll(string(v), "_", " ")))
+			counts = append(counts, fmt.Sprintf("%d %s", n, v.Words()))
 		}
 	}
 	if len(counts) == 0 {
@@ -368,7 +355,7 @@ func WriteGitHubSummary(w io.Writer, rep *Report) error {
 		return ew.err
 	}
 	ew.printf("%d mutants: %s.\n\n", len(rep.Mutants), strings.Join(counts, ", "))
-	ms := reportedInOrder(rep)
+	ms := listedInOrder(rep, true)
 	sort.SliceStable(ms, func(i, j int) bool {
 		return (ms[i].Verdict == Survived) && (ms[j].Verdict != Survived)
 	})
@@ -385,7 +372,7 @@ func WriteGitHubSummary(w io.Writer, rep *Report) error {
 		if len(m.Tests) > 0 {
 			tests = "`" + md(strings.Join(m.Tests, ", ")) + "`"
 		}
-		ew.printf("| %s | `%s:%d` | `%s` → `%s` (%s) | %s | `%s` |\n", strings.ReplaceAll(string(m.Verdict), "_", " "),
+		ew.printf("| %s | `%s:%d` | `%s` → `%s` (%s) | %s | `%s` |\n", m.Verdict.Words(),
 			md(m.File), m.Line, md(m.Original), md(m.Mutated), md(m.Operator), tests, md(m.ID))
 	}
 	return ew.err

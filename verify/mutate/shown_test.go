@@ -144,7 +144,7 @@ func TestGitHubAnnotationsShowAttacks(t *testing.T) {
 	}
 	// The mutant whose tests are every planted name is beyond the cap;
 	// its message must still be one shown line.
-	msg := ghData(message(hostileReport(cs).Mutants[len(cs)]))
+	msg := ghData(hostileReport(cs).Mutants[len(cs)].Message())
 	for _, c := range cs {
 		if !strings.Contains(msg, strings.ReplaceAll(shown.Line(c.Text), "%", "%25")) {
 			t.Errorf("%s: not shown in the annotation as %q", c.Name, shown.Line(c.Text))

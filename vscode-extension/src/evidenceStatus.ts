@@ -23,10 +23,14 @@ export function summarize(r: EvidenceReport | undefined): StatusText {
   const survived = ms.filter((m) => m.verdict === 'survived').length;
   const notCovered = ms.filter((m) => m.verdict === 'not_covered').length;
   const timedOut = ms.filter((m) => m.verdict === 'timeout').length;
+  // bcode's one reported rule (docs/lsp.md): a mutant the run stopped
+  // before is shown, never counted as killed.
+  const noVerdict = ms.filter((m) => m.verdict === 'no_verdict').length;
   const range = r.base && r.head ? ` (${r.base.slice(0, 7)}..${r.head.slice(0, 7)})` : '';
   const extra: string[] = [];
   if (notCovered) extra.push(plural(notCovered, 'mutant not covered', 'mutants not covered'));
   if (timedOut) extra.push(plural(timedOut, 'mutant timed out', 'mutants timed out'));
+  if (noVerdict) extra.push(plural(noVerdict, 'mutant without a verdict', 'mutants without a verdict'));
   const stale = r.state === 'cancelled' ? ' The last run was cancelled; this is the run before it.' : '';
   if (survived > 0) {
     return {

@@ -150,6 +150,8 @@ test('the status bar counts surviving mutants', () => {
   assert.match(none.tooltip, /nothing to judge/);
   assert.match(summarize({ run: 1, state: 'done', mutants: [], notes: ['the change has no Go files, so there is nothing to mutate'] }).tooltip, /no Go files/);
   assert.equal(summarize({ run: 1, state: 'done', mutants: [m('killed'), m('not_covered')] }).text, '$(info) 1 mutant not covered');
+  // A mutant the run stopped before is shown, never counted as killed.
+  assert.equal(summarize({ run: 1, state: 'done', mutants: [m('killed'), m('no_verdict')] }).text, '$(info) 1 mutant without a verdict');
   assert.equal(summarize({ run: 1, state: 'done', mutants: [] }).text, '$(pass) bcode: no mutants');
   assert.match(summarize({ run: 2, state: 'failed', error: 'baseline failed', mutants: [] }).tooltip, /baseline failed/);
   assert.match(summarize(undefined).tooltip, /Click to run evidence/);

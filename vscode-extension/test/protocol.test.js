@@ -117,8 +117,10 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
   assert.equal(boundary.severity, 2);
   assert.equal(boundary.range.end.character, col + 'n <= limit'.length);
   assert.equal(typeof boundary.code, 'string');
-  assert.equal(typeof boundary.data, 'string', 'data is the mutant ID');
-  assert.ok(survivors.some((m) => m.id === boundary.data));
+  assert.equal(typeof boundary.data, 'object', 'data is the mutant as data');
+  assert.equal(boundary.data.verdict, 'survived');
+  assert.ok(Array.isArray(boundary.data.tests) && boundary.data.tests.every((t) => typeof t.name === 'string'), `data.tests: ${JSON.stringify(boundary.data)}`);
+  assert.ok(survivors.some((m) => m.id === boundary.data.id));
   assert.match(boundary.message, /`n <= limit` → `n < limit`/);
   assert.ok(progress.includes('begin') && progress.includes('end'), `progress ${progress}`);
 
@@ -131,7 +133,7 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
   assert.ok(titles.includes('bcode: Preview context pack'));
   const addTest = actions.find((a) => a.title.startsWith('bcode: Add a test for this boundary'));
   assert.equal(addTest.command.command, 'bcode.task.create');
-  assert.equal(addTest.command.arguments[0].mutantId, boundary.data);
+  assert.equal(addTest.command.arguments[0].mutantId, boundary.data.id);
   assert.equal(addTest.command.arguments[0].run, true, 'Add a test starts the task');
   const ignore = actions.find((a) => a.title.startsWith('bcode: Ignore this mutant'));
   assert.ok(ignore && ignore.edit && ignore.edit.changes[uri], 'the ignore quick fix carries its edit');

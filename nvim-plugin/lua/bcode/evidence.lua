@@ -10,10 +10,13 @@ local function err_text(err)
   return type(err) == 'table' and (err.message or vim.inspect(err)) or tostring(err)
 end
 
-local kinds = { survived = 'W', not_covered = 'I', timeout = 'I' }
+-- bcode's one reported rule (verify.MutantAttention, docs/lsp.md):
+-- survivors warn; not covered, timed out and unjudged mutants inform.
+local kinds = { survived = 'W', not_covered = 'I', timeout = 'I', no_verdict = 'I' }
 
 --- items turns a bcode/evidence report into quickfix items: survivors as
---- warnings, not-covered and timed-out mutants as info, the rest left out.
+--- warnings, not-covered, timed-out and unjudged mutants as info, the rest
+--- (killed, unviable, ignored) left out.
 function M.items(report, root)
   local out = {}
   for _, m in ipairs(report.mutants or {}) do
