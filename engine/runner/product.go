@@ -107,6 +107,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 		// Sessions hold a slot of the endpoint's limit, if one is recorded
 		// in the ledger (bcode runner --sessions).
 		Endpoint: cfg.Model.Endpoint,
+		Config:   &cfg, // read once for the run: the worktree's caps and the gate's rules
 	}, nil
 }
 
