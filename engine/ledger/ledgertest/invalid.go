@@ -65,7 +65,10 @@ func testInvalidArguments(t *testing.T, b Backend) {
 			_, err := s.Append(ctx, &lease, &engine.Event{TaskID: other.ID, Kind: "k"})
 			return err
 		}, `Append: event of task "` + other.ID + `" under the lease of task "` + tk.ID + `"`},
-		{"Append bad JSON", func() error { _, err := s.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: "k", Data: bad}); return err }, "event data is not valid JSON"},
+		{"Append bad JSON", func() error {
+			_, err := s.Append(ctx, nil, &engine.Event{TaskID: tk.ID, Kind: "k", Data: bad})
+			return err
+		}, "event data is not valid JSON"},
 		{"LatestEvents limit", func() error { _, _, err := s.LatestEvents(ctx, tk.ID, 0, 0); return err }, "ledger: LatestEvents needs a positive limit, got 0"},
 		{"SumEvents field", func() error { _, _, err := s.SumEvents(ctx, tk.ID, "k", "a.b"); return err }, `ledger: SumEvents field "a.b" is not a plain key (letters, digits, underscores)`},
 		{"RecordVerification nil", func() error { _, err := s.RecordVerification(ctx, nil); return err }, "RecordVerification: run is nil"},
