@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
@@ -186,11 +185,6 @@ func baseConfig(ctx context.Context, change *verify.Change) (config.Config, erro
 	return config.FromBase(func(p string) ([]byte, error) { return change.Workspace.ReadBase(ctx, p) })
 }
 
-// evidencePython holds one Python adapter per gate.python value and
-// checkout for the evidence runs outside the gate, so their interpreter
-// choices are kept.
-var evidencePython sync.Map
-
 // EvidenceOptions are o with the [evidence] settings of cfg (workers,
 // compile_timeout, run_timeout, python_isolation) where o leaves them unset: the gate,
 // `bcode evidence` and bcode-ls run mutants under the same settings, and a
@@ -226,14 +220,7 @@ func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mut
 		// keeps (in memory for the process, as bcode-ls's saves share it,
 		// and on disk for the host): launcher shims are not probed again on
 		// every run.
-		key := o.Python + "\x00" + checkout
-		a, ok := evidencePython.Load(key)
-		if !ok {
-			fresh := python.New(o.Python)
-			fresh.Checkout = checkout
-			a, _ = evidencePython.LoadOrStore(key, fresh)
-		}
-		o.PythonFor = a.(*python.Adapter).Interpreter
+		o.PythonFor = python.Chooser(o.Python, checkout)
 	}
 	return o
 }
