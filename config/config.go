@@ -1,12 +1,15 @@
 // Package config reads .bcode/config.toml. Verification always reads it from
 // the base commit, never from the head, so a change cannot weaken the rules
-// it is judged by; this package only parses and validates bytes.
+// it is judged by; this package parses and validates bytes, and FromBase is
+// the one way every caller (the gate, task creation, the runner) turns the
+// base commit's file into a Config.
 package config
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"strings"
@@ -205,6 +208,25 @@ func Default() Config {
 			DiskMB:   DefaultSandboxDiskMB,
 		},
 	}
+}
+
+// FromBase is the base commit's configuration: Path as readBase reads it
+// at the base (an error wrapping fs.ErrNotExist: no file, the defaults),
+// parsed over the defaults. The head's copy never counts, so a change
+// cannot loosen the rules it is judged by.
+func FromBase(readBase func(path string) ([]byte, error)) (Config, error) {
+	data, err := readBase(Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("reading %s at the base: %w", Path, err)
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("the base commit's %w", err)
+	}
+	return cfg, nil
 }
 
 // Parse reads a config file's bytes over the defaults. Unknown keys are an

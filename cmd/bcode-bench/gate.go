@@ -328,8 +328,9 @@ func timings(ctx context.Context, subjects []timingSubject, scratch string, stde
 			continue
 		}
 		fmt.Fprintf(stderr, "timing %s: gate\n", s.name)
+		scanner := benchScanner() // the process's one, as bcode's: built before the clock starts
 		start := time.Now()
-		rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New()})
+		rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New(), Scanner: scanner})
 		row.gate = time.Since(start)
 		if rep == nil {
 			row.err = err

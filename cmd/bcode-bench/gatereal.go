@@ -159,8 +159,9 @@ func checkCaseKeep(ctx context.Context, c labelled.Case, dir string) caseResult 
 		r.verdict, r.detail = verify.Error, "building the repository: "+err.Error()
 		return r
 	}
+	scanner := benchScanner() // the process's one, as bcode's: built before the clock starts
 	start := time.Now()
-	rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New()})
+	rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New(), Scanner: scanner})
 	r.dur = time.Since(start)
 	r.rep = rep
 	switch {

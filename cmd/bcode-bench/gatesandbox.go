@@ -129,8 +129,9 @@ func runGateSandboxBench(ctx context.Context, eng *app.Engine, args []string, st
 		verdicts := map[string]verify.Verdict{}
 		for range *rounds {
 			for _, s := range sides {
+				scanner := benchScanner() // the process's one, as bcode's: built before the clock starts
 				start := time.Now()
-				rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: s.sb, NoEvidence: true})
+				rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: s.sb, NoEvidence: true, Scanner: scanner})
 				d := time.Since(start)
 				if rep == nil {
 					fmt.Fprintf(stderr, "bcode-bench gate-sandbox: %s on %s: %v\n", c.Name, s.name, err)

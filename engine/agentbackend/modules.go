@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strings"
 
 	"golang.org/x/mod/module"
@@ -67,26 +68,51 @@ func ApproveModule(ctx context.Context, led ModuleLedger, taskID, mod string) (m
 	return mv, err
 }
 
-// moduleEvents reads the module versions of task's events of kind.
-func moduleEvents(ctx context.Context, led ModuleLedger, taskID string, kind engine.EventKind) (map[module.Version]bool, error) {
-	evs, err := led.Events(ctx, taskID, 0, 0)
+// moduleLog is the task's module events as a prefetcher has read them: it
+// keeps the last seq it saw, so each refresh reads only the events appended
+// since (a turn costs the same at turn 5 and turn 500). Within a task,
+// events commit in seq order in both ledgers, so none is passed over.
+type moduleLog struct {
+	after    int64
+	approved map[module.Version]bool // never changed once published: replaced
+	asked    map[module.Version]bool
+}
+
+// update reads task's events after the last it saw and folds in the module
+// versions approved and asked for.
+func (m *moduleLog) update(ctx context.Context, led ModuleLedger, taskID string) error {
+	evs, err := led.Events(ctx, taskID, m.after, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := map[module.Version]bool{}
+	if m.approved == nil {
+		m.approved, m.asked = map[module.Version]bool{}, map[module.Version]bool{}
+	}
+	copied := false
 	for _, e := range evs {
-		if e.Kind != kind {
+		m.after = e.Seq
+		if e.Kind != EventModuleApproved && e.Kind != EventModuleApprovalNeeded {
 			continue
 		}
 		var d ModuleEvent
 		if json.Unmarshal(e.Data, &d) != nil {
 			continue
 		}
-		if mv, err := ParseModule(d.Module); err == nil {
-			out[mv] = true
+		mv, err := ParseModule(d.Module)
+		if err != nil {
+			continue
 		}
+		if e.Kind == EventModuleApprovalNeeded {
+			m.asked[mv] = true
+			continue
+		}
+		if !copied {
+			// approvedNow's callers may hold the old map.
+			m.approved, copied = maps.Clone(m.approved), true
+		}
+		m.approved[mv] = true
 	}
-	return out, nil
+	return nil
 }
 
 // BaseSums is what the go.sum of repo's base commit vouches for (none when

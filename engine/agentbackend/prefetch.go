@@ -53,6 +53,7 @@ type prefetcher struct {
 	view *moduleView
 
 	baseSums map[module.Version]gotool.Sum
+	log      moduleLog // the task's module events read so far
 	last     [sha256.Size]byte
 	done     bool
 
@@ -88,16 +89,12 @@ func (p *prefetcher) refresh(ctx context.Context) error {
 			files[name] = b
 		}
 	}
-	approved, asked := map[module.Version]bool{}, map[module.Version]bool{}
 	if p.led != nil {
-		var err error
-		if approved, err = moduleEvents(ctx, p.led, p.task, EventModuleApproved); err != nil {
-			return fmt.Errorf("not prefetching Go modules: %w", err)
-		}
-		if asked, err = moduleEvents(ctx, p.led, p.task, EventModuleApprovalNeeded); err != nil {
+		if err := p.log.update(ctx, p.led, p.task); err != nil {
 			return fmt.Errorf("not prefetching Go modules: %w", err)
 		}
 	}
+	approved, asked := p.log.approved, p.log.asked
 	for _, v := range sortedVersions(approved) {
 		fmt.Fprintf(h, "approved %s\n", gotool.String(v))
 	}

@@ -118,7 +118,7 @@ func TestPreviewIsTheAgentsPack(t *testing.T) {
 	r := &runner.Runner{
 		Engine:  tasks,
 		Agent:   agent,
-		Checker: runner.GateChecker{Sandbox: host.Sandbox{}, Recorder: led},
+		Checker: runner.GateChecker{Sandbox: host.Sandbox{}, Recorder: led, Scanner: scanner},
 		Context: runner.NewPackBuilder(ctx, "http://127.0.0.1:1", runner.ProbeTimeout, scanner, led),
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)

@@ -31,9 +31,11 @@ func (e *Engine) Check(ctx context.Context, req CheckRequest) (*verify.Report, e
 	if err != nil {
 		return nil, err
 	}
-	// The process's scanner; if it failed to load, check.Run tries again
-	// and reports why.
-	scanner, _ := e.Redactor()
+	// The process's one scanner: the secret check is part of the verdict.
+	scanner, err := e.Redactor()
+	if err != nil {
+		return nil, err
+	}
 	o := check.Options{Repo: req.Repo, Base: req.Base, Head: req.Head, Runner: e.runner(),
 		Recorder: led, Progress: req.Progress, NoEvidence: req.NoEvidence, Scanner: scanner}
 	if req.Sandbox != nil {

@@ -236,10 +236,8 @@ type RunOptions struct {
 }
 
 func (e *Engine) runnerOptions(o RunOptions) runner.Options {
-	// The process's scanner; if it failed to load, ForTask tries again and
-	// says why.
-	scanner, _ := e.Redactor()
-	return runner.Options{Agent: e.opts.Agent, OnEvent: o.OnEvent, Progress: o.Progress, Scanner: scanner}
+	// The process's one scanner, loaded beside ForTask's other work.
+	return runner.Options{Agent: e.opts.Agent, OnEvent: o.OnEvent, Progress: o.Progress, Scanner: e.Redactor}
 }
 
 // RunTask runs a queued task (or one a dead runner left) until it stops:

@@ -12,9 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
@@ -63,16 +61,23 @@ type Options struct {
 	// base); nil: read here.
 	Config *config.Config
 	// Scanner is the secret scanner the gate's secret check uses, built
-	// once by the caller (the engine, or a task run for all its checks);
-	// nil: built here.
+	// once per process by the caller (engine/app's Redactor) and required:
+	// Run refuses to judge a change without one (ErrNoScanner).
 	Scanner *secrets.Scanner
 }
+
+// ErrNoScanner: Run was called without Options.Scanner. The secret check
+// is part of every verdict, so there is no fallback.
+var ErrNoScanner = errors.New("check: no secret scanner: build the process's one (secrets.NewScanner, or engine/app's Redactor) and pass it in Options.Scanner")
 
 // Run checks the change and returns the report. Problems that prevent a
 // decision (not a repository, a bad revision, a broken base config) come
 // back as a report with verdict error, so callers print one thing; the
 // error is non-nil only when nothing could be reported at all.
 func Run(ctx context.Context, o Options) (*verify.Report, error) {
+	if o.Scanner == nil {
+		return nil, ErrNoScanner
+	}
 	start := time.Now()
 	rep, err := run(ctx, o)
 	if rep == nil {
@@ -133,19 +138,13 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	var cfg config.Config
 	if o.Config != nil {
 		cfg = *o.Config
-	} else if cfg, err = BaseConfig(ctx, change); err != nil {
+	} else if cfg, err = baseConfig(ctx, change); err != nil {
 		rep := fail(err)
 		rep.Reasons[0].Code = verify.ReasonConfig
 		rep.Repo, rep.Base, rep.Head = repo.Dir, change.Base, change.Head
 		return rep, nil
 	}
-	scanner := o.Scanner
-	if scanner == nil {
-		if scanner, err = secrets.NewScanner(); err != nil {
-			return fail(fmt.Errorf("secret scanner: %w", err)), nil
-		}
-	}
-	g := GateWith(runner, cfg, o.Progress, scanner)
+	g := GateWith(runner, cfg, o.Progress, o.Scanner)
 	// An agent's change may not rewrite what existing tests pinned unless
 	// the base's config allows it.
 	g.AgentTask = o.TaskID != ""
@@ -180,27 +179,11 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	return rep, err
 }
 
-// BaseConfig reads .bcode/config.toml from the base commit: the head's copy
-// never counts, so a change cannot loosen the rules it is judged by.
-func BaseConfig(ctx context.Context, change *verify.Change) (config.Config, error) {
-	data, err := change.Workspace.ReadBase(ctx, config.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return config.Default(), nil
-	}
-	if err != nil {
-		return config.Config{}, fmt.Errorf("reading %s at the base: %w", config.Path, err)
-	}
-	cfg, err := config.Parse(data)
-	if err != nil {
-		return config.Config{}, fmt.Errorf("the base commit's %w", err)
-	}
-	return cfg, nil
+// baseConfig is the change's base commit's configuration
+// (config.FromBase): the head's copy never counts.
+func baseConfig(ctx context.Context, change *verify.Change) (config.Config, error) {
+	return config.FromBase(func(p string) ([]byte, error) { return change.Workspace.ReadBase(ctx, p) })
 }
-
-// evidencePython holds one Python adapter per gate.python value and
-// checkout for the evidence runs outside the gate, so their interpreter
-// choices are kept.
-var evidencePython sync.Map
 
 // EvidenceOptions are o with the [evidence] settings of cfg (workers,
 // compile_timeout, run_timeout, python_isolation) where o leaves them unset: the gate,
@@ -237,14 +220,7 @@ func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mut
 		// keeps (in memory for the process, as bcode-ls's saves share it,
 		// and on disk for the host): launcher shims are not probed again on
 		// every run.
-		key := o.Python + "\x00" + checkout
-		a, ok := evidencePython.Load(key)
-		if !ok {
-			fresh := python.New(o.Python)
-			fresh.Checkout = checkout
-			a, _ = evidencePython.LoadOrStore(key, fresh)
-		}
-		o.PythonFor = a.(*python.Adapter).Interpreter
+		o.PythonFor = python.Chooser(o.Python, checkout)
 	}
 	return o
 }
@@ -253,24 +229,15 @@ func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mut
 // outside the gate; a broken file gives the defaults and a note saying so
 // (the gate itself refuses to judge with it).
 func EvidenceConfig(ctx context.Context, change *verify.Change) (config.Config, string) {
-	cfg, err := BaseConfig(ctx, change)
+	cfg, err := baseConfig(ctx, change)
 	if err != nil {
 		return config.Default(), fmt.Sprintf("%v: [evidence] settings are the defaults until it is fixed", err)
 	}
 	return cfg, ""
 }
 
-// NewGate builds the gate with every language adapter and change-wide
-// check, and a secret scanner of its own.
-func NewGate(r sandbox.Runner, cfg config.Config, p verify.Progress) (*verify.Gate, error) {
-	scanner, err := secrets.NewScanner()
-	if err != nil {
-		return nil, fmt.Errorf("secret scanner: %w", err)
-	}
-	return GateWith(r, cfg, p, scanner), nil
-}
-
-// GateWith is NewGate with the caller's secret scanner.
+// GateWith builds the gate with every language adapter and change-wide
+// check, and the caller's secret scanner (required).
 func GateWith(r sandbox.Runner, cfg config.Config, p verify.Progress, scanner *secrets.Scanner) *verify.Gate {
 	return &verify.Gate{
 		Runner:   r,

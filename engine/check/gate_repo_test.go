@@ -75,7 +75,7 @@ func TestGateReadsASymlinkedTestFileAsGoTestDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.commit("head")
-	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD",
+	rep, err := check.Run(context.Background(), check.Options{Scanner: testScanner(), Repo: r.dir, Base: "HEAD~1", Head: "HEAD",
 		Runner: &host.Runner{Extra: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}}, NoEvidence: true})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestGateBuildsFromSubmodulesAtTheRecordedCommits(t *testing.T) {
 	}
 	for name, dir := range map[string]string{"initialized checkout": super.dir, "plain clone": clone.dir} {
 		t.Run(name, func(t *testing.T) {
-			rep, err := check.Run(context.Background(), check.Options{Repo: dir, Base: "HEAD~1", Head: "HEAD",
+			rep, err := check.Run(context.Background(), check.Options{Scanner: testScanner(), Repo: dir, Base: "HEAD~1", Head: "HEAD",
 				Runner: &host.Runner{Extra: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}}, NoEvidence: true})
 			if err != nil {
 				t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 func TestGatePythonEvidence(t *testing.T) {
 	testenv.SystemPytest(t)
 	r := clampFixRepo(t, map[string]string{".bcode/config.toml": "[gate]\npython = \"/usr/bin/python3\"\n"})
-	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New()})
+	rep, err := check.Run(context.Background(), check.Options{Scanner: testScanner(), Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestGatePythonEvidenceRunsUnderTheGatesInterpreter(t *testing.T) {
 	r := clampFixRepo(t, map[string]string{".gitignore": ".venv/\n"})
 	log := filepath.Join(t.TempDir(), "venv-python.log")
 	venvPython(t, r.dir, "echo \"$*\" >> "+log)
-	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New()})
+	rep, err := check.Run(context.Background(), check.Options{Scanner: testScanner(), Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestAgentCheckNeverRunsTheCheckoutVenv(t *testing.T) {
 	r := clampFixRepo(t, map[string]string{".gitignore": ".venv/\n"})
 	planted := filepath.Join(t.TempDir(), "planted-python-ran")
 	venvPython(t, r.dir, "touch "+planted)
-	rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New(), TaskID: "task-1"})
+	rep, err := check.Run(context.Background(), check.Options{Scanner: testScanner(), Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: host.New(), TaskID: "task-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func BenchmarkGateAgainstPlainRuns(b *testing.B) {
 				base, head := c.Revisions()
 				b.StartTimer()
 				t0 := time.Now()
-				rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New(), NoEvidence: true})
+				rep, err := check.Run(ctx, check.Options{Scanner: testScanner(), Repo: dir, Base: base, Head: head, Runner: host.New(), NoEvidence: true})
 				gate += time.Since(t0)
 				b.StopTimer()
 				if err != nil || rep == nil {
@@ -130,7 +130,7 @@ func BenchmarkGateAgainstPlainRunsLarger(b *testing.B) {
 				base, head := generatedRepo(b, dir, lang)
 				b.StartTimer()
 				t0 := time.Now()
-				rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New(), NoEvidence: true, Progress: stepLog{b, t0}})
+				rep, err := check.Run(ctx, check.Options{Scanner: testScanner(), Repo: dir, Base: base, Head: head, Runner: host.New(), NoEvidence: true, Progress: stepLog{b, t0}})
 				gate += time.Since(t0)
 				b.StopTimer()
 				if err != nil || rep == nil {

@@ -35,7 +35,7 @@ func TestGateRefusesACoverageRecordTheTestsReplaced(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := coverPlantRepo(t, c.plant)
-			rep, err := check.Run(context.Background(), check.Options{Repo: r.dir, Base: "HEAD~1", Head: "HEAD",
+			rep, err := check.Run(context.Background(), check.Options{Scanner: testScanner(), Repo: r.dir, Base: "HEAD~1", Head: "HEAD",
 				Runner: &host.Runner{Extra: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}}})
 			if err != nil {
 				t.Fatal(err)
@@ -160,6 +160,7 @@ func TestGateRefusesAPytestLogTheTestsReplaced(t *testing.T) {
 			r.commit("head plants")
 			o := rn.opts(t)
 			o.Repo, o.Base, o.Head, o.NoEvidence = r.dir, "HEAD~2", "HEAD", true
+			o.Scanner = testScanner()
 			rep, err := check.Run(context.Background(), o)
 			if rep == nil {
 				t.Fatalf("no report: %v", err)

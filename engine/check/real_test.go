@@ -113,7 +113,7 @@ func TestRealCorpus(t *testing.T) {
 					t.Fatalf("building the repository: %v", err)
 				}
 				base, head := c.Revisions()
-				rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New()})
+				rep, err := check.Run(ctx, check.Options{Scanner: testScanner(), Repo: dir, Base: base, Head: head, Runner: host.New()})
 				if rep == nil {
 					t.Fatalf("check.Run returned no report: %v", err)
 				}

@@ -117,7 +117,7 @@ func TestPythonCasesInDocker(t *testing.T) {
 			base, head := c.Revisions()
 			audit := &auditSandbox{inner: docker.Sandbox{Template: docker.Config{Image: image}}}
 			start := time.Now()
-			rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: audit, NoEvidence: true})
+			rep, err := check.Run(ctx, check.Options{Scanner: testScanner(), Repo: dir, Base: base, Head: head, Sandbox: audit, NoEvidence: true})
 			if rep == nil {
 				t.Fatalf("no report: %v", err)
 			}

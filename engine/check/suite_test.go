@@ -102,7 +102,7 @@ func TestLabelledSuite(t *testing.T) {
 				// command the gate runs must stay in its scratch
 				// directory, as it must inside the Docker sandbox.
 				audit := &auditSandbox{inner: host.Sandbox{}}
-				rep, err := check.Run(cctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: audit, Recorder: led})
+				rep, err := check.Run(cctx, check.Options{Scanner: testScanner(), Repo: dir, Base: base, Head: head, Sandbox: audit, Recorder: led})
 				audit.verify(t)
 				dur := time.Since(start)
 				if rep == nil {

@@ -13,8 +13,8 @@ import (
 // StartAttempt opens the task's next attempt (number = the largest so far +
 // 1) as running under the lease's fence.
 func (l *Ledger) StartAttempt(ctx context.Context, lease engine.Lease, taskID string) (*engine.Attempt, error) {
-	if taskID != lease.TaskID {
-		return nil, fmt.Errorf("StartAttempt: task %q is not the leased task %q", taskID, lease.TaskID)
+	if err := CheckLeasedTask("StartAttempt", lease, taskID); err != nil {
+		return nil, err
 	}
 	a := &engine.Attempt{TaskID: taskID, Fence: lease.Fence, Status: engine.AttemptRunning, StartedAt: l.opts.now().UTC()}
 	err := l.Fenced(ctx, lease, func(tx *sql.Tx) error {
@@ -35,24 +35,15 @@ func (l *Ledger) StartAttempt(ctx context.Context, lease engine.Lease, taskID st
 // attempt ran under may finish it: attempts left by an earlier holder are
 // closed by InterruptOrphans. The stored values are written back into a.
 func (l *Ledger) FinishAttempt(ctx context.Context, lease engine.Lease, a *engine.Attempt) error {
-	if a == nil {
-		return errors.New("FinishAttempt: attempt is nil")
-	}
-	if a.TaskID != lease.TaskID {
-		return fmt.Errorf("FinishAttempt: attempt of task %q under the lease of task %q", a.TaskID, lease.TaskID)
-	}
-	status := a.Status
-	if status == "" || status == engine.AttemptRunning {
-		status = engine.AttemptFinished
-	}
-	if status != engine.AttemptFinished && status != engine.AttemptInterrupted {
-		return fmt.Errorf("FinishAttempt: unknown attempt status %q", a.Status)
+	status, err := FinishStatus(lease, a)
+	if err != nil {
+		return err
 	}
 	finished := l.opts.now().UTC()
 	if a.FinishedAt != nil {
 		finished = a.FinishedAt.UTC()
 	}
-	err := l.Fenced(ctx, lease, func(tx *sql.Tx) error {
+	err = l.Fenced(ctx, lease, func(tx *sql.Tx) error {
 		var (
 			fence int64
 			was   string
@@ -129,8 +120,8 @@ func (l *Ledger) Attempts(ctx context.Context, taskID string) ([]engine.Attempt,
 // taken over), and returns them as they now are. A new holder calls it right
 // after Acquire, before starting its own attempt.
 func (l *Ledger) InterruptOrphans(ctx context.Context, lease engine.Lease, taskID string) ([]engine.Attempt, error) {
-	if taskID != lease.TaskID {
-		return nil, fmt.Errorf("InterruptOrphans: task %q is not the leased task %q", taskID, lease.TaskID)
+	if err := CheckLeasedTask("InterruptOrphans", lease, taskID); err != nil {
+		return nil, err
 	}
 	now := formatTime(l.opts.now())
 	var out []engine.Attempt

@@ -40,8 +40,8 @@ func jsonText(what string, raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	if !json.Valid(raw) {
-		return nil, fmt.Errorf("%s is not valid JSON", what)
+	if err := CheckJSON(what, raw); err != nil {
+		return nil, err
 	}
 	return string(raw), nil
 }

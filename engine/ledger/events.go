@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -17,14 +16,8 @@ import (
 // holds no lease) it is not. Seq, Fence and a zero At are written back into e.
 // When Append returns nil the event is on disk (synchronous=FULL).
 func (l *Ledger) Append(ctx context.Context, lease *engine.Lease, e *engine.Event) (int64, error) {
-	if e == nil {
-		return 0, errors.New("Append: event is nil")
-	}
-	if e.TaskID == "" || e.Kind == "" {
-		return 0, fmt.Errorf("Append: an event needs a task id and a kind (got task %q, kind %q)", e.TaskID, e.Kind)
-	}
-	if lease != nil && lease.TaskID != e.TaskID {
-		return 0, fmt.Errorf("Append: event of task %q under the lease of task %q", e.TaskID, lease.TaskID)
+	if err := CheckEvent(lease, e); err != nil {
+		return 0, err
 	}
 	ev := *e
 	if ev.At.IsZero() {
@@ -90,8 +83,8 @@ func (l *Ledger) Events(ctx context.Context, taskID string, afterSeq int64, limi
 // out: what an editor shows as "the last N events", read in one
 // transaction so the count and the page agree.
 func (l *Ledger) LatestEvents(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, int, error) {
-	if limit <= 0 {
-		return nil, 0, fmt.Errorf("ledger: LatestEvents needs a positive limit, got %d", limit)
+	if err := CheckLatestLimit(limit); err != nil {
+		return nil, 0, err
 	}
 	var (
 		out   []engine.Event

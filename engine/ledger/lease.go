@@ -60,11 +60,8 @@ func readLease(ctx context.Context, tx *sql.Tx, taskID string) (*HeldLease, erro
 // id ran before a reboot or elsewhere: its pid says nothing, so its lease
 // goes stale by TTL only. The same owner acquiring again gets a new fence.
 func (l *Ledger) Acquire(ctx context.Context, taskID string, holder Holder, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
-	if ttl <= 0 {
-		return engine.Lease{}, nil, fmt.Errorf("Acquire: ttl %s is not positive", ttl)
-	}
-	if holder.Owner == "" {
-		return engine.Lease{}, nil, errors.New("Acquire: the holder has no owner")
+	if err := CheckHolder("Acquire", holder, ttl); err != nil {
+		return engine.Lease{}, nil, err
 	}
 	var (
 		got  engine.Lease
@@ -130,11 +127,8 @@ const claimScan = 64
 // ClaimNext implements Store. SQLite has one writer, so the BEGIN
 // IMMEDIATE transaction alone keeps two runners from claiming one task.
 func (l *Ledger) ClaimNext(ctx context.Context, holder Holder, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
-	if ttl <= 0 {
-		return engine.Lease{}, nil, fmt.Errorf("ClaimNext: ttl %s is not positive", ttl)
-	}
-	if holder.Owner == "" {
-		return engine.Lease{}, nil, errors.New("ClaimNext: the holder has no owner")
+	if err := CheckHolder("ClaimNext", holder, ttl); err != nil {
+		return engine.Lease{}, nil, err
 	}
 	var (
 		got  engine.Lease
@@ -186,8 +180,8 @@ func (l *Ledger) ClaimNext(ctx context.Context, holder Holder, ttl time.Duration
 // took over, or it was released). A lease past its expiry that nobody took
 // over is still this holder's, and the heartbeat renews it.
 func (l *Ledger) Heartbeat(ctx context.Context, lease engine.Lease, ttl time.Duration) (engine.Lease, error) {
-	if ttl <= 0 {
-		return engine.Lease{}, fmt.Errorf("Heartbeat: ttl %s is not positive", ttl)
+	if err := CheckTTL("Heartbeat", ttl); err != nil {
+		return engine.Lease{}, err
 	}
 	err := l.Write(ctx, func(tx *sql.Tx) error {
 		now := l.opts.now().UTC()

@@ -3,8 +3,6 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 
 	"github.com/bcode-dev/bcode/engine"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -16,11 +14,8 @@ const sqliteConstraint = sqlite3.SQLITE_CONSTRAINT
 // into v.ID; a zero At becomes now). It is not fenced: `bcode check` runs
 // outside any task, and a runner's own check is tied to its task by TaskID.
 func (l *Ledger) RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error) {
-	if v == nil {
-		return 0, errors.New("RecordVerification: run is nil")
-	}
-	if v.Repo == "" || v.Verdict == "" {
-		return 0, fmt.Errorf("RecordVerification: a run needs a repo and a verdict (got repo %q, verdict %q)", v.Repo, v.Verdict)
+	if err := CheckVerification(v); err != nil {
+		return 0, err
 	}
 	report, err := jsonText("verification report", v.Report)
 	if err != nil {
@@ -104,17 +99,8 @@ func (l *Ledger) verifications(ctx context.Context, where string, args []any, li
 // task's lease, and returns its id (also written into c.ID; an empty TaskID
 // becomes the lease's, a zero At now).
 func (l *Ledger) RecordModelCall(ctx context.Context, lease engine.Lease, c *engine.ModelCall) (int64, error) {
-	if c == nil {
-		return 0, errors.New("RecordModelCall: call is nil")
-	}
-	if c.TaskID == "" {
-		c.TaskID = lease.TaskID
-	}
-	if c.TaskID != lease.TaskID {
-		return 0, fmt.Errorf("RecordModelCall: call of task %q under the lease of task %q", c.TaskID, lease.TaskID)
-	}
-	if c.Model == "" && c.Endpoint == "" {
-		return 0, errors.New("RecordModelCall: the call names neither an endpoint nor a model")
+	if err := PrepareModelCall(lease, c); err != nil {
+		return 0, err
 	}
 	timings, err := jsonText("model call timings", c.Timings)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 
 // SetEndpointLimit implements Store.
 func (l *Ledger) SetEndpointLimit(ctx context.Context, endpoint string, limit int) error {
-	if endpoint == "" {
-		return errors.New("SetEndpointLimit: the endpoint is empty")
+	if err := CheckEndpoint("SetEndpointLimit", endpoint); err != nil {
+		return err
 	}
 	return l.Write(ctx, func(tx *sql.Tx) error {
 		if limit <= 0 {
@@ -32,8 +32,8 @@ const liveSessions = `SELECT count(*) FROM endpoint_sessions s JOIN leases l
 
 // AcquireSession implements Store.
 func (l *Ledger) AcquireSession(ctx context.Context, lease engine.Lease, endpoint string) error {
-	if endpoint == "" {
-		return errors.New("AcquireSession: the endpoint is empty")
+	if err := CheckEndpoint("AcquireSession", endpoint); err != nil {
+		return err
 	}
 	return l.Fenced(ctx, lease, func(tx *sql.Tx) error {
 		now := formatTime(l.opts.now())

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
@@ -87,11 +86,11 @@ type Store interface {
 // both backends splice it into a JSON path.
 func CheckSumField(field string) error {
 	if field == "" {
-		return errors.New("ledger: SumEvents needs a field")
+		return invalid("ledger: SumEvents needs a field")
 	}
 	for _, r := range field {
 		if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
-			return fmt.Errorf("ledger: SumEvents field %q is not a plain key (letters, digits, underscores)", field)
+			return invalid("ledger: SumEvents field %q is not a plain key (letters, digits, underscores)", field)
 		}
 	}
 	return nil

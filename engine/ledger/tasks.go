@@ -68,19 +68,19 @@ func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
 // defaults (see CreateTask); every backend's CreateTask calls it.
 func PrepareNewTask(t *engine.Task, now time.Time) error {
 	if t == nil {
-		return errors.New("CreateTask: task is nil")
+		return invalid("CreateTask: task is nil")
 	}
 	if strings.TrimSpace(t.Goal) == "" {
-		return errors.New("CreateTask: the task has no goal")
+		return invalid("CreateTask: the task has no goal")
 	}
 	if t.Repo == "" {
-		return errors.New("CreateTask: the task has no repo")
+		return invalid("CreateTask: the task has no repo")
 	}
 	if t.Status == "" {
 		t.Status = engine.TaskQueued
 	}
 	if !knownStatuses[t.Status] {
-		return fmt.Errorf("CreateTask: unknown task status %q", t.Status)
+		return invalid("CreateTask: unknown task status %q", t.Status)
 	}
 	if t.ID == "" {
 		t.ID = NewTaskID()
@@ -99,16 +99,16 @@ func PrepareNewTask(t *engine.Task, now time.Time) error {
 // CheckUpdate checks a task about to be written by UpdateTask under lease.
 func CheckUpdate(lease engine.Lease, t *engine.Task) error {
 	if t == nil {
-		return errors.New("UpdateTask: task is nil")
+		return invalid("UpdateTask: task is nil")
 	}
 	if t.ID != lease.TaskID {
-		return fmt.Errorf("UpdateTask: task %q is not the leased task %q", t.ID, lease.TaskID)
+		return invalid("UpdateTask: task %q is not the leased task %q", t.ID, lease.TaskID)
 	}
 	if !knownStatuses[t.Status] {
-		return fmt.Errorf("UpdateTask: unknown task status %q", t.Status)
+		return invalid("UpdateTask: unknown task status %q", t.Status)
 	}
 	if strings.TrimSpace(t.Goal) == "" {
-		return errors.New("UpdateTask: the task has no goal")
+		return invalid("UpdateTask: the task has no goal")
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ type GateChecker struct {
 	// started; nil: each check reads it.
 	Config *config.Config
 	// Scanner is the run's secret scanner, shared by its packs and checks;
-	// nil: each check builds one.
+	// required (check.ErrNoScanner).
 	Scanner *secrets.Scanner
 }
 

@@ -33,11 +33,16 @@ type Options struct {
 	// Checks is where the gate's builds and tests run; nil: the agent's
 	// own sandbox when it has one (SandboxedAgent), else the host.
 	Checks sandbox.Sandbox
-	// Scanner redacts the packs and runs the checks' secret scan (the
-	// engine's, built once per process); nil: ForTask builds one for the
-	// run.
-	Scanner *secrets.Scanner
+	// Scanner gives the process's one secret scanner (engine/app's
+	// Redactor), which redacts the packs and runs the checks' secret scan.
+	// Required: ForTask calls it beside its other work and fails with its
+	// error, or ErrNoScanner when it is nil.
+	Scanner func() (*secrets.Scanner, error)
 }
+
+// ErrNoScanner: ForTask was given no Options.Scanner. Packs and checks
+// need the secret scanner, so there is no run without it.
+var ErrNoScanner = errors.New("runner: no secret scanner: pass the process's one (engine/app's Redactor) in Options.Scanner")
 
 // ForTask builds the product runner for a task: it reads the base commit's
 // configuration, probes the configured model (failing with how to start
@@ -47,13 +52,12 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	// The scanner's rules compile (about a second on a loaded machine)
 	// while the ledger, the base config and the model are read: nothing
 	// that can run beside the way to the first model request sits on it.
+	if o.Scanner == nil {
+		return nil, ErrNoScanner
+	}
 	scannerC := make(chan scannerResult, 1)
 	go func() {
-		if o.Scanner != nil {
-			scannerC <- scannerResult{s: o.Scanner}
-			return
-		}
-		s, err := secrets.NewScanner()
+		s, err := o.Scanner()
 		scannerC <- scannerResult{s, err}
 	}()
 	t, err := e.Ledger.Task(ctx, id)
@@ -81,7 +85,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 	}
 	built := <-scannerC
 	if built.err != nil {
-		return nil, fmt.Errorf("secret scanner: %w", built.err)
+		return nil, built.err
 	}
 	scanner := built.s
 	packs := NewPackBuilder(ctx, cfg.Model.Endpoint, ProbeTimeout, scanner, e.Ledger)
@@ -107,6 +111,7 @@ func ForTask(ctx context.Context, e *task.Engine, id string, o Options) (*Runner
 		// Sessions hold a slot of the endpoint's limit, if one is recorded
 		// in the ledger (bcode runner --sessions).
 		Endpoint: cfg.Model.Endpoint,
+		Config:   &cfg, // read once for the run: the worktree's caps and the gate's rules
 	}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
@@ -50,6 +51,11 @@ type Runner struct {
 	// SessionPoll is how often a runner waiting for a session slot asks
 	// again; zero: 250ms.
 	SessionPoll time.Duration
+	// Config is the task's base commit's configuration, read once by
+	// whoever built the runner (ForTask, which gives the same to the
+	// gate); nil: the run reads it once as it starts. The worktree and
+	// the checkpoints take their caps from it.
+	Config *config.Config
 
 	readEvents eventReader // nil: Engine.Ledger
 }
@@ -328,6 +334,9 @@ func (s *run) heartbeat(ctx context.Context, stop context.CancelCauseFunc, done 
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	led := s.r.Engine.Ledger
+	// The beat reads only what was appended since the last beat: a cancel
+	// request is looked for once, however long the run.
+	seen := s.startSeq
 	for {
 		select {
 		case <-ctx.Done():
@@ -350,11 +359,12 @@ func (s *run) heartbeat(ctx context.Context, stop context.CancelCauseFunc, done 
 			s.lease = l
 			s.leaseMu.Unlock()
 		}
-		evs, err := led.Events(ctx, cur.TaskID, s.startSeq, 0)
+		evs, err := s.r.events().Events(ctx, cur.TaskID, seen, 0)
 		if err != nil {
 			continue
 		}
 		for _, ev := range evs {
+			seen = ev.Seq
 			if ev.Kind == task.EventCancelRequested {
 				var d struct {
 					By string `json:"by"`
@@ -391,14 +401,16 @@ func (s *run) attempts(ctx context.Context, res *Result) error {
 		}
 	}
 	s.phase = "preparing the worktree"
-	wt, err := s.r.Engine.PrepareWorktree(ctx, s.t, s.curLease())
+	cfg, err := s.baseConfig(ctx)
+	if err != nil {
+		return err
+	}
+	s.limits = task.Limits(cfg)
+	wt, err := s.r.Engine.PrepareWorktree(ctx, s.t, s.curLease(), s.limits)
 	if err != nil {
 		return err
 	}
 	s.wt, res.Worktree = wt, wt.Dir
-	if s.limits, err = task.CheckpointLimits(ctx, wt, s.t); err != nil {
-		return err
-	}
 	for {
 		spent, err := s.spent(ctx)
 		if err != nil {
@@ -437,6 +449,19 @@ func (s *run) attempts(ctx context.Context, res *Result) error {
 		}
 		s.t.Verdict = outcome.verdict // not verified: next attempt
 	}
+}
+
+// baseConfig is Runner.Config, or the task's base configuration read
+// here, once for the run.
+func (s *run) baseConfig(ctx context.Context) (config.Config, error) {
+	if s.r.Config != nil {
+		return *s.r.Config, nil
+	}
+	user, err := git.Open(ctx, s.t.Repo)
+	if err != nil {
+		return config.Config{}, fmt.Errorf("task %s: its repository: %w", s.t.ID, err)
+	}
+	return task.BaseConfig(ctx, user, s.t.Base)
 }
 
 func (s *run) park(ctx context.Context, status engine.TaskStatus, reason string) error {

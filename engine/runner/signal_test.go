@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/task"
@@ -131,7 +132,7 @@ func TestRebootSimulation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt, err := e.PrepareWorktree(ctx, tk, oldLease)
+	wt, err := e.PrepareWorktree(ctx, tk, oldLease, task.Limits(config.Default()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestStaleLeaseOfAnotherHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt, err := e.PrepareWorktree(ctx, tk, old)
+	wt, err := e.PrepareWorktree(ctx, tk, old, task.Limits(config.Default()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,21 +106,11 @@ func inBase(ctx context.Context, repo *git.Repo, base, file string) error {
 	return nil
 }
 
-// BaseConfig reads .bcode/config.toml at the base commit, or the defaults
-// when the base has none.
+// BaseConfig reads .bcode/config.toml at the base commit of repo
+// (config.FromBase), or the defaults when the base has none. A run reads
+// it once and passes it down (runner.Runner.Config).
 func BaseConfig(ctx context.Context, repo *git.Repo, base string) (config.Config, error) {
-	data, err := repo.ShowFile(ctx, base, config.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return config.Default(), nil
-	}
-	if err != nil {
-		return config.Config{}, fmt.Errorf("reading %s at the base: %w", config.Path, err)
-	}
-	cfg, err := config.Parse(data)
-	if err != nil {
-		return config.Config{}, fmt.Errorf("the base commit's %w", err)
-	}
-	return cfg, nil
+	return config.FromBase(func(p string) ([]byte, error) { return repo.ShowFile(ctx, base, p) })
 }
 
 // readSelection reads the selected lines through a confined root (no

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/task"
 )
@@ -36,7 +37,7 @@ func TestTwoStateDirsShareARepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt1, err := e1.PrepareWorktree(ctx, tk, l1)
+	wt1, err := e1.PrepareWorktree(ctx, tk, l1, task.Limits(config.Default()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestTwoStateDirsShareARepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt2, err := e2.PrepareWorktree(ctx, tk, l2)
+	wt2, err := e2.PrepareWorktree(ctx, tk, l2, task.Limits(config.Default()))
 	if err != nil {
 		t.Fatalf("the second state dir's worktree, with the branch checked out in the first's: %v", err)
 	}
@@ -84,7 +85,7 @@ func TestTwoStateDirsShareARepository(t *testing.T) {
 	if _, err := os.Stat(wt1.Dir); !os.IsNotExist(err) {
 		t.Fatalf("the stale worktree is still there: %v", err)
 	}
-	wt3, err := e1.PrepareWorktree(ctx, tk, l3)
+	wt3, err := e1.PrepareWorktree(ctx, tk, l3, task.Limits(config.Default()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,11 @@ import (
 // The returned Repo is opened through the user's repository's records
 // (git.Repo.LinkedWorktree), never by discovery from the directory: the
 // agent writes the directory, its .git file included.
-func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engine.Lease) (*git.Repo, error) {
+//
+// lim are the checkpoint caps of the task's base configuration (Limits of
+// the config the run read once): an earlier holder's worktree is only
+// removed when a snapshot within them finds no edits.
+func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engine.Lease, lim git.Limits) (*git.Repo, error) {
 	user, err := git.Open(ctx, t.Repo)
 	if err != nil {
 		return nil, fmt.Errorf("task %s: its repository: %w", t.ID, err)
@@ -44,12 +48,6 @@ func (e *Engine) PrepareWorktree(ctx context.Context, t *engine.Task, lease engi
 	slices.Sort(old)
 	if err := os.MkdirAll(e.WorktreeRoot(), 0o700); err != nil {
 		return nil, fmt.Errorf("worktree directory: %w", err)
-	}
-	var lim git.Limits
-	if len(old) > 0 {
-		if lim, err = CheckpointLimits(ctx, user, t); err != nil {
-			return nil, err
-		}
 	}
 	moved := false
 	for i := len(old) - 1; i >= 0; i-- {

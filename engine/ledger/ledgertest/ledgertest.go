@@ -74,6 +74,7 @@ func Run(t *testing.T, b Backend) {
 		{"EndpointSessions", testEndpointSessions},
 		{"EndpointSessionRace", testEndpointSessionRace},
 		{"Reopen", testReopen},
+		{"InvalidArguments", testInvalidArguments},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}

@@ -17,8 +17,8 @@ import (
 
 // StartAttempt implements ledger.Store.
 func (s *Store) StartAttempt(ctx context.Context, lease engine.Lease, taskID string) (*engine.Attempt, error) {
-	if taskID != lease.TaskID {
-		return nil, fmt.Errorf("StartAttempt: task %q is not the leased task %q", taskID, lease.TaskID)
+	if err := ledger.CheckLeasedTask("StartAttempt", lease, taskID); err != nil {
+		return nil, err
 	}
 	var a *engine.Attempt
 	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
@@ -35,21 +35,12 @@ func (s *Store) StartAttempt(ctx context.Context, lease engine.Lease, taskID str
 
 // FinishAttempt implements ledger.Store.
 func (s *Store) FinishAttempt(ctx context.Context, lease engine.Lease, a *engine.Attempt) error {
-	if a == nil {
-		return errors.New("FinishAttempt: attempt is nil")
-	}
-	if a.TaskID != lease.TaskID {
-		return fmt.Errorf("FinishAttempt: attempt of task %q under the lease of task %q", a.TaskID, lease.TaskID)
-	}
-	status := a.Status
-	if status == "" || status == engine.AttemptRunning {
-		status = engine.AttemptFinished
-	}
-	if status != engine.AttemptFinished && status != engine.AttemptInterrupted {
-		return fmt.Errorf("FinishAttempt: unknown attempt status %q", a.Status)
+	status, err := ledger.FinishStatus(lease, a)
+	if err != nil {
+		return err
 	}
 	var finished time.Time
-	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
+	err = s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
 		finished = now
 		if a.FinishedAt != nil {
 			finished = a.FinishedAt.UTC().Truncate(time.Microsecond)
@@ -123,8 +114,8 @@ func (s *Store) Attempts(ctx context.Context, taskID string) ([]engine.Attempt, 
 
 // InterruptOrphans implements ledger.Store.
 func (s *Store) InterruptOrphans(ctx context.Context, lease engine.Lease, taskID string) ([]engine.Attempt, error) {
-	if taskID != lease.TaskID {
-		return nil, fmt.Errorf("InterruptOrphans: task %q is not the leased task %q", taskID, lease.TaskID)
+	if err := ledger.CheckLeasedTask("InterruptOrphans", lease, taskID); err != nil {
+		return nil, err
 	}
 	var out []engine.Attempt
 	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
@@ -147,17 +138,8 @@ func (s *Store) InterruptOrphans(ctx context.Context, lease engine.Lease, taskID
 // Append implements ledger.Store. Unfenced appends (a user's command) lock
 // the task's row too, so a task's events commit in seq order.
 func (s *Store) Append(ctx context.Context, lease *engine.Lease, e *engine.Event) (int64, error) {
-	if e == nil {
-		return 0, errors.New("Append: event is nil")
-	}
-	if e.TaskID == "" || e.Kind == "" {
-		return 0, fmt.Errorf("Append: an event needs a task id and a kind (got task %q, kind %q)", e.TaskID, e.Kind)
-	}
-	if lease != nil && lease.TaskID != e.TaskID {
-		return 0, fmt.Errorf("Append: event of task %q under the lease of task %q", e.TaskID, lease.TaskID)
-	}
-	if len(e.Data) > 0 && !json.Valid(e.Data) {
-		return 0, errors.New("event data is not valid JSON")
+	if err := ledger.CheckEvent(lease, e); err != nil {
+		return 0, err
 	}
 	ev := *e
 	if lease != nil {
@@ -213,8 +195,8 @@ func jsonArg(what string, raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	if !json.Valid(raw) {
-		return nil, fmt.Errorf("%s is not valid JSON", what)
+	if err := ledger.CheckJSON(what, raw); err != nil {
+		return nil, err
 	}
 	return string(raw), nil
 }
@@ -257,8 +239,8 @@ func (s *Store) Events(ctx context.Context, taskID string, afterSeq int64, limit
 
 // LatestEvents implements ledger.Store.
 func (s *Store) LatestEvents(ctx context.Context, taskID string, afterSeq int64, limit int) ([]engine.Event, int, error) {
-	if limit <= 0 {
-		return nil, 0, fmt.Errorf("ledger: LatestEvents needs a positive limit, got %d", limit)
+	if err := ledger.CheckLatestLimit(limit); err != nil {
+		return nil, 0, err
 	}
 	var (
 		out   []engine.Event
@@ -389,11 +371,8 @@ func scanEvents(rows pgx.Rows) ([]engine.Event, error) {
 
 // RecordVerification implements ledger.Store (not fenced).
 func (s *Store) RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error) {
-	if v == nil {
-		return 0, errors.New("RecordVerification: run is nil")
-	}
-	if v.Repo == "" || v.Verdict == "" {
-		return 0, fmt.Errorf("RecordVerification: a run needs a repo and a verdict (got repo %q, verdict %q)", v.Repo, v.Verdict)
+	if err := ledger.CheckVerification(v); err != nil {
+		return 0, err
 	}
 	report, err := jsonArg("verification report", v.Report)
 	if err != nil {
@@ -477,17 +456,8 @@ func (s *Store) verifications(ctx context.Context, where string, args []any, lim
 
 // RecordModelCall implements ledger.Store (fenced).
 func (s *Store) RecordModelCall(ctx context.Context, lease engine.Lease, c *engine.ModelCall) (int64, error) {
-	if c == nil {
-		return 0, errors.New("RecordModelCall: call is nil")
-	}
-	if c.TaskID == "" {
-		c.TaskID = lease.TaskID
-	}
-	if c.TaskID != lease.TaskID {
-		return 0, fmt.Errorf("RecordModelCall: call of task %q under the lease of task %q", c.TaskID, lease.TaskID)
-	}
-	if c.Model == "" && c.Endpoint == "" {
-		return 0, errors.New("RecordModelCall: the call names neither an endpoint nor a model")
+	if err := ledger.PrepareModelCall(lease, c); err != nil {
+		return 0, err
 	}
 	timings, err := jsonArg("model call timings", c.Timings)
 	if err != nil {
@@ -545,8 +515,8 @@ func (s *Store) ModelCalls(ctx context.Context, taskID string) ([]engine.ModelCa
 
 // SetEndpointLimit implements ledger.Store.
 func (s *Store) SetEndpointLimit(ctx context.Context, endpoint string, limit int) error {
-	if endpoint == "" {
-		return errors.New("SetEndpointLimit: the endpoint is empty")
+	if err := ledger.CheckEndpoint("SetEndpointLimit", endpoint); err != nil {
+		return err
 	}
 	return s.write(ctx, func(tx pgx.Tx) error {
 		if limit <= 0 {
@@ -566,8 +536,8 @@ const liveSessions = `SELECT count(*) FROM endpoint_sessions s JOIN leases l
 // AcquireSession implements ledger.Store. The endpoint's row is locked
 // while the slots are counted, so two runners cannot both take the last one.
 func (s *Store) AcquireSession(ctx context.Context, lease engine.Lease, endpoint string) error {
-	if endpoint == "" {
-		return errors.New("AcquireSession: the endpoint is empty")
+	if err := ledger.CheckEndpoint("AcquireSession", endpoint); err != nil {
+		return err
 	}
 	return s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
 		var limit int

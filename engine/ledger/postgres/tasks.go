@@ -190,20 +190,10 @@ func readLease(ctx context.Context, tx pgx.Tx, taskID string) (*ledger.HeldLease
 	return &r, nil
 }
 
-func checkHolder(op string, holder ledger.Holder, ttl time.Duration) error {
-	if ttl <= 0 {
-		return fmt.Errorf("%s: ttl %s is not positive", op, ttl)
-	}
-	if holder.Owner == "" {
-		return fmt.Errorf("%s: the holder has no owner", op)
-	}
-	return nil
-}
-
 // Acquire implements ledger.Store (see ledger.Ledger.Acquire). It waits for
 // the task's row lock: a claim or a write of the task in flight finishes first.
 func (s *Store) Acquire(ctx context.Context, taskID string, holder ledger.Holder, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
-	if err := checkHolder("Acquire", holder, ttl); err != nil {
+	if err := ledger.CheckHolder("Acquire", holder, ttl); err != nil {
 		return engine.Lease{}, nil, err
 	}
 	var (
@@ -264,7 +254,7 @@ func take(ctx context.Context, tx pgx.Tx, taskID string, cur *ledger.HeldLease, 
 // never get the same task. A candidate whose holder is alive on this
 // machine stays locked (and skipped by others) until this transaction ends.
 func (s *Store) ClaimNext(ctx context.Context, holder ledger.Holder, ttl time.Duration) (engine.Lease, *engine.Lease, error) {
-	if err := checkHolder("ClaimNext", holder, ttl); err != nil {
+	if err := ledger.CheckHolder("ClaimNext", holder, ttl); err != nil {
 		return engine.Lease{}, nil, err
 	}
 	var (
@@ -311,8 +301,8 @@ func (s *Store) ClaimNext(ctx context.Context, holder ledger.Holder, ttl time.Du
 
 // Heartbeat implements ledger.Store.
 func (s *Store) Heartbeat(ctx context.Context, lease engine.Lease, ttl time.Duration) (engine.Lease, error) {
-	if ttl <= 0 {
-		return engine.Lease{}, fmt.Errorf("Heartbeat: ttl %s is not positive", ttl)
+	if err := ledger.CheckTTL("Heartbeat", ttl); err != nil {
+		return engine.Lease{}, err
 	}
 	// Retried only while the lease is valid: a heartbeat that cannot get
 	// through before then tells its runner the lease is lost.
