@@ -35,7 +35,6 @@ var oversize = map[string]string{
 	"cmd/bcode-bench.historyOnly":              "to split",
 	"cmd/bcode-bench.runGateSandboxBench":      "to split",
 	"cmd/bcode.cmdEvidence":                    "to split",
-	"engine/agentbackend.prefetcher.refresh":   "to split",
 	"engine/check/labelled.Parse":              "to split",
 	"engine/codegraph.Index":                   "to split",
 	"engine/codegraph.assemblePython":          "to split",
