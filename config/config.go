@@ -64,7 +64,9 @@ type Evidence struct {
 	MaxSurvivors int `toml:"max_survivors"`
 	// Workers is the number of mutants run at once (0: number of CPUs).
 	Workers int `toml:"workers"`
-	// CompileTimeout and RunTimeout are separate budgets.
+	// CompileTimeout and RunTimeout are separate budgets. RunTimeout caps
+	// each mutant's run, wall-clock time included; below it, a mutant's
+	// budget is CPU time derived from its tests' baseline time.
 	CompileTimeout Duration `toml:"compile_timeout"`
 	RunTimeout     Duration `toml:"run_timeout"`
 	// PythonIsolation is how Python mutants are kept apart: "state" (the

@@ -69,7 +69,8 @@ type Options struct {
 	Workers int
 	// CompileTimeout bounds each build (0: config.DefaultCompileTimeout).
 	// RunTimeout, when set, caps the per-mutant run budget derived from the
-	// baseline.
+	// baseline: its CPU time and its wall-clock time alike (so, unlike the
+	// derived budget, a cap a busy machine can reach first).
 	CompileTimeout, RunTimeout time.Duration
 	// Reach also mutates the functions the change's new or modified tests
 	// (Tests) cover, not only the changed lines.

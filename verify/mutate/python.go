@@ -806,12 +806,7 @@ func coversLines(lines []int, g pyMutant) bool {
 // baseline's start and collection, which a fresh process repeats. wall
 // only ends a run that waits instead of working.
 func (ps *pySession) freshBudget(tests []string) (cpu, wall time.Duration) {
-	cpu = 10*ps.testTime(tests) + 5*time.Second
-	if ps.opts.RunTimeout > 0 && cpu > ps.opts.RunTimeout {
-		cpu = ps.opts.RunTimeout
-	}
-	cpu += 3 * ps.base.Overhead
-	return cpu, 5*cpu + 30*time.Second
+	return capBudget(10*ps.testTime(tests)+5*time.Second+3*ps.base.Overhead, ps.opts.RunTimeout)
 }
 
 // schemaBudget is a mutant's budget in a schema worker, counted from the
@@ -822,11 +817,7 @@ func (ps *pySession) freshBudget(tests []string) (cpu, wall time.Duration) {
 // that waits. CPU time is the work done, not the time spent waiting for a
 // core: a busy machine does not turn a slow kill into a timeout.
 func (ps *pySession) schemaBudget(tests []string) (cpu, wall time.Duration) {
-	cpu = 10*ps.testTime(tests) + time.Second
-	if ps.opts.RunTimeout > 0 && cpu > ps.opts.RunTimeout {
-		cpu = ps.opts.RunTimeout
-	}
-	return cpu, 5*cpu + 30*time.Second
+	return capBudget(10*ps.testTime(tests)+time.Second, ps.opts.RunTimeout)
 }
 
 // testTime is the tests' summed baseline time (measured under the line

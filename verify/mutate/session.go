@@ -503,14 +503,25 @@ func (s *session) runBudget(p *pkg, tests []string) (cpu, wall time.Duration) {
 	return mutantBudget(sum, s.opts.RunTimeout)
 }
 
-// mutantBudget is runBudget for tests that took base on the baseline,
-// with cpu capped at limit when limit is set.
+// mutantBudget is runBudget for tests that took base on the baseline.
+// limit, when set, is the user's run_timeout: it caps both, so it is a
+// wall-clock cap a busy machine can reach first (the default budget alone
+// does not change with load).
 func mutantBudget(base, limit time.Duration) (cpu, wall time.Duration) {
-	cpu = 10*base + 2*time.Second
+	return capBudget(10*base+2*time.Second, limit)
+}
+
+// capBudget is a budget of cpu with its wall-clock backstop, both capped
+// at limit when it is set.
+func capBudget(cpu, limit time.Duration) (time.Duration, time.Duration) {
 	if limit > 0 && cpu > limit {
 		cpu = limit
 	}
-	return cpu, 5*cpu + 30*time.Second
+	wall := 5*cpu + 30*time.Second
+	if limit > 0 && wall > limit {
+		wall = limit
+	}
+	return cpu, wall
 }
 
 var failLine = regexp.MustCompile(`(?m)^--- FAIL: (\S+) \(`)
