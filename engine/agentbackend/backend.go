@@ -33,6 +33,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/gateway/runneragent"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
@@ -158,8 +159,14 @@ func ReapOrphans(ctx context.Context, exceptTask string) (int, error) {
 	n, err := e.ReapOrphans(cctx, exceptTask)
 	if err == nil && exceptTask == "" {
 		// With every dead owner's container gone, their worktree disks
-		// (and releases a kill cut short) can go too.
-		_, err = docker.ReleaseStaleDisks(ctx)
+		// (and releases a kill cut short) can go too; then their scratch
+		// directories, which this process's start-up sweep had to leave
+		// while a disk was mounted in them.
+		var released int
+		released, err = docker.ReleaseStaleDisks(ctx)
+		if released > 0 {
+			_, _ = scratch.Sweep()
+		}
 	}
 	return n, err
 }
