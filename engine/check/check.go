@@ -260,17 +260,9 @@ func EvidenceConfig(ctx context.Context, change *verify.Change) (config.Config, 
 	return cfg, ""
 }
 
-// NewGate builds the gate with every language adapter and change-wide
-// check, and a secret scanner of its own.
-func NewGate(r sandbox.Runner, cfg config.Config, p verify.Progress) (*verify.Gate, error) {
-	scanner, err := secrets.NewScanner()
-	if err != nil {
-		return nil, fmt.Errorf("secret scanner: %w", err)
-	}
-	return GateWith(r, cfg, p, scanner), nil
-}
-
-// GateWith is NewGate with the caller's secret scanner.
+// GateWith builds the gate with every language adapter and change-wide
+// check, scanning for secrets with the caller's scanner (the process's,
+// built once).
 func GateWith(r sandbox.Runner, cfg config.Config, p verify.Progress, scanner *secrets.Scanner) *verify.Gate {
 	return &verify.Gate{
 		Runner:   r,
