@@ -12,7 +12,6 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
@@ -84,7 +83,7 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			}
 			fmt.Fprintf(stdout, "bcode runner %s: claiming tasks; worktrees under %s\n", w.Owner, w.Worktrees)
 		},
-		OnResult: func(res *runner.Result, err error) { report(stdout, stderr, res, err) },
+		OnResult: func(res *app.RunResult, err error) { report(stdout, stderr, res, err) },
 	}
 	if *once {
 		res, err := eng.RunNext(ctx, opts)
@@ -120,8 +119,8 @@ func runnerStopped(ctx context.Context, stderr io.Writer) bool {
 	return true
 }
 
-func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
-	if errors.Is(err, runner.ErrStopped) && res != nil {
+func report(stdout, stderr io.Writer, res *app.RunResult, err error) int {
+	if errors.Is(err, app.ErrStopped) && res != nil {
 		fmt.Fprintln(stderr, stoppedMessage(res.Task.ID, err))
 		return 130
 	}

@@ -36,10 +36,10 @@ type Options struct {
 	// Ledger is the user's choice of a shared ledger (--ledger,
 	// $BCODE_LEDGER, ~/.config/bcode/ledger: backend.Resolve); zero: the
 	// SQLite file at LedgerPath.
-	Ledger backend.Choice
+	Ledger LedgerChoice
 	// Agent builds each task's agent (engine/agentbackend's Backend, which
 	// each cmd injects); nil: tasks can be created and read, not run.
-	Agent agent.Backend
+	Agent AgentBackend
 	// Runner runs the builds and tests of checks and evidence; nil: the
 	// host.
 	Runner sandbox.Runner
@@ -201,3 +201,20 @@ func baseConfig(ctx context.Context, dir, rev string) config.Config {
 	}
 	return cfg
 }
+
+// AgentBackend builds a task's agent (engine/agentbackend's Backend, which
+// each binary injects in Options.Agent).
+type AgentBackend = agent.Backend
+
+// LedgerChoice is the user's choice of a task ledger: a shared PostgreSQL
+// ledger, or the SQLite file in the state directory (the zero value).
+type LedgerChoice = backend.Choice
+
+// ResolveLedger is the user's choice of ledger, the way every command
+// decides it: the flag (--ledger, "" none), else $BCODE_LEDGER, else
+// ~/.config/bcode/ledger, else the SQLite file.
+func ResolveLedger(flag string) (LedgerChoice, error) { return backend.Resolve(flag) }
+
+// DefaultLedgerPath is the SQLite ledger's file when no state directory is
+// given: $BCODE_STATE, else $XDG_STATE_HOME/bcode.
+func DefaultLedgerPath() (string, error) { return ledger.DefaultPath() }

@@ -114,7 +114,7 @@ type WorkerOptions struct {
 	// claim.
 	OnStart func(WorkerStart)
 	// OnResult, when set, is told how each of ServeWorker's runs ended.
-	OnResult func(*runner.Result, error)
+	OnResult func(*RunResult, error)
 }
 
 // WorkerStart is what a worker says as it starts claiming.
@@ -159,7 +159,7 @@ func (e *Engine) startWorker(ctx context.Context, o WorkerOptions) (*task.Engine
 // RunNext claims the oldest runnable task in the ledger (queued, or left
 // by a runner that died) and runs it to its end; ErrNothingRunnable when
 // there is none.
-func (e *Engine) RunNext(ctx context.Context, o WorkerOptions) (*runner.Result, error) {
+func (e *Engine) RunNext(ctx context.Context, o WorkerOptions) (*RunResult, error) {
 	t, holder, err := e.startWorker(ctx, o)
 	if err != nil {
 		return nil, err
@@ -192,3 +192,21 @@ func (e *Engine) ServeWorker(ctx context.Context, o WorkerOptions) error {
 	w.Serve(ctx)
 	return nil
 }
+
+// RunResult is how a run ended: the task as it stopped, the fence of its
+// lease, its worktree, and what recovery found.
+type RunResult = runner.Result
+
+// Errors a run returns that callers tell apart.
+var (
+	// ErrStopped: a signal stopped the run; the task was left blocked
+	// with a task.interrupted event and can be resumed.
+	ErrStopped = runner.ErrStopped
+	// ErrTaskRunning: a live runner holds the task, and the operation
+	// needs it idle.
+	ErrTaskRunning = task.ErrRunning
+)
+
+// LeaseTTL is how long a task's lease lives without a heartbeat: a runner
+// that stopped holding it is known dead within it.
+const LeaseTTL = task.DefaultTTL

@@ -11,7 +11,6 @@ import (
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/verify"
@@ -238,7 +237,7 @@ type RunOptions struct {
 // A run that cannot start (no model, no Docker, no image, no agent) is
 // recorded as a task.start_failed event saying what is missing and how to
 // provide it.
-func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*runner.Result, error) {
+func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*RunResult, error) {
 	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
@@ -253,7 +252,7 @@ func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*runner.
 // ResumeTask raises a task's budgets by more and runs it again; the model
 // is probed first, so a resume that cannot run changes nothing.
 // A resume that cannot start is recorded as RunTask's is.
-func (e *Engine) ResumeTask(ctx context.Context, id string, more engine.Budgets, o RunOptions) (*runner.Result, error) {
+func (e *Engine) ResumeTask(ctx context.Context, id string, more engine.Budgets, o RunOptions) (*RunResult, error) {
 	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
