@@ -25,6 +25,10 @@ const (
 	EventStartFailed = task.EventStartFailed
 	// EventStopped: the run returned; the task's status says how it ended.
 	EventStopped engine.EventKind = "task.stopped"
+	// EventModuleApprovalNeeded: the agent's change needs a module version
+	// the base commit's go.sum does not list; ApproveModule is the user's
+	// yes (engine/agentbackend records it).
+	EventModuleApprovalNeeded = agentbackend.EventModuleApprovalNeeded
 )
 
 // TaskRequest is a new task.
