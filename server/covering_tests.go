@@ -2,15 +2,15 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path"
-	"regexp"
 	"strings"
 	"time"
 
-	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // TestOpen shows a covering test's declaration.
@@ -35,13 +35,10 @@ func (s *Server) TestOpen(ctx context.Context, a command.TestOpenArgs) (command.
 // testRunTimeout bounds one bcode.test.run.
 const testRunTimeout = 5 * time.Minute
 
-// testNameRE is what a covering test's name may be: a Go identifier and
-// its subtests. Names come from the evidence report, but they end up in a
-// -run pattern, so anything else is refused.
-var testNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(/[^\s]*)?$`)
-
 // TestRun runs a mutant's covering tests on the workspace as it is (the
-// user's own code, as gopls's "run test" does) and answers with the result.
+// user's own code, as gopls's "run test" does) through the engine, with
+// the language's adapter (Go and Python alike), and answers with the
+// result.
 func (s *Server) TestRun(ctx context.Context, a command.MutantArgs) (command.TestRunResult, error) {
 	if a.ID == "" {
 		return command.TestRunResult{}, command.Required(command.TestRun, "id", "a mutant ID from a bcode diagnostic's data")
@@ -57,58 +54,54 @@ func (s *Server) TestRun(ctx context.Context, a command.MutantArgs) (command.Tes
 	if err != nil {
 		return command.TestRunResult{}, err
 	}
-	pattern, err := runPattern(m.Tests)
-	if err != nil {
-		return command.TestRunResult{}, err
-	}
-	pkg := "./" + path.Dir(m.File)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := s.beginProgress(ctx, "bcode: running "+strings.Join(m.Tests, ", "), cancel)
-	res, err := s.runner.Run(ctx, sandbox.Command{
-		Dir:         root,
-		Args:        []string{"go", "test", "-count=1", "-run", pattern, pkg},
-		Timeout:     testRunTimeout,
-		OutputLimit: 1 << 20,
-	})
+	results, err := s.app.RunCoveringTests(ctx, app.CoveringTestsRequest{Dir: root, File: m.File, Tests: m.Tests, Timeout: testRunTimeout, Runner: s.runner})
+	if errors.Is(err, app.ErrNotATestName) {
+		p.end("could not run: " + err.Error())
+		return command.TestRunResult{}, lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
+	}
 	if err != nil {
 		p.end("could not run: " + err.Error())
-		return command.TestRunResult{}, lsp.Errorf(lsp.CodeRequestFailed, "running go test: %v", err)
+		return command.TestRunResult{}, lsp.Errorf(lsp.CodeRequestFailed, "running the covering tests: %v", err)
 	}
-	r, verdict := testRunResult(m.Tests, res)
+	r, verdict := testRunResult(m.Tests, results)
 	p.end(verdict)
 	_ = s.client.ShowMessage(context.Background(), lsp.MessageInfo, fmt.Sprintf("bcode: %s: %s", strings.Join(m.Tests, ", "), verdict))
 	return r, nil
 }
 
-// runPattern is go test's -run pattern for the covering tests: their
-// top-level names, each once (a subtest runs with its parent).
-func runPattern(tests []string) (string, error) {
-	var tops []string
-	seen := map[string]bool{}
-	for _, t := range tests {
-		if !testNameRE.MatchString(t) {
-			return "", lsp.Errorf(lsp.CodeRequestFailed, "covering test %q is not a Go test name", t)
+// testRunResult is the answer to bcode.test.run from the tests' results,
+// a line per test with the last 8 KiB of what they said, and the verdict
+// in a word or three.
+func testRunResult(tests []string, results []verify.TestResult) (command.TestRunResult, string) {
+	var b strings.Builder
+	passed, timedOut := len(results) > 0, false
+	for _, res := range results {
+		word := "ok"
+		switch res.Outcome {
+		case verify.Pass:
+		case verify.Timeout:
+			word, passed, timedOut = string(res.Outcome), false, true
+		default:
+			word, passed = string(res.Outcome), false
 		}
-		top, _, _ := strings.Cut(t, "/")
-		if !seen[top] {
-			seen[top] = true
-			tops = append(tops, regexp.QuoteMeta(top))
+		fmt.Fprintf(&b, "%s\t%s\t(%s)\n", word, res.Test.Name, res.Duration.Round(time.Millisecond))
+		if res.Detail != "" {
+			b.WriteString(res.Detail)
+			if !strings.HasSuffix(res.Detail, "\n") {
+				b.WriteString("\n")
+			}
 		}
 	}
-	return "^(" + strings.Join(tops, "|") + ")$", nil
-}
-
-// testRunResult is the answer to bcode.test.run from go test's result,
-// with the last 8 KiB of its output, and the verdict in a word or three.
-func testRunResult(tests []string, res sandbox.Result) (command.TestRunResult, string) {
-	out := string(res.Stdout) + string(res.Stderr)
+	out := b.String()
 	if len(out) > 8<<10 {
 		out = "…" + out[len(out)-8<<10:]
 	}
-	r := command.TestRunResult{Tests: tests, Passed: res.ExitCode == 0 && !res.TimedOut, Output: out}
+	r := command.TestRunResult{Tests: tests, Passed: passed, Output: out}
 	switch {
-	case res.TimedOut:
+	case timedOut:
 		return r, fmt.Sprintf("timed out after %s", testRunTimeout)
 	case !r.Passed:
 		return r, "fail"

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
-	"github.com/bcode-dev/bcode/engine/agentbackend"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -357,7 +357,7 @@ func (s *Server) watchTaskEvents(ctx context.Context, every time.Duration) {
 				latest[e.TaskID] = e
 				last = max(last, e.Seq)
 				s.tasks.fold(e)
-				if e.Kind == agentbackend.EventModuleApprovalNeeded {
+				if e.Kind == app.EventModuleApprovalNeeded {
 					if t, err := s.app.Task(ctx, e.TaskID); err == nil && t.Repo == root {
 						s.askModuleApproval(t, e)
 					}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify"
@@ -260,11 +259,7 @@ func (s *Server) EvidenceRun(ctx context.Context, a command.EvidenceRunArgs) (co
 	}
 	if a.Base != "" {
 		root, _ := s.workspace()
-		repo, err := git.Open(ctx, root)
-		if err != nil {
-			return command.EvidenceRunResult{}, lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
-		}
-		if _, err := repo.Resolve(ctx, a.Base); err != nil {
+		if _, err := app.ResolveRevision(ctx, root, a.Base); err != nil {
 			return command.EvidenceRunResult{}, lsp.Errorf(lsp.CodeInvalidParams, "base %q is not a revision of this repository: %v", a.Base, err)
 		}
 	}
@@ -284,7 +279,7 @@ func (s *Server) checkGit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := git.Open(ctx, root); err != nil {
+	if _, err := app.CheckoutRoot(ctx, root); err != nil {
 		return lsp.Errorf(lsp.CodeRequestFailed, "workspace %s is not a git checkout: %v", root, err)
 	}
 	return nil

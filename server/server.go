@@ -22,12 +22,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcode-dev/bcode/engine/ledger/backend"
-
-	"github.com/bcode-dev/bcode/engine/agent"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox"
-	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -63,11 +59,11 @@ type Options struct {
 	App *app.Engine
 	// AgentBackend builds a task's agent when App is nil; nil: tasks can
 	// be created and read, not run.
-	AgentBackend agent.Backend
+	AgentBackend app.AgentBackend
 	// Ledger is the user's choice of ledger when App is nil (bcode-ls
-	// --ledger, $BCODE_LEDGER, ~/.config/bcode/ledger: backend.Resolve);
+	// --ledger, $BCODE_LEDGER, ~/.config/bcode/ledger: app.ResolveLedger);
 	// zero: the SQLite file in the state directory.
-	Ledger backend.Choice
+	Ledger app.LedgerChoice
 	// Log receives the server's own log (stderr in bcode-ls).
 	Log *slog.Logger
 }
@@ -96,7 +92,7 @@ type Server struct {
 	opts   Options
 	client lsp.Client
 	log    *slog.Logger
-	runner sandbox.Runner
+	runner sandbox.Runner // nil: the engine's (the host)
 	// closeApp closes the engine New opened itself (its ledger handle),
 	// once the connection has ended; nil for one passed in.
 	closeApp  func() error
@@ -157,9 +153,6 @@ func New(client lsp.Client, opts Options) *Server {
 	}
 	if opts.NoEvidenceOnOpen {
 		s.set.EvidenceOnOpen = false
-	}
-	if s.runner == nil {
-		s.runner = host.New()
 	}
 	if s.app == nil {
 		own := app.Open(app.Options{Agent: opts.AgentBackend, Ledger: opts.Ledger, By: by})

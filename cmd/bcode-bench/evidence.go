@@ -259,7 +259,8 @@ func runBcodeWith(ctx context.Context, eng *app.Engine, c evidenceCase, opts mut
 		defer os.RemoveAll(cache)
 	}
 	opts.CacheDir = cache
-	rep, _, err := eng.EvidenceOf(ctx, host.New(), dir, change, opts, verify.NoProgress{})
+	res, err := eng.Evidence(ctx, app.EvidenceRequest{Change: change, Dir: dir, Options: opts, Runner: host.New()}, verify.NoProgress{})
+	rep := res.Report
 	run.wall = time.Since(start)
 	if err != nil {
 		run.err = oneLineErr(err)

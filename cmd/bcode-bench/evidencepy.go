@@ -283,7 +283,9 @@ func runPyMode(ctx context.Context, eng *app.Engine, c pyCase, workers int, fres
 		return run
 	}
 	defer os.RemoveAll(cache)
-	rep, _, err := eng.EvidenceOf(ctx, host.New(), c.dir, change, mutate.Options{Workers: workers, Overlay: fresh, CacheDir: cache, PythonIsolation: isolation}, verify.NoProgress{})
+	res, err := eng.Evidence(ctx, app.EvidenceRequest{Change: change, Dir: c.dir, Runner: host.New(),
+		Options: mutate.Options{Workers: workers, Overlay: fresh, CacheDir: cache, PythonIsolation: isolation}}, verify.NoProgress{})
+	rep := res.Report
 	run.wall, run.cpu = time.Since(start), childCPU()-cpu0
 	if err != nil {
 		run.err = oneLineErr(err)

@@ -19,8 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bcode-dev/bcode/engine/ledger/backend"
-
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
@@ -103,7 +101,7 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 		fmt.Fprintf(stderr, "bcode-ls: --debounce %s is out of range: give a duration from 0s to 1m0s\n", *debounce)
 		return 2
 	}
-	choice, err := backend.Resolve(*ledgerURL)
+	choice, err := app.ResolveLedger(*ledgerURL)
 	if err != nil {
 		fmt.Fprintf(stderr, "bcode-ls: %v\n", err)
 		return 2

@@ -17,7 +17,6 @@ import (
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 )
@@ -78,6 +77,10 @@ func cmdDoctor(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 		fmt.Fprintf(stderr, "bcode doctor: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	records := eng // where the sandbox images' records are; nil: unusable
+	if st.useLocal(eng) != nil {
+		records = nil
+	}
 	var checks []doctorCheck
 	cfg, err := loadRepoConfig(st.repo)
 	if err != nil {
@@ -86,7 +89,7 @@ func cmdDoctor(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 	if *endpoint == "" {
 		*endpoint = cfg.Model.Endpoint
 	}
-	checks = append(checks, doctorDocker(ctx, &st, cfg.Sandbox.Image)...)
+	checks = append(checks, doctorDocker(ctx, records, cfg.Sandbox.Image)...)
 	checks = append(checks, doctorAgent())
 	checks = append(checks, doctorModel(ctx, *endpoint))
 	checks = append(checks, doctorToolchains(ctx, cfg.Gate.Python)...)
@@ -131,7 +134,7 @@ func doctorAgent() doctorCheck {
 }
 
 // doctorDocker checks the engine and the image.
-func doctorDocker(ctx context.Context, st *stateFlags, ref string) []doctorCheck {
+func doctorDocker(ctx context.Context, records *app.Engine, ref string) []doctorCheck {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	e, err := docker.Connect(cctx)
@@ -173,9 +176,13 @@ func doctorDocker(ctx context.Context, st *stateFlags, ref string) []doctorCheck
 		}
 		// The ledger says which image bcode built; another one under the
 		// same tag was not built by this bcode.
-		if led, lerr := st.openLedger(ctx, ledger.WithSandboxImages()); lerr == nil {
-			rec, ok, rerr := led.LastSandboxImage(ctx, ref)
-			led.Close()
+		var rec app.SandboxImage
+		var ok bool
+		rerr := app.ErrNoImageRecords
+		if records != nil {
+			rec, ok, rerr = records.LastSandboxImage(ctx, ref)
+		}
+		if !errors.Is(rerr, app.ErrNoImageRecords) {
 			switch {
 			case rerr != nil:
 				c.detail += "; ledger: " + rerr.Error()

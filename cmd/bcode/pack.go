@@ -16,8 +16,6 @@ import (
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/codegraph"
-	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 )
@@ -80,27 +78,23 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		}
 		req.Selection = sel
 	}
-	eng.TokenizerProbe = tokenizerProbe
-	led, lerr := st.openLedger(ctx, ledger.WithCodeIndex())
-	switch {
-	case lerr == nil:
-		defer led.Close()
-		eng.Store = codegraph.LedgerStore{Ledger: led}
-		eng.History = led
-		if *task != "" {
-			if _, err := led.Task(ctx, *task); err != nil {
-				if errors.Is(err, engine.ErrNotFound) {
-					return fail("no task %q in the ledger at %s (list them with bcode task status; pass --state if they live elsewhere)", *task, led.Path())
-				}
-				return fail("--task %s: %v", *task, err)
-			}
-		}
+	req.TokenizerProbe = tokenizerProbe
+	req.Note = func(note string) { fmt.Fprintf(stderr, "bcode pack: %s\n", note) }
+	// The index is kept in the ledger; a pack without a task is still
+	// useful without one.
+	switch err := st.use(eng); {
+	case err == nil:
+		req.KeepIndex = true
 	case *task != "":
-		return fail("--task needs the ledger: %v", lerr)
+		return fail("--task needs the ledger: %v", err)
 	default:
-		fmt.Fprintf(stderr, "bcode pack: ledger unavailable (%v): indexing in memory only\n", lerr)
+		req.Note(fmt.Sprintf("ledger unavailable (%v): indexing in memory only", err))
 	}
 	p, err := eng.Pack(ctx, req)
+	if errors.Is(err, engine.ErrNotFound) && *task != "" {
+		where, _ := st.ledgerPath()
+		return fail("no task %q in the ledger at %s (list them with bcode task status; pass --state if they live elsewhere)", *task, where)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -11,10 +11,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
-	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/ledger"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
@@ -62,15 +59,6 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
-	e, err := eng.Tasks(ctx)
-	if err != nil {
-		if runnerStopped(ctx, stderr) {
-			return 0
-		}
-		errorf(stderr, "bcode runner", "%v", err)
-		return 1
-	}
-	led := e.Ledger
 	for _, s := range sessions {
 		endpoint, n, ok := strings.Cut(s, "=")
 		limit, err := strconv.Atoi(n)
@@ -78,43 +66,44 @@ func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 			fmt.Fprintf(stderr, "bcode runner: --sessions %q: give ENDPOINT=N, e.g. --sessions http://gpu:8080=2\n", s)
 			return 2
 		}
-		if err := led.SetEndpointLimit(ctx, endpoint, limit); err != nil {
+		if err := eng.SetSessionLimit(ctx, endpoint, limit); err != nil {
+			if runnerStopped(ctx, stderr) {
+				return 0
+			}
 			errorf(stderr, "bcode runner", "%v", err)
 			return 1
 		}
 	}
-	holder := ledger.LocalHolder("")
-	if n, err := agentbackend.ReapOrphans(ctx, ""); err == nil && n > 0 {
-		fmt.Fprintf(stdout, "bcode runner: removed %d containers that bcode processes killed earlier left\n", n)
+	opts := app.WorkerOptions{
+		Poll:    *poll,
+		OnEvent: func(ev engine.Event) { printEvent(stdout, ev) },
+		OnStart: func(w app.WorkerStart) {
+			if w.Reaped > 0 {
+				fmt.Fprintf(stdout, "bcode runner: removed %d containers that bcode processes killed earlier left\n", w.Reaped)
+			}
+			fmt.Fprintf(stdout, "bcode runner %s: claiming tasks; worktrees under %s\n", w.Owner, w.Worktrees)
+		},
+		OnResult: func(res *app.RunResult, err error) { report(stdout, stderr, res, err) },
 	}
-	opts := app.RunOptions{OnEvent: func(ev engine.Event) { printEvent(stdout, ev) }}
-	build := func(ctx context.Context, t engine.Task) (*runner.Runner, error) {
-		return eng.TaskRunner(ctx, t.ID, opts)
-	}
-	fmt.Fprintf(stdout, "bcode runner %s: claiming tasks; worktrees under %s\n", holder.Owner, e.WorktreeRoot())
 	if *once {
-		lease, rec, err := e.ClaimNext(ctx, holder)
-		if errors.Is(err, ledger.ErrNothingRunnable) {
+		res, err := eng.RunNext(ctx, opts)
+		switch {
+		case errors.Is(err, app.ErrNothingRunnable):
 			fmt.Fprintln(stderr, "bcode runner: no runnable task")
 			return 3
-		}
-		if err != nil {
+		case err != nil && res == nil:
 			errorf(stderr, "bcode runner", "%v", err)
 			return 1
 		}
-		r, err := build(ctx, engine.Task{ID: lease.TaskID})
-		if err != nil {
-			e.Ledger.Release(context.WithoutCancel(ctx), lease)
-			errorf(stderr, "bcode runner", "task %s: %v", lease.TaskID, err)
-			return 1
-		}
-		r.Holder = holder
-		res, err := r.RunClaimed(ctx, lease, rec)
 		return report(stdout, stderr, res, err)
 	}
-	w := &runner.Worker{Engine: e, Holder: holder, Poll: *poll, Build: build,
-		OnResult: func(res *runner.Result, err error) { report(stdout, stderr, res, err) }}
-	w.Serve(ctx)
+	if err := eng.ServeWorker(ctx, opts); err != nil {
+		if runnerStopped(ctx, stderr) {
+			return 0
+		}
+		errorf(stderr, "bcode runner", "%v", err)
+		return 1
+	}
 	runnerStopped(ctx, stderr)
 	return 0
 }
@@ -130,8 +119,8 @@ func runnerStopped(ctx context.Context, stderr io.Writer) bool {
 	return true
 }
 
-func report(stdout, stderr io.Writer, res *runner.Result, err error) int {
-	if errors.Is(err, runner.ErrStopped) && res != nil {
+func report(stdout, stderr io.Writer, res *app.RunResult, err error) int {
+	if errors.Is(err, app.ErrStopped) && res != nil {
 		fmt.Fprintln(stderr, stoppedMessage(res.Task.ID, err))
 		return 130
 	}

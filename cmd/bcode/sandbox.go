@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 )
 
@@ -57,6 +56,9 @@ func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	if *ref == "" {
 		*ref = repoConfig(st.repo).Sandbox.Image
 	}
+	if err := st.useLocal(eng); err != nil {
+		return fail("the image could not be recorded: %v", err)
+	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	e, err := docker.Connect(cctx)
 	cancel()
@@ -72,18 +74,14 @@ func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	if err != nil {
 		return fail("%v", err)
 	}
-	led, err := st.openLedger(ctx, ledger.WithSandboxImages())
+	recorded, err := eng.RecordSandboxImage(ctx, app.SandboxImage{
+		Ref: img.Ref, ImageID: img.ID, Rootfs: img.Rootfs, Engine: v.Engine, APIVersion: v.Negotiated, BuiltAt: time.Now(),
+	})
 	if err != nil {
 		return fail("the image is built (%s %s) but could not be recorded: %v", img.Ref, img.ID, err)
 	}
-	defer led.Close()
-	if err := led.RecordSandboxImage(ctx, ledger.SandboxImage{
-		Ref: img.Ref, ImageID: img.ID, Rootfs: img.Rootfs, Engine: v.Engine, APIVersion: v.Negotiated, BuiltAt: time.Now(),
-	}); err != nil {
-		return fail("the image is built (%s %s) but could not be recorded: %v", img.Ref, img.ID, err)
-	}
 	fmt.Fprintf(stdout, "built %s\n  image id  %s\n  rootfs    v%s, %d bytes\n  engine    Docker %s (API %s)\n  recorded  %s\n",
-		img.Ref, img.ID, img.Rootfs, img.Size, v.Engine, v.Negotiated, led.Path())
+		img.Ref, img.ID, img.Rootfs, img.Size, v.Engine, v.Negotiated, recorded)
 	return 0
 }
 

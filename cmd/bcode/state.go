@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/ledger"
-	"github.com/bcode-dev/bcode/engine/ledger/backend"
 )
 
 // stateFlags are the flags every subcommand that touches the ledger shares.
@@ -27,7 +24,7 @@ func (s *stateFlags) register(fs *flag.FlagSet) {
 
 // use points the process's engine at the ledger these flags chose.
 func (s *stateFlags) use(eng *app.Engine) error {
-	choice, err := backend.Resolve(s.ledger)
+	choice, err := app.ResolveLedger(s.ledger)
 	if err != nil {
 		return err
 	}
@@ -51,13 +48,16 @@ func (s *stateFlags) ledgerPath() (string, error) {
 		}
 		return filepath.Join(abs, "ledger.db"), nil
 	}
-	return ledger.DefaultPath()
+	return app.DefaultLedgerPath()
 }
 
-func (s *stateFlags) openLedger(ctx context.Context, opts ...ledger.Option) (*ledger.Ledger, error) {
+// useLocal points the engine at the state directory's ledger file,
+// whatever --ledger says: what it is used for (the sandbox images'
+// records) belongs to this machine.
+func (s *stateFlags) useLocal(eng *app.Engine) error {
 	p, err := s.ledgerPath()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return ledger.Open(ctx, p, opts...)
+	return eng.UseLedger(p, app.LedgerChoice{})
 }

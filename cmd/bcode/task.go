@@ -14,8 +14,6 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/runner"
-	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
@@ -141,7 +139,7 @@ func explain(id string, err error) string {
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return fmt.Sprintf("no task %q in this ledger (list them with bcode task status; pass --state if they live elsewhere)", id)
-	case errors.Is(err, task.ErrRunning):
+	case errors.Is(err, app.ErrTaskRunning):
 		return err.Error()
 	case errors.Is(err, engine.ErrLeaseHeld):
 		return fmt.Sprintf("%v: another runner is working on it (watch it with bcode task events %s --follow, or stop it with bcode task cancel %s)", err, id, id)
@@ -214,7 +212,7 @@ func taskRun(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 }
 
 // finish prints how a run ended; a run that stopped on a signal exits 130.
-func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
+func (c *taskCmd) finish(id string, res *app.RunResult, err error) int {
 	if res != nil {
 		fmt.Fprintf(c.stderr, "task %s: %s", id, res.Task.Status)
 		if res.Task.Reason != "" {
@@ -225,7 +223,7 @@ func (c *taskCmd) finish(id string, res *runner.Result, err error) int {
 			fmt.Fprintf(c.stderr, "review it with bcode task diff %s; land it with bcode task accept %s\n", id, id)
 		}
 	}
-	if errors.Is(err, runner.ErrStopped) {
+	if errors.Is(err, app.ErrStopped) {
 		fmt.Fprintln(c.stderr, stoppedMessage(id, err))
 		return 130
 	}
@@ -241,7 +239,7 @@ func stoppedMessage(id string, err error) string {
 	why := "interrupted"
 	// The runner's error carries the cause, which names the signal
 	// ("run stopped: interrupted by SIGTERM"; see signalContext).
-	_, cause, _ := strings.Cut(err.Error(), runner.ErrStopped.Error()+": ")
+	_, cause, _ := strings.Cut(err.Error(), app.ErrStopped.Error()+": ")
 	if by, _, _ := strings.Cut(cause, "\n"); strings.HasPrefix(by, "interrupted by ") {
 		why = by
 	}
@@ -449,7 +447,7 @@ func taskDiff(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 func taskCancel(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	c := newTaskCmd(eng, "cancel", "cancel ID [--wait DUR]", stderr)
 	var wait time.Duration
-	durationFlag(c.fs, &wait, "wait", 2*task.DefaultTTL, time.Second, maxTimeout, "how long to wait for a running runner to stop")
+	durationFlag(c.fs, &wait, "wait", 2*app.LeaseTTL, time.Second, maxTimeout, "how long to wait for a running runner to stop")
 	id, code, ok := c.openOne(args)
 	if !ok {
 		return code

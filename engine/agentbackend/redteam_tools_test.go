@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -374,7 +375,7 @@ func eventsOf(t *testing.T, led *ledger.Ledger, task string, kind engine.EventKi
 // check --sandbox docker` warms the seed build cache from a base nobody
 // has read. A cgo preamble that includes a host file makes the host's C
 // compiler read it and print its first line. Armed: the old host warm-up
-// (docker.WarmGoCache, the user's environment, cgo on) returns the host
+// (hostWarmUp, the user's environment, cgo on) returns the host
 // file's marker in its error. Held: WarmSeed compiles in a container,
 // where the host file does not exist, under the container's memory limit.
 func TestRedTeamWarmSeedCompilesNothingOnHost(t *testing.T) {
@@ -409,7 +410,7 @@ func TestRedTeamWarmSeedCompilesNothingOnHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	plain := docker.WarmGoCache(ctx, repo, goenv.GOCACHE)
+	plain := hostWarmUp(ctx, repo, goenv.GOCACHE)
 	if plain == nil || !strings.Contains(plain.Error(), mark) {
 		t.Fatalf("control: the host warm-up did not carry the host file's marker, so the attack is not armed: %v", plain)
 	}
@@ -543,4 +544,24 @@ func TestRedTeamAgentPlantsForHostTools(t *testing.T) {
 		t.Errorf("no model request mentions the planted package: the second attempt's pack did not index it")
 	}
 	t.Logf("held: %d model requests, none with the host file; 0 proxy requests; event %s", len(reqs), EventModuleApprovalNeeded)
+}
+
+// hostWarmUp is the old host-side warm-up the attack above is armed
+// against (docker.WarmGoCache, deleted): go build and go test -c of the
+// module in dir on the host, with the user's environment, cgo on.
+func hostWarmUp(ctx context.Context, dir, cache string) error {
+	out, err := os.MkdirTemp("", "bcode-warm-control-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(out)
+	for _, args := range [][]string{{"build", "./..."}, {"test", "-c", "-o", out, "./..."}} {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOCACHE="+cache, "GOFLAGS=-mod=mod")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go %s in %s: %w: %s", strings.Join(args, " "), dir, err, b)
+		}
+	}
+	return nil
 }

@@ -36,10 +36,10 @@ type Options struct {
 	// Ledger is the user's choice of a shared ledger (--ledger,
 	// $BCODE_LEDGER, ~/.config/bcode/ledger: backend.Resolve); zero: the
 	// SQLite file at LedgerPath.
-	Ledger backend.Choice
+	Ledger LedgerChoice
 	// Agent builds each task's agent (engine/agentbackend's Backend, which
 	// each cmd injects); nil: tasks can be created and read, not run.
-	Agent agent.Backend
+	Agent AgentBackend
 	// Runner runs the builds and tests of checks and evidence; nil: the
 	// host.
 	Runner sandbox.Runner
@@ -51,17 +51,6 @@ type Options struct {
 // Engine is the engine one process opens. Its zero value is not usable:
 // make one with Open, and Close it when the process is done.
 type Engine struct {
-	// History reads tasks for the packs' task-history sections; nil: the
-	// engine's own ledger (never created by a read).
-	History pack.TaskHistory
-	// Store keeps the Go index between packs; nil: each pack indexes
-	// afresh.
-	Store codegraph.Store
-	// TokenizerProbe bounds how long a pack waits for the model server's
-	// tokenizer before counting with the estimate; zero: runner.ProbeTimeout,
-	// as an attempt waits.
-	TokenizerProbe time.Duration
-
 	opts Options
 
 	mu  sync.Mutex
@@ -82,14 +71,6 @@ func (e *Engine) runner() sandbox.Runner {
 		return e.opts.Runner
 	}
 	return host.New()
-}
-
-// history is what packs read task history from.
-func (e *Engine) history() pack.TaskHistory {
-	if e.History != nil {
-		return e.History
-	}
-	return e
 }
 
 // Redactor is the secret scanner every pack and prompt goes through,
@@ -120,8 +101,19 @@ type PackRequest struct {
 	// there is no task), the one an attempt counts with.
 	Tokenizer string
 	// Index keeps the Go index between this caller's packs (a bcode-ls
-	// connection's); nil: the engine's Store.
+	// connection's); nil: KeepIndex decides.
 	Index codegraph.Store
+	// KeepIndex keeps the Go index between packs in the engine's ledger
+	// (bcode pack), opening it (and creating it if need be); when it
+	// cannot, the pack indexes in memory and Note says why, unless the
+	// pack is for a task, whose history needs the ledger.
+	KeepIndex bool
+	// TokenizerProbe bounds how long the pack waits for the model
+	// server's tokenizer before counting with the estimate; zero:
+	// runner.ProbeTimeout, as an attempt waits.
+	TokenizerProbe time.Duration
+	// Note, when set, is told what the pack fell back on.
+	Note func(string)
 }
 
 // Pack builds the context pack for req the way an attempt builds its own
@@ -129,10 +121,14 @@ type PackRequest struct {
 // editor previews or `bcode pack` prints for a task is, byte for byte, the
 // pack its agent gets.
 func (e *Engine) Pack(ctx context.Context, req PackRequest) (*pack.Pack, error) {
+	index, err := e.packIndex(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	t := engine.Task{Goal: req.Goal, Selection: req.Selection, Criteria: req.Criteria}
 	base := "HEAD"
 	if req.TaskID != "" {
-		known, err := e.history().Task(ctx, req.TaskID)
+		known, err := e.Task(ctx, req.TaskID)
 		if err != nil {
 			return nil, err
 		}
@@ -155,16 +151,40 @@ func (e *Engine) Pack(ctx context.Context, req PackRequest) (*pack.Pack, error) 
 	if endpoint == "" {
 		endpoint = baseConfig(ctx, req.Repo, base).Model.Endpoint
 	}
-	probe := e.TokenizerProbe
+	probe := req.TokenizerProbe
 	if probe == 0 {
 		probe = runner.ProbeTimeout
 	}
-	b := runner.NewPackBuilder(ctx, endpoint, probe, redactor, e.history())
-	b.Budget, b.Store = req.Budget, e.Store
-	if req.Index != nil {
-		b.Store = req.Index
-	}
+	b := runner.NewPackBuilder(ctx, endpoint, probe, redactor, e)
+	b.Budget, b.Store = req.Budget, index
 	return b.Build(ctx, t, req.Repo)
+}
+
+// packIndex is where req's pack keeps its Go index: req.Index, else with
+// req.KeepIndex the ledger's code index, else nowhere (nil: the pack
+// indexes afresh).
+func (e *Engine) packIndex(ctx context.Context, req PackRequest) (codegraph.Store, error) {
+	if req.Index != nil || !req.KeepIndex {
+		return req.Index, nil
+	}
+	note := req.Note
+	if note == nil {
+		note = func(string) {}
+	}
+	l, err := e.ledger(ctx)
+	if err != nil {
+		if req.TaskID != "" {
+			return nil, fmt.Errorf("the history of task %s needs the ledger: %w", req.TaskID, err)
+		}
+		note(fmt.Sprintf("ledger unavailable (%v): indexing in memory only", err))
+		return nil, nil
+	}
+	sl, ok := l.(*ledger.Ledger)
+	if !ok {
+		note("the shared ledger keeps no code index: indexing in memory only")
+		return nil, nil
+	}
+	return codegraph.LedgerStore{Ledger: sl}, nil
 }
 
 // baseConfig is .bcode/config.toml at rev of the repository at dir, as
@@ -181,3 +201,20 @@ func baseConfig(ctx context.Context, dir, rev string) config.Config {
 	}
 	return cfg
 }
+
+// AgentBackend builds a task's agent (engine/agentbackend's Backend, which
+// each binary injects in Options.Agent).
+type AgentBackend = agent.Backend
+
+// LedgerChoice is the user's choice of a task ledger: a shared PostgreSQL
+// ledger, or the SQLite file in the state directory (the zero value).
+type LedgerChoice = backend.Choice
+
+// ResolveLedger is the user's choice of ledger, the way every command
+// decides it: the flag (--ledger, "" none), else $BCODE_LEDGER, else
+// ~/.config/bcode/ledger, else the SQLite file.
+func ResolveLedger(flag string) (LedgerChoice, error) { return backend.Resolve(flag) }
+
+// DefaultLedgerPath is the SQLite ledger's file when no state directory is
+// given: $BCODE_STATE, else $XDG_STATE_HOME/bcode.
+func DefaultLedgerPath() (string, error) { return ledger.DefaultPath() }

@@ -93,11 +93,12 @@ func (stuck) Close() error { return nil }
 
 // TestPreviewIsTheAgentsPack: the pack the editor previews for a task (and
 // `bcode pack --task` prints: both are app.Pack) is, byte for byte, the pack
-// the runner gives the task's agent, built the way ForTask builds it.
+// the runner gives the task's agent, built the way engine/app builds an attempt's.
 func TestPreviewIsTheAgentsPack(t *testing.T) {
 	ctx := context.Background()
 	repo := testrepo.FromTxtar(t, packRepo).Dir
-	led, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
+	ledgerPath := filepath.Join(t.TempDir(), "ledger.db")
+	led, err := ledger.Open(ctx, ledgerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +113,9 @@ func TestPreviewIsTheAgentsPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := app.Open(app.Options{})
-	eng.History = led
+	// The engine reads the task's history from the same ledger file.
+	eng := app.Open(app.Options{LedgerPath: ledgerPath})
+	t.Cleanup(func() { eng.Close() })
 	agent := &previewAgent{eng: eng, repo: repo}
 	r := &runner.Runner{
 		Engine:  tasks,

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/bcode-dev/bcode/engine/check"
-	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -15,11 +14,15 @@ type CheckRequest struct {
 	// Base and Head are revisions; "" base: the merge-base with the
 	// upstream or main branch; "" head: the working tree.
 	Base, Head string
-	// Sandbox, when set, is where the gate's builds and tests run (bcode
-	// check --sandbox docker); nil: the engine's runner.
-	Sandbox    sandbox.Sandbox
+	// Docker runs the gate's builds and tests in the agent's sandbox
+	// (bcode check --sandbox docker: a change nobody has read), configured
+	// by the base commit's [sandbox]; false: the engine's runner.
+	Docker     bool
 	NoEvidence bool
 	Progress   verify.Progress
+	// Note, when set, is told what the check chose not to do (the
+	// modules the Docker check did not fetch).
+	Note func(string)
 }
 
 // Check decides whether a change is verified and records the run in the
@@ -27,7 +30,7 @@ type CheckRequest struct {
 // check.Run, its error is non-nil with a report when the report could not
 // be recorded, and without one when nothing could be reported.
 func (e *Engine) Check(ctx context.Context, req CheckRequest) (*verify.Report, error) {
-	led, err := e.Ledger(ctx)
+	led, err := e.ledger(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +41,16 @@ func (e *Engine) Check(ctx context.Context, req CheckRequest) (*verify.Report, e
 	}
 	o := check.Options{Repo: req.Repo, Base: req.Base, Head: req.Head, Runner: e.runner(),
 		Recorder: led, Progress: req.Progress, NoEvidence: req.NoEvidence, Scanner: scanner}
-	if req.Sandbox != nil {
-		o.Runner, o.Sandbox = nil, req.Sandbox
+	if req.Docker {
+		note := req.Note
+		if note == nil {
+			note = func(string) {}
+		}
+		sb, err := dockerSandbox(ctx, req.Repo, req.Base, req.Head, note)
+		if err != nil {
+			return nil, err
+		}
+		o.Runner, o.Sandbox = nil, sb
 	}
 	return check.Run(ctx, o)
 }

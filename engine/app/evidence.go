@@ -30,6 +30,13 @@ type EvidenceRequest struct {
 	Options mutate.Options
 	// Runner builds and runs the tests; nil: the host.
 	Runner sandbox.Runner
+	// Change, when set, is the change to judge instead of Repo's, with
+	// its head laid out already at Dir (the benchmarks build theirs from
+	// git diff). A change with no workspace has no base configuration to
+	// read and runs with the defaults. With Change, Evidence's result is
+	// never nil, even with an error.
+	Change *verify.Change
+	Dir    string
 }
 
 // EvidenceResult is one evidence run.
@@ -52,6 +59,10 @@ type EvidenceResult struct {
 func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Progress) (*EvidenceResult, error) {
 	if p == nil {
 		p = verify.NoProgress{}
+	}
+	if req.Change != nil {
+		rep, notes, err := e.evidenceOf(ctx, req.Runner, req.Dir, req.Change, req.Options, p, "")
+		return &EvidenceResult{Base: req.Change.Base, Head: req.Change.Head, Report: rep, Notes: notes}, err
 	}
 	repo, err := git.Open(ctx, req.Repo)
 	if err != nil {
@@ -84,18 +95,11 @@ func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Pro
 	return res, err
 }
 
-// EvidenceOf runs the mutants of change on dir, where its head is laid
+// evidenceOf runs the mutants of change on dir, where its head is laid
 // out already, with the [evidence] settings of change's base commit
 // filling what o leaves unset; its notes say when that configuration was
-// broken. A change with no workspace (the benchmarks read theirs from git
-// diff) has no base configuration to read and runs with the defaults.
-// With o.Reach and no o.Tests, the change's new or modified Go tests are
-// found first.
-func (e *Engine) EvidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, o mutate.Options, p verify.Progress) (*mutate.Report, []string, error) {
-	return e.evidenceOf(ctx, r, dir, change, o, p, "")
-}
-
-// evidenceOf is EvidenceOf with the user's checkout ("" none), whose
+// broken. With o.Reach and no o.Tests, the change's new or modified Go
+// tests are found first. checkout is the user's checkout ("" none), whose
 // untracked .venv is then an interpreter candidate.
 func (e *Engine) evidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, o mutate.Options, p verify.Progress, checkout string) (*mutate.Report, []string, error) {
 	if r == nil {

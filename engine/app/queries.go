@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/task"
+	"github.com/bcode-dev/bcode/sandbox/git"
 )
 
 // TaskRow is a task with its newest event (nil: none yet), for a list of
@@ -108,4 +110,22 @@ func (e *Engine) TaskChange(ctx context.Context, id, path string, lim task.Chang
 	}
 	c, err := task.ReadChange(ctx, t, path, lim)
 	return t, c, err
+}
+
+// CheckoutRoot is the top directory of the git checkout holding dir; an
+// error when dir is in none.
+func CheckoutRoot(ctx context.Context, dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("app: no directory to find a git checkout in")
+	}
+	return checkoutDir(ctx, dir)
+}
+
+// ResolveRevision is rev's commit in the checkout holding dir.
+func ResolveRevision(ctx context.Context, dir, rev string) (string, error) {
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	return repo.Resolve(ctx, rev)
 }

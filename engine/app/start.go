@@ -31,7 +31,7 @@ func StartFailureOf(err error) task.StartFailure {
 		f.Missing, f.Fix = "docker", fixDocker
 	case errors.Is(err, docker.ErrNoImage):
 		f.Missing, f.Fix = "image", fixImage
-	case errors.Is(err, agentbackend.ErrNoAgent), errors.Is(err, agentbackend.ErrAgentMismatch), errors.Is(err, runner.ErrNoAgentBackend):
+	case errors.Is(err, agentbackend.ErrNoAgent), errors.Is(err, agentbackend.ErrAgentMismatch), errors.Is(err, ErrNoAgentBackend):
 		f.Missing, f.Fix = "agent", fixAgent
 	}
 	return f
@@ -41,7 +41,7 @@ func StartFailureOf(err error) task.StartFailure {
 // cannot start), it records why in the ledger (task.start_failed) before
 // returning the error, so the task never waits silently.
 func (e *Engine) startOrRecord(ctx context.Context, t *task.Engine, id string, o RunOptions) (*runner.Runner, error) {
-	r, err := runner.ForTask(ctx, t, id, e.runnerOptions(o))
+	r, err := e.runnerFor(ctx, t, id, o)
 	if err == nil || ctx.Err() != nil {
 		return r, err
 	}

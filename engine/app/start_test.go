@@ -79,7 +79,7 @@ func TestRunThatCannotStartIsRecorded(t *testing.T) {
 		{fmt.Errorf("the agent runs in a Docker sandbox: %w (dial unix: no such file)", docker.ErrUnavailable), "docker", "docker"},
 		{fmt.Errorf("the agent runs in a Docker sandbox: bcode-sandbox:x: %w", docker.ErrNoImage), "image", "bcode sandbox build"},
 		{fmt.Errorf("%w (looked at [...])", agentbackend.ErrNoAgent), "agent", "go install"},
-		{fmt.Errorf("the model at x answers, but %w", runner.ErrNoAgentBackend), "agent", "go install"},
+		{fmt.Errorf("the model at x answers, but %w", app.ErrNoAgentBackend), "agent", "go install"},
 		{errors.New("the base commit's .bcode/config.toml: bad key"), "setup", ""},
 	} {
 		if f := app.StartFailureOf(c.err); f.Missing != c.missing || !strings.Contains(f.Fix, c.fix) || f.Reason != c.err.Error() {

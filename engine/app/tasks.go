@@ -11,7 +11,6 @@ import (
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/ledger"
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/sandbox/git"
 	"github.com/bcode-dev/bcode/verify"
@@ -26,6 +25,10 @@ const (
 	EventStartFailed = task.EventStartFailed
 	// EventStopped: the run returned; the task's status says how it ended.
 	EventStopped engine.EventKind = "task.stopped"
+	// EventModuleApprovalNeeded: the agent's change needs a module version
+	// the base commit's go.sum does not list; ApproveModule is the user's
+	// yes (engine/agentbackend records it).
+	EventModuleApprovalNeeded = agentbackend.EventModuleApprovalNeeded
 )
 
 // TaskRequest is a new task.
@@ -66,9 +69,9 @@ func (e *Engine) ledgerExists() bool {
 	return err == nil
 }
 
-// Ledger opens the task ledger the engine was opened with, once; later
+// ledger opens the task ledger the engine was opened with, once; later
 // calls return the same store. Close closes it.
-func (e *Engine) Ledger(ctx context.Context) (ledger.Store, error) {
+func (e *Engine) ledger(ctx context.Context) (ledger.Store, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.led != nil {
@@ -78,7 +81,9 @@ func (e *Engine) Ledger(ctx context.Context) (ledger.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := backend.Open(ctx, e.opts.Ledger, p)
+	// On SQLite the code index is the ledger's too (ledger.WithCodeIndex):
+	// one handle keeps both, so a pack's index persists between packs.
+	l, err := backend.Open(ctx, e.opts.Ledger, p, ledger.WithCodeIndex())
 	if err != nil {
 		if e.opts.Ledger.IsShared() {
 			return nil, fmt.Errorf("opening the task ledger %s: %w", e.opts.Ledger, err)
@@ -89,10 +94,10 @@ func (e *Engine) Ledger(ctx context.Context) (ledger.Store, error) {
 	return l, nil
 }
 
-// Tasks is the task engine (engine/task) over the ledger, with this
+// tasks is the task engine (engine/task) over the ledger, with this
 // machine's worktrees in the state directory that holds the ledger.
-func (e *Engine) Tasks(ctx context.Context) (*task.Engine, error) {
-	l, err := e.Ledger(ctx)
+func (e *Engine) tasks(ctx context.Context) (*task.Engine, error) {
+	l, err := e.ledger(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +125,7 @@ func (e *Engine) reader(ctx context.Context) (ledger.Store, error) {
 	if !e.ledgerExists() {
 		return nil, nil
 	}
-	return e.Ledger(ctx)
+	return e.ledger(ctx)
 }
 
 // ListTasks is the tasks of the git checkout at repo ("": every task),
@@ -214,7 +219,7 @@ func (e *Engine) TaskVerifications(ctx context.Context, id string, limit int) ([
 
 // CreateTask records a new task.
 func (e *Engine) CreateTask(ctx context.Context, req TaskRequest) (*engine.Task, error) {
-	t, err := e.Tasks(ctx)
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -225,19 +230,10 @@ func (e *Engine) CreateTask(ctx context.Context, req TaskRequest) (*engine.Task,
 	return t.Create(ctx, in)
 }
 
-// CanRun is nil when RunTask and ResumeTask can work in this process (an
-// agent backend was given), else an error saying what is missing.
-func (e *Engine) CanRun() error { return runner.Options{Agent: e.opts.Agent}.Available() }
-
 // RunOptions are a run's observers.
 type RunOptions struct {
 	OnEvent  func(engine.Event)
 	Progress verify.Progress // the gate's, during each attempt's check
-}
-
-func (e *Engine) runnerOptions(o RunOptions) runner.Options {
-	// The process's one scanner, loaded beside ForTask's other work.
-	return runner.Options{Agent: e.opts.Agent, OnEvent: o.OnEvent, Progress: o.Progress, Scanner: e.Redactor}
 }
 
 // RunTask runs a queued task (or one a dead runner left) until it stops:
@@ -245,8 +241,8 @@ func (e *Engine) runnerOptions(o RunOptions) runner.Options {
 // A run that cannot start (no model, no Docker, no image, no agent) is
 // recorded as a task.start_failed event saying what is missing and how to
 // provide it.
-func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*runner.Result, error) {
-	t, err := e.Tasks(ctx)
+func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*RunResult, error) {
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -260,8 +256,8 @@ func (e *Engine) RunTask(ctx context.Context, id string, o RunOptions) (*runner.
 // ResumeTask raises a task's budgets by more and runs it again; the model
 // is probed first, so a resume that cannot run changes nothing.
 // A resume that cannot start is recorded as RunTask's is.
-func (e *Engine) ResumeTask(ctx context.Context, id string, more engine.Budgets, o RunOptions) (*runner.Result, error) {
-	t, err := e.Tasks(ctx)
+func (e *Engine) ResumeTask(ctx context.Context, id string, more engine.Budgets, o RunOptions) (*RunResult, error) {
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -275,19 +271,9 @@ func (e *Engine) ResumeTask(ctx context.Context, id string, more engine.Budgets,
 	return r.Run(ctx, id)
 }
 
-// TaskRunner builds the runner of one task, for a worker that claimed it
-// (bcode runner).
-func (e *Engine) TaskRunner(ctx context.Context, id string, o RunOptions) (*runner.Runner, error) {
-	t, err := e.Tasks(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return runner.ForTask(ctx, t, id, e.runnerOptions(o))
-}
-
 // CancelTask stops a task; a running runner stops within one heartbeat.
 func (e *Engine) CancelTask(ctx context.Context, id string) error {
-	t, err := e.Tasks(ctx)
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return err
 	}
@@ -297,7 +283,7 @@ func (e *Engine) CancelTask(ctx context.Context, id string) error {
 // AcceptTask lands a task on the user's branch (never pushes); force lands
 // one that is not verified, recorded as forced.
 func (e *Engine) AcceptTask(ctx context.Context, id string, force bool) (*task.Accepted, error) {
-	t, err := e.Tasks(ctx)
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +292,7 @@ func (e *Engine) AcceptTask(ctx context.Context, id string, force bool) (*task.A
 
 // RejectTask removes a task's worktrees and branch; the record stays.
 func (e *Engine) RejectTask(ctx context.Context, id string) (*task.Rejected, error) {
-	t, err := e.Tasks(ctx)
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +301,7 @@ func (e *Engine) RejectTask(ctx context.Context, id string) (*task.Rejected, err
 
 // TaskStatus is one task in detail.
 func (e *Engine) TaskStatus(ctx context.Context, id string) (*task.Status, error) {
-	t, err := e.Tasks(ctx)
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +311,7 @@ func (e *Engine) TaskStatus(ctx context.Context, id string) (*task.Status, error
 // TaskEvents is a task's events after afterSeq; with follow, fn sees each
 // as it is recorded until the task settles or ctx ends.
 func (e *Engine) TaskEvents(ctx context.Context, id string, afterSeq int64, follow bool, fn func(engine.Event) error) error {
-	t, err := e.Tasks(ctx)
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return err
 	}
@@ -346,7 +332,7 @@ func (e *Engine) TaskEvents(ctx context.Context, id string, afterSeq int64, foll
 
 // TaskDiff is the task branch against its base, as a git diff.
 func (e *Engine) TaskDiff(ctx context.Context, id string) ([]byte, error) {
-	t, err := e.Tasks(ctx)
+	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +368,7 @@ func (e *Engine) UseLedger(path string, choice backend.Choice) error {
 // host may fetch that module version (path@version) for task id. It
 // returns the approved path@version.
 func (e *Engine) ApproveModule(ctx context.Context, id, module string) (string, error) {
-	l, err := e.Ledger(ctx)
+	l, err := e.ledger(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/ledger/backend"
-	"github.com/bcode-dev/bcode/engine/runner"
 	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/internal/testrepo"
 )
@@ -35,7 +34,7 @@ func TestTaskOperations(t *testing.T) {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a read created the ledger: %v", err)
 	}
-	if err := eng.CanRun(); !errors.Is(err, runner.ErrNoAgentBackend) {
+	if err := eng.CanRun(); !errors.Is(err, app.ErrNoAgentBackend) {
 		t.Fatalf("CanRun with no agent: %v, want ErrNoAgentBackend", err)
 	}
 

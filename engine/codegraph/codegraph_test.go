@@ -282,7 +282,7 @@ func TestWatchReportsChangedDirectories(t *testing.T) {
 	defer cancel()
 	got := make(chan []string, 4)
 	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, repo, func(dirs []string) { got <- dirs }) }()
+	go func() { done <- WatchSkipping(ctx, repo, nil, func(dirs []string) { got <- dirs }) }()
 	// Give the watcher time to register its directories.
 	deadline := time.Now().Add(5 * time.Second)
 	for {

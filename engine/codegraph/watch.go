@@ -13,20 +13,15 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Watch calls onChange with the repository-relative directories whose Go
-// files (or go.mod) changed, batched over a short quiet period, until ctx
-// ends. bcode-ls runs Index from onChange to keep its graph current; the
-// index itself decides by content hash what really needs re-indexing, so a
-// spurious event costs only a hash. New directories are watched as they
-// appear. The error is nil when ctx ended.
-func Watch(ctx context.Context, dir string, onChange func(dirs []string)) error {
-	return WatchSkipping(ctx, dir, nil, onChange)
-}
-
-// WatchSkipping is Watch that also leaves out the directories skip reports
-// (given repository-relative, slash-separated): an editor's server skips
-// what the repository ignores, so node_modules and build output cost no
-// inotify watches.
+// WatchSkipping calls onChange with the repository-relative directories
+// whose Go files (or go.mod) changed, batched over a short quiet period,
+// until ctx ends. bcode-ls runs Index from onChange to keep its graph
+// current; the index itself decides by content hash what really needs
+// re-indexing, so a spurious event costs only a hash. New directories are
+// watched as they appear. It leaves out the directories skip reports
+// (given repository-relative, slash-separated; nil: none): an editor's
+// server skips what the repository ignores, so node_modules and build
+// output cost no inotify watches. The error is nil when ctx ended.
 func WatchSkipping(ctx context.Context, dir string, skip func(rel string) bool, onChange func(dirs []string)) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

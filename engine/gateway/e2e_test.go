@@ -121,7 +121,7 @@ func TestEndToEndAgentOverPipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	ap := gateway.NewAgentProcess(g, host.New(), bin)
+	ap := &gateway.AgentProcess{Gateway: g, Runner: host.New(), Command: []string{bin}}
 	ap.Stderr = &lockedWriter{w: &stderr}
 	ap.Timeout = 3 * time.Minute
 	ctx := context.Background()
@@ -187,7 +187,7 @@ func TestAgentGivesUpWithoutToolCalls(t *testing.T) {
 	f := newFixture(t)
 	srv := modeltest.New(modeltest.Options{Tools: true}, modeltest.Step{Content: "hmm"}, modeltest.Step{Content: "hmm."}, modeltest.Step{Content: "hmm.."})
 	defer srv.Close()
-	ap := gateway.NewAgentProcess(newGateway(srv, f, false), host.New(), bin)
+	ap := &gateway.AgentProcess{Gateway: newGateway(srv, f, false), Runner: host.New(), Command: []string{bin}}
 	out, err := ap.Run(context.Background(), gateway.AgentSpec{Session: f.spec(t, nil), Worktree: work})
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestResumeAfterKill(t *testing.T) {
 	defer srv2.Close()
 	spec := f.spec(t, nil)
 	spec.Resume = tr
-	out, err := gateway.NewAgentProcess(newGateway(srv2, f, false), host.New(), bin).Run(ctx, gateway.AgentSpec{Session: spec, Worktree: work})
+	out, err := (&gateway.AgentProcess{Gateway: newGateway(srv2, f, false), Runner: host.New(), Command: []string{bin}}).Run(ctx, gateway.AgentSpec{Session: spec, Worktree: work})
 	if err != nil || out.Reason != "done" || out.Turns != 3 {
 		t.Fatalf("resumed: %+v %v", out, err)
 	}

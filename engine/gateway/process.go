@@ -46,11 +46,6 @@ type AgentSpec struct {
 	StepTurns bool
 }
 
-// NewAgentProcess is the constructor the runner uses.
-func NewAgentProcess(g *Gateway, runner sandbox.Runner, command ...string) *AgentProcess {
-	return &AgentProcess{Gateway: g, Runner: runner, Command: command}
-}
-
 // Running is an agent process serving a session.
 type Running struct {
 	// Session is the gateway side; with AgentSpec.StepTurns the caller

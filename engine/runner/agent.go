@@ -24,8 +24,8 @@ type (
 	AttemptInput = agent.AttemptInput
 	Session      = agent.Session
 	TurnResult   = agent.TurnResult
-	// SandboxedAgent is agent.Sandboxed: ForTask checks its attempts in
-	// CheckSandbox unless Options.Checks says otherwise.
+	// SandboxedAgent is agent.Sandboxed: engine/app checks its attempts in
+	// CheckSandbox.
 	SandboxedAgent = agent.Sandboxed
 	Recoverer      = agent.Recoverer
 )

@@ -361,7 +361,7 @@ func parentTakeover(t *laneT, e *task.Engine, tk *engine.Task, holder ledger.Hol
 	if err != nil {
 		t.Fatal(err)
 	}
-	lastBefore := task.LastRecordedCommit(before)
+	lastBefore := lastRecordedCommit(before)
 	dead, deadFiles := newestWorktree(t, e, tk.ID)
 	lease, rec, err := e.Claim(ctx, tk.ID, holder)
 	if err != nil {
@@ -379,7 +379,7 @@ func parentTakeover(t *laneT, e *task.Engine, tk *engine.Task, holder ledger.Hol
 	if out, err := gitOut(tk.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+tk.Branch); err == nil {
 		head = strings.TrimSpace(out)
 	}
-	last := task.LastRecordedCommit(after)
+	last := lastRecordedCommit(after)
 	if last == "" && head != "" {
 		last = tk.Base // nothing committed yet: the branch is at its base
 	}
@@ -470,4 +470,15 @@ func newestWorktree(t testing.TB, e *task.Engine, taskID string) (string, map[st
 		return nil
 	})
 	return best, files
+}
+
+// lastRecordedCommit is the most recent commit events record, or "": the
+// newest event that task.RecordedCommits finds a commit in.
+func lastRecordedCommit(events []engine.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		for c := range task.RecordedCommits(events[i : i+1]) {
+			return c
+		}
+	}
+	return ""
 }

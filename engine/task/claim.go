@@ -227,23 +227,6 @@ func RecordedCommits(events []engine.Event) map[string]bool {
 	return out
 }
 
-// LastRecordedCommit is the most recent commit the events record, or "".
-func LastRecordedCommit(events []engine.Event) string {
-	for i := len(events) - 1; i >= 0; i-- {
-		ev := events[i]
-		if !commitKinds[ev.Kind] {
-			continue
-		}
-		var d struct {
-			Commit string `json:"commit"`
-		}
-		if json.Unmarshal(ev.Data, &d) == nil && d.Commit != "" {
-			return d.Commit
-		}
-	}
-	return ""
-}
-
 // recoverWorktrees handles the directories earlier holders worked in: an
 // unfinished `git worktree add` is removed, a stale index.lock is removed
 // once its holder is known dead, and uncommitted edits on the task branch

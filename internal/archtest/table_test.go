@@ -97,6 +97,7 @@ func TestPackageTable(t *testing.T) {
 	rows := readTable(t)
 	graph := loadGraph(t)
 	used := map[string]bool{}
+	departed := map[string]bool{}
 	for _, p := range graph {
 		from := rel(p.ImportPath)
 		r, ok := rowOf(rows, from)
@@ -124,8 +125,18 @@ func TestPackageTable(t *testing.T) {
 					break
 				}
 			}
+			if !allowed && departures[from][to] != "" {
+				allowed, departed[from+" -> "+to] = true, true
+			}
 			if !allowed {
 				t.Errorf("%s imports %s, which its row (docs/architecture.md:%d) does not allow: allowed %v", from, to, r.line, r.allowed)
+			}
+		}
+	}
+	for from, tos := range departures {
+		for to := range tos {
+			if !departed[from+" -> "+to] {
+				t.Errorf("%s no longer imports %s (or its row now allows it): delete it from departures in internal/archtest/table_test.go", from, to)
 			}
 		}
 	}
@@ -141,6 +152,29 @@ func TestPackageTable(t *testing.T) {
 	if len(stale) > 0 {
 		t.Errorf("the table of docs/architecture.md names packages that do not exist (or that a more specific row takes): %v", stale)
 	}
+}
+
+// departures are the imports of cmd/bcode and server that
+// their rows do not allow yet (issue 27: every surface holds engine/app and
+// the root domain packages, nothing below), each with what still needs it
+// and so what is left to move behind engine/app. The list only shrinks:
+// TestPackageTable fails when a listed import is gone.
+var departures = map[string]map[string]string{
+	"cmd/bcode": {
+		"engine/gateway/llamaserver": "model.go: bcode model serve supervises llama-server itself",
+		"engine/pack":                "pack.go: pack.DefaultBudget and the pack's renderers (pack.JSON, pack.Render)",
+		"sandbox/docker":             "doctor.go, sandbox.go: doctor's probes, bcode sandbox build, and bcode sandbox gocache (the GOCACHEPROG inside the containers)",
+		"verify/mutate":              "ci.go, evidence.go: mutate.Options and the report's renderers",
+		"verify/secrets":             "secrets.go: bcode secrets scan runs the scanner itself",
+	},
+	"server": {
+		"engine/codegraph": "text_document_content.go, watch.go: the connection's own code index and its watcher",
+		"engine/pack":      "text_document_content.go: the pack's renderer",
+		"engine/task":      "execute_command.go, task_diff.go, task_run.go: task's event kinds, sentinel errors and change limits",
+		"sandbox":          "diagnostics.go, server.go: Options.Runner, and the confined reads of the workspace",
+		"sandbox/git":      "task_diff.go, watch.go: a request's path checked as git would take it; the git directory and the ignored directories the watcher needs",
+		"verify/mutate":    "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
+	},
 }
 
 // sqlDepartures are the packages that still use database/sql outside the

@@ -60,12 +60,6 @@ func Go(t testing.TB) string {
 	return Command(t, "go", "install Go from https://go.dev/dl")
 }
 
-// Neovim needs nvim on PATH.
-func Neovim(t testing.TB) string {
-	t.Helper()
-	return Command(t, "nvim", "apt-get install neovim (0.7.2 or later)")
-}
-
 // Node needs node on PATH.
 func Node(t testing.TB) string {
 	t.Helper()

@@ -2,14 +2,9 @@ package docker
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
-
-	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
 // offlinePhrase is how the go command says it wanted the network.
@@ -69,65 +64,4 @@ func ExplainOffline(out []byte) []byte {
 		}
 	}
 	return []byte(b.String())
-}
-
-// PrefetchGo downloads every module the Go module in dir needs into the
-// host's module cache, with the user's own environment (GOPROXY, GOPRIVATE,
-// GONOSUMDB, netrc credentials all apply; GOTOOLCHAIN is local): this runs
-// on the host, before the container, which will see the cache read-only
-// and offline. A directory without go.mod needs nothing.
-func PrefetchGo(ctx context.Context, dir string) error {
-	if _, err := os.Stat(dir + "/go.mod"); err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
-		return err
-	}
-	cmd := exec.CommandContext(ctx, "go", "mod", "download")
-	cmd.Dir = dir
-	// The go.mod may be the agent's: its toolchain line must not make the
-	// host download and run another Go (inside, GOTOOLCHAIN=local too, so
-	// such a module fails the same way in both places).
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-	scratch.Own(cmd)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("prefetching Go modules in %s (go mod download): %w: %s", dir, err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
-}
-
-// WarmGoCache compiles, on the host, everything the Go module in dir needs
-// to build and test — the standard library included — into the build cache
-// cache, without running any of it (go build and go test -c). That cache
-// is then a Runner's GoCacheSeed. Run it on the base commit: it is the
-// user's code, and its outputs are what the sandbox may read.
-func WarmGoCache(ctx context.Context, dir, cache string) error {
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return fmt.Errorf("warming the Go cache: %w", err)
-	}
-	out, err := scratch.MkdirTemp("bcode-warm-*")
-	if err != nil {
-		return fmt.Errorf("warming the Go cache: %w", err)
-	}
-	defer os.RemoveAll(out)
-	for _, args := range [][]string{{"build", "./..."}, {"test", "-c", "-o", out, "./..."}} {
-		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOCACHE="+cache, "GOFLAGS=-mod=mod")
-		scratch.Own(cmd)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("warming the Go cache (go %s in %s): %w: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(stderr.String()))
-		}
-	}
-	return nil
 }

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,16 +73,20 @@ func TestGoOffline(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	// On the host, with the user's proxy settings: the dependency lands in
+	// On the host, with the user's proxy settings, the way the task's
+	// prefetch fetches (gotool.Toolchain.Fetch): the dependency lands in
 	// the module cache the container sees read-only.
-	if err := PrefetchGo(ctx, filepath.Join(wt, "good")); err != nil {
+	uuid := module.Version{Path: "github.com/google/uuid", Version: "v1.6.0"}
+	tc, err := gotool.Resolve(ctx)
+	if err != nil {
+		t.Skip("needs go on PATH (https://go.dev/dl):", err)
+	}
+	if _, err := tc.Fetch(ctx, []module.Version{uuid}, nil, gotool.DefaultLimits); err != nil {
 		t.Fatal(err)
 	}
 	// The container sees a view holding that module alone, never the
 	// host's whole cache.
 	view := filepath.Join(t.TempDir(), "modview")
-	uuid := module.Version{Path: "github.com/google/uuid", Version: "v1.6.0"}
-	tc := &gotool.Toolchain{GOMODCACHE: g.GOMODCACHE}
 	if missing, err := tc.ModuleView(view, map[module.Version]gotool.Sum{uuid: {}}); err != nil || len(missing) > 0 {
 		t.Fatalf("module view: missing %v, %v", missing, err)
 	}
@@ -112,7 +117,7 @@ func TestGoOffline(t *testing.T) {
 // TestGoTestWithSeededCache runs a real `go test` inside the sandbox with
 // the build cache served read-through by GOCACHEPROG from a seed, here the
 // host's own GOCACHE so the test stays fast (production seeds a cache of
-// its own with WarmGoCache). The sandbox writes only to its tmpfs.
+// its own in a container: agentbackend's WarmSeed). The sandbox writes only to its tmpfs.
 func TestGoTestWithSeededCache(t *testing.T) {
 	requireDocker(t)
 	g, err := HostGoEnv(context.Background())
@@ -136,9 +141,12 @@ func TestGoTestWithSeededCache(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// Make sure the seed has this package's dependencies (the standard
-	// library's testing closure), as WarmGoCache would on a base commit.
-	if err := WarmGoCache(ctx, wt, g.GOCACHE); err != nil {
-		t.Fatal(err)
+	// library's testing closure): the test's own module, compiled on the
+	// host without running it.
+	warm := exec.CommandContext(ctx, "go", "test", "-c", "-o", t.TempDir(), "./...")
+	warm.Dir, warm.Env = wt, append(os.Environ(), "GOCACHE="+g.GOCACHE)
+	if out, err := warm.CombinedOutput(); err != nil {
+		t.Fatalf("warming the seed: %v\n%s", err, out)
 	}
 	r := newTestRunner(t, wt, func(c *Config) {
 		c.Go = g

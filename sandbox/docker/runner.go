@@ -88,7 +88,8 @@ type Config struct {
 	// GoCacheSeed, when set, is a host build cache (the go command's own
 	// format) that commands read through GOCACHEPROG, read-only, with
 	// their writes going to the container's private tmpfs (ServeGoCache).
-	// Seed it with WarmGoCache on the base commit: a cache of bcode's own,
+	// Seed it from the base commit inside a container (agentbackend's
+	// WarmSeed): a cache of bcode's own,
 	// not the user's GOCACHE, whose entries and test logs come from every
 	// other project the user built.
 	GoCacheSeed string

@@ -107,10 +107,11 @@ func firstLine(path string) (string, error) {
 }
 
 // Open opens the chosen ledger; sqlitePath is the SQLite file to use when
-// the choice is the default.
-func Open(ctx context.Context, c Choice, sqlitePath string) (ledger.Store, error) {
+// the choice is the default, opened with sqliteOpts (its own tables, such
+// as the code index's).
+func Open(ctx context.Context, c Choice, sqlitePath string, sqliteOpts ...ledger.Option) (ledger.Store, error) {
 	if c.IsShared() {
 		return postgres.Open(ctx, c.URL)
 	}
-	return ledger.Open(ctx, sqlitePath)
+	return ledger.Open(ctx, sqlitePath, sqliteOpts...)
 }

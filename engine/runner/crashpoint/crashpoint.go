@@ -63,9 +63,6 @@ var Points = []string{
 	"task.before-release",
 }
 
-// Armed reports whether any crash point is armed in this process.
-func Armed() bool { return armedName != "" }
-
 // Hit kills the process with SIGKILL when name is the armed point and this
 // is the armed hit; otherwise it returns at once.
 func Hit(name string) {
