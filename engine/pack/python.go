@@ -20,9 +20,11 @@ var DefaultPythonServers = [][]string{
 	{"pylsp"},
 }
 
-// pythonTimeout bounds the whole language-server conversation: a slow or
-// stuck server costs at most this, then the pack falls back.
-const pythonTimeout = 30 * time.Second
+// pythonTimeout bounds the whole language-server conversation in wall
+// time, as a backstop only: lspclient abandons a server that stops working
+// on an answer or spins (ErrStalled, in the server's CPU time), so a
+// server that is merely slow on a busy machine still gives the same pack.
+const pythonTimeout = 5 * time.Minute
 
 // pythonSections asks a Python language server for the selection's
 // enclosing function, its callers and callees (callHierarchy) and the tests

@@ -36,6 +36,7 @@ type Client struct {
 	done    chan struct{}
 	readErr error
 	stderr  *tailBuffer
+	stalled chan struct{} // closed by watch
 }
 
 type response struct {
@@ -92,12 +93,13 @@ func Start(ctx context.Context, commands [][]string, rootDir string) (*Client, [
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &Client{cmd: cmd, stdin: stdin, pending: map[int64]chan response{}, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+	c := &Client{cmd: cmd, stdin: stdin, pending: map[int64]chan response{}, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}, stalled: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
 	go c.readLoop(bufio.NewReader(stdout))
+	go c.watch(cmd.Process.Pid)
 	root := FileURI(abs)
 	init := map[string]any{
 		"processId": nil,
@@ -149,6 +151,11 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		return ctx.Err()
 	case <-c.done:
 		return fmt.Errorf("language server exited: %v (stderr: %s)", c.readErr, c.stderr.String())
+	case <-c.stalled:
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return fmt.Errorf("%s: %w", method, ErrStalled)
 	case r := <-ch:
 		if r.Error != nil {
 			return r.Error

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadMessageFraming(t *testing.T) {
@@ -39,4 +41,21 @@ func TestURIRoundTrip(t *testing.T) {
 	if p, err := URIPath(uri); err != nil || p != "/tmp/a dir/x.py" {
 		t.Fatalf("URIPath = %q, %v", p, err)
 	}
+}
+
+// TestIdleServerIsAbandoned: a "server" that reads every request and never
+// answers uses no CPU time: after StallLimit the call ends with ErrStalled,
+// long before the caller's own (wall-clock) deadline.
+func TestIdleServerIsAbandoned(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the stall watch reads /proc")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, _, err := Start(ctx, [][]string{{"sh", "-c", "cat >/dev/null"}}, t.TempDir())
+	if !errors.Is(err, ErrStalled) {
+		t.Fatalf("Start against a server that never answers: %v, want ErrStalled", err)
+	}
+	t.Logf("abandoned after %s", time.Since(start).Round(time.Millisecond))
 }
