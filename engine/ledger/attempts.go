@@ -75,30 +75,10 @@ func (l *Ledger) FinishAttempt(ctx context.Context, lease engine.Lease, a *engin
 
 const attemptSelect = `SELECT id, task_id, number, fence, status, verdict, note, started_at, finished_at FROM attempts`
 
+// scanAttempts reads rows of ScanAttempt's columns and closes them.
 func scanAttempts(rows *sql.Rows) ([]engine.Attempt, error) {
 	defer rows.Close()
-	var out []engine.Attempt
-	for rows.Next() {
-		var (
-			a        engine.Attempt
-			status   string
-			started  string
-			finished sql.NullString
-		)
-		if err := rows.Scan(&a.ID, &a.TaskID, &a.Number, &a.Fence, &status, &a.Verdict, &a.Note, &started, &finished); err != nil {
-			return nil, err
-		}
-		a.Status = engine.AttemptStatus(status)
-		var err error
-		if a.StartedAt, err = parseTime(started); err != nil {
-			return nil, err
-		}
-		if a.FinishedAt, err = parseNullTime(finished); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return ScanAll(rows, ScanAttempt)
 }
 
 // Attempts returns the task's attempts in order of number.

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -14,23 +13,15 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
+// storeTime is formatTime as TaskValues takes it.
+func storeTime(t time.Time) any { return formatTime(t) }
+
 func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
 	}
 	return t.UTC(), nil
-}
-
-func parseNullTime(s sql.NullString) (*time.Time, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	t, err := parseTime(s.String)
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
 }
 
 // jsonText stores an empty raw message as NULL and anything else as TEXT
@@ -44,13 +35,6 @@ func jsonText(what string, raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return string(raw), nil
-}
-
-func rawJSON(s sql.NullString) json.RawMessage {
-	if !s.Valid || s.String == "" {
-		return nil
-	}
-	return json.RawMessage(s.String)
 }
 
 // nullInt stores 0 (the "none" of the engine types) as NULL.

@@ -182,27 +182,8 @@ func (l *Ledger) SumEvents(ctx context.Context, taskID string, kind engine.Event
 	return n, sum, err
 }
 
-// scanEvents reads rows of (seq, task_id, attempt, fence, kind, data, at)
-// and closes them.
+// scanEvents reads rows of ScanEvent's columns and closes them.
 func scanEvents(rows *sql.Rows) ([]engine.Event, error) {
 	defer rows.Close()
-	var out []engine.Event
-	for rows.Next() {
-		var (
-			e              engine.Event
-			attempt, fence sql.NullInt64
-			data           sql.NullString
-			at             string
-		)
-		if err := rows.Scan(&e.Seq, &e.TaskID, &attempt, &fence, &e.Kind, &data, &at); err != nil {
-			return nil, err
-		}
-		e.Attempt, e.Fence, e.Data = attempt.Int64, fence.Int64, rawJSON(data)
-		var err error
-		if e.At, err = parseTime(at); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return ScanAll(rows, ScanEvent)
 }

@@ -73,24 +73,8 @@ func (l *Ledger) verifications(ctx context.Context, where string, args []any, li
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				v       engine.VerificationRun
-				task    sql.NullString
-				attempt sql.NullInt64
-				report  sql.NullString
-				at      string
-			)
-			if err := rows.Scan(&v.ID, &task, &attempt, &v.Repo, &v.Base, &v.Head, &v.Verdict, &report, &v.DurationMS, &at); err != nil {
-				return err
-			}
-			v.TaskID, v.Attempt, v.Report = task.String, attempt.Int64, rawJSON(report)
-			if v.At, err = parseTime(at); err != nil {
-				return err
-			}
-			out = append(out, v)
-		}
-		return rows.Err()
+		out, err = ScanAll(rows, ScanVerification)
+		return err
 	})
 	return out, err
 }
@@ -135,24 +119,8 @@ func (l *Ledger) ModelCalls(ctx context.Context, taskID string) ([]engine.ModelC
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				c       engine.ModelCall
-				attempt sql.NullInt64
-				timings sql.NullString
-				at      string
-			)
-			if err := rows.Scan(&c.ID, &c.TaskID, &attempt, &c.Endpoint, &c.Model, &c.PromptTokens, &c.CompletionTokens,
-				&c.DurationMS, &timings, &c.Error, &at); err != nil {
-				return err
-			}
-			c.Attempt, c.Timings = attempt.Int64, rawJSON(timings)
-			if c.At, err = parseTime(at); err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
+		out, err = ScanAll(rows, ScanModelCall)
+		return err
 	})
 	return out, err
 }

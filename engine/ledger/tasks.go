@@ -37,7 +37,7 @@ func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
 	if err := PrepareNewTask(t, l.opts.now()); err != nil {
 		return err
 	}
-	cols, err := taskColumns(t)
+	cols, err := TaskValues(t, storeTime)
 	if err != nil {
 		return fmt.Errorf("CreateTask: %w", err)
 	}
@@ -113,76 +113,14 @@ func CheckUpdate(lease engine.Lease, t *engine.Task) error {
 	return nil
 }
 
-// taskColumns are the values of goal..updated_at, in the column order both
-// CreateTask and UpdateTask use.
-func taskColumns(t *engine.Task) ([]any, error) {
-	var sel, crit any
-	if t.Selection != nil {
-		b, err := json.Marshal(t.Selection)
-		if err != nil {
-			return nil, err
-		}
-		sel = string(b)
-	}
-	if len(t.Criteria) > 0 {
-		b, err := json.Marshal(t.Criteria)
-		if err != nil {
-			return nil, err
-		}
-		crit = string(b)
-	}
-	budgets, err := json.Marshal(t.Budgets)
-	if err != nil {
-		return nil, err
-	}
-	return []any{t.Goal, sel, crit, t.Base, t.Branch, string(t.Status), t.Reason, t.Verdict,
-		string(budgets), formatTime(t.CreatedAt), formatTime(t.UpdatedAt)}, nil
-}
-
 const taskSelect = `SELECT id, repo, goal, selection, criteria, base, branch, status, reason, verdict, budgets, created_at, updated_at FROM tasks`
-
-func scanTask(row interface{ Scan(...any) error }) (*engine.Task, error) {
-	var (
-		t                engine.Task
-		sel, crit        sql.NullString
-		status, budgets  string
-		created, updated string
-	)
-	if err := row.Scan(&t.ID, &t.Repo, &t.Goal, &sel, &crit, &t.Base, &t.Branch, &status,
-		&t.Reason, &t.Verdict, &budgets, &created, &updated); err != nil {
-		return nil, err
-	}
-	t.Status = engine.TaskStatus(status)
-	if sel.Valid {
-		t.Selection = &engine.Selection{}
-		if err := json.Unmarshal([]byte(sel.String), t.Selection); err != nil {
-			return nil, fmt.Errorf("task %s: selection: %w", t.ID, err)
-		}
-	}
-	if crit.Valid {
-		if err := json.Unmarshal([]byte(crit.String), &t.Criteria); err != nil {
-			return nil, fmt.Errorf("task %s: criteria: %w", t.ID, err)
-		}
-	}
-	if err := json.Unmarshal([]byte(budgets), &t.Budgets); err != nil {
-		return nil, fmt.Errorf("task %s: budgets: %w", t.ID, err)
-	}
-	var err error
-	if t.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if t.UpdatedAt, err = parseTime(updated); err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
 
 // Task returns the task with this id, or an error wrapping engine.ErrNotFound.
 func (l *Ledger) Task(ctx context.Context, id string) (*engine.Task, error) {
 	var t *engine.Task
 	err := l.Read(ctx, func(tx *sql.Tx) error {
 		var err error
-		t, err = scanTask(tx.QueryRowContext(ctx, taskSelect+` WHERE id = ?`, id))
+		t, err = ScanTask(tx.QueryRowContext(ctx, taskSelect+` WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("task %q: %w", id, engine.ErrNotFound)
 		}
@@ -206,7 +144,7 @@ func (l *Ledger) Tasks(ctx context.Context, repo string) ([]engine.Task, error) 
 		}
 		defer rows.Close()
 		for rows.Next() {
-			t, err := scanTask(rows)
+			t, err := ScanTask(rows)
 			if err != nil {
 				return err
 			}
@@ -225,7 +163,7 @@ func (l *Ledger) UpdateTask(ctx context.Context, lease engine.Lease, t *engine.T
 	}
 	updated := *t
 	updated.UpdatedAt = l.opts.now().UTC()
-	cols, err := taskColumns(&updated)
+	cols, err := TaskValues(&updated, storeTime)
 	if err != nil {
 		return fmt.Errorf("UpdateTask: %w", err)
 	}

@@ -78,24 +78,7 @@ const attemptColumns = `id, task_id, number, fence, status, verdict, note, start
 
 func scanAttempts(rows pgx.Rows) ([]engine.Attempt, error) {
 	defer rows.Close()
-	var out []engine.Attempt
-	for rows.Next() {
-		var (
-			a      engine.Attempt
-			status string
-		)
-		if err := rows.Scan(&a.ID, &a.TaskID, &a.Number, &a.Fence, &status, &a.Verdict, &a.Note, &a.StartedAt, &a.FinishedAt); err != nil {
-			return nil, err
-		}
-		a.Status = engine.AttemptStatus(status)
-		a.StartedAt = a.StartedAt.UTC()
-		if a.FinishedAt != nil {
-			f := a.FinishedAt.UTC()
-			a.FinishedAt = &f
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return ledger.ScanAll(rows, ledger.ScanAttempt)
 }
 
 // Attempts implements ledger.Store.
@@ -199,13 +182,6 @@ func jsonArg(what string, raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return string(raw), nil
-}
-
-func rawJSON(s *string) json.RawMessage {
-	if s == nil || *s == "" {
-		return nil
-	}
-	return json.RawMessage(*s)
 }
 
 func insertEvent(ctx context.Context, tx pgx.Tx, e *engine.Event) (int64, error) {
@@ -343,30 +319,10 @@ const newestEventsQuery = `SELECT e.seq, e.task_id, e.attempt, e.fence, e.kind, 
 			SELECT * FROM events WHERE task_id = t.id ORDER BY seq DESC LIMIT 1
 		) e`
 
-// scanEvents reads rows of (seq, task_id, attempt, fence, kind, data, at)
-// and closes them.
+// scanEvents reads rows of ledger.ScanEvent's columns and closes them.
 func scanEvents(rows pgx.Rows) ([]engine.Event, error) {
 	defer rows.Close()
-	var out []engine.Event
-	for rows.Next() {
-		var (
-			e              engine.Event
-			attempt, fence *int64
-			data           *string
-		)
-		if err := rows.Scan(&e.Seq, &e.TaskID, &attempt, &fence, &e.Kind, &data, &e.At); err != nil {
-			return nil, err
-		}
-		if attempt != nil {
-			e.Attempt = *attempt
-		}
-		if fence != nil {
-			e.Fence = *fence
-		}
-		e.Data, e.At = rawJSON(data), e.At.UTC()
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return ledger.ScanAll(rows, ledger.ScanEvent)
 }
 
 // RecordVerification implements ledger.Store (not fenced).
@@ -430,26 +386,8 @@ func (s *Store) verifications(ctx context.Context, where string, args []any, lim
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				v       engine.VerificationRun
-				task    *string
-				attempt *int64
-				report  *string
-			)
-			if err := rows.Scan(&v.ID, &task, &attempt, &v.Repo, &v.Base, &v.Head, &v.Verdict, &report, &v.DurationMS, &v.At); err != nil {
-				return err
-			}
-			if task != nil {
-				v.TaskID = *task
-			}
-			if attempt != nil {
-				v.Attempt = *attempt
-			}
-			v.Report, v.At = rawJSON(report), v.At.UTC()
-			out = append(out, v)
-		}
-		return rows.Err()
+		out, err = ledger.ScanAll(rows, ledger.ScanVerification)
+		return err
 	})
 	return out, err
 }
@@ -492,23 +430,8 @@ func (s *Store) ModelCalls(ctx context.Context, taskID string) ([]engine.ModelCa
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var (
-				c       engine.ModelCall
-				attempt *int64
-				timings *string
-			)
-			if err := rows.Scan(&c.ID, &c.TaskID, &attempt, &c.Endpoint, &c.Model, &c.PromptTokens, &c.CompletionTokens,
-				&c.DurationMS, &timings, &c.Error, &c.At); err != nil {
-				return err
-			}
-			if attempt != nil {
-				c.Attempt = *attempt
-			}
-			c.Timings, c.At = rawJSON(timings), c.At.UTC()
-			out = append(out, c)
-		}
-		return rows.Err()
+		out, err = ledger.ScanAll(rows, ledger.ScanModelCall)
+		return err
 	})
 	return out, err
 }

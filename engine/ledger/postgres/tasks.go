@@ -29,7 +29,7 @@ func (s *Store) CreateTask(ctx context.Context, t *engine.Task) error {
 	return s.write(ctx, func(tx pgx.Tx) error {
 		t.CreatedAt = t.CreatedAt.Truncate(time.Microsecond)
 		t.UpdatedAt = t.CreatedAt
-		cols, err := taskColumns(t)
+		cols, err := ledger.TaskValues(t, storeTime)
 		if err != nil {
 			return fmt.Errorf("CreateTask: %w", err)
 		}
@@ -48,70 +48,15 @@ func (s *Store) CreateTask(ctx context.Context, t *engine.Task) error {
 	})
 }
 
-// taskColumns are goal..updated_at in the order CreateTask and UpdateTask
-// write them.
-func taskColumns(t *engine.Task) ([]any, error) {
-	var sel, crit any
-	if t.Selection != nil {
-		b, err := json.Marshal(t.Selection)
-		if err != nil {
-			return nil, err
-		}
-		sel = string(b)
-	}
-	if len(t.Criteria) > 0 {
-		b, err := json.Marshal(t.Criteria)
-		if err != nil {
-			return nil, err
-		}
-		crit = string(b)
-	}
-	budgets, err := json.Marshal(t.Budgets)
-	if err != nil {
-		return nil, err
-	}
-	return []any{t.Goal, sel, crit, t.Base, t.Branch, string(t.Status), t.Reason, t.Verdict,
-		string(budgets), t.CreatedAt.UTC(), t.UpdatedAt.UTC()}, nil
-}
-
 const taskSelect = `SELECT id, repo, goal, selection::text, criteria::text, base, branch, status, reason, verdict,
 	budgets::text, created_at, updated_at FROM tasks`
-
-func scanTask(row pgx.Row) (*engine.Task, error) {
-	var (
-		t               engine.Task
-		sel, crit       *string
-		status, budgets string
-	)
-	if err := row.Scan(&t.ID, &t.Repo, &t.Goal, &sel, &crit, &t.Base, &t.Branch, &status,
-		&t.Reason, &t.Verdict, &budgets, &t.CreatedAt, &t.UpdatedAt); err != nil {
-		return nil, err
-	}
-	t.Status = engine.TaskStatus(status)
-	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
-	if sel != nil {
-		t.Selection = &engine.Selection{}
-		if err := json.Unmarshal([]byte(*sel), t.Selection); err != nil {
-			return nil, fmt.Errorf("task %s: selection: %w", t.ID, err)
-		}
-	}
-	if crit != nil {
-		if err := json.Unmarshal([]byte(*crit), &t.Criteria); err != nil {
-			return nil, fmt.Errorf("task %s: criteria: %w", t.ID, err)
-		}
-	}
-	if err := json.Unmarshal([]byte(budgets), &t.Budgets); err != nil {
-		return nil, fmt.Errorf("task %s: budgets: %w", t.ID, err)
-	}
-	return &t, nil
-}
 
 // Task implements ledger.Store.
 func (s *Store) Task(ctx context.Context, id string) (*engine.Task, error) {
 	var t *engine.Task
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		var err error
-		t, err = scanTask(tx.QueryRow(ctx, taskSelect+` WHERE id = $1`, id))
+		t, err = ledger.ScanTask(tx.QueryRow(ctx, taskSelect+` WHERE id = $1`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("task %q: %w", id, engine.ErrNotFound)
 		}
@@ -135,7 +80,7 @@ func (s *Store) Tasks(ctx context.Context, repo string) ([]engine.Task, error) {
 		}
 		defer rows.Close()
 		for rows.Next() {
-			t, err := scanTask(rows)
+			t, err := ledger.ScanTask(rows)
 			if err != nil {
 				return err
 			}
@@ -155,7 +100,7 @@ func (s *Store) UpdateTask(ctx context.Context, lease engine.Lease, t *engine.Ta
 	err := s.fenced(ctx, lease, func(tx pgx.Tx, now time.Time) error {
 		updated := *t
 		updated.UpdatedAt = now
-		cols, err := taskColumns(&updated)
+		cols, err := ledger.TaskValues(&updated, storeTime)
 		if err != nil {
 			return fmt.Errorf("UpdateTask: %w", err)
 		}
@@ -342,3 +287,7 @@ func (s *Store) Lease(ctx context.Context, taskID string) (*engine.Lease, error)
 	})
 	return out, err
 }
+
+// storeTime is how a time goes to a timestamptz column: in UTC (the
+// database keeps microseconds).
+func storeTime(t time.Time) any { return t.UTC() }
