@@ -42,7 +42,6 @@ var oversize = map[string]string{
 	"engine/pack.builder.plan":                 "to split",
 	"engine/pack.builder.pythonGraph":          "to split",
 	"engine/pack.builder.rankFunctions":        "to split",
-	"engine/task.Engine.Accept":                "to split",
 	"sandbox/docker.Runner.Run":                "to split",
 	"sandbox/git.Repo.SnapshotWorktree":        "to split",
 	"sandbox/git.Repo.snapshot":                "to split",
