@@ -43,8 +43,6 @@ var oversize = map[string]string{
 	"engine/pack.builder.pythonGraph":          "to split",
 	"engine/pack.builder.rankFunctions":        "to split",
 	"sandbox/docker.Runner.Run":                "to split",
-	"sandbox/git.Repo.SnapshotWorktree":        "to split",
-	"sandbox/git.Repo.snapshot":                "to split",
 	"verify/mutate.WriteMutationReport":        "to split",
 	"verify/mutate.coverMain":                  "to split",
 	"verify/mutate.pySession.runSchema":        "to split",
