@@ -42,7 +42,6 @@ var oversize = map[string]string{
 	"engine/pack.builder.plan":                 "to split",
 	"engine/pack.builder.pythonGraph":          "to split",
 	"engine/pack.builder.rankFunctions":        "to split",
-	"sandbox/docker.Runner.Run":                "to split",
 	"verify/mutate.WriteMutationReport":        "to split",
 	"verify/mutate.coverMain":                  "to split",
 	"verify/mutate.pySession.runSchema":        "to split",
