@@ -35,7 +35,6 @@ var oversize = map[string]string{
 	"cmd/bcode-bench.historyOnly":              "to split",
 	"cmd/bcode-bench.runGateSandboxBench":      "to split",
 	"cmd/bcode.cmdEvidence":                    "to split",
-	"engine/check/labelled.Parse":              "to split",
 	"engine/codegraph.Index":                   "to split",
 	"engine/codegraph.assemblePython":          "to split",
 	"engine/gateway.AnthropicBackend.Complete": "to split",
