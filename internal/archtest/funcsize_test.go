@@ -37,7 +37,6 @@ var oversize = map[string]string{
 	"cmd/bcode.cmdEvidence":                    "to split",
 	"engine/codegraph.Index":                   "to split",
 	"engine/codegraph.assemblePython":          "to split",
-	"engine/gateway.AnthropicBackend.Complete": "to split",
 	"engine/pack.builder.plan":                 "to split",
 	"engine/pack.builder.pythonGraph":          "to split",
 	"engine/pack.builder.rankFunctions":        "to split",
