@@ -35,8 +35,6 @@ var oversize = map[string]string{
 	"cmd/bcode-bench.historyOnly":              "to split",
 	"cmd/bcode-bench.runGateSandboxBench":      "to split",
 	"cmd/bcode.cmdEvidence":                    "to split",
-	"engine/codegraph.Index":                   "to split",
-	"engine/codegraph.assemblePython":          "to split",
 	"engine/pack.builder.plan":                 "to split",
 	"engine/pack.builder.pythonGraph":          "to split",
 	"engine/pack.builder.rankFunctions":        "to split",
