@@ -49,16 +49,9 @@ func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error)
 		return nil, st, err
 	}
 	defer conf.Close()
-	gomod, err := conf.ReadFile("go.mod", 1<<20)
+	gomod, module, err := readModule(conf, abs)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, st, fmt.Errorf("%s: %w", abs, ErrNoGoModule)
-		}
-		return nil, st, fmt.Errorf("reading go.mod: %w", err)
-	}
-	module := modulePath(gomod)
-	if module == "" {
-		return nil, st, fmt.Errorf("%s/go.mod names no module", abs)
+		return nil, st, err
 	}
 	st.Module = module
 	scan, err := ScanTree(conf, gomod)
@@ -74,32 +67,64 @@ func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error)
 			return nil, st, fmt.Errorf("reading the stored index: %w", err)
 		}
 	}
+	st.Reindexed, st.Removed = toReindex(module, scan.Hashes, stored)
+
+	loadStart := time.Now()
+	fresh, err := reindex(ctx, conf, module, st.Reindexed, scan.Hashes)
+	if err != nil {
+		return nil, st, err
+	}
+	st.Load = time.Since(loadStart)
+	if store != nil && (len(st.Reindexed) > 0 || len(st.Removed) > 0) {
+		if err := saveUnits(ctx, store, abs, st.Reindexed, fresh, st.Removed); err != nil {
+			return nil, st, err
+		}
+	}
+	units := st.gatherUnits(scan.Hashes, fresh, stored)
+	st.Units = len(units)
+	g := Assemble(module, units)
+	st.Total = time.Since(start)
+	return g, st, nil
+}
+
+// readModule reads the tree's go.mod and the module path it names.
+func readModule(conf *sandbox.Confined, abs string) (gomod []byte, module string, err error) {
+	gomod, err = conf.ReadFile("go.mod", 1<<20)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("%s: %w", abs, ErrNoGoModule)
+		}
+		return nil, "", fmt.Errorf("reading go.mod: %w", err)
+	}
+	module = modulePath(gomod)
+	if module == "" {
+		return nil, "", fmt.Errorf("%s/go.mod names no module", abs)
+	}
+	return gomod, module, nil
+}
+
+// toReindex decides which directories are indexed again: those whose hash
+// is not the stored one, and the live ones that import a package of a
+// changed or removed directory. It also returns the stored directories
+// gone from the tree. Both are sorted.
+func toReindex(module string, hashes map[string]string, stored map[string]*Unit) (dirs, removed []string) {
 	changed := map[string]bool{}
-	for dir, h := range scan.Hashes {
+	for dir, h := range hashes {
 		if u, ok := stored[dir]; !ok || u.Hash != h {
 			changed[dir] = true
 		}
 	}
 	for dir := range stored {
-		if _, ok := scan.Hashes[dir]; !ok {
-			st.Removed = append(st.Removed, dir)
+		if _, ok := hashes[dir]; !ok {
+			removed = append(removed, dir)
 		}
 	}
-	slices.Sort(st.Removed)
+	slices.Sort(removed)
 	// A changed package can change what its importers' names resolve to;
 	// re-index its direct importers too.
-	changedPkgs := map[string]bool{}
-	for dir := range changed {
-		changedPkgs[packagePath(module, dir)] = true
-		changedPkgs[packagePath(module, dir)+"_test"] = true
-	}
-	for _, dir := range st.Removed {
-		for _, p := range stored[dir].Pkgs {
-			changedPkgs[p] = true
-		}
-	}
+	changedPkgs := changedPackages(module, changed, removed, stored)
 	for dir, u := range stored {
-		if _, live := scan.Hashes[dir]; !live || changed[dir] {
+		if _, live := hashes[dir]; !live || changed[dir] {
 			continue
 		}
 		for _, imp := range u.Imports {
@@ -109,35 +134,65 @@ func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error)
 			}
 		}
 	}
-	dirs := make([]string, 0, len(changed))
+	dirs = make([]string, 0, len(changed))
 	for d := range changed {
 		dirs = append(dirs, d)
 	}
 	slices.Sort(dirs)
-	st.Reindexed = dirs
+	return dirs, removed
+}
 
-	loadStart := time.Now()
-	fresh := map[string]*Unit{}
-	if len(dirs) > 0 {
-		if fresh, err = indexGo(ctx, conf, module, dirs); err != nil {
-			return nil, st, err
-		}
-		for _, d := range dirs {
-			fresh[d].Hash = scan.Hashes[d]
+// changedPackages are the import paths of the changed directories'
+// packages (with their external test packages) and of the packages the
+// removed directories had.
+func changedPackages(module string, changed map[string]bool, removed []string, stored map[string]*Unit) map[string]bool {
+	pkgs := map[string]bool{}
+	for dir := range changed {
+		pkgs[packagePath(module, dir)] = true
+		pkgs[packagePath(module, dir)+"_test"] = true
+	}
+	for _, dir := range removed {
+		for _, p := range stored[dir].Pkgs {
+			pkgs[p] = true
 		}
 	}
-	st.Load = time.Since(loadStart)
-	if store != nil && (len(dirs) > 0 || len(st.Removed) > 0) {
-		save := make([]*Unit, 0, len(dirs))
-		for _, d := range dirs {
-			save = append(save, fresh[d])
-		}
-		if err := store.Save(ctx, abs, save, st.Removed); err != nil {
-			return nil, st, fmt.Errorf("saving the index: %w", err)
-		}
+	return pkgs
+}
+
+// reindex indexes dirs afresh, each unit carrying its directory's hash.
+func reindex(ctx context.Context, conf *sandbox.Confined, module string, dirs []string, hashes map[string]string) (map[string]*Unit, error) {
+	if len(dirs) == 0 {
+		return map[string]*Unit{}, nil
 	}
-	units := make([]*Unit, 0, len(scan.Hashes))
-	for dir := range scan.Hashes {
+	fresh, err := indexGo(ctx, conf, module, dirs)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		fresh[d].Hash = hashes[d]
+	}
+	return fresh, nil
+}
+
+// saveUnits stores the units of the re-indexed directories and forgets the
+// removed ones.
+func saveUnits(ctx context.Context, store Store, abs string, dirs []string, fresh map[string]*Unit, removed []string) error {
+	save := make([]*Unit, 0, len(dirs))
+	for _, d := range dirs {
+		save = append(save, fresh[d])
+	}
+	if err := store.Save(ctx, abs, save, removed); err != nil {
+		return fmt.Errorf("saving the index: %w", err)
+	}
+	return nil
+}
+
+// gatherUnits lists the unit of every live directory: the fresh one, else
+// the stored one (counted in st.Reused); the first 20 of their errors go
+// to st.Errors.
+func (st *Stats) gatherUnits(hashes map[string]string, fresh, stored map[string]*Unit) []*Unit {
+	units := make([]*Unit, 0, len(hashes))
+	for dir := range hashes {
 		u := fresh[dir]
 		if u == nil {
 			u = stored[dir]
@@ -150,10 +205,7 @@ func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error)
 			}
 		}
 	}
-	st.Units = len(units)
-	g := Assemble(module, units)
-	st.Total = time.Since(start)
-	return g, st, nil
+	return units
 }
 
 // Scan is the content state of a repository's Go directories.

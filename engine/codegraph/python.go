@@ -198,210 +198,267 @@ func isPythonTestFile(rel string) bool {
 // is too common to mean anything.
 const maxAmbiguity = 3
 
+// assemblePython builds the graph of the indexer's files: every
+// definition as a symbol first, then the edges its calls, references and
+// bases resolve to, then dispatch edges from base classes' methods to
+// their overrides.
 func assemblePython(files []pyFile) *Graph {
-	u := &Unit{Dir: "."}
-	byName := map[string][]string{}  // def name → IDs (functions and classes)
-	methods := map[string][]string{} // method name → IDs
-	inModule := map[string]string{}  // module + "\x00" + name → top-level ID
-	inClass := map[string]string{}   // module.Class + "\x00" + method → ID
-	classOf := map[string]string{}   // method ID → class ID
-	moduleOf := map[string]string{}  // ID → module
-	initOf := map[string]string{}    // class ID → its __init__ ID
-	defined := map[string]bool{}
-	type pending struct {
-		id    string
-		mod   string
-		class string
-		def   pyDef
-		file  *pyFile
+	g := &pyAssembly{
+		u:        &Unit{Dir: "."},
+		byName:   map[string][]string{},
+		methods:  map[string][]string{},
+		inModule: map[string]string{},
+		inClass:  map[string]string{},
+		classOf:  map[string]string{},
+		moduleOf: map[string]string{},
+		initOf:   map[string]string{},
+		defined:  map[string]bool{},
 	}
-	var all []pending
 	for fi := range files {
 		f := &files[fi]
 		if f.Error != "" {
 			continue
 		}
 		mod := pyModule(f.Path)
-		u.Pkgs = append(u.Pkgs, mod)
+		g.u.Pkgs = append(g.u.Pkgs, mod)
 		for _, d := range f.Defs {
-			id := mod + "." + d.Name
-			kind := KindFunc
-			switch d.Kind {
-			case "class":
-				kind = KindType
-			case "method":
-				id = mod + "." + d.Class + "." + d.Name
-				kind = KindMethod
-			}
-			if defined[id] {
-				continue // a redefinition: the first wins
-			}
-			defined[id] = true
-			test := isPythonTestFile(f.Path) && strings.HasPrefix(d.Name, "test") && kind != KindType
-			u.Symbols = append(u.Symbols, Symbol{ID: id, Name: d.Name, Kind: kind, Pkg: mod, File: f.Path, Line: d.Line, EndLine: max(d.End, d.Line), Signature: d.Sig, Test: test})
-			moduleOf[id] = mod
-			switch kind {
-			case KindMethod:
-				methods[d.Name] = append(methods[d.Name], id)
-				cls := mod + "." + d.Class
-				inClass[cls+"\x00"+d.Name] = id
-				classOf[id] = cls
-				if d.Name == "__init__" {
-					initOf[cls] = id
-				}
-			default:
-				byName[d.Name] = append(byName[d.Name], id)
-				inModule[mod+"\x00"+d.Name] = id
-			}
-			all = append(all, pending{id, mod, d.Class, d, f})
+			g.addDef(f, mod, d)
 		}
 	}
-	// imports of a module: local alias → (module, name)
-	resolveImport := func(f *pyFile, mod, alias string) []string {
-		for _, im := range f.Imports {
-			if im.As != alias || im.Name == "" {
-				continue
-			}
-			target := im.Module
-			if strings.HasPrefix(target, ".") {
-				// Relative: strip one package level per dot past the first.
-				base := mod
-				if !strings.HasSuffix(f.Path, "__init__.py") {
-					if i := strings.LastIndexByte(base, '.'); i >= 0 {
-						base = base[:i]
-					} else {
-						base = ""
-					}
-				}
-				dots := len(target) - len(strings.TrimLeft(target, "."))
-				for range dots - 1 {
-					if i := strings.LastIndexByte(base, '.'); i >= 0 {
-						base = base[:i]
-					} else {
-						base = ""
-					}
-				}
-				rest := strings.TrimLeft(target, ".")
-				target = strings.Trim(base+"."+rest, ".")
-			}
-			var out []string
-			for _, id := range byName[im.Name] {
-				if m := moduleOf[id]; m == target || strings.HasSuffix(m, "."+target) || strings.HasPrefix(m, target+".") {
-					out = append(out, id)
-				}
-			}
-			if len(out) > 0 {
-				return out
-			}
-		}
-		return nil
+	for _, p := range g.all {
+		g.linkDef(p)
 	}
-	unique := func(ids []string) []string {
-		if len(ids) > maxAmbiguity {
-			return nil
-		}
-		return ids
-	}
-	for _, p := range all {
-		seen := map[string]bool{}
-		add := func(kind EdgeKind, to string) {
-			if to == "" || to == p.id || seen[to] {
-				return
-			}
-			seen[to] = true
-			u.Edges = append(u.Edges, Edge{Kind: kind, From: p.id, To: to})
-			// Calling a class runs its __init__.
-			if init := initOf[to]; init != "" && kind == EdgeCalls && !seen[init] {
-				seen[init] = true
-				u.Edges = append(u.Edges, Edge{Kind: EdgeCalls, From: p.id, To: init})
-			}
-		}
-		for _, c := range p.def.Calls {
-			if len(c) < 2 {
-				continue
-			}
-			name := c[1]
-			var targets []string
-			switch c[0] {
-			case "name":
-				if id := inModule[p.mod+"\x00"+name]; id != "" {
-					targets = []string{id}
-				} else if ids := resolveImport(p.file, p.mod, name); ids != nil {
-					targets = ids
-				} else {
-					targets = unique(byName[name])
-				}
-			case "self":
-				cls := classOf[p.id]
-				if id := inClass[cls+"\x00"+name]; id != "" {
-					targets = []string{id}
-				} else {
-					targets = unique(methods[name])
-				}
-			case "attr":
-				// module.func() through an import, else a method by name.
-				if len(c) > 2 && c[2] != "" {
-					if ids := moduleFuncs(p.file, c[2], name, byName, moduleOf); ids != nil {
-						targets = ids
-						break
-					}
-				}
-				targets = unique(append(slices.Clone(methods[name]), byName[name]...))
-			}
-			for _, t := range targets {
-				add(EdgeCalls, t)
-			}
-		}
-		for _, r := range p.def.Refs {
-			if m, ok := strings.CutPrefix(r, "self."); ok {
-				if id := inClass[classOf[p.id]+"\x00"+m]; id != "" {
-					add(EdgeRefs, id)
-				}
-				continue
-			}
-			if id := inModule[p.mod+"\x00"+r]; id != "" {
-				add(EdgeRefs, id)
-			} else if ids := resolveImport(p.file, p.mod, r); len(ids) == 1 {
-				add(EdgeRefs, ids[0])
-			}
-		}
-		// A class refers to its bases.
-		for _, b := range p.def.Bases {
-			if id := inModule[p.mod+"\x00"+b]; id != "" {
-				add(EdgeEmbeds, id)
-			} else if ids := resolveImport(p.file, p.mod, b); len(ids) == 1 {
-				add(EdgeEmbeds, ids[0])
-			}
+	for _, p := range g.all {
+		if p.def.Kind == "class" {
+			g.linkOverrides(p)
 		}
 	}
-	// An overriding method may run where its base class's is called: a
-	// dispatch edge from the base method to the override.
-	for _, p := range all {
-		if p.def.Kind != "class" {
+	return Assemble("", []*Unit{g.u})
+}
+
+// pyAssembly is the Python graph being assembled: the unit, and the
+// lookups that resolve a name used in a definition to the definitions it
+// may mean.
+type pyAssembly struct {
+	u        *Unit
+	byName   map[string][]string // def name → IDs (functions and classes)
+	methods  map[string][]string // method name → IDs
+	inModule map[string]string   // module + "\x00" + name → top-level ID
+	inClass  map[string]string   // module.Class + "\x00" + method → ID
+	classOf  map[string]string   // method ID → class ID
+	moduleOf map[string]string   // ID → module
+	initOf   map[string]string   // class ID → its __init__ ID
+	defined  map[string]bool
+	all      []pyDefined // in the files' order
+}
+
+// pyDefined is a definition taken into the graph, for linking once all
+// are known.
+type pyDefined struct {
+	id   string
+	mod  string
+	def  pyDef
+	file *pyFile
+}
+
+// addDef takes in definition d of module mod as a symbol, and records it
+// in the lookups; a redefinition of an ID is left out (the first wins).
+func (g *pyAssembly) addDef(f *pyFile, mod string, d pyDef) {
+	id := mod + "." + d.Name
+	kind := KindFunc
+	switch d.Kind {
+	case "class":
+		kind = KindType
+	case "method":
+		id = mod + "." + d.Class + "." + d.Name
+		kind = KindMethod
+	}
+	if g.defined[id] {
+		return // a redefinition: the first wins
+	}
+	g.defined[id] = true
+	test := isPythonTestFile(f.Path) && strings.HasPrefix(d.Name, "test") && kind != KindType
+	g.u.Symbols = append(g.u.Symbols, Symbol{ID: id, Name: d.Name, Kind: kind, Pkg: mod, File: f.Path, Line: d.Line, EndLine: max(d.End, d.Line), Signature: d.Sig, Test: test})
+	g.moduleOf[id] = mod
+	switch kind {
+	case KindMethod:
+		g.methods[d.Name] = append(g.methods[d.Name], id)
+		cls := mod + "." + d.Class
+		g.inClass[cls+"\x00"+d.Name] = id
+		g.classOf[id] = cls
+		if d.Name == "__init__" {
+			g.initOf[cls] = id
+		}
+	default:
+		g.byName[d.Name] = append(g.byName[d.Name], id)
+		g.inModule[mod+"\x00"+d.Name] = id
+	}
+	g.all = append(g.all, pyDefined{id, mod, d, f})
+}
+
+// resolveImport resolves alias, a name module mod of file f imported
+// (from module import name as alias), to the definitions it may mean.
+func (g *pyAssembly) resolveImport(f *pyFile, mod, alias string) []string {
+	for _, im := range f.Imports {
+		if im.As != alias || im.Name == "" {
 			continue
 		}
-		for _, b := range p.def.Bases {
-			baseID := inModule[p.mod+"\x00"+b]
-			if baseID == "" {
-				if ids := resolveImport(p.file, p.mod, b); len(ids) == 1 {
-					baseID = ids[0]
-				}
+		target := im.Module
+		if strings.HasPrefix(target, ".") {
+			target = relativeImport(f.Path, mod, target)
+		}
+		var out []string
+		for _, id := range g.byName[im.Name] {
+			if m := g.moduleOf[id]; m == target || strings.HasSuffix(m, "."+target) || strings.HasPrefix(m, target+".") {
+				out = append(out, id)
 			}
-			if baseID == "" {
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// relativeImport is the module a relative import (target, "..pkg.mod") in
+// module mod, file rel, names: the package mod is in (mod itself for an
+// __init__.py), one package level up per dot past the first.
+func relativeImport(rel, mod, target string) string {
+	base := mod
+	if !strings.HasSuffix(rel, "__init__.py") {
+		base = parentModule(base)
+	}
+	dots := len(target) - len(strings.TrimLeft(target, "."))
+	for range dots - 1 {
+		base = parentModule(base)
+	}
+	rest := strings.TrimLeft(target, ".")
+	return strings.Trim(base+"."+rest, ".")
+}
+
+// parentModule is the package a dotted module is in ("" at the top).
+func parentModule(m string) string {
+	if i := strings.LastIndexByte(m, '.'); i >= 0 {
+		return m[:i]
+	}
+	return ""
+}
+
+// unlessAmbiguous is ids, or none when there are too many to mean
+// anything (maxAmbiguity).
+func unlessAmbiguous(ids []string) []string {
+	if len(ids) > maxAmbiguity {
+		return nil
+	}
+	return ids
+}
+
+// resolveName is the one definition a name used in p means: p's module's
+// own, else the one import it names.
+func (g *pyAssembly) resolveName(p pyDefined, name string) string {
+	if id := g.inModule[p.mod+"\x00"+name]; id != "" {
+		return id
+	}
+	if ids := g.resolveImport(p.file, p.mod, name); len(ids) == 1 {
+		return ids[0]
+	}
+	return ""
+}
+
+// linkDef adds p's edges: the definitions its calls may reach, those it
+// refers to, and (for a class) its bases; each target once.
+func (g *pyAssembly) linkDef(p pyDefined) {
+	seen := map[string]bool{}
+	add := func(kind EdgeKind, to string) {
+		if to == "" || to == p.id || seen[to] {
+			return
+		}
+		seen[to] = true
+		g.u.Edges = append(g.u.Edges, Edge{Kind: kind, From: p.id, To: to})
+		// Calling a class runs its __init__.
+		if init := g.initOf[to]; init != "" && kind == EdgeCalls && !seen[init] {
+			seen[init] = true
+			g.u.Edges = append(g.u.Edges, Edge{Kind: EdgeCalls, From: p.id, To: init})
+		}
+	}
+	for _, c := range p.def.Calls {
+		if len(c) < 2 {
+			continue
+		}
+		for _, t := range g.callTargets(p, c) {
+			add(EdgeCalls, t)
+		}
+	}
+	for _, r := range p.def.Refs {
+		if m, ok := strings.CutPrefix(r, "self."); ok {
+			if id := g.inClass[g.classOf[p.id]+"\x00"+m]; id != "" {
+				add(EdgeRefs, id)
+			}
+			continue
+		}
+		if id := g.resolveName(p, r); id != "" {
+			add(EdgeRefs, id)
+		}
+	}
+	// A class refers to its bases.
+	for _, b := range p.def.Bases {
+		if id := g.resolveName(p, b); id != "" {
+			add(EdgeEmbeds, id)
+		}
+	}
+}
+
+// callTargets resolves a call in p, c = [kind, name(, base)], to the
+// definitions it may reach: by the narrowest scope that knows the name
+// (module, class, import), else by the name across the repository unless
+// too ambiguous.
+func (g *pyAssembly) callTargets(p pyDefined, c []string) []string {
+	name := c[1]
+	switch c[0] {
+	case "name":
+		if id := g.inModule[p.mod+"\x00"+name]; id != "" {
+			return []string{id}
+		}
+		if ids := g.resolveImport(p.file, p.mod, name); ids != nil {
+			return ids
+		}
+		return unlessAmbiguous(g.byName[name])
+	case "self":
+		if id := g.inClass[g.classOf[p.id]+"\x00"+name]; id != "" {
+			return []string{id}
+		}
+		return unlessAmbiguous(g.methods[name])
+	case "attr":
+		// module.func() through an import, else a method by name.
+		if len(c) > 2 && c[2] != "" {
+			if ids := moduleFuncs(p.file, c[2], name, g.byName, g.moduleOf); ids != nil {
+				return ids
+			}
+		}
+		return unlessAmbiguous(append(slices.Clone(g.methods[name]), g.byName[name]...))
+	}
+	return nil
+}
+
+// linkOverrides adds a dispatch edge from each method of class p's bases
+// to the method of p that overrides it: the override may run where the
+// base class's method is called.
+func (g *pyAssembly) linkOverrides(p pyDefined) {
+	for _, b := range p.def.Bases {
+		baseID := g.resolveName(p, b)
+		if baseID == "" {
+			continue
+		}
+		for key, mid := range g.inClass {
+			cls, name, _ := strings.Cut(key, "\x00")
+			if cls != p.id {
 				continue
 			}
-			for key, mid := range inClass {
-				cls, name, _ := strings.Cut(key, "\x00")
-				if cls != p.id {
-					continue
-				}
-				if bm := inClass[baseID+"\x00"+name]; bm != "" {
-					u.Edges = append(u.Edges, Edge{Kind: EdgeDispatch, From: bm, To: mid})
-				}
+			if bm := g.inClass[baseID+"\x00"+name]; bm != "" {
+				g.u.Edges = append(g.u.Edges, Edge{Kind: EdgeDispatch, From: bm, To: mid})
 			}
 		}
 	}
-	return Assemble("", []*Unit{u})
 }
 
 // moduleFuncs resolves base.name() where base is an imported module.

@@ -54,8 +54,34 @@ type anthMessage struct {
 // Complete implements Backend: system messages become the system field,
 // tool calls tool_use blocks, tool results tool_result blocks in a user turn.
 func (b *AnthropicBackend) Complete(ctx context.Context, msgs []openai.Message, tools []openai.Tool, onDelta func(string)) (*openai.Response, error) {
-	var system []string
-	var out []anthMessage
+	system, out := anthropicMessages(msgs)
+	maxTok := b.MaxTokens
+	if maxTok <= 0 {
+		maxTok = 8192
+	}
+	body, err := json.Marshal(map[string]any{"model": b.ModelName, "max_tokens": maxTok, "system": system, "messages": out, "tools": anthropicTools(tools)})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := b.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	res, err := decodeAnthropic(raw)
+	if err != nil {
+		return nil, err
+	}
+	if onDelta != nil && res.Message.Content != "" {
+		onDelta(res.Message.Content)
+	}
+	return res, nil
+}
+
+// anthropicMessages converts the conversation: the system messages joined
+// into the system field, and the rest as turns, consecutive blocks of one
+// role merged into one turn (the API wants the roles to alternate).
+func anthropicMessages(msgs []openai.Message) (system string, out []anthMessage) {
+	var systems []string
 	add := func(role string, blk anthBlock) {
 		if n := len(out); n > 0 && out[n-1].Role == role {
 			out[n-1].Content = append(out[n-1].Content, blk)
@@ -66,7 +92,7 @@ func (b *AnthropicBackend) Complete(ctx context.Context, msgs []openai.Message, 
 	for _, m := range msgs {
 		switch m.Role {
 		case "system":
-			system = append(system, m.Content)
+			systems = append(systems, m.Content)
 		case "assistant":
 			if m.Content != "" {
 				add("assistant", anthBlock{Type: "text", Text: m.Content})
@@ -84,23 +110,28 @@ func (b *AnthropicBackend) Complete(ctx context.Context, msgs []openai.Message, 
 			add("user", anthBlock{Type: "text", Text: m.Content})
 		}
 	}
-	type anthTool struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}
+	return strings.Join(systems, "\n\n"), out
+}
+
+// anthTool is a tool as the Messages API declares it.
+type anthTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// anthropicTools converts the tools' declarations (nil for none).
+func anthropicTools(tools []openai.Tool) []anthTool {
 	var ts []anthTool
 	for _, t := range tools {
 		ts = append(ts, anthTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.Function.Parameters})
 	}
-	maxTok := b.MaxTokens
-	if maxTok <= 0 {
-		maxTok = 8192
-	}
-	body, err := json.Marshal(map[string]any{"model": b.ModelName, "max_tokens": maxTok, "system": strings.Join(system, "\n\n"), "messages": out, "tools": ts})
-	if err != nil {
-		return nil, err
-	}
+	return ts
+}
+
+// post sends a Messages request and returns the body of a successful
+// response; an unsuccessful one is an *openai.APIError.
+func (b *AnthropicBackend) post(ctx context.Context, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(b.BaseURL, "/")+"/v1/messages", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -122,19 +153,32 @@ func (b *AnthropicBackend) Complete(ctx context.Context, msgs []openai.Message, 
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error struct {
-				Type    string `json:"type"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &e)
-		ae := &openai.APIError{Status: resp.StatusCode, Type: e.Error.Type, Message: e.Error.Message}
-		if strings.Contains(strings.ToLower(ae.Message), "prompt is too long") {
-			ae.Type = openai.ContextOverflowType
-		}
-		return nil, ae
+		return nil, anthropicError(resp.StatusCode, raw)
 	}
+	return raw, nil
+}
+
+// anthropicError is the error of an unsuccessful response; a prompt over
+// the model's context gets llama-server's type for it
+// (openai.ContextOverflowType), which the gateway recognises.
+func anthropicError(status int, raw []byte) *openai.APIError {
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	ae := &openai.APIError{Status: status, Type: e.Error.Type, Message: e.Error.Message}
+	if strings.Contains(strings.ToLower(ae.Message), "prompt is too long") {
+		ae.Type = openai.ContextOverflowType
+	}
+	return ae
+}
+
+// decodeAnthropic converts a successful response: text blocks joined into
+// the message's content, tool_use blocks into tool calls.
+func decodeAnthropic(raw []byte) (*openai.Response, error) {
 	var r struct {
 		Model      string      `json:"model"`
 		Content    []anthBlock `json:"content"`
@@ -165,8 +209,5 @@ func (b *AnthropicBackend) Complete(ctx context.Context, msgs []openai.Message, 
 		}
 	}
 	res.Message.Content = text.String()
-	if onDelta != nil && res.Message.Content != "" {
-		onDelta(res.Message.Content)
-	}
 	return res, nil
 }

@@ -161,148 +161,206 @@ func (b *builder) plan(budget int) *Pack {
 	goal, secrets := b.src.redact(b.in.Goal)
 	p := &Pack{Goal: goal, Selection: b.sel, Budget: b.in.Budget, Counter: b.in.Counter.Name()}
 	p.Notes = append([]string(nil), b.notes...)
-	// Header, notes, the redaction note and the cut list's heading.
 	// Header, notes and the cut list's heading; each section then pays
 	// for the cut lines it adds, and reserves room for one before it is
 	// placed, so the cut list never pushes the whole over the budget.
-	used := EstimateTokens(Render(p)) + cutHeadingCost
-	defer func() {
-		if secrets > 0 {
-			p.Notes = append(p.Notes, fmt.Sprintf("%d secret(s) redacted", secrets))
-		}
-	}()
-	// place redacts text and reports its cost, or false when even the
-	// unredacted text does not fit in room (only what may be placed is
-	// scanned; redaction rarely grows text, and if it does the item is
-	// simply not placed).
-	place := func(text string, room int) (string, int, bool) {
-		if EstimateTokens(text) > room {
-			return "", 0, false
-		}
-		red, n := b.src.redact(text)
-		cost := EstimateTokens(red)
-		if cost > room {
-			return "", 0, false
-		}
-		secrets += n
-		return red, cost, true
-	}
-	spilled := map[string][]item{}
-	charged := 0 // cut lines already charged to used
+	pl := &planner{b: b, p: p, budget: budget, secrets: secrets, spilled: map[string][]item{},
+		used: EstimateTokens(Render(p)) + cutHeadingCost}
 	for ci, c := range b.cands {
-		for _, line := range p.Cut[charged:] {
-			used += EstimateTokens("- " + line + "\n")
+		for _, line := range p.Cut[pl.charged:] {
+			pl.used += EstimateTokens("- " + line + "\n")
 		}
-		charged = len(p.Cut)
-		if sp := spilled[c.title]; len(sp) > 0 {
+		pl.charged = len(p.Cut)
+		if sp := pl.spilled[c.title]; len(sp) > 0 {
 			c.items = append(sp, c.items...)
 		}
-		remaining := budget - used - cutLineReserve
-		for _, later := range b.cands[ci+1:] {
-			remaining -= int(later.reserve * float64(budget))
-		}
-		allowed := remaining
-		if c.share > 0 && ci < len(b.cands)-1 {
-			allowed = min(allowed, int(c.share*float64(budget)))
-		}
-		s := Section{Title: c.title, Reason: c.reason}
-		files := map[string]bool{}
-		var text strings.Builder
-		if c.note != "" {
-			text.WriteString("_" + c.note + "_\n")
-			s.parts = append(s.parts, "_"+c.note+"_\n")
-			s.partShown = append(s.partShown, nil)
-		}
-		base := EstimateTokens(renderSection(&Section{Title: c.title, Reason: c.reason, Text: text.String()}))
-		if base > allowed {
-			if c.spillTo != "" {
-				// No room for the section: its items still go to the
-				// section that takes its spills.
-				for _, it := range c.items {
-					if it.ring != "" {
-						spilled[c.spillTo] = append(spilled[c.spillTo], it)
-					}
-				}
-				continue
-			}
-			if len(c.items) > 0 || c.note != "" {
-				p.Cut = append(p.Cut, fmt.Sprintf("%s: whole section (no room left in the budget)", c.title))
-			}
-			continue
-		}
-		cost := base
-		shortened, dropped := 0, 0
-		if c.grouped {
-			cost, dropped = b.placeGrouped(c, &s, files, place, allowed, cost)
-			if dropped > 0 {
-				p.Cut = append(p.Cut, fmt.Sprintf("%s: %d of %d entries cut (over budget)", c.title, dropped, len(c.items)))
-			}
-			if len(s.parts) == 0 {
-				continue
-			}
-			s.Text = strings.Join(s.parts, "")
-			s.Files = sortedSet(files)
-			s.Tokens = cost
-			used += cost
-			p.Sections = append(p.Sections, s)
-			continue
-		}
-		for _, it := range c.items {
-			if it.full == "" && c.spillTo != "" && it.ring != "" {
-				spilled[c.spillTo] = append(spilled[c.spillTo], it)
-				continue
-			}
-			if red, n, ok := place(it.full+"\n", allowed-cost); ok && it.full != "" {
-				text.WriteString(red)
-				s.parts = append(s.parts, red)
-				s.partShown = append(s.partShown, it.fullShown)
-				s.Symbols = append(s.Symbols, it.fullShown...)
-				cost += n
-			} else if c.spillTo != "" && it.ring != "" {
-				// A body that does not fit goes to the grouped ring as one
-				// line, cheaper than its long signature form here.
-				spilled[c.spillTo] = append(spilled[c.spillTo], it)
-				continue
-			} else if red, n, ok := place(it.short+"\n", allowed-cost); ok && it.short != "" {
-				text.WriteString(red)
-				s.parts = append(s.parts, red)
-				s.partShown = append(s.partShown, it.shortShown)
-				s.Symbols = append(s.Symbols, it.shortShown...)
-				cost += n
-				if it.short != it.full {
-					shortened++
-				}
-			} else if c.spillTo != "" && it.short != "" {
-				ring := it.ring
-				if ring == "" {
-					ring = it.short
-				}
-				spilled[c.spillTo] = append(spilled[c.spillTo], item{label: it.label, full: ring, short: ring, files: it.files, fullShown: it.shortShown, shortShown: it.shortShown, group: it.group, ring: ring})
-				continue
-			} else {
-				dropped++
-				continue
-			}
-			for _, f := range it.files {
-				files[f] = true
-			}
-		}
-		if shortened > 0 {
-			p.Cut = append(p.Cut, fmt.Sprintf("%s: %d shown as signatures only (bodies over budget)", c.title, shortened))
-		}
-		if dropped > 0 {
-			p.Cut = append(p.Cut, fmt.Sprintf("%s: %d of %d entries cut (over budget)", c.title, dropped, len(c.items)))
-		}
-		if text.Len() == 0 {
-			continue
-		}
-		s.Text = text.String()
-		s.Files = sortedSet(files)
-		s.Tokens = cost
-		used += cost
-		p.Sections = append(p.Sections, s)
+		pl.placeSection(c, pl.allowance(ci, c))
+	}
+	if pl.secrets > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d secret(s) redacted", pl.secrets))
 	}
 	return p
+}
+
+// planner is one plan's state while it places the sections in order.
+type planner struct {
+	b       *builder
+	p       *Pack
+	budget  int
+	used    int               // tokens placed so far, with the cut lines charged
+	charged int               // cut lines already charged to used
+	secrets int               // secrets redacted so far
+	spilled map[string][]item // section title → the items spilled to it
+}
+
+// allowance is what section ci may take: what is left, less a cut line
+// and the reserves of the sections after it, and at most its share (but
+// the last section takes what is left).
+func (pl *planner) allowance(ci int, c candidate) int {
+	remaining := pl.budget - pl.used - cutLineReserve
+	for _, later := range pl.b.cands[ci+1:] {
+		remaining -= int(later.reserve * float64(pl.budget))
+	}
+	allowed := remaining
+	if c.share > 0 && ci < len(pl.b.cands)-1 {
+		allowed = min(allowed, int(c.share*float64(pl.budget)))
+	}
+	return allowed
+}
+
+// place redacts text and reports its cost, or false when even the
+// unredacted text does not fit in room (only what may be placed is
+// scanned; redaction rarely grows text, and if it does the item is simply
+// not placed).
+func (pl *planner) place(text string, room int) (string, int, bool) {
+	if EstimateTokens(text) > room {
+		return "", 0, false
+	}
+	red, n := pl.b.src.redact(text)
+	cost := EstimateTokens(red)
+	if cost > room {
+		return "", 0, false
+	}
+	pl.secrets += n
+	return red, cost, true
+}
+
+func (pl *planner) spill(to string, it item) {
+	pl.spilled[to] = append(pl.spilled[to], it)
+}
+
+// cut adds a line to the pack's cut list.
+func (pl *planner) cut(format string, args ...any) {
+	pl.p.Cut = append(pl.p.Cut, fmt.Sprintf(format, args...))
+}
+
+// sectionFill is one section being filled.
+type sectionFill struct {
+	s                  Section
+	text               strings.Builder
+	files              map[string]bool
+	cost, allowed      int
+	shortened, dropped int
+}
+
+// add places an entry's redacted text, showing shown, at cost n.
+func (f *sectionFill) add(red string, n int, shown []Shown) {
+	f.text.WriteString(red)
+	f.s.parts = append(f.s.parts, red)
+	f.s.partShown = append(f.s.partShown, shown)
+	f.s.Symbols = append(f.s.Symbols, shown...)
+	f.cost += n
+}
+
+// placeSection fills section c within allowed tokens and adds it to the
+// pack (unless nothing of it was placed), listing what it cut.
+func (pl *planner) placeSection(c candidate, allowed int) {
+	f := &sectionFill{s: Section{Title: c.title, Reason: c.reason}, files: map[string]bool{}, allowed: allowed}
+	if c.note != "" {
+		f.text.WriteString("_" + c.note + "_\n")
+		f.s.parts = append(f.s.parts, "_"+c.note+"_\n")
+		f.s.partShown = append(f.s.partShown, nil)
+	}
+	base := EstimateTokens(renderSection(&Section{Title: c.title, Reason: c.reason, Text: f.text.String()}))
+	if base > allowed {
+		pl.noRoom(c)
+		return
+	}
+	f.cost = base
+	if c.grouped {
+		var dropped int
+		f.cost, dropped = pl.b.placeGrouped(c, &f.s, f.files, pl.place, allowed, f.cost)
+		if dropped > 0 {
+			pl.cut("%s: %d of %d entries cut (over budget)", c.title, dropped, len(c.items))
+		}
+		if len(f.s.parts) == 0 {
+			return
+		}
+		f.s.Text = strings.Join(f.s.parts, "")
+		pl.addSection(f)
+		return
+	}
+	for _, it := range c.items {
+		pl.placeItem(c, f, it)
+	}
+	if f.shortened > 0 {
+		pl.cut("%s: %d shown as signatures only (bodies over budget)", c.title, f.shortened)
+	}
+	if f.dropped > 0 {
+		pl.cut("%s: %d of %d entries cut (over budget)", c.title, f.dropped, len(c.items))
+	}
+	if f.text.Len() == 0 {
+		return
+	}
+	f.s.Text = f.text.String()
+	pl.addSection(f)
+}
+
+// noRoom handles a section that does not fit at all: its items still go
+// to the section that takes its spills, or it is listed as cut.
+func (pl *planner) noRoom(c candidate) {
+	if c.spillTo != "" {
+		for _, it := range c.items {
+			if it.ring != "" {
+				pl.spill(c.spillTo, it)
+			}
+		}
+		return
+	}
+	if len(c.items) > 0 || c.note != "" {
+		pl.cut("%s: whole section (no room left in the budget)", c.title)
+	}
+}
+
+// placeItem places it in the section by its full form, else by its short
+// one (counted as shortened). In a section that spills, an item without a
+// body, or whose body does not fit, goes to the spill section as one line
+// instead; one that fits in neither form is dropped.
+func (pl *planner) placeItem(c candidate, f *sectionFill, it item) {
+	if it.full == "" && c.spillTo != "" && it.ring != "" {
+		pl.spill(c.spillTo, it)
+		return
+	}
+	if red, n, ok := pl.place(it.full+"\n", f.allowed-f.cost); ok && it.full != "" {
+		f.add(red, n, it.fullShown)
+	} else if c.spillTo != "" && it.ring != "" {
+		// A body that does not fit goes to the grouped ring as one
+		// line, cheaper than its long signature form here.
+		pl.spill(c.spillTo, it)
+		return
+	} else if red, n, ok := pl.place(it.short+"\n", f.allowed-f.cost); ok && it.short != "" {
+		f.add(red, n, it.shortShown)
+		if it.short != it.full {
+			f.shortened++
+		}
+	} else if c.spillTo != "" && it.short != "" {
+		pl.spill(c.spillTo, ringForm(it))
+		return
+	} else {
+		f.dropped++
+		return
+	}
+	for _, file := range it.files {
+		f.files[file] = true
+	}
+}
+
+// ringForm is it as one line of a grouped section: its ring form, else
+// its short one.
+func ringForm(it item) item {
+	ring := it.ring
+	if ring == "" {
+		ring = it.short
+	}
+	return item{label: it.label, full: ring, short: ring, files: it.files, fullShown: it.shortShown, shortShown: it.shortShown, group: it.group, ring: ring}
+}
+
+// addSection adds a filled section to the pack and charges its cost.
+func (pl *planner) addSection(f *sectionFill) {
+	f.s.Files = sortedSet(f.files)
+	f.s.Tokens = f.cost
+	pl.used += f.cost
+	pl.p.Sections = append(pl.p.Sections, f.s)
 }
 
 // Render is the pack as markdown: what the agent reads and the LSP preview

@@ -141,39 +141,63 @@ var wordRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // likely it is to change with the seeds, and returns those with any
 // signal, best first.
 func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds []string, rank map[string]float64) []*scored {
-	isSeed := map[string]bool{}
+	rk := &funcRanking{b: b, g: g, seeds: seeds, isSeed: map[string]bool{}, all: map[string]*scored{}}
 	for _, s := range seeds {
-		isSeed[s] = true
+		rk.isSeed[s] = true
 	}
-	all := map[string]*scored{}
-	get := func(id string) *scored {
-		s := all[id]
-		if s == nil {
-			sym := g.Symbols[id]
-			if sym == nil || (sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod) || isSeed[id] {
-				return nil
-			}
-			s = &scored{sym: sym}
-			all[id] = s
-		}
-		return s
-	}
-	seedSyms := make([]*codegraph.Symbol, 0, len(seeds))
+	rk.seedSyms = make([]*codegraph.Symbol, 0, len(seeds))
 	for _, id := range seeds {
 		if s := g.Symbols[id]; s != nil {
-			seedSyms = append(seedSyms, s)
+			rk.seedSyms = append(rk.seedSyms, s)
 		}
 	}
+	// Each step adds its signals in turn; later steps look at what
+	// earlier ones found, so the order matters.
+	rk.scoreCalls()
+	rk.scoreSiblings()
+	rk.scoreTests()
+	rk.scoreTypeMethods()
+	rk.scoreHistory(ctx)
+	rk.scoreSelection()
+	return rk.ordered(rank)
+}
 
-	// Calls, both ways, nearest first.
+// funcRanking is one ranking's state: the seeds, and each function scored
+// so far.
+type funcRanking struct {
+	b        *builder
+	g        *codegraph.Graph
+	seeds    []string
+	isSeed   map[string]bool
+	seedSyms []*codegraph.Symbol // the seeds the graph has
+	all      map[string]*scored  // function ID → its score so far
+}
+
+// get is id's score, made on first use; nil when id is not a function or
+// method, or is a seed.
+func (rk *funcRanking) get(id string) *scored {
+	s := rk.all[id]
+	if s == nil {
+		sym := rk.g.Symbols[id]
+		if sym == nil || (sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod) || rk.isSeed[id] {
+			return nil
+		}
+		s = &scored{sym: sym}
+		rk.all[id] = s
+	}
+	return s
+}
+
+// scoreCalls scores calls, both ways, nearest first.
+func (rk *funcRanking) scoreCalls() {
 	callers := map[string]bool{}
-	for _, s := range seeds {
-		for _, c := range g.Callers(s) {
+	for _, s := range rk.seeds {
+		for _, c := range rk.g.Callers(s) {
 			callers[c] = true
 		}
 	}
-	for _, r := range g.Neighbourhood(seeds, 2) {
-		sc := get(r.ID)
+	for _, r := range rk.g.Neighbourhood(rk.seeds, 2) {
+		sc := rk.get(r.ID)
 		if sc == nil || sc.sym.Test {
 			continue // a test is scored as a test, below: one edge, one signal
 		}
@@ -186,37 +210,47 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 			sc.add(wCall2, "2 calls away", "2 calls away")
 		}
 	}
-	// Sibling implementations: the other methods an interface method the
-	// selection implements may dispatch to (in Python, the overrides of the
-	// same base method, and the base method itself).
-	for _, s := range seeds {
-		for _, e := range g.In(s) {
+}
+
+// scoreSiblings scores sibling implementations: the other methods an
+// interface method the selection implements may dispatch to (in Python,
+// the overrides of the same base method, and the base method itself).
+func (rk *funcRanking) scoreSiblings() {
+	for _, s := range rk.seeds {
+		for _, e := range rk.g.In(s) {
 			if e.Kind != codegraph.EdgeDispatch {
 				continue
 			}
-			if sc := get(e.From); sc != nil {
+			if sc := rk.get(e.From); sc != nil {
 				sc.add(wSibling, "the method the selection overrides", "overridden")
 			}
-			for _, d := range g.Out(e.From) {
+			for _, d := range rk.g.Out(e.From) {
 				if d.Kind == codegraph.EdgeDispatch && d.To != s {
-					if sc := get(d.To); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.short == "sibling" }) {
+					if sc := rk.get(d.To); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.short == "sibling" }) {
 						sc.add(wSibling, "another implementation of "+shortID(e.From)+", which the selection implements", "sibling")
 					}
 				}
 			}
 		}
 	}
-	// Tests that reach the selection.
-	for _, s := range seeds {
-		for _, r := range g.TestsReaching(s, 60) {
-			if sc := get(r.ID); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return strings.HasPrefix(x.why, "test") }) {
+}
+
+// scoreTests scores the tests that reach the selection, nearer higher.
+func (rk *funcRanking) scoreTests() {
+	for _, s := range rk.seeds {
+		for _, r := range rk.g.TestsReaching(s, 60) {
+			if sc := rk.get(r.ID); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return strings.HasPrefix(x.why, "test") }) {
 				sc.add(wTest/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist), fmt.Sprintf("test, %d calls", r.Dist))
 			}
 		}
 	}
-	// Methods of the types the selection uses (the implementations of the
-	// interfaces among them included).
-	for _, s := range seeds {
+}
+
+// scoreTypeMethods scores the methods of the types the selection uses (the
+// implementations of the interfaces among them included).
+func (rk *funcRanking) scoreTypeMethods() {
+	g := rk.g
+	for _, s := range rk.seeds {
 		for _, t := range g.TypesUsed(s) {
 			types := []string{t}
 			if ts := g.Symbols[t]; ts != nil && ts.Kind == codegraph.KindInterface {
@@ -229,7 +263,7 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 				}
 				for _, m := range g.FileSymbols(tsym.File) {
 					if m.Kind == codegraph.KindMethod && strings.HasPrefix(m.ID, ty+".") {
-						if sc := get(m.ID); sc != nil {
+						if sc := rk.get(m.ID); sc != nil {
 							sc.add(wTypeMethod, "method of "+shortID(ty)+", a type the selection uses", "method of a used type")
 						}
 					}
@@ -237,58 +271,78 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 			}
 		}
 	}
-	// The repository's history: functions and files that changed together
-	// with the selection in past commits.
-	if h := b.history(ctx); h != nil && len(seedSyms) > 0 {
-		sel := seedSyms[0]
-		funcRule := func(e cochange.Entity, w float64, why, short string) {
-			for _, s := range g.FileSymbols(e.File) {
-				if s.Name == e.Name {
-					if sc := get(s.ID); sc != nil {
-						sc.add(w, why, short)
-					}
-				}
-			}
-		}
-		// Function to function, over the commits that changed the
-		// selected function.
-		if h.Touches(sel.File, sel.Name) > 0 {
-			_, funcs, n := h.Related(sel.File, sel.Name)
-			for e, r := range funcs {
-				funcRule(e, wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
-			}
-		}
-		// Over the commits that changed the selection's file: functions,
-		// then whole files.
-		files, funcs, n := h.Related(sel.File, "")
+}
+
+// scoreHistory scores by the repository's history: functions and files
+// that changed together with the selection in past commits.
+func (rk *funcRanking) scoreHistory(ctx context.Context) {
+	h := rk.b.history(ctx)
+	if h == nil || len(rk.seedSyms) == 0 {
+		return
+	}
+	sel := rk.seedSyms[0]
+	// Function to function, over the commits that changed the selected
+	// function.
+	if h.Touches(sel.File, sel.Name) > 0 {
+		_, funcs, n := h.Related(sel.File, sel.Name)
 		for e, r := range funcs {
-			funcRule(e, wHistFileFunc*damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
+			rk.scoreEntity(e, wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
 		}
-		for f, r := range files {
-			// The rule says some function of the file changed: spread it
-			// over the file's functions.
-			code := 0
-			for _, s := range g.FileSymbols(f) {
-				if s.Kind == codegraph.KindFunc || s.Kind == codegraph.KindMethod {
-					code++
-				}
-			}
-			spread := 1 / math.Sqrt(float64(max(code, 1)))
-			for _, s := range g.FileSymbols(f) {
-				if sc := get(s.ID); sc != nil {
-					sc.add(wHistFile*damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
-				}
-			}
-			if d := damped(r); d > b.histFiles[f] {
-				b.histFiles[f] = d
+	}
+	// Over the commits that changed the selection's file: functions, then
+	// whole files.
+	files, funcs, n := h.Related(sel.File, "")
+	for e, r := range funcs {
+		rk.scoreEntity(e, wHistFileFunc*damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
+	}
+	for f, r := range files {
+		rk.scoreCochangedFile(f, r, n)
+	}
+}
+
+// scoreEntity adds a history signal to the functions e names (by file and
+// name).
+func (rk *funcRanking) scoreEntity(e cochange.Entity, w float64, why, short string) {
+	for _, s := range rk.g.FileSymbols(e.File) {
+		if s.Name == e.Name {
+			if sc := rk.get(s.ID); sc != nil {
+				sc.add(w, why, short)
 			}
 		}
 	}
-	// Same file, named in the selection, and PageRank.
+}
+
+// scoreCochangedFile scores the functions of file f, which changed with
+// the selection's file (rule r, over n commits), and records the file's
+// strength for the repo map. The rule says some function of the file
+// changed: it is spread over the file's functions.
+func (rk *funcRanking) scoreCochangedFile(f string, r cochange.Rule, n int) {
+	code := 0
+	for _, s := range rk.g.FileSymbols(f) {
+		if s.Kind == codegraph.KindFunc || s.Kind == codegraph.KindMethod {
+			code++
+		}
+	}
+	spread := 1 / math.Sqrt(float64(max(code, 1)))
+	for _, s := range rk.g.FileSymbols(f) {
+		if sc := rk.get(s.ID); sc != nil {
+			sc.add(wHistFile*damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
+		}
+	}
+	if d := damped(r); d > rk.b.histFiles[f] {
+		rk.b.histFiles[f] = d
+	}
+}
+
+// selectionWords are the identifiers the selection's text (and the seeds'
+// bodies) holds, but the seeds' own names: a seed's name names its
+// namesakes, not its callees.
+func (rk *funcRanking) selectionWords() map[string]bool {
+	b := rk.b
 	var selText string
 	if b.sel != nil {
 		selText, _ = b.src.snippet(b.sel.File, b.sel.StartLine, b.sel.EndLine)
-		for _, s := range seedSyms {
+		for _, s := range rk.seedSyms {
 			t, _ := b.src.snippet(s.File, s.Line, s.EndLine)
 			selText += "\n" + t
 		}
@@ -297,36 +351,40 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 	for _, w := range wordRe.FindAllString(selText, -1) {
 		words[w] = true
 	}
-	for _, s := range seedSyms {
+	for _, s := range rk.seedSyms {
 		delete(words, s.Name) // its own name names its namesakes, not its callees
 	}
-	maxRank := 0.0
-	for _, id := range g.IDs() {
-		if !isSeed[id] {
-			maxRank = max(maxRank, rank[id])
-		}
-	}
+	return words
+}
+
+// scoreSelection scores what the selection itself points at: the tests in
+// its file's test file, namesakes of the seeds in other files, functions
+// of the same file, and functions the selection names (unless already
+// found as a caller or callee).
+func (rk *funcRanking) scoreSelection() {
+	b := rk.b
+	words := rk.selectionWords()
 	selBase := ""
 	if b.sel != nil {
 		selBase = strings.TrimSuffix(path.Base(b.sel.File), path.Ext(b.sel.File))
 	}
-	for _, id := range g.IDs() {
-		sym := g.Symbols[id]
-		if sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod || isSeed[id] {
+	for _, id := range rk.g.IDs() {
+		sym := rk.g.Symbols[id]
+		if sym.Kind != codegraph.KindFunc && sym.Kind != codegraph.KindMethod || rk.isSeed[id] {
 			continue
 		}
 		if sym.Test && selBase != "" && testFileOf(sym.File, selBase) {
-			get(id).add(wTestFile, "a test in the selection's test file", "in its test file")
+			rk.get(id).add(wTestFile, "a test in the selection's test file", "in its test file")
 		}
-		if slices.ContainsFunc(seedSyms, func(x *codegraph.Symbol) bool { return x.Name == sym.Name && x.File != sym.File && len(x.Name) > 2 }) {
-			get(id).add(wNamesake, "same name as the selection (a sibling implementation, by convention)", "same name")
+		if slices.ContainsFunc(rk.seedSyms, func(x *codegraph.Symbol) bool { return x.Name == sym.Name && x.File != sym.File && len(x.Name) > 2 }) {
+			rk.get(id).add(wNamesake, "same name as the selection (a sibling implementation, by convention)", "same name")
 		}
 		inSelFile := b.sel != nil && sym.File == b.sel.File
 		named := len(sym.Name) > 2 && words[sym.Name]
-		if !inSelFile && !named && all[id] == nil {
+		if !inSelFile && !named && rk.all[id] == nil {
 			continue
 		}
-		sc := get(id)
+		sc := rk.get(id)
 		if inSelFile {
 			sc.add(wSameFile, "same file", "same file")
 		}
@@ -334,8 +392,19 @@ func (b *builder) rankFunctions(ctx context.Context, g *codegraph.Graph, seeds [
 			sc.add(wNamed, "named in the selection", "named")
 		}
 	}
-	out := make([]*scored, 0, len(all))
-	for _, sc := range all {
+}
+
+// ordered adds PageRank to every scored function and returns them best
+// first (ties by rank, then ID).
+func (rk *funcRanking) ordered(rank map[string]float64) []*scored {
+	maxRank := 0.0
+	for _, id := range rk.g.IDs() {
+		if !rk.isSeed[id] {
+			maxRank = max(maxRank, rank[id])
+		}
+	}
+	out := make([]*scored, 0, len(rk.all))
+	for _, sc := range rk.all {
 		if maxRank > 0 {
 			// Not a reason of its own: it orders what the other signals found.
 			sc.score += wRank * rank[sc.sym.ID] / maxRank

@@ -85,6 +85,9 @@ func (b *builder) relOf(uri string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
+// pythonGraph is the Python pack's sections around the selection's
+// innermost function or class, from the language server: its callers and
+// callees, the tests that refer to it, and text search for the rest.
 func (b *builder) pythonGraph(ctx context.Context, client *lspclient.Client) ([]candidate, error) {
 	opened := map[string]bool{}
 	uri, err := b.openPython(client, opened, b.sel.File)
@@ -100,46 +103,42 @@ func (b *builder) pythonGraph(ctx context.Context, client *lspclient.Client) ([]
 		return b.textSearchSections("the selection is outside any function or class: text search"), nil
 	}
 	pos := target.SelectionRange.Start
-	items, err := client.PrepareCallHierarchy(ctx, uri, pos)
+	neighbours, err := b.pyNeighbours(ctx, client, uri, pos, target.Name)
 	if err != nil {
 		return nil, err
 	}
+	tests, err := b.pyTests(ctx, client, uri, pos, target.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := []candidate{neighbours, tests}
+	// The rest of the repository: text search stands in for the repo map.
+	more := b.textSearchSections("")
+	more[0].title = "Repo map (text search)"
+	return append(out, more...), nil
+}
+
+// pyCall is a function in the repository that calls the target, or that
+// it calls.
+type pyCall struct {
+	rel      string
+	from, to int
+	name     string
+	relation string // caller or callee
+}
+
+// pyNeighbours is the "Callers and callees" section of the target (name,
+// at pos of uri): the whole definition of each (pyCalls' order).
+func (b *builder) pyNeighbours(ctx context.Context, client *lspclient.Client, uri string, pos lspclient.Position, name string) (candidate, error) {
 	neighbours := candidate{
 		title:  "Callers and callees",
-		reason: "functions that call " + target.Name + " or that it calls, from the language server's call hierarchy",
+		reason: "functions that call " + name + " or that it calls, from the language server's call hierarchy",
 		share:  shareNeighbour,
 	}
-	type found struct {
-		rel      string
-		from, to int
-		name     string
-		relation string
+	hits, err := b.pyCalls(ctx, client, uri, pos)
+	if err != nil {
+		return candidate{}, err
 	}
-	var hits []found
-	for _, it := range items {
-		in, err := client.IncomingCalls(ctx, it)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range in {
-			if rel, ok := b.relOf(c.From.URI); ok {
-				hits = append(hits, found{rel, c.From.Range.Start.Line + 1, c.From.Range.End.Line + 1, c.From.Name, "caller"})
-			}
-		}
-		outc, err := client.OutgoingCalls(ctx, it)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range outc {
-			if rel, ok := b.relOf(c.To.URI); ok {
-				hits = append(hits, found{rel, c.To.Range.Start.Line + 1, c.To.Range.End.Line + 1, c.To.Name, "callee"})
-			}
-		}
-	}
-	slices.SortFunc(hits, func(a, c found) int {
-		return cmp.Or(cmp.Compare(a.relation, c.relation), cmp.Compare(a.rel, c.rel), cmp.Compare(a.from, c.from))
-	})
-	hits = slices.CompactFunc(hits, func(a, c found) bool { return a.rel == c.rel && a.from == c.from })
 	for _, h := range hits {
 		// Servers give the name's range; show the whole def.
 		if from, to, ok := b.enclosingDef(h.rel, h.from); ok && from == h.from {
@@ -158,15 +157,55 @@ func (b *builder) pythonGraph(ctx context.Context, client *lspclient.Client) ([]
 			files: []string{h.rel},
 		})
 	}
+	return neighbours, nil
+}
 
+// pyCalls asks the server's call hierarchy for the calls into and out of
+// the symbol at pos, keeping those in the repository, sorted (callees,
+// then callers; by file and line) and each function once.
+func (b *builder) pyCalls(ctx context.Context, client *lspclient.Client, uri string, pos lspclient.Position) ([]pyCall, error) {
+	items, err := client.PrepareCallHierarchy(ctx, uri, pos)
+	if err != nil {
+		return nil, err
+	}
+	var hits []pyCall
+	for _, it := range items {
+		in, err := client.IncomingCalls(ctx, it)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range in {
+			if rel, ok := b.relOf(c.From.URI); ok {
+				hits = append(hits, pyCall{rel, c.From.Range.Start.Line + 1, c.From.Range.End.Line + 1, c.From.Name, "caller"})
+			}
+		}
+		outc, err := client.OutgoingCalls(ctx, it)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range outc {
+			if rel, ok := b.relOf(c.To.URI); ok {
+				hits = append(hits, pyCall{rel, c.To.Range.Start.Line + 1, c.To.Range.End.Line + 1, c.To.Name, "callee"})
+			}
+		}
+	}
+	slices.SortFunc(hits, func(a, c pyCall) int {
+		return cmp.Or(cmp.Compare(a.relation, c.relation), cmp.Compare(a.rel, c.rel), cmp.Compare(a.from, c.from))
+	})
+	return slices.CompactFunc(hits, func(a, c pyCall) bool { return a.rel == c.rel && a.from == c.from }), nil
+}
+
+// pyTests is the "Tests that reach the selection" section: each test
+// function (in a test file) holding a reference to the target, once.
+func (b *builder) pyTests(ctx context.Context, client *lspclient.Client, uri string, pos lspclient.Position, name string) (candidate, error) {
 	tests := candidate{
 		title:  "Tests that reach the selection",
-		reason: "test functions that refer to " + target.Name + " (language server references in test files)",
+		reason: "test functions that refer to " + name + " (language server references in test files)",
 		share:  shareTests,
 	}
 	refs, err := client.References(ctx, uri, pos, false)
 	if err != nil {
-		return nil, err
+		return candidate{}, err
 	}
 	seen := map[string]bool{}
 	for _, r := range refs {
@@ -197,13 +236,9 @@ func (b *builder) pythonGraph(ctx context.Context, client *lspclient.Client) ([]
 	}
 	slices.SortStableFunc(tests.items, func(a, c item) int { return cmp.Compare(a.label, c.label) })
 	if len(tests.items) == 0 {
-		tests.note = "no test file refers to " + target.Name
+		tests.note = "no test file refers to " + name
 	}
-	out := []candidate{neighbours, tests}
-	// The rest of the repository: text search stands in for the repo map.
-	more := b.textSearchSections("")
-	more[0].title = "Repo map (text search)"
-	return append(out, more...), nil
+	return tests, nil
 }
 
 // innermost returns the deepest symbol whose range holds line (0-based).

@@ -189,125 +189,218 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 		if Final(t.Status) {
 			return fmt.Errorf("task %s is already %s", id, t.Status)
 		}
-		user, err := git.Open(ctx, t.Repo)
-		if err != nil {
+		a := &acceptRun{e: e, id: id, opts: opts, lease: lease, t: t}
+		if err := a.readCommits(ctx); err != nil {
 			return err
 		}
-		events, err := e.Ledger.Events(ctx, id, 0, 0)
-		if err != nil {
-			return err
-		}
-		commits, err := branchCommits(ctx, user, t)
-		if err != nil {
-			return err
-		}
-		if len(commits) == 0 {
-			return fmt.Errorf("task %s has no commits to accept", id)
-		}
-		head := commits[len(commits)-1]
-		verified := t.Status == engine.TaskVerified && verifiedHead(events) == head
 		// What git would act on is listed first, whatever else is wrong:
 		// the tree this accept would put on the branch, judged against
 		// the tree the branch has.
-		plan, findings, applyErr, err := acceptPlan(ctx, user, t.Base, commits, head)
+		var err error
+		if a.plan, a.findings, a.applyErr, err = acceptPlan(ctx, a.user, t.Base, a.commits, a.head); err != nil {
+			return err
+		}
+		if err := a.admit(); err != nil {
+			return err
+		}
+		from, err := a.checkCheckout(ctx)
 		if err != nil {
 			return err
 		}
-		if !verified && !opts.Force {
-			why := fmt.Sprintf("its status is %s", t.Status)
-			if t.Verdict != "" {
-				why += fmt.Sprintf(", last verdict %s", t.Verdict)
-			}
-			if t.Status == engine.TaskVerified {
-				why = "its branch moved after the verified check"
-			}
-			if len(findings) > 0 {
-				return fmt.Errorf("task %s: %w:%s\nand it is not verified (%s): only a verified task is accepted; --force lands it anyway and records that", id, ErrLandsHostile, describeFindings(findings), why)
-			}
-			return fmt.Errorf("task %s is not verified (%s): only a verified task is accepted; --force lands it anyway and records that", id, why)
-		}
-		if len(findings) > 0 && !opts.Force {
-			return fmt.Errorf("task %s: %w:%s\nlook at them (bcode task diff %s); --force lands them anyway and records that", id, ErrLandsHostile, describeFindings(findings), id)
-		}
-		cur, err := user.Git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
-		if err != nil {
-			return errors.New("your checkout is on a detached HEAD: check out the branch to land the task on")
-		}
-		branch := strings.TrimSpace(string(cur))
-		if branch == t.Branch {
-			return fmt.Errorf("your checkout is on the task branch %s itself: check out the branch to land it on", t.Branch)
-		}
-		if applyErr != nil {
-			return fmt.Errorf("%w; nothing changed: rebase the task or land it by hand from %s", applyErr, t.Branch)
-		}
-		if err := checkClean(ctx, user, t, head); err != nil {
-			return err
-		}
-		fromOut, err := user.Git(ctx, "rev-parse", "--verify", "HEAD")
+		res, err := a.land(ctx, from)
 		if err != nil {
 			return err
 		}
-		from := strings.TrimSpace(string(fromOut))
-		if from != plan.From {
-			return fmt.Errorf("your branch %s moved while accepting (%.12s, was %.12s): accept again; nothing changed", branch, from, plan.From)
-		}
-		forced := !verified || len(findings) > 0
-		res := &Accepted{Branch: branch, From: from, Commits: commits, Forced: forced, Findings: findings}
-		switch plan.Method {
-		case MethodAlreadyLanded:
-			res.Method, res.To = plan.Method, from // an accept that died before recording it
-		case MethodFastForward:
-			// Plumbing, not `git merge`: a two-tree read-tree updates
-			// the index and files (refusing to overwrite anything
-			// untracked) without reading .gitmodules, so no entry in it
-			// can make the landing fail.
-			res.Method = MethodFastForward
-			if _, err := user.Git(ctx, "read-tree", "-m", "-u", "HEAD", head); err != nil {
-				return fmt.Errorf("fast-forwarding %s: %w", branch, err)
-			}
-			if _, err := user.Git(ctx, "update-ref", "-m", "bcode: accept task "+id, "refs/heads/"+branch, head, from); err != nil {
-				return fmt.Errorf("fast-forwarding %s: %w", branch, err)
-			}
-		default:
-			res.Method = MethodCherryPick
-			args := append(append([]string(nil), identity...), "cherry-pick", "--allow-empty", "--keep-redundant-commits", t.Base+".."+"refs/heads/"+t.Branch)
-			if _, err := user.Git(ctx, args...); err != nil {
-				user.Git(context.WithoutCancel(ctx), "cherry-pick", "--abort")
-				return fmt.Errorf("the task's commits do not apply to %s (%v); nothing changed: rebase the task or land it by hand from %s", branch, err, t.Branch)
-			}
-			if findings, err = checkLanded(ctx, user, plan, branch, opts.Force); err != nil {
-				return err
-			}
-			forced = forced || len(findings) > 0
-			res.Forced, res.Findings = forced, findings
-		}
-		if res.To == "" {
-			toOut, err := user.Git(ctx, "rev-parse", "--verify", "HEAD")
-			if err != nil {
-				return err
-			}
-			res.To = strings.TrimSpace(string(toOut))
-		}
-		if err := e.appendData(ctx, &lease, id, EventAccepted, map[string]any{
-			"force": forced, "findings": findings, "by": opts.By, "method": res.Method, "branch": branch,
-			"from": res.From, "to": res.To, "commits": commits, "verdict": t.Verdict}); err != nil {
-			return err
-		}
-		t.Status = engine.TaskAccepted
-		switch {
-		case !verified:
-			t.Reason = "accepted with --force by " + opts.By + " (not verified)"
-		case len(findings) > 0:
-			t.Reason = fmt.Sprintf("accepted with --force by %s (landed %d file(s) git acts on)", opts.By, len(findings))
-		}
-		if err := e.Ledger.UpdateTask(ctx, lease, t); err != nil {
+		if err := a.record(ctx, res); err != nil {
 			return err
 		}
 		out = res
-		_, err = e.removeWorktrees(ctx, user, id)
+		_, err = e.removeWorktrees(ctx, a.user, id)
 		return err
 	})
 	return out, err
+}
+
+// acceptRun is one Accept's state, built up step by step under the task's
+// lease: the task's commits, the plan for landing them, and the user's
+// branch they land on.
+type acceptRun struct {
+	e     *Engine
+	id    string
+	opts  AcceptOptions
+	lease engine.Lease
+	t     *engine.Task
+	user  *git.Repo // the user's checkout (t.Repo)
+
+	commits  []string // the task's commits, oldest first
+	head     string   // the task branch's last commit
+	verified bool     // the task is verified, at head
+
+	plan     *landingPlan     // nil when the commits do not apply
+	findings []verify.Finding // what the landing would put there that git acts on
+	applyErr error            // why the commits do not apply to the branch
+
+	branch string // the user's branch, which the commits land on
+}
+
+// readCommits opens the user's checkout and reads the task's commits, and
+// whether the last one is the one verified.
+func (a *acceptRun) readCommits(ctx context.Context) error {
+	var err error
+	if a.user, err = git.Open(ctx, a.t.Repo); err != nil {
+		return err
+	}
+	events, err := a.e.Ledger.Events(ctx, a.id, 0, 0)
+	if err != nil {
+		return err
+	}
+	if a.commits, err = branchCommits(ctx, a.user, a.t); err != nil {
+		return err
+	}
+	if len(a.commits) == 0 {
+		return fmt.Errorf("task %s has no commits to accept", a.id)
+	}
+	a.head = a.commits[len(a.commits)-1]
+	a.verified = a.t.Status == engine.TaskVerified && verifiedHead(events) == a.head
+	return nil
+}
+
+// admit refuses, unless forced, a task that is not verified at its head or
+// whose landing has findings; the findings are listed either way.
+func (a *acceptRun) admit() error {
+	if a.opts.Force {
+		return nil
+	}
+	if !a.verified {
+		why := a.notVerifiedWhy()
+		if len(a.findings) > 0 {
+			return fmt.Errorf("task %s: %w:%s\nand it is not verified (%s): only a verified task is accepted; --force lands it anyway and records that", a.id, ErrLandsHostile, describeFindings(a.findings), why)
+		}
+		return fmt.Errorf("task %s is not verified (%s): only a verified task is accepted; --force lands it anyway and records that", a.id, why)
+	}
+	if len(a.findings) > 0 {
+		return fmt.Errorf("task %s: %w:%s\nlook at them (bcode task diff %s); --force lands them anyway and records that", a.id, ErrLandsHostile, describeFindings(a.findings), a.id)
+	}
+	return nil
+}
+
+// notVerifiedWhy says why a task that is not verified at its head is not:
+// its status (and last verdict), or a branch that moved after the check.
+func (a *acceptRun) notVerifiedWhy() string {
+	if a.t.Status == engine.TaskVerified {
+		return "its branch moved after the verified check"
+	}
+	why := fmt.Sprintf("its status is %s", a.t.Status)
+	if a.t.Verdict != "" {
+		why += fmt.Sprintf(", last verdict %s", a.t.Verdict)
+	}
+	return why
+}
+
+// checkCheckout makes sure the user's checkout can take the commits: it is
+// on a branch other than the task's, the commits apply, the working tree
+// is clean, and the branch is still the commit the plan was made from,
+// which it returns.
+func (a *acceptRun) checkCheckout(ctx context.Context) (from string, err error) {
+	cur, err := a.user.Git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		return "", errors.New("your checkout is on a detached HEAD: check out the branch to land the task on")
+	}
+	a.branch = strings.TrimSpace(string(cur))
+	if a.branch == a.t.Branch {
+		return "", fmt.Errorf("your checkout is on the task branch %s itself: check out the branch to land it on", a.t.Branch)
+	}
+	if a.applyErr != nil {
+		return "", fmt.Errorf("%w; nothing changed: rebase the task or land it by hand from %s", a.applyErr, a.t.Branch)
+	}
+	if err := checkClean(ctx, a.user, a.t, a.head); err != nil {
+		return "", err
+	}
+	fromOut, err := a.user.Git(ctx, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	from = strings.TrimSpace(string(fromOut))
+	if from != a.plan.From {
+		return "", fmt.Errorf("your branch %s moved while accepting (%.12s, was %.12s): accept again; nothing changed", a.branch, from, a.plan.From)
+	}
+	return from, nil
+}
+
+// land puts the commits on the user's branch, which holds from, the way
+// the plan says, and reports what it did. Forced is set when the task was
+// not verified or the landing has findings.
+func (a *acceptRun) land(ctx context.Context, from string) (*Accepted, error) {
+	res := &Accepted{Branch: a.branch, From: from, Commits: a.commits, Forced: !a.verified || len(a.findings) > 0, Findings: a.findings}
+	switch a.plan.Method {
+	case MethodAlreadyLanded:
+		res.Method, res.To = a.plan.Method, from // an accept that died before recording it
+	case MethodFastForward:
+		res.Method = MethodFastForward
+		if err := a.fastForward(ctx, from); err != nil {
+			return nil, err
+		}
+	default:
+		res.Method = MethodCherryPick
+		findings, err := a.cherryPick(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Forced = res.Forced || len(findings) > 0
+		res.Findings = findings
+	}
+	if res.To == "" {
+		toOut, err := a.user.Git(ctx, "rev-parse", "--verify", "HEAD")
+		if err != nil {
+			return nil, err
+		}
+		res.To = strings.TrimSpace(string(toOut))
+	}
+	return res, nil
+}
+
+// fastForward moves the user's branch from from to the task's head.
+// Plumbing, not `git merge`: a two-tree read-tree updates the index and
+// files (refusing to overwrite anything untracked) without reading
+// .gitmodules, so no entry in it can make the landing fail.
+func (a *acceptRun) fastForward(ctx context.Context, from string) error {
+	if _, err := a.user.Git(ctx, "read-tree", "-m", "-u", "HEAD", a.head); err != nil {
+		return fmt.Errorf("fast-forwarding %s: %w", a.branch, err)
+	}
+	if _, err := a.user.Git(ctx, "update-ref", "-m", "bcode: accept task "+a.id, "refs/heads/"+a.branch, a.head, from); err != nil {
+		return fmt.Errorf("fast-forwarding %s: %w", a.branch, err)
+	}
+	return nil
+}
+
+// cherryPick applies the task's commits onto the user's branch, aborting
+// on a conflict, and returns the findings of the tree it landed
+// (checkLanded: the judged tree, or the landing undone).
+func (a *acceptRun) cherryPick(ctx context.Context) ([]verify.Finding, error) {
+	args := append(append([]string(nil), identity...), "cherry-pick", "--allow-empty", "--keep-redundant-commits", a.t.Base+".."+"refs/heads/"+a.t.Branch)
+	if _, err := a.user.Git(ctx, args...); err != nil {
+		a.user.Git(context.WithoutCancel(ctx), "cherry-pick", "--abort")
+		return nil, fmt.Errorf("the task's commits do not apply to %s (%v); nothing changed: rebase the task or land it by hand from %s", a.branch, err, a.t.Branch)
+	}
+	return checkLanded(ctx, a.user, a.plan, a.branch, a.opts.Force)
+}
+
+// record writes the task.accepted event and marks the task accepted, with
+// a reason when it was forced.
+func (a *acceptRun) record(ctx context.Context, res *Accepted) error {
+	if err := a.e.appendData(ctx, &a.lease, a.id, EventAccepted, map[string]any{
+		"force": res.Forced, "findings": res.Findings, "by": a.opts.By, "method": res.Method, "branch": a.branch,
+		"from": res.From, "to": res.To, "commits": a.commits, "verdict": a.t.Verdict}); err != nil {
+		return err
+	}
+	a.t.Status = engine.TaskAccepted
+	switch {
+	case !a.verified:
+		a.t.Reason = "accepted with --force by " + a.opts.By + " (not verified)"
+	case len(res.Findings) > 0:
+		a.t.Reason = fmt.Sprintf("accepted with --force by %s (landed %d file(s) git acts on)", a.opts.By, len(res.Findings))
+	}
+	return a.e.Ledger.UpdateTask(ctx, a.lease, a.t)
 }
 
 // checkClean refuses a checkout with staged or unstaged changes to tracked

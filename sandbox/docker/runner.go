@@ -489,15 +489,9 @@ func (r *Runner) maskMounts() ([]mount.Mount, error) {
 // container on timeout or cancellation ends every process the command
 // started, however it daemonised.
 func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, error) {
-	if len(c.Args) == 0 || c.Args[0] == "" {
-		return sandbox.Result{}, errors.New("docker runner: empty command")
-	}
-	dir := c.Dir
-	if dir == "" {
-		dir = r.cfg.Worktree
-	}
-	if !filepath.IsAbs(dir) || !within(filepath.Clean(dir), r.cfg.Worktree) {
-		return sandbox.Result{}, fmt.Errorf("docker runner: %w: %q is not inside %s", sandbox.ErrOutsideScope, c.Dir, r.cfg.Worktree)
+	dir, err := r.commandDir(c)
+	if err != nil {
+		return sandbox.Result{}, err
 	}
 	start := time.Now()
 	parent := ctx
@@ -515,9 +509,53 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 			return sandbox.Result{}, err
 		}
 	}
-	cc, hc, err := r.spec(c.Args, c.Env, dir, c.Stdin != nil)
+	cc, hc, shares, err := r.commandSpec(c, dir)
 	if err != nil {
 		return sandbox.Result{}, err
+	}
+	run := &containerRun{r: r, c: c, parent: parent, start: start,
+		// Cleanup must happen even when ctx is what ended the command.
+		bg:     context.WithoutCancel(ctx),
+		stdout: sandbox.NewCappedOutput(limit, c.Stdout),
+		stderr: sandbox.NewCappedOutput(limit, c.Stderr),
+	}
+	created, err := r.e.cli.ContainerCreate(ctx, cc, hc, nil, nil, "")
+	if err != nil {
+		if ended(ctx) { // the timeout or the caller ended it before it started
+			return run.ended(-1)
+		}
+		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
+	}
+	run.id = created.ID
+	r.track(ctx, run.id, shares)
+	defer r.untrack(run.id)
+	defer r.removeLater(run.bg, run.id)
+	return run.execute(ctx)
+}
+
+// commandDir is the directory c runs in: c.Dir, or the worktree. An empty
+// command, or one that would run outside the worktree, is refused.
+func (r *Runner) commandDir(c sandbox.Command) (string, error) {
+	if len(c.Args) == 0 || c.Args[0] == "" {
+		return "", errors.New("docker runner: empty command")
+	}
+	dir := c.Dir
+	if dir == "" {
+		dir = r.cfg.Worktree
+	}
+	if !filepath.IsAbs(dir) || !within(filepath.Clean(dir), r.cfg.Worktree) {
+		return "", fmt.Errorf("docker runner: %w: %q is not inside %s", sandbox.ErrOutsideScope, c.Dir, r.cfg.Worktree)
+	}
+	return dir, nil
+}
+
+// commandSpec is spec for c, given the runner's CPU weight now (returned
+// too: track compares it with a weight set while the container is
+// created) and c's CPU time limit.
+func (r *Runner) commandSpec(c sandbox.Command, dir string) (*container.Config, *container.HostConfig, int64, error) {
+	cc, hc, err := r.spec(c.Args, c.Env, dir, c.Stdin != nil)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	r.sharesMu.Lock()
 	shares := r.cfg.CPUShares
@@ -530,74 +568,102 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		n := int64(sandbox.CPULimitSeconds(c.CPULimit))
 		hc.Resources.Ulimits = append(hc.Resources.Ulimits, &container.Ulimit{Name: "cpu", Soft: n, Hard: n + 1})
 	}
-	// Cleanup must happen even when ctx is what ended the command.
-	bg := context.WithoutCancel(ctx)
-	stdout := sandbox.NewCappedOutput(limit, c.Stdout)
-	stderr := sandbox.NewCappedOutput(limit, c.Stderr)
-	created, err := r.e.cli.ContainerCreate(ctx, cc, hc, nil, nil, "")
-	if err != nil {
-		if ended(ctx) { // the timeout or the caller ended it before it started
-			return r.ended(parent, start, stdout, stderr, -1)
-		}
-		return sandbox.Result{}, fmt.Errorf("docker runner: creating the container: %w", r.e.wrap(ctx, err))
-	}
-	id := created.ID
-	r.track(ctx, id, shares)
-	defer r.untrack(id)
-	// Removing takes the engine ~200 ms; the result does not wait for it.
-	// Close waits for every removal, and Engine.Reap finds any a killed
-	// process left behind.
-	defer func() {
-		r.removing.Add(1)
-		go func() {
-			defer r.removing.Done()
-			rctx, cancel := context.WithTimeout(bg, time.Minute)
-			defer cancel()
-			_ = r.e.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		}()
-	}()
+	return cc, hc, shares, nil
+}
 
+// removeLater removes the container in the background. Removing takes the
+// engine ~200 ms; the result does not wait for it. Close waits for every
+// removal, and Engine.Reap finds any a killed process left behind.
+func (r *Runner) removeLater(bg context.Context, id string) {
+	r.removing.Add(1)
+	go func() {
+		defer r.removing.Done()
+		rctx, cancel := context.WithTimeout(bg, time.Minute)
+		defer cancel()
+		_ = r.e.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	}()
+}
+
+// containerRun is one command's run in its created container.
+type containerRun struct {
+	r      *Runner
+	c      sandbox.Command
+	id     string          // the container
+	parent context.Context // the caller's: did it, or the timeout, end the run?
+	bg     context.Context // ctx without its end, for cleanup
+	start  time.Time
+	stdout *sandbox.CappedOutput
+	stderr *sandbox.CappedOutput
+}
+
+// ended is the result of a run the timeout or the caller ended.
+func (run *containerRun) ended(exit int) (sandbox.Result, error) {
+	return run.r.ended(run.parent, run.start, run.stdout, run.stderr, exit)
+}
+
+// execute attaches to the container, starts it, feeds it c.Stdin, waits for
+// it to exit (killing it when ctx ends) and for its output, and says what
+// came of it.
+func (run *containerRun) execute(ctx context.Context) (sandbox.Result, error) {
+	cli := run.r.e.cli
 	// Stdin is always attached: for a command without input it is the
 	// supervisor's lifeline (see superviseScript), which this process's
 	// death closes.
-	hij, err := r.e.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	hij, err := cli.ContainerAttach(ctx, run.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		if ended(ctx) {
-			return r.ended(parent, start, stdout, stderr, -1)
+			return run.ended(-1)
 		}
-		return sandbox.Result{}, fmt.Errorf("docker runner: attaching: %w", r.e.wrap(ctx, err))
+		return sandbox.Result{}, fmt.Errorf("docker runner: attaching: %w", run.r.e.wrap(ctx, err))
 	}
 	defer hij.Close()
-	waitCtx, stopWait := context.WithCancel(bg)
+	waitCtx, stopWait := context.WithCancel(run.bg)
 	defer stopWait()
-	waitC, waitErrC := r.e.cli.ContainerWait(waitCtx, id, container.WaitConditionNextExit)
+	waitC, waitErrC := cli.ContainerWait(waitCtx, run.id, container.WaitConditionNextExit)
 
 	copied := make(chan error, 1)
 	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, hij.Reader)
+		_, err := stdcopy.StdCopy(run.stdout, run.stderr, hij.Reader)
 		copied <- err
 	}()
 
-	if err := r.e.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+	if err := cli.ContainerStart(ctx, run.id, container.StartOptions{}); err != nil {
 		if ended(ctx) {
-			return r.ended(parent, start, stdout, stderr, -1)
+			return run.ended(-1)
 		}
-		msg := err.Error()
-		if strings.Contains(msg, "executable file not found") || strings.Contains(msg, "no such file or directory") {
-			return sandbox.Result{}, fmt.Errorf("%s: %w", c.Args[0], sandbox.ErrNotFound)
-		}
-		return sandbox.Result{}, fmt.Errorf("docker runner: starting the container: %w", r.e.wrap(ctx, err))
+		return sandbox.Result{}, run.startError(ctx, err)
 	}
-	if c.Stdin != nil {
+	if run.c.Stdin != nil {
 		go func() {
-			_, _ = io.Copy(hij.Conn, c.Stdin)
+			_, _ = io.Copy(hij.Conn, run.c.Stdin)
 			_ = hij.CloseWrite()
 		}()
 	}
 
-	exit := int64(-1)
-	var waitErr error
-	killed := false
+	exit, killed, waitErr := run.wait(ctx, waitC, waitErrC)
+	// The attach stream ends when the container's stdio closes; bound the
+	// wait in case the engine keeps it open.
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
+	}
+	return run.outcome(ctx, exit, killed, waitErr)
+}
+
+// startError is the error of a container that did not start: a command
+// that does not exist is sandbox.ErrNotFound.
+func (run *containerRun) startError(ctx context.Context, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "executable file not found") || strings.Contains(msg, "no such file or directory") {
+		return fmt.Errorf("%s: %w", run.c.Args[0], sandbox.ErrNotFound)
+	}
+	return fmt.Errorf("docker runner: starting the container: %w", run.r.e.wrap(ctx, err))
+}
+
+// wait waits for the container to exit; when ctx ends first (the timeout
+// or the caller), it kills the container and reports killed.
+func (run *containerRun) wait(ctx context.Context, waitC <-chan container.WaitResponse, waitErrC <-chan error) (exit int64, killed bool, waitErr error) {
+	exit = -1
 	select {
 	case w := <-waitC:
 		exit = w.StatusCode
@@ -606,50 +672,65 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		}
 	case waitErr = <-waitErrC:
 	case <-ctx.Done():
-		killed = true
-		kctx, cancel := context.WithTimeout(bg, 30*time.Second)
-		if err := r.e.cli.ContainerKill(kctx, id, "KILL"); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
-			waitErr = fmt.Errorf("docker runner: killing the container: %w", err)
-		}
-		select {
-		case w := <-waitC:
-			exit = w.StatusCode
-		case <-waitErrC:
-		case <-kctx.Done():
-		}
-		cancel()
+		exit, waitErr = run.kill(waitC, waitErrC)
+		return exit, true, waitErr
 	}
-	// The attach stream ends when the container's stdio closes; bound the
-	// wait in case the engine keeps it open.
+	return exit, false, waitErr
+}
+
+// kill kills the container and waits, 30 s at most, for its exit status
+// (-1 when none came).
+func (run *containerRun) kill(waitC <-chan container.WaitResponse, waitErrC <-chan error) (exit int64, err error) {
+	exit = -1
+	kctx, cancel := context.WithTimeout(run.bg, 30*time.Second)
+	defer cancel()
+	if kerr := run.r.e.cli.ContainerKill(kctx, run.id, "KILL"); kerr != nil && !cerrdefs.IsNotFound(kerr) && !cerrdefs.IsConflict(kerr) {
+		err = fmt.Errorf("docker runner: killing the container: %w", kerr)
+	}
 	select {
-	case <-copied:
-	case <-time.After(10 * time.Second):
+	case w := <-waitC:
+		exit = w.StatusCode
+	case <-waitErrC:
+	case <-kctx.Done():
 	}
+	return exit, err
+}
+
+// outcome is the run's result from how the container exited: a killed
+// one is a timeout or the caller's cancellation, a missing command is
+// sandbox.ErrNotFound, and one killed by a limit says which.
+func (run *containerRun) outcome(ctx context.Context, exit int64, killed bool, waitErr error) (sandbox.Result, error) {
 	if killed {
 		if waitErr != nil {
 			return sandbox.Result{}, waitErr
 		}
-		return r.ended(parent, start, stdout, stderr, int(exit))
+		return run.ended(int(exit))
 	}
 	if waitErr != nil {
-		return sandbox.Result{}, fmt.Errorf("docker runner: waiting for the container: %w", r.e.wrap(ctx, waitErr))
+		return sandbox.Result{}, fmt.Errorf("docker runner: waiting for the container: %w", run.r.e.wrap(ctx, waitErr))
 	}
-	res := r.result(start, stdout, stderr, int(exit))
+	res := run.r.result(run.start, run.stdout, run.stderr, int(exit))
 	if exit == 127 && isInitNotFound(res.Stderr) {
-		return res, fmt.Errorf("%s: %w", c.Args[0], sandbox.ErrNotFound)
+		return res, fmt.Errorf("%s: %w", run.c.Args[0], sandbox.ErrNotFound)
 	}
 	if exit == exitKilled || exit == exitCPULimit {
-		oom := false
-		if in, err := r.e.cli.ContainerInspect(bg, id); err == nil && in.State != nil && in.State.OOMKilled {
-			oom = true
-			res.Stderr = append(res.Stderr, fmt.Sprintf("\nbcode sandbox: the command was killed for using more than the sandbox's %d MiB of memory\n", r.cfg.MemoryBytes>>20)...)
-		}
-		// Nothing else in the container sends SIGKILL (its supervisor
-		// does only when this process is gone, and then nobody reads
-		// the result): not the memory limit, so the CPU limit.
-		res.CPULimited = c.CPULimit > 0 && !oom
+		run.explainKill(&res)
 	}
 	return res, nil
+}
+
+// explainKill says which limit killed the command: the memory limit (the
+// engine says so, and res.Stderr says it to the reader), else the CPU limit.
+func (run *containerRun) explainKill(res *sandbox.Result) {
+	oom := false
+	if in, err := run.r.e.cli.ContainerInspect(run.bg, run.id); err == nil && in.State != nil && in.State.OOMKilled {
+		oom = true
+		res.Stderr = append(res.Stderr, fmt.Sprintf("\nbcode sandbox: the command was killed for using more than the sandbox's %d MiB of memory\n", run.r.cfg.MemoryBytes>>20)...)
+	}
+	// Nothing else in the container sends SIGKILL (its supervisor does
+	// only when this process is gone, and then nobody reads the result):
+	// not the memory limit, so the CPU limit.
+	res.CPULimited = run.c.CPULimit > 0 && !oom
 }
 
 // spec is the container for one command: every restriction of the

@@ -162,17 +162,9 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 	if len(r.env) == 0 {
 		return "", nil, errors.New("SnapshotTree: the repository was not opened with LinkedWorktree")
 	}
-	pents, err := r.lsTree(ctx, ptree, true)
-	if err != nil {
+	s := &treeSnapshot{r: r, lim: lim, final: map[string]hashedFile{}, seen: map[string]fs.FileInfo{}}
+	if err := s.readParent(ctx, ptree); err != nil {
 		return "", nil, err
-	}
-	tracked := make(map[string]treeEntry, len(pents))
-	gitlinks := map[string]bool{}
-	for _, e := range pents {
-		tracked[e.path] = e
-		if e.mode == "160000" {
-			gitlinks[e.path] = true
-		}
 	}
 
 	tmp, err := scratch.MkdirTemp("bcode-checkpoint-*")
@@ -180,8 +172,8 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 		return "", nil, err
 	}
 	defer RemoveTree(tmp)
-	shadow := filepath.Join(tmp, "shadow")
-	if err := os.Mkdir(shadow, 0o700); err != nil {
+	s.tmp, s.shadow = tmp, filepath.Join(tmp, "shadow")
+	if err := os.Mkdir(s.shadow, 0o700); err != nil {
 		return "", nil, err
 	}
 
@@ -190,15 +182,85 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 		return "", nil, err
 	}
 	defer conf.Close()
-	var files, dirs []walked
-	var skipped []Skipped
-	if err := walkHostile(ctx, conf, shadow, gitlinks, &files, &dirs, &skipped); err != nil {
+	var dirs []walked
+	if err := walkHostile(ctx, conf, s.shadow, s.gitlinks, &s.files, &dirs, &s.skipped); err != nil {
 		return "", nil, fmt.Errorf("listing the worktree %s: %w", r.Dir, err)
 	}
+	if err := s.readIgnored(ctx); err != nil {
+		return "", nil, err
+	}
+	s.dropIgnoredSkips()
 
-	// Which untracked paths are ignored, themselves or by a directory
-	// above them; tracked files are never ignored, so with no untracked
-	// path git is not asked at all.
+	cache, indexMtime, err := r.indexCache(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	s.w = &worktreeReader{conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
+	s.keepLeftOut()
+	toHash := s.chooseFiles(cache, indexMtime)
+	hashed, _, err := r.hashWorktreeFiles(ctx, s.w, toHash)
+	if err != nil {
+		return "", nil, fmt.Errorf("checkpoint of %s: %w", r.Dir, err)
+	}
+	for _, h := range hashed {
+		s.final[h.path] = h
+	}
+
+	sort.Slice(s.skipped, func(i, j int) bool { return s.skipped[i].Path < s.skipped[j].Path })
+	r.saveStatCache(s.final, s.seen)
+	if sameAsParent(s.final, s.tracked) {
+		return ptree, s.skipped, nil
+	}
+	tree, err := r.writeSnapshotTree(ctx, tmp, s.final)
+	if err != nil {
+		return "", nil, err
+	}
+	return tree, s.skipped, nil
+}
+
+// treeSnapshot is one snapshot's state: the parent tree's entries, what the
+// walk found, what .gitignore rules leave out, and the entries of the tree
+// being made.
+type treeSnapshot struct {
+	r      *Repo
+	lim    Limits
+	tmp    string // scratch directory, removed after
+	shadow string // the tree's directories, with copies of its .gitignore files
+	w      *worktreeReader
+
+	tracked  map[string]treeEntry // the parent tree's entries
+	gitlinks map[string]bool      // the parent's gitlinks, kept as they are
+
+	files   []walked
+	skipped []Skipped
+	ignored map[string]bool // paths ignore rules leave out (not those below them)
+
+	final  map[string]hashedFile  // the new tree's entries
+	seen   map[string]fs.FileInfo // stat data of what the tree took in, for the next snapshot
+	budget int64                  // bytes taken in so far, against lim.MaxTotalBytes
+}
+
+// readParent reads the parent tree's entries and its gitlinks.
+func (s *treeSnapshot) readParent(ctx context.Context, ptree string) error {
+	pents, err := s.r.lsTree(ctx, ptree, true)
+	if err != nil {
+		return err
+	}
+	s.tracked = make(map[string]treeEntry, len(pents))
+	s.gitlinks = map[string]bool{}
+	for _, e := range pents {
+		s.tracked[e.path] = e
+		if e.mode == "160000" {
+			s.gitlinks[e.path] = true
+		}
+	}
+	return nil
+}
+
+// readIgnored asks git which untracked paths are ignored, themselves or by
+// a directory above them; tracked files are never ignored, so with no
+// untracked path git is not asked at all.
+func (s *treeSnapshot) readIgnored(ctx context.Context) error {
 	var ask []string
 	asked := map[string]bool{}
 	addAsk := func(p string) {
@@ -207,113 +269,126 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 			ask = append(ask, p)
 		}
 	}
-	for _, s := range skipped {
-		addAsk(s.Path)
+	for _, sk := range s.skipped {
+		addAsk(sk.Path)
 	}
-	for _, f := range files {
-		if _, ok := tracked[f.path]; !ok {
+	for _, f := range s.files {
+		if _, ok := s.tracked[f.path]; !ok {
 			addAsk(f.path)
 		}
 	}
-	ignored, err := r.checkIgnore(ctx, shadow, tmp, ask)
-	if err != nil {
-		return "", nil, err
-	}
-	ignoredBelow := func(p string) bool {
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			if ignored[d] {
-				return true
-			}
-		}
-		return false
-	}
-	// Nested repositories and special files inside ignored directories
-	// would not have been added either: not worth reporting.
-	kept := skipped[:0]
-	for _, s := range skipped {
-		if !ignored[s.Path] && !ignoredBelow(s.Path) {
-			kept = append(kept, s)
-		}
-	}
-	skipped = kept
+	var err error
+	s.ignored, err = s.r.checkIgnore(ctx, s.shadow, s.tmp, ask)
+	return err
+}
 
-	cache, indexMtime, err := r.indexCache(ctx)
-	if err != nil {
-		return "", nil, err
+// isIgnored: ignore rules leave p out, or a directory above it.
+func (s *treeSnapshot) isIgnored(p string) bool {
+	if s.ignored[p] {
+		return true
 	}
-	w := &worktreeReader{conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
-	final := map[string]hashedFile{}
-	for p := range gitlinks {
-		e := tracked[p]
-		final[p] = hashedFile{path: p, mode: e.mode, id: e.id}
-	}
-	keepParent := func(p string) {
-		if e, ok := tracked[p]; ok && e.mode != "160000" {
-			final[p] = hashedFile{path: p, mode: e.mode, id: e.id}
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		if s.ignored[d] {
+			return true
 		}
 	}
-	// What is left out keeps its parent's content: a nested repository
-	// made in a tracked directory, or a tracked file replaced by a fifo,
-	// deletes nothing.
-	for _, s := range skipped {
-		keepParent(s.Path)
-		prefix := s.Path + "/"
-		for p := range tracked {
+	return false
+}
+
+// dropIgnoredSkips forgets what the walk left out in ignored places:
+// nested repositories and special files inside ignored directories would
+// not have been added either, so they are not worth reporting.
+func (s *treeSnapshot) dropIgnoredSkips() {
+	kept := s.skipped[:0]
+	for _, sk := range s.skipped {
+		if !s.isIgnored(sk.Path) {
+			kept = append(kept, sk)
+		}
+	}
+	s.skipped = kept
+}
+
+// keepParent gives p its parent tree's entry, if it has one (not a
+// gitlink: those are kept apart).
+func (s *treeSnapshot) keepParent(p string) {
+	if e, ok := s.tracked[p]; ok && e.mode != "160000" {
+		s.final[p] = hashedFile{path: p, mode: e.mode, id: e.id}
+	}
+}
+
+// keepLeftOut seeds the new tree with the parent's gitlinks, and with the
+// parent's content for what the walk left out: a nested repository made
+// in a tracked directory, or a tracked file replaced by a fifo, deletes
+// nothing.
+func (s *treeSnapshot) keepLeftOut() {
+	for p := range s.gitlinks {
+		e := s.tracked[p]
+		s.final[p] = hashedFile{path: p, mode: e.mode, id: e.id}
+	}
+	for _, sk := range s.skipped {
+		s.keepParent(sk.Path)
+		prefix := sk.Path + "/"
+		for p := range s.tracked {
 			if strings.HasPrefix(p, prefix) {
-				keepParent(p)
+				s.keepParent(p)
 			}
 		}
 	}
-	var budget int64
+}
+
+// chooseFiles decides, for each file the walk found, whether it is left out
+// (ignored and untracked, or over a limit), taken from the cache (its stat
+// data match an entry that is not racily clean), or to be hashed; it
+// returns those to hash.
+func (s *treeSnapshot) chooseFiles(cache map[string]indexEntry, indexMtime [2]uint32) []candidate {
 	var toHash []candidate
-	seen := map[string]fs.FileInfo{} // stat data of what the tree took in, for the next snapshot
-	for _, f := range files {
-		_, isTracked := tracked[f.path]
-		if !isTracked && (ignored[f.path] || ignoredBelow(f.path)) {
+	for _, f := range s.files {
+		_, isTracked := s.tracked[f.path]
+		if !isTracked && s.isIgnored(f.path) {
 			continue
 		}
-		w.realParents(f.path)
+		s.w.realParents(f.path)
 		indexMode := ""
 		if e, ok := cache[f.path]; ok {
 			indexMode = e.mode
-			if w.mode(f.fi, e.mode) == e.mode && statMatches(e, f.fi) && !racy(e, indexMtime) {
-				final[f.path] = hashedFile{path: f.path, mode: e.mode, id: e.oid}
-				seen[f.path] = f.fi
+			if s.w.mode(f.fi, e.mode) == e.mode && statMatches(e, f.fi) && !racy(e, indexMtime) {
+				s.final[f.path] = hashedFile{path: f.path, mode: e.mode, id: e.oid}
+				s.seen[f.path] = f.fi
 				continue
 			}
 		}
-		if f.fi.Mode().IsRegular() {
-			size := f.fi.Size()
-			if lim.MaxFileBytes > 0 && size > lim.MaxFileBytes {
-				skipped = append(skipped, Skipped{Path: f.path, Reason: SkipTooLarge, Size: size,
-					Detail: fmt.Sprintf("%d bytes, over the limit of %d (task.max_file_bytes)", size, lim.MaxFileBytes)})
-				keepParent(f.path)
-				continue
-			}
-			if lim.MaxTotalBytes > 0 && budget+size > lim.MaxTotalBytes {
-				skipped = append(skipped, Skipped{Path: f.path, Reason: SkipOverBudget, Size: size,
-					Detail: fmt.Sprintf("the checkpoint already took %d bytes; the limit is %d (task.max_checkpoint_bytes)", budget, lim.MaxTotalBytes)})
-				keepParent(f.path)
-				continue
-			}
-			budget += size
+		if f.fi.Mode().IsRegular() && !s.withinLimits(f.path, f.fi.Size()) {
+			continue
 		}
 		toHash = append(toHash, candidate{path: f.path, indexMode: indexMode, tracked: isTracked})
-		seen[f.path] = f.fi
+		s.seen[f.path] = f.fi
 	}
-	hashed, _, err := r.hashWorktreeFiles(ctx, w, toHash)
-	if err != nil {
-		return "", nil, fmt.Errorf("checkpoint of %s: %w", r.Dir, err)
-	}
-	for _, h := range hashed {
-		final[h.path] = h
-	}
+	return toHash
+}
 
-	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
-	r.saveStatCache(final, seen)
-	if sameAsParent(final, tracked) {
-		return ptree, skipped, nil
+// withinLimits says whether a regular file of size bytes at p fits the
+// limits, counting it against the total when it does; one that does not is
+// reported and keeps its parent's content.
+func (s *treeSnapshot) withinLimits(p string, size int64) bool {
+	if s.lim.MaxFileBytes > 0 && size > s.lim.MaxFileBytes {
+		s.skipped = append(s.skipped, Skipped{Path: p, Reason: SkipTooLarge, Size: size,
+			Detail: fmt.Sprintf("%d bytes, over the limit of %d (task.max_file_bytes)", size, s.lim.MaxFileBytes)})
+		s.keepParent(p)
+		return false
 	}
+	if s.lim.MaxTotalBytes > 0 && s.budget+size > s.lim.MaxTotalBytes {
+		s.skipped = append(s.skipped, Skipped{Path: p, Reason: SkipOverBudget, Size: size,
+			Detail: fmt.Sprintf("the checkpoint already took %d bytes; the limit is %d (task.max_checkpoint_bytes)", s.budget, s.lim.MaxTotalBytes)})
+		s.keepParent(p)
+		return false
+	}
+	s.budget += size
+	return true
+}
+
+// writeSnapshotTree writes a tree of exactly the entries in final, through
+// a fresh index in tmp.
+func (r *Repo) writeSnapshotTree(ctx context.Context, tmp string, final map[string]hashedFile) (string, error) {
 	paths := make([]string, 0, len(final))
 	for p := range final {
 		paths = append(paths, p)
@@ -326,13 +401,13 @@ func (r *Repo) snapshot(ctx context.Context, ptree string, lim Limits) (string, 
 	}
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 	if _, err := r.plumbing(ctx, invocation{env: env, stdin: &info, args: []string{"update-index", "-z", "--add", "--index-info"}}); err != nil {
-		return "", nil, fmt.Errorf("checkpoint of %s: %w", r.Dir, err)
+		return "", fmt.Errorf("checkpoint of %s: %w", r.Dir, err)
 	}
 	out, err := r.plumbing(ctx, invocation{env: env, args: []string{"write-tree"}})
 	if err != nil {
-		return "", nil, fmt.Errorf("checkpoint of %s: %w", r.Dir, err)
+		return "", fmt.Errorf("checkpoint of %s: %w", r.Dir, err)
 	}
-	return strings.TrimSpace(string(out)), skipped, nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 // sameAsParent: the snapshot holds exactly the parent tree's entries.

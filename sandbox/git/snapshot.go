@@ -64,7 +64,8 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 	}
 	env := []string{"GIT_INDEX_FILE=" + indexFile}
 
-	// Untracked files are listed while tracked ones are compared.
+	// Untracked files are listed while tracked ones are compared; every
+	// return below waits for the listing, which reads the copied index.
 	type listing struct {
 		out []byte
 		err error
@@ -93,18 +94,40 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 	defer conf.Close()
 	w := &worktreeReader{conf: conf, top: r.Dir, tmp: tmp, dirs: map[string]bool{}, fileMode: r.fileMode, symlinks: r.symlinks}
 
-	var removals []string
-	var changed []candidate
-	tracked := map[string]bool{}
-	// Group the stages of each path: an unmerged path (stages 1-3) always
-	// takes the working tree's file at stage 0, which replaces them all.
-	type pathState struct {
-		e        indexEntry
-		unmerged bool
-		fi       fs.FileInfo
-		err      error
+	check, tracked := trackedToCheck(w, entries)
+	removals, changed, err := changedTracked(w, check, indexMtime)
+	if err != nil {
+		<-untracked
+		return "", fmt.Errorf("snapshot of the working tree: %w", err)
 	}
-	var check []pathState
+	u := <-untracked
+	if u.err != nil {
+		return "", fmt.Errorf("snapshot of the working tree: listing untracked files: %w", u.err)
+	}
+	changed = append(changed, untrackedCandidates(u.out, tracked)...)
+
+	hashed, gone, err := r.hashWorktreeFiles(ctx, w, changed)
+	if err != nil {
+		return "", fmt.Errorf("snapshot of the working tree: %w", err)
+	}
+	return r.writeWorktreeTree(ctx, env, append(removals, gone...), hashed)
+}
+
+// trackedPath is a tracked path of the index, and what lstat says of its
+// file now.
+type trackedPath struct {
+	e        indexEntry
+	unmerged bool // stages 1-3: the working tree's file replaces them all
+	fi       fs.FileInfo
+	err      error
+}
+
+// trackedToCheck groups the index's stages of each path and returns the
+// paths whose files must be looked at (not gitlinks nor skip-worktree
+// entries, unless unmerged: those keep what the index records), and every
+// tracked path.
+func trackedToCheck(w *worktreeReader, entries []indexEntry) (check []trackedPath, tracked map[string]bool) {
+	tracked = map[string]bool{}
 	for i := 0; i < len(entries); {
 		j := i + 1
 		for j < len(entries) && entries[j].path == entries[i].path {
@@ -118,45 +141,60 @@ func (r *Repo) SnapshotWorktree(ctx context.Context) (string, error) {
 			continue
 		}
 		w.realParents(e.path) // fills the directory cache the workers read
-		check = append(check, pathState{e: e, unmerged: unmerged})
+		check = append(check, trackedPath{e: e, unmerged: unmerged})
 	}
+	return check, tracked
+}
+
+// changedTracked lstats the files of check and sorts them: those gone (or
+// no longer a file git could track) are removals, those that may have
+// changed are to be hashed, and the rest keep their index entries.
+func changedTracked(w *worktreeReader, check []trackedPath, indexMtime [2]uint32) (removals []string, changed []candidate, err error) {
 	// One lstat per tracked file is most of a snapshot's cost; spread it
 	// over the CPUs.
 	parallel(len(check), func(i int) { check[i].fi, check[i].err = w.lstat(check[i].e.path) })
 	for _, c := range check {
-		e := c.e
 		if c.err != nil {
-			<-untracked
-			return "", fmt.Errorf("snapshot of the working tree: %w", c.err)
+			return nil, nil, c.err
 		}
 		if c.fi == nil { // gone, or not a file git could track
-			removals = append(removals, e.path)
+			removals = append(removals, c.e.path)
 			continue
 		}
-		if !c.unmerged && e.flags&flagIntentToAdd == 0 && w.mode(c.fi, e.mode) == e.mode && statMatches(e, c.fi) && !racy(e, indexMtime) {
+		if unchangedSinceIndex(w, c, indexMtime) {
 			continue
 		}
-		changed = append(changed, candidate{path: e.path, indexMode: e.mode, tracked: true})
+		changed = append(changed, candidate{path: c.e.path, indexMode: c.e.mode, tracked: true})
 	}
+	return removals, changed, nil
+}
 
-	u := <-untracked
-	if u.err != nil {
-		return "", fmt.Errorf("snapshot of the working tree: listing untracked files: %w", u.err)
-	}
-	for _, p := range strings.Split(string(u.out), "\x00") {
-		// A trailing slash is a nested repository git will not descend
-		// into; it is not part of this tree.
+// unchangedSinceIndex: the file is as its index entry records it (same
+// mode and stat data, not racily clean), so its blob stands. An unmerged
+// or intent-to-add entry has no blob that could.
+func unchangedSinceIndex(w *worktreeReader, c trackedPath, indexMtime [2]uint32) bool {
+	e := c.e
+	return !c.unmerged && e.flags&flagIntentToAdd == 0 && w.mode(c.fi, e.mode) == e.mode && statMatches(e, c.fi) && !racy(e, indexMtime)
+}
+
+// untrackedCandidates are the files of an `ls-files -z --others` listing
+// to hash: not tracked, and not nested repositories (listed with a
+// trailing slash; git will not descend into them, and they are not part of
+// this tree).
+func untrackedCandidates(listing []byte, tracked map[string]bool) []candidate {
+	var out []candidate
+	for _, p := range strings.Split(string(listing), "\x00") {
 		if p == "" || strings.HasSuffix(p, "/") || tracked[p] {
 			continue
 		}
-		changed = append(changed, candidate{path: p})
+		out = append(out, candidate{path: p})
 	}
+	return out
+}
 
-	hashed, gone, err := r.hashWorktreeFiles(ctx, w, changed)
-	if err != nil {
-		return "", fmt.Errorf("snapshot of the working tree: %w", err)
-	}
-	removals = append(removals, gone...)
+// writeWorktreeTree applies the removals and the hashed files to the
+// copied index (env names it) and writes its tree.
+func (r *Repo) writeWorktreeTree(ctx context.Context, env, removals []string, hashed []hashedFile) (string, error) {
 	var info bytes.Buffer
 	for _, p := range removals {
 		fmt.Fprintf(&info, "0 %s\t%s\x00", r.nullID(), p)

@@ -85,37 +85,8 @@ func Parse(path string) (Case, error) {
 		if !ok {
 			return c, fmt.Errorf("comment line %q is not key: value", line)
 		}
-		val = strings.TrimSpace(val)
-		switch strings.TrimSpace(key) {
-		case "verdict":
-			c.Verdict = verify.Verdict(val)
-		case "kind":
-			c.Kind = val
-		case "why":
-			c.Why = val
-		case "head":
-			if val != "worktree" {
-				return c, fmt.Errorf("head: %q (only \"worktree\" is known)", val)
-			}
-			c.Worktree = true
-		case "source":
-			c.Source = val
-		case "commit":
-			c.Commit = val
-		case "from":
-			c.From = val
-		case "evidence":
-			c.Evidence = append(c.Evidence, val)
-		case "subject", "trimmed":
-			// descriptive only
-		case "findings":
-			for _, f := range strings.Split(val, ",") {
-				if f = strings.TrimSpace(f); f != "" {
-					c.Findings = append(c.Findings, f)
-				}
-			}
-		default:
-			return c, fmt.Errorf("unknown key %q", key)
+		if err := c.setLabel(key, strings.TrimSpace(val)); err != nil {
+			return c, err
 		}
 	}
 	if !slices.Contains(Verdicts, c.Verdict) {
@@ -125,27 +96,73 @@ func Parse(path string) (Case, error) {
 		return c, fmt.Errorf("kind and why are required")
 	}
 	for _, f := range ar.Files {
-		side, rel, ok := strings.Cut(f.Name, "/")
-		if !ok || rel == "" || strings.Contains("/"+rel+"/", "/../") {
-			return c, fmt.Errorf("file %q is not base/<path> or head/<path>", f.Name)
-		}
-		if strings.HasSuffix(rel, ".py") {
-			c.Python = true
-		}
-		nf := txtar.File{Name: rel, Data: expandFakeSecrets(f.Data)}
-		switch side {
-		case "base":
-			c.Base = append(c.Base, nf)
-		case "head":
-			c.Head = append(c.Head, nf)
-		default:
-			return c, fmt.Errorf("file %q is not base/<path> or head/<path>", f.Name)
+		if err := c.addFile(f); err != nil {
+			return c, err
 		}
 	}
 	if (len(c.Base) == 0 && c.From == "") || len(c.Head) == 0 {
 		return c, fmt.Errorf("a case needs base/ and head/ files (a variant, with from:, only head/ files)")
 	}
 	return c, nil
+}
+
+// setLabel records one "key: value" line of the case's comment; an
+// unknown key is an error (quoting key as written).
+func (c *Case) setLabel(key, val string) error {
+	switch strings.TrimSpace(key) {
+	case "verdict":
+		c.Verdict = verify.Verdict(val)
+	case "kind":
+		c.Kind = val
+	case "why":
+		c.Why = val
+	case "head":
+		if val != "worktree" {
+			return fmt.Errorf("head: %q (only \"worktree\" is known)", val)
+		}
+		c.Worktree = true
+	case "source":
+		c.Source = val
+	case "commit":
+		c.Commit = val
+	case "from":
+		c.From = val
+	case "evidence":
+		c.Evidence = append(c.Evidence, val)
+	case "subject", "trimmed":
+		// descriptive only
+	case "findings":
+		for _, f := range strings.Split(val, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				c.Findings = append(c.Findings, f)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown key %q", key)
+	}
+	return nil
+}
+
+// addFile adds an archive file, base/<path> or head/<path>, to its side of
+// the case; a path climbing out of the repository is an error.
+func (c *Case) addFile(f txtar.File) error {
+	side, rel, ok := strings.Cut(f.Name, "/")
+	if !ok || rel == "" || strings.Contains("/"+rel+"/", "/../") {
+		return fmt.Errorf("file %q is not base/<path> or head/<path>", f.Name)
+	}
+	if strings.HasSuffix(rel, ".py") {
+		c.Python = true
+	}
+	nf := txtar.File{Name: rel, Data: expandFakeSecrets(f.Data)}
+	switch side {
+	case "base":
+		c.Base = append(c.Base, nf)
+	case "head":
+		c.Head = append(c.Head, nf)
+	default:
+		return fmt.Errorf("file %q is not base/<path> or head/<path>", f.Name)
+	}
+	return nil
 }
 
 var fakeSecret = regexp.MustCompile(`\{\{fake-secret:([a-z-]+)\}\}`)
