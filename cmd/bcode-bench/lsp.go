@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
@@ -95,7 +94,7 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := srv.conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{
+	if err := srv.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{
 		URI: lsp.FileURI(filepath.Join(*repo, file)), LanguageID: "go", Version: 1, Text: string(text)}}); err != nil {
 		return fail("%v", err)
 	}
@@ -105,7 +104,7 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		l := uint32(rng.IntN(nLines))
 		r := lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + uint32(rng.IntN(3))}}
 		var out []lsp.CodeAction
-		return srv.conn.Call(ctx, "textDocument/codeAction", map[string]any{
+		return srv.Conn.Call(ctx, "textDocument/codeAction", map[string]any{
 			"textDocument": map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file))}, "range": r,
 			"context": map[string]any{"diagnostics": []any{}}}, &out)
 	})
@@ -116,7 +115,7 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		var out struct {
 			Tasks []json.RawMessage `json:"tasks"`
 		}
-		if err := srv.conn.Call(ctx, "bcode/tasks", map[string]any{}, &out); err != nil {
+		if err := srv.Conn.Call(ctx, "bcode/tasks", map[string]any{}, &out); err != nil {
 			return err
 		}
 		if len(out.Tasks) != 20 {
@@ -132,7 +131,7 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		Total int `json:"total"`
 	}
 	l := uint32(nLines / 2)
-	if err := srv.conn.Call(ctx, "bcode/contextPack", map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file)),
+	if err := srv.Conn.Call(ctx, "bcode/contextPack", map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file)),
 		"range": lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + 5}}}, &pack); err != nil {
 		return fail("bcode/contextPack: %v", err)
 	}
@@ -141,7 +140,7 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	caWarm, err := measure(*n, func() error {
 		l := uint32(rng.IntN(nLines))
 		var out []lsp.CodeAction
-		return srv.conn.Call(ctx, "textDocument/codeAction", map[string]any{
+		return srv.Conn.Call(ctx, "textDocument/codeAction", map[string]any{
 			"textDocument": map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file))}, "range": lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l}},
 			"context": map[string]any{"diagnostics": []any{}}}, &out)
 	})
@@ -160,9 +159,9 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 			Error   string            `json:"error"`
 			Mutants []json.RawMessage `json:"mutants"`
 		}
-		err := srv.conn.Call(bctx, "workspace/executeCommand", map[string]any{"command": "bcode.evidence.run", "arguments": []any{map[string]any{"base": "HEAD~1"}}}, nil)
+		err := srv.Conn.Call(bctx, "workspace/executeCommand", map[string]any{"command": "bcode.evidence.run", "arguments": []any{map[string]any{"base": "HEAD~1"}}}, nil)
 		if err == nil {
-			err = srv.conn.Call(bctx, "bcode/evidence", map[string]any{"wait": true}, &rep)
+			err = srv.Conn.Call(bctx, "bcode/evidence", map[string]any{"wait": true}, &rep)
 		}
 		cancel()
 		bigRun = time.Since(start)
@@ -326,49 +325,25 @@ func seedTasks(ctx context.Context, state, repo string, n int) error {
 
 // lsChild is a bcode-ls child process and the client end of its stdio.
 type lsChild struct {
-	cmd  *exec.Cmd
-	conn *lsp.ClientConn
-
-	mu      sync.Mutex
-	changed chan struct{}
-	diags   map[string][]lsp.Diagnostic
-}
-
-type childRWC struct {
-	io.Reader
-	io.WriteCloser
+	*lsp.Child
 }
 
 func startLS(ctx context.Context, path, state string, extra ...string) (*lsChild, error) {
-	cmd := exec.Command(path, append([]string{"--stdio"}, extra...)...)
-	cmd.Env = append(os.Environ(), "BCODE_STATE="+state)
-	in, err := cmd.StdinPipe()
+	child, err := lsp.StartChild(ctx, path, lsp.ChildOptions{Args: append([]string{"--stdio"}, extra...), Env: []string{"BCODE_STATE=" + state}})
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %v", path, err)
-	}
-	c := &lsChild{cmd: cmd, changed: make(chan struct{}), diags: map[string][]lsp.Diagnostic{}}
-	c.conn = lsp.NewClientConn(ctx, childRWC{Reader: out, WriteCloser: in}, c)
-	return c, nil
+	return &lsChild{Child: child}, nil
 }
 
 func (c *lsChild) initialize(ctx context.Context, root string) error {
-	if err := c.conn.Call(ctx, "initialize", map[string]any{"processId": os.Getpid(), "rootUri": lsp.FileURI(root),
-		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": true}}}, nil); err != nil {
-		return err
-	}
-	return c.conn.Notify(ctx, "initialized", map[string]any{})
+	_, err := c.Initialize(ctx, lsp.ToolInitialize(root, "bcode-bench"))
+	return err
 }
 
 // memory reads the child's resident set and its peak, in MiB.
 func (c *lsChild) memory() (rss, hwm float64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.Process().Pid))
 	if err != nil {
 		return 0, 0
 	}
@@ -390,64 +365,7 @@ func (c *lsChild) memory() (rss, hwm float64) {
 	return rss, hwm
 }
 
-func (c *lsChild) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = c.conn.Call(ctx, "shutdown", nil, nil)
-	_ = c.conn.Notify(ctx, "exit", nil)
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		_ = c.cmd.Process.Kill()
-		<-done
-	}
-	c.conn.Close()
-}
-
-func (c *lsChild) Notification(method string, params json.RawMessage) {
-	if method != "textDocument/publishDiagnostics" {
-		return
-	}
-	var p struct {
-		URI         string           `json:"uri"`
-		Diagnostics []lsp.Diagnostic `json:"diagnostics"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	c.mu.Lock()
-	c.diags[p.URI] = p.Diagnostics
-	close(c.changed)
-	c.changed = make(chan struct{})
-	c.mu.Unlock()
-}
-
-func (c *lsChild) Request(method string, params json.RawMessage) (any, error) {
-	if method == "window/workDoneProgress/create" {
-		return nil, nil
-	}
-	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "the benchmark client does not handle %s", method)
-}
-
-// awaitDiags waits until uri's diagnostics satisfy cond.
-func (c *lsChild) awaitDiags(ctx context.Context, uri string, cond func([]lsp.Diagnostic) bool) error {
-	for {
-		c.mu.Lock()
-		ok := cond(c.diags[uri])
-		ch := c.changed
-		c.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
+func (c *lsChild) stop() { c.Stop(10 * time.Second) }
 
 const smallGo = `package price
 
@@ -509,7 +427,7 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 	}
 	p := filepath.Join(dir, "price", "price.go")
 	uri := lsp.FileURI(p)
-	if err := srv.conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{URI: uri, LanguageID: "go", Version: 1, Text: smallGo}}); err != nil {
+	if err := srv.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{URI: uri, LanguageID: "go", Version: 1, Text: smallGo}}); err != nil {
 		return nil, err
 	}
 	changed := strings.Replace(smallGo, "n >= 10", "n > 10", 1)
@@ -529,7 +447,7 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 			text, want = smallGo, false
 		}
 		version++
-		if err := srv.conn.Notify(ctx, "textDocument/didChange", map[string]any{
+		if err := srv.Conn.Notify(ctx, "textDocument/didChange", map[string]any{
 			"textDocument": map[string]any{"uri": uri, "version": version}, "contentChanges": []map[string]any{{"text": text}}}); err != nil {
 			return nil, err
 		}
@@ -537,11 +455,11 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 			return nil, err
 		}
 		start := time.Now()
-		if err := srv.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}}); err != nil {
+		if err := srv.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}}); err != nil {
 			return nil, err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-		err := srv.awaitDiags(wctx, uri, func(ds []lsp.Diagnostic) bool { return hasWarning(ds) == want })
+		_, err := srv.AwaitDiagnostics(wctx, uri, "the diagnostics of the save", func(ds []lsp.Diagnostic) bool { return hasWarning(ds) == want })
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("save %d: %v", i, err)
@@ -552,7 +470,7 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 		// Let the run finish before the next save, so each save is timed
 		// alone (a newer save would cancel it).
 		var rep json.RawMessage
-		if err := srv.conn.Call(ctx, "bcode/evidence", map[string]any{"wait": true}, &rep); err != nil {
+		if err := srv.Conn.Call(ctx, "bcode/evidence", map[string]any{"wait": true}, &rep); err != nil {
 			return nil, err
 		}
 	}
