@@ -129,6 +129,11 @@ func runGateSandboxBench(ctx context.Context, eng *app.Engine, args []string, st
 		verdicts := map[string]verify.Verdict{}
 		for range *rounds {
 			for _, s := range sides {
+				// check.Run, not app.Check: this compares one check on two
+				// sandboxes the benchmark builds (its image, its seeded build
+				// cache), which app.Check takes from the base's config and
+				// the bcode binary by design; it measures the sandbox, not
+				// the command.
 				scanner := benchScanner() // the process's one, as bcode's: built before the clock starts
 				start := time.Now()
 				rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Sandbox: s.sb, NoEvidence: true, Scanner: scanner})

@@ -90,7 +90,7 @@ func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 		counter = c
 	}
 	if *corpus != "" {
-		results, err := runHistoryCorpus(ctx, *corpus, dir, *indexCache, *perProject, *limit, counter, scanner, stderr)
+		results, err := runHistoryCorpus(ctx, histPacker{eng: eng, tokenizer: *tokenizer, counter: counter}, *corpus, dir, *indexCache, *perProject, *limit, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
@@ -455,7 +455,10 @@ func printRecall(w io.Writer, results []changeResult) {
 // benchWarm indexes a large module once (cold, into a real ledger), then
 // times packs on the warm index: through the ledger as a CLI run does
 // (scan hashes, load, assemble, pack) and with the graph in memory as
-// bcode-ls holds it.
+// bcode-ls holds it. It calls pack.Build, not app.Pack, on purpose: it
+// compares the two ways an index reaches the pack (a store, a graph held
+// in memory), which app.Pack decides for its caller, and times the pack
+// apart from the tokenizer's probe.
 func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter pack.Counter, red pack.Redactor, stdout, stderr io.Writer) error {
 	mod, version, ok := strings.Cut(modVersion, "@")
 	if !ok {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
 	"github.com/bcode-dev/bcode/engine/pack"
@@ -196,8 +197,30 @@ func goDeclLine(p, name string, start, end int) int {
 	return start
 }
 
-// histResult extends changeResult with body recall.
-func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph.Store, counter pack.Counter, red pack.Redactor) (changeResult, error) {
+// histPacker is what the history corpus's cases are packed and counted
+// with.
+type histPacker struct {
+	// eng builds "bcode pack": app.Pack, the pack `bcode pack --selection`
+	// prints and an attempt gets, with its token counter and its redactor.
+	eng *app.Engine
+	// tokenizer is the pack's --tokenizer; "": the repository's [model]
+	// endpoint, as bcode pack decides.
+	tokenizer string
+	// counter counts the baselines' tokens.
+	counter pack.Counter
+}
+
+// selectionPack is the product's pack for a selection at budget, its Go
+// index kept in store between packs (bcode pack keeps it in the ledger).
+func (hp histPacker) selectionPack(ctx context.Context, repo string, store codegraph.Store, sel target, budget int) (*pack.Pack, error) {
+	return hp.eng.Pack(ctx, app.PackRequest{Repo: repo, Budget: budget, Index: store,
+		Selection: &engine.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
+		Tokenizer: hp.tokenizer, TokenizerProbe: 2 * time.Second})
+}
+
+// benchHistCase scores the pack and the baselines on one commit.
+func benchHistCase(ctx context.Context, hp histPacker, c histCase, repo string, store codegraph.Store) (changeResult, error) {
+	counter := hp.counter
 	r := changeResult{name: c.project + " " + c.commit[:10], by: map[string]map[int]scores{}}
 	ext := extOf(c.lang)
 	diff, err := benchGit(ctx, repo, "diff", "-U0", "--no-renames", "--diff-filter=M", "--no-ext-diff", c.base, c.commit)
@@ -270,10 +293,7 @@ func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph
 
 	for _, budget := range budgets {
 		t0 := time.Now()
-		p, err := pack.Build(ctx, pack.Input{
-			Repo: repo, Graph: g, Budget: budget, Counter: counter, Redactor: red,
-			Selection: &engine.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
-		})
+		p, err := hp.selectionPack(ctx, repo, store, sel, budget)
 		if err != nil {
 			return r, fmt.Errorf("pack: %w", err)
 		}
@@ -503,7 +523,7 @@ func historyOnly(ctx context.Context, conf *sandbox.Confined, h *cochange.Histor
 
 // runHistoryCorpus clones each bundle of dir and benchmarks up to perProject
 // cases of it.
-func runHistoryCorpus(ctx context.Context, dir, work, indexCache string, perProject, limit int, counter pack.Counter, red pack.Redactor, stderr io.Writer) ([]changeResult, error) {
+func runHistoryCorpus(ctx context.Context, hp histPacker, dir, work, indexCache string, perProject, limit int, stderr io.Writer) ([]changeResult, error) {
 	bundles, err := filepath.Glob(filepath.Join(dir, "*.bundle"))
 	if err != nil {
 		return nil, err
@@ -537,7 +557,7 @@ func runHistoryCorpus(ctx context.Context, dir, work, indexCache string, perProj
 			if indexCache != "" {
 				st = caseStore{path: filepath.Join(indexCache, project+"-"+c.base+".json")}
 			}
-			r, err := benchHistCase(ctx, c, repo, st, counter, red)
+			r, err := benchHistCase(ctx, hp, c, repo, st)
 			if err != nil {
 				fmt.Fprintf(stderr, "skip %s %s: %v\n", project, c.commit[:10], err)
 				continue
