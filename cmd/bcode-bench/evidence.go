@@ -55,34 +55,12 @@ func (t toolRun) perMinute() float64 {
 }
 
 func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode-bench evidence", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	corpus := fs.String("corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
-	changes := fs.String("changes", "github.com/hashicorp/go-version@v1.6.0..v1.7.0,github.com/google/uuid@v1.5.0..v1.6.0",
-		"comma-separated MODULE@BASE..HEAD real changes from the corpus (\"all\" for every row)")
-	synth := fs.Int("synthetic", 40, "functions in the synthetic diff (about 9 mutants each); 0 skips it")
-	small := fs.Int("synthetic-small", 2, "functions in a second, save-sized synthetic diff (at most 20 mutants for 2); 0 skips it")
-	workers := fs.Int("workers", 2, "parallel workers for every tool")
-	gremlinsBin := fs.String("gremlins", "", "gremlins binary (default: on PATH, then $GOPATH/bin)")
-	skipOverlay := fs.Bool("skip-overlay", false, "do not run bcode's per-mutant overlay fallback")
-	perProcess := fs.Bool("per-process", true, "also run bcode cold with a process per baseline test (the baseline before the one-process one)")
-	// Gremlins derives its timeout from the coverage run's total time, which
-	// a warm build cache makes tiny; on a loaded machine its default then
-	// times out mutants that merely waited for a CPU. A larger coefficient
-	// keeps the comparison about verdicts, and only slows gremlins down.
-	coefficient := fs.Int("gremlins-timeout-coefficient", 20, "gremlins --timeout-coefficient")
-	pyReal := fs.String("python-real", "engine/check/testdata/real", "directory of the real corpus's txtar cases")
-	pyCases := fs.String("python", "boltons-bits-length,boltons-jsonl-eof,boltons-split-maxsplit-zero,cachetools-popitem-context,parse-hex-binary-prefix,tabulate-empty-maxcolwidths",
-		"comma-separated real Python cases (their HEAD~1..HEAD); \"\" skips them")
-	pyWhole := fs.String("python-whole", "boltons-bits-length:boltons/mathutils.py,cachetools-popitem-context:cachetools/ttl.py",
-		"comma-separated CASE:MODULE: every line of a real module at the case's head")
-	pyIsolation := fs.String("python-isolation", "", "Python schema workers' isolation: state (default: a batch of mutants per forked child) or fork (a child per mutant)")
-	goToo := fs.Bool("go", true, "run the Go cases (false: Python only)")
-	if err := fs.Parse(args); err != nil {
+	o, ok := parseEvidenceFlags(args, stderr)
+	if !ok {
 		return 2
 	}
-	if !*goToo {
-		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *pyIsolation, *workers, stdout, stderr)
+	if !o.goToo {
+		benchPython(ctx, eng, o.pyReal, o.pyCases, o.pyWhole, o.pyIsolation, o.workers, stdout, stderr)
 		return 0
 	}
 	work, err := os.MkdirTemp("", "bcode-bench-evidence-")
@@ -91,107 +69,26 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 		return 2
 	}
 	defer os.RemoveAll(work)
-
-	var cases []evidenceCase
-	if *synth > 0 {
-		dir := filepath.Join(work, "synthetic")
-		if err := writeSynthetic(dir, *synth); err != nil {
-			fmt.Fprintf(stderr, "synthetic diff: %v\n", err)
-			return 2
-		}
-		cases = append(cases, evidenceCase{name: fmt.Sprintf("synthetic (%d funcs)", *synth), dir: dir})
-	}
-	if *small > 0 {
-		dir := filepath.Join(work, "synthetic-small")
-		if err := writeSynthetic(dir, *small); err != nil {
-			fmt.Fprintf(stderr, "synthetic diff: %v\n", err)
-			return 2
-		}
-		cases = append(cases, evidenceCase{name: fmt.Sprintf("synthetic (%d funcs)", *small), dir: dir})
-	}
-	for i, c := range corpusChanges(*corpus, *changes) {
-		dir := filepath.Join(work, fmt.Sprintf("real%d", i))
-		mod, rest, _ := strings.Cut(c, "@")
-		base, head, _ := strings.Cut(rest, "..")
-		cmd := exec.CommandContext(ctx, filepath.Join(*corpus, "materialize"), mod, base, head, dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(stderr, "materialize %s: %v\n%s", c, err, out)
-			continue
-		}
-		cases = append(cases, evidenceCase{name: c, dir: dir})
+	cases, err := evidenceCases(ctx, o, work, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "synthetic diff: %v\n", err)
+		return 2
 	}
 
-	gbin := findGremlins(*gremlinsBin)
+	gbin := findGremlins(o.gremlinsBin)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\ttool\tmutants\twall\tmutants/min\tvs gremlins\tagreement with gremlins")
 	var disagreements []string
 	var sums []goSummary
 	for _, c := range cases {
 		fmt.Fprintf(stderr, "== %s\n", c.name)
-		cache, err := os.MkdirTemp("", "bcode-bench-cache-")
+		runs, sum, err := evidenceCaseRuns(ctx, eng, o, c, gbin, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
-		// cold: an empty bcode cache (Go's build cache is as the machine
-		// has it, as for gremlins); warm: the same change again, every
-		// cache filled; save: one more edit to the changed files (a
-		// declaration at the end), so the package's content, its baseline
-		// and its schema are new while its dependencies are built.
-		cold := runBcode(ctx, eng, c, *workers, false, cache, "bcode cold", stderr)
-		warm := runBcode(ctx, eng, c, *workers, false, cache, "bcode warm", stderr)
-		var save, floor toolRun
-		restore, err := touchChanged(c.dir)
-		if err != nil {
-			save.err = err.Error()
-		} else {
-			save = runBcode(ctx, eng, c, *workers, false, cache, "bcode save", stderr)
-			// The floor: building the changed packages' test binaries once,
-			// after another edit, as any tool that runs the tests must.
-			restore()
-			restore, err = touchChanged(c.dir)
-			if err == nil {
-				floor = compileFloor(ctx, c.dir)
-				restore()
-			} else {
-				floor.err = err.Error()
-			}
-		}
-		os.RemoveAll(cache)
-		runs := []toolRun{cold, warm, save}
-		if *perProcess {
-			// Before the one-process baseline: a coverage binary of its own
-			// and a process per test, then the schema build.
-			runs = append(runs, runBcodeWith(ctx, eng, c, mutate.Options{Workers: *workers, PerProcessBaseline: true}, "", "bcode cold, per-process baseline", stderr))
-		}
-		if !*skipOverlay {
-			runs = append(runs, runBcode(ctx, eng, c, *workers, true, "", "bcode-overlay", stderr))
-		}
-		g := runGremlins(ctx, c, gbin, *workers, *coefficient, stderr)
-		runs = append(runs, g, floor)
-		for _, r := range runs {
-			ratio, agree := "", ""
-			if r.tool != "gremlins" && r.tool != "floor: go test -c" && g.err == "" && g.perMinute() > 0 && r.err == "" {
-				ratio = fmt.Sprintf("%.1fx", r.perMinute()/g.perMinute())
-				same, both, diffs := agreement(r, g)
-				agree = fmt.Sprintf("%d/%d", same, both)
-				if r.tool == "bcode cold" {
-					for _, d := range diffs {
-						disagreements = append(disagreements, c.name+": "+d)
-					}
-				}
-			}
-			if r.err != "" {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", c.name, r.tool, r.err)
-				continue
-			}
-			if r.tool == "floor: go test -c" {
-				fmt.Fprintf(tw, "%s\t%s\t\t%s\t\t\t\n", c.name, r.tool, r.wall.Round(10*time.Millisecond))
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\n", c.name, r.tool, r.count, r.wall.Round(10*time.Millisecond), r.perMinute(), ratio, agree)
-		}
-		sums = append(sums, goSummary{name: c.name, cold: cold, warm: warm, save: save, floor: floor, gremlins: g})
+		disagreements = append(disagreements, printEvidenceRuns(tw, c, runs, sum.gremlins)...)
+		sums = append(sums, sum)
 	}
 	tw.Flush()
 	if len(disagreements) > 0 {
@@ -201,11 +98,158 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 		}
 	}
 	printGoSummary(stdout, sums)
-	if *pyCases != "" || *pyWhole != "" {
+	if o.pyCases != "" || o.pyWhole != "" {
 		fmt.Fprintln(stdout)
-		benchPython(ctx, eng, *pyReal, *pyCases, *pyWhole, *pyIsolation, *workers, stdout, stderr)
+		benchPython(ctx, eng, o.pyReal, o.pyCases, o.pyWhole, o.pyIsolation, o.workers, stdout, stderr)
 	}
 	return 0
+}
+
+// evidenceOptions are benchEvidence's flags.
+type evidenceOptions struct {
+	corpus, changes, gremlinsBin          string
+	synth, small, workers, coefficient    int
+	skipOverlay, perProcess, goToo        bool
+	pyReal, pyCases, pyWhole, pyIsolation string
+}
+
+func parseEvidenceFlags(args []string, stderr io.Writer) (evidenceOptions, bool) {
+	fs := flag.NewFlagSet("bcode-bench evidence", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o evidenceOptions
+	fs.StringVar(&o.corpus, "corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
+	fs.StringVar(&o.changes, "changes", "github.com/hashicorp/go-version@v1.6.0..v1.7.0,github.com/google/uuid@v1.5.0..v1.6.0",
+		"comma-separated MODULE@BASE..HEAD real changes from the corpus (\"all\" for every row)")
+	fs.IntVar(&o.synth, "synthetic", 40, "functions in the synthetic diff (about 9 mutants each); 0 skips it")
+	fs.IntVar(&o.small, "synthetic-small", 2, "functions in a second, save-sized synthetic diff (at most 20 mutants for 2); 0 skips it")
+	fs.IntVar(&o.workers, "workers", 2, "parallel workers for every tool")
+	fs.StringVar(&o.gremlinsBin, "gremlins", "", "gremlins binary (default: on PATH, then $GOPATH/bin)")
+	fs.BoolVar(&o.skipOverlay, "skip-overlay", false, "do not run bcode's per-mutant overlay fallback")
+	fs.BoolVar(&o.perProcess, "per-process", true, "also run bcode cold with a process per baseline test (the baseline before the one-process one)")
+	// Gremlins derives its timeout from the coverage run's total time, which
+	// a warm build cache makes tiny; on a loaded machine its default then
+	// times out mutants that merely waited for a CPU. A larger coefficient
+	// keeps the comparison about verdicts, and only slows gremlins down.
+	fs.IntVar(&o.coefficient, "gremlins-timeout-coefficient", 20, "gremlins --timeout-coefficient")
+	fs.StringVar(&o.pyReal, "python-real", "engine/check/testdata/real", "directory of the real corpus's txtar cases")
+	fs.StringVar(&o.pyCases, "python", "boltons-bits-length,boltons-jsonl-eof,boltons-split-maxsplit-zero,cachetools-popitem-context,parse-hex-binary-prefix,tabulate-empty-maxcolwidths",
+		"comma-separated real Python cases (their HEAD~1..HEAD); \"\" skips them")
+	fs.StringVar(&o.pyWhole, "python-whole", "boltons-bits-length:boltons/mathutils.py,cachetools-popitem-context:cachetools/ttl.py",
+		"comma-separated CASE:MODULE: every line of a real module at the case's head")
+	fs.StringVar(&o.pyIsolation, "python-isolation", "", "Python schema workers' isolation: state (default: a batch of mutants per forked child) or fork (a child per mutant)")
+	fs.BoolVar(&o.goToo, "go", true, "run the Go cases (false: Python only)")
+	return o, fs.Parse(args) == nil
+}
+
+// evidenceCases writes the synthetic diffs and materializes the corpus's
+// changes under work; a change that does not materialize is left out.
+func evidenceCases(ctx context.Context, o evidenceOptions, work string, stderr io.Writer) ([]evidenceCase, error) {
+	var cases []evidenceCase
+	for _, s := range []struct {
+		dir   string
+		funcs int
+	}{{"synthetic", o.synth}, {"synthetic-small", o.small}} {
+		if s.funcs <= 0 {
+			continue
+		}
+		dir := filepath.Join(work, s.dir)
+		if err := writeSynthetic(dir, s.funcs); err != nil {
+			return nil, err
+		}
+		cases = append(cases, evidenceCase{name: fmt.Sprintf("synthetic (%d funcs)", s.funcs), dir: dir})
+	}
+	for i, c := range corpusChanges(o.corpus, o.changes) {
+		dir := filepath.Join(work, fmt.Sprintf("real%d", i))
+		mod, rest, _ := strings.Cut(c, "@")
+		base, head, _ := strings.Cut(rest, "..")
+		cmd := exec.CommandContext(ctx, filepath.Join(o.corpus, "materialize"), mod, base, head, dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(stderr, "materialize %s: %v\n%s", c, err, out)
+			continue
+		}
+		cases = append(cases, evidenceCase{name: c, dir: dir})
+	}
+	return cases, nil
+}
+
+// evidenceCaseRuns runs every tool on one case: bcode cold, warm and after
+// a save on one cache, the compile floor, the per-process baseline and the
+// overlay when asked, then gremlins.
+func evidenceCaseRuns(ctx context.Context, eng *app.Engine, o evidenceOptions, c evidenceCase, gbin string, stderr io.Writer) ([]toolRun, goSummary, error) {
+	cache, err := os.MkdirTemp("", "bcode-bench-cache-")
+	if err != nil {
+		return nil, goSummary{}, err
+	}
+	sum := bcodeCacheRuns(ctx, eng, c, o.workers, cache, stderr)
+	sum.name = c.name
+	os.RemoveAll(cache)
+	runs := []toolRun{sum.cold, sum.warm, sum.save}
+	if o.perProcess {
+		// Before the one-process baseline: a coverage binary of its own
+		// and a process per test, then the schema build.
+		runs = append(runs, runBcodeWith(ctx, eng, c, mutate.Options{Workers: o.workers, PerProcessBaseline: true}, "", "bcode cold, per-process baseline", stderr))
+	}
+	if !o.skipOverlay {
+		runs = append(runs, runBcode(ctx, eng, c, o.workers, true, "", "bcode-overlay", stderr))
+	}
+	sum.gremlins = runGremlins(ctx, c, gbin, o.workers, o.coefficient, stderr)
+	return append(runs, sum.gremlins, sum.floor), sum, nil
+}
+
+// bcodeCacheRuns runs bcode three times on one cache. cold: an empty bcode
+// cache (Go's build cache is as the machine has it, as for gremlins); warm:
+// the same change again, every cache filled; save: one more edit to the
+// changed files (a declaration at the end), so the package's content, its
+// baseline and its schema are new while its dependencies are built. Then
+// the floor: building the changed packages' test binaries once, after
+// another edit, as any tool that runs the tests must.
+func bcodeCacheRuns(ctx context.Context, eng *app.Engine, c evidenceCase, workers int, cache string, stderr io.Writer) goSummary {
+	var s goSummary
+	s.cold = runBcode(ctx, eng, c, workers, false, cache, "bcode cold", stderr)
+	s.warm = runBcode(ctx, eng, c, workers, false, cache, "bcode warm", stderr)
+	restore, err := touchChanged(c.dir)
+	if err != nil {
+		s.save.err = err.Error()
+		return s
+	}
+	s.save = runBcode(ctx, eng, c, workers, false, cache, "bcode save", stderr)
+	restore()
+	restore, err = touchChanged(c.dir)
+	if err != nil {
+		s.floor.err = err.Error()
+		return s
+	}
+	s.floor = compileFloor(ctx, c.dir)
+	restore()
+	return s
+}
+
+// printEvidenceRuns prints one case's rows and returns bcode cold's
+// disagreements with gremlins.
+func printEvidenceRuns(tw io.Writer, c evidenceCase, runs []toolRun, g toolRun) []string {
+	var disagreements []string
+	for _, r := range runs {
+		ratio, agree := "", ""
+		if r.tool != "gremlins" && r.tool != "floor: go test -c" && g.err == "" && g.perMinute() > 0 && r.err == "" {
+			ratio = fmt.Sprintf("%.1fx", r.perMinute()/g.perMinute())
+			same, both, diffs := agreement(r, g)
+			agree = fmt.Sprintf("%d/%d", same, both)
+			if r.tool == "bcode cold" {
+				for _, d := range diffs {
+					disagreements = append(disagreements, c.name+": "+d)
+				}
+			}
+		}
+		switch {
+		case r.err != "":
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\n", c.name, r.tool, r.err)
+		case r.tool == "floor: go test -c":
+			fmt.Fprintf(tw, "%s\t%s\t\t%s\t\t\t\n", c.name, r.tool, r.wall.Round(10*time.Millisecond))
+		default:
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\n", c.name, r.tool, r.count, r.wall.Round(10*time.Millisecond), r.perMinute(), ratio, agree)
+		}
+	}
+	return disagreements
 }
 
 func corpusChanges(corpus, spec string) []string {

@@ -74,6 +74,35 @@ func benchPython(ctx context.Context, eng *app.Engine, realDir, cases, whole, is
 		return
 	}
 	defer os.RemoveAll(work)
+	list := buildPyCases(ctx, realDir, cases, whole, work, stderr)
+	if len(list) > 0 {
+		// Both modes share the interpreter probe (remembered per process)
+		// and the page cache of pytest's files: a discarded run pays for
+		// them, so neither mode's first case does.
+		fmt.Fprintf(stderr, "== warm-up (discarded): %s\n", list[0].name)
+		runPyMode(ctx, eng, list[0], workers, false, isolation, stderr)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tmode\tmutants\tverdicts\twall\trun phase\tCPU\tmutants/min\tvs fresh\tmutants/CPU-min\tvs fresh\tverdicts equal")
+	var t pyTotals
+	for _, c := range list {
+		fmt.Fprintf(stderr, "== %s\n", c.name)
+		s := runPyMode(ctx, eng, c, workers, false, isolation, stderr)
+		f := runPyMode(ctx, eng, c, workers, true, isolation, stderr)
+		var ratio, cpuRatio, agree string
+		if s.err == "" && f.err == "" {
+			ratio, cpuRatio, agree = t.add(ctx, c, s, f, stderr)
+		}
+		printPyRuns(tw, c, []pyRun{s, f}, ratio, cpuRatio, agree)
+	}
+	t.print(tw)
+	tw.Flush()
+	printPyFloors(stdout, t.floors)
+}
+
+// buildPyCases builds the named real cases, then the whole-module ones,
+// under work; a case that does not build is reported and left out.
+func buildPyCases(ctx context.Context, realDir, cases, whole, work string, stderr io.Writer) []pyCase {
 	var list []pyCase
 	add := func(name, module string) {
 		data, err := os.ReadFile(filepath.Join(realDir, name+".txtar"))
@@ -99,85 +128,94 @@ func benchPython(ctx context.Context, eng *app.Engine, realDir, cases, whole, is
 		name, module, _ := strings.Cut(c, ":")
 		add(name, module)
 	}
-	if len(list) > 0 {
-		// Both modes share the interpreter probe (remembered per process)
-		// and the page cache of pytest's files: a discarded run pays for
-		// them, so neither mode's first case does.
-		fmt.Fprintf(stderr, "== warm-up (discarded): %s\n", list[0].name)
-		runPyMode(ctx, eng, list[0], workers, false, isolation, stderr)
+	return list
+}
+
+// pyFloorRow is one case's Python floor against both modes.
+type pyFloorRow struct {
+	name                string
+	mutants             int
+	floor, fresh, bcode time.Duration
+}
+
+// pyTotals sum the cases both modes ran: bcode's schemata (S) and fresh
+// interpreters (F).
+type pyTotals struct {
+	sumS, sumF, cpuS, cpuF time.Duration
+	nS, nF, same, both     int
+	floors                 []pyFloorRow
+}
+
+// add counts one case both modes ran, times its floor, and returns
+// bcode's ratios against fresh and their agreement.
+func (t *pyTotals) add(ctx context.Context, c pyCase, s, f pyRun, stderr io.Writer) (ratio, cpuRatio, agree string) {
+	if f.perMinute() > 0 {
+		ratio = fmt.Sprintf("%.1fx", s.perMinute()/f.perMinute())
 	}
+	if f.perCPUMinute() > 0 {
+		cpuRatio = fmt.Sprintf("%.1fx", s.perCPUMinute()/f.perCPUMinute())
+	}
+	t.cpuS += s.cpu
+	t.cpuF += f.cpu
+	eq, n, diffs := pyAgreement(s.rep, f.rep)
+	agree = fmt.Sprintf("%d/%d", eq, n)
+	t.same += eq
+	t.both += n
+	for _, d := range diffs {
+		fmt.Fprintf(stderr, "   disagreement: %s\n", d)
+	}
+	t.sumS += s.wall
+	t.sumF += f.wall
+	t.nS += s.counted
+	t.nF += f.counted
+	if d, ok := pytestFloor(ctx, c.dir, s.rep); ok {
+		t.floors = append(t.floors, pyFloorRow{c.name, s.counted, d, f.wall, s.wall})
+	}
+	return ratio, cpuRatio, agree
+}
+
+// print writes the all-cases rows, when both modes ran something.
+func (t *pyTotals) print(tw io.Writer) {
+	if t.sumS <= 0 || t.sumF <= 0 || t.cpuS <= 0 || t.cpuF <= 0 {
+		return
+	}
+	ps, pf := float64(t.nS)/t.sumS.Minutes(), float64(t.nF)/t.sumF.Minutes()
+	cs, cf := float64(t.nS)/t.cpuS.Minutes(), float64(t.nF)/t.cpuF.Minutes()
+	fmt.Fprintf(tw, "all cases\tbcode\t%d\t\t%s\t\t%s\t%.0f\t%.1fx\t%.0f\t%.1fx\t%d/%d\n", t.nS, t.sumS.Round(100*time.Millisecond), t.cpuS.Round(100*time.Millisecond), ps, ps/pf, cs, cs/cf, t.same, t.both)
+	fmt.Fprintf(tw, "all cases\tfresh\t%d\t\t%s\t\t%s\t%.0f\t\t%.0f\t\t\n", t.nF, t.sumF.Round(100*time.Millisecond), t.cpuF.Round(100*time.Millisecond), pf, cf)
+}
+
+// printPyRuns writes one case's rows; bcode's carries the ratios.
+func printPyRuns(tw io.Writer, c pyCase, runs []pyRun, ratio, cpuRatio, agree string) {
+	for _, r := range runs {
+		if r.err != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", c.name, r.mode, r.err)
+			continue
+		}
+		rr, cr, ag := "", "", ""
+		if r.mode == "bcode" {
+			rr, cr, ag = ratio, cpuRatio, agree
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t%s\t%.0f\t%s\t%s\n", c.name, r.mode, r.counted, verdictCounts(r.rep),
+			r.wall.Round(100*time.Millisecond), r.rep.Stats.Run.Round(100*time.Millisecond), r.cpu.Round(100*time.Millisecond),
+			r.perMinute(), rr, r.perCPUMinute(), cr, ag)
+	}
+}
+
+func printPyFloors(stdout io.Writer, floors []pyFloorRow) {
+	if len(floors) == 0 {
+		return
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "Python floor: one plain pytest of every covering test at the head, the least any tool that runs them pays once after a change;")
+	fmt.Fprintln(stdout, "fresh / floor is the best ratio against fresh processes a tool can reach, were everything but that one session free.")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tmode\tmutants\tverdicts\twall\trun phase\tCPU\tmutants/min\tvs fresh\tmutants/CPU-min\tvs fresh\tverdicts equal")
-	type floorRow struct {
-		name                string
-		mutants             int
-		floor, fresh, bcode time.Duration
-	}
-	var floors []floorRow
-	var sumS, sumF, cpuS, cpuF time.Duration
-	var nS, nF, same, both int
-	for _, c := range list {
-		fmt.Fprintf(stderr, "== %s\n", c.name)
-		s := runPyMode(ctx, eng, c, workers, false, isolation, stderr)
-		f := runPyMode(ctx, eng, c, workers, true, isolation, stderr)
-		ratio, cpuRatio, agree := "", "", ""
-		if s.err == "" && f.err == "" {
-			if f.perMinute() > 0 {
-				ratio = fmt.Sprintf("%.1fx", s.perMinute()/f.perMinute())
-			}
-			if f.perCPUMinute() > 0 {
-				cpuRatio = fmt.Sprintf("%.1fx", s.perCPUMinute()/f.perCPUMinute())
-			}
-			cpuS += s.cpu
-			cpuF += f.cpu
-			eq, n, diffs := pyAgreement(s.rep, f.rep)
-			agree = fmt.Sprintf("%d/%d", eq, n)
-			same += eq
-			both += n
-			for _, d := range diffs {
-				fmt.Fprintf(stderr, "   disagreement: %s\n", d)
-			}
-			sumS += s.wall
-			sumF += f.wall
-			nS += s.counted
-			nF += f.counted
-			if d, ok := pytestFloor(ctx, c.dir, s.rep); ok {
-				floors = append(floors, floorRow{c.name, s.counted, d, f.wall, s.wall})
-			}
-		}
-		for _, r := range []pyRun{s, f} {
-			if r.err != "" {
-				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", c.name, r.mode, r.err)
-				continue
-			}
-			rr, cr, ag := "", "", ""
-			if r.mode == "bcode" {
-				rr, cr, ag = ratio, cpuRatio, agree
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t%s\t%.0f\t%s\t%s\n", c.name, r.mode, r.counted, verdictCounts(r.rep),
-				r.wall.Round(100*time.Millisecond), r.rep.Stats.Run.Round(100*time.Millisecond), r.cpu.Round(100*time.Millisecond),
-				r.perMinute(), rr, r.perCPUMinute(), cr, ag)
-		}
-	}
-	if sumS > 0 && sumF > 0 && cpuS > 0 && cpuF > 0 {
-		ps, pf := float64(nS)/sumS.Minutes(), float64(nF)/sumF.Minutes()
-		cs, cf := float64(nS)/cpuS.Minutes(), float64(nF)/cpuF.Minutes()
-		fmt.Fprintf(tw, "all cases\tbcode\t%d\t\t%s\t\t%s\t%.0f\t%.1fx\t%.0f\t%.1fx\t%d/%d\n", nS, sumS.Round(100*time.Millisecond), cpuS.Round(100*time.Millisecond), ps, ps/pf, cs, cs/cf, same, both)
-		fmt.Fprintf(tw, "all cases\tfresh\t%d\t\t%s\t\t%s\t%.0f\t\t%.0f\t\t\n", nF, sumF.Round(100*time.Millisecond), cpuF.Round(100*time.Millisecond), pf, cf)
+	fmt.Fprintln(tw, "case\tmutants\tfloor\tfresh\tbcode\tbest ratio (fresh / floor)\tbcode's ratio (fresh / bcode)")
+	for _, r := range floors {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1fx\t%.1fx\n", r.name, r.mutants, r.floor.Round(10*time.Millisecond), r.fresh.Round(10*time.Millisecond), r.bcode.Round(10*time.Millisecond),
+			r.fresh.Seconds()/r.floor.Seconds(), r.fresh.Seconds()/r.bcode.Seconds())
 	}
 	tw.Flush()
-	if len(floors) > 0 {
-		fmt.Fprintln(stdout)
-		fmt.Fprintln(stdout, "Python floor: one plain pytest of every covering test at the head, the least any tool that runs them pays once after a change;")
-		fmt.Fprintln(stdout, "fresh / floor is the best ratio against fresh processes a tool can reach, were everything but that one session free.")
-		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "case\tmutants\tfloor\tfresh\tbcode\tbest ratio (fresh / floor)\tbcode's ratio (fresh / bcode)")
-		for _, r := range floors {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1fx\t%.1fx\n", r.name, r.mutants, r.floor.Round(10*time.Millisecond), r.fresh.Round(10*time.Millisecond), r.bcode.Round(10*time.Millisecond),
-				r.fresh.Seconds()/r.floor.Seconds(), r.fresh.Seconds()/r.bcode.Seconds())
-		}
-		tw.Flush()
-	}
 }
 
 // pytestFloor times one plain pytest of the union of the covering tests

@@ -22,9 +22,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
-	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -58,7 +56,7 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 		return 2
 	}
 	if *realCorpus {
-		return runRealGate(ctx, realOptions{dir: *suite, only: *only, knownOut: *knownOut, reportsDir: *reportsDir, parallel: *parallel, floor: *floor}, stdout, stderr)
+		return runRealGate(ctx, eng, realOptions{dir: *suite, only: *only, knownOut: *knownOut, reportsDir: *reportsDir, parallel: *parallel, floor: *floor}, stdout, stderr)
 	}
 	if *parallel < 1 {
 		fmt.Fprintln(stderr, "bcode-bench gate: -parallel must be at least 1")
@@ -88,7 +86,7 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 			fmt.Fprintln(stderr, "bcode-bench gate: no case selected")
 			return 2
 		}
-		res := accuracy(ctx, sel, *parallel, filepath.Join(scratch, "accuracy"), stderr)
+		res := accuracy(ctx, eng, sel, *parallel, filepath.Join(scratch, "accuracy"), stderr)
 		printAccuracy(stdout, res)
 		if fa, _, _ := gateTally(res); fa > 0 {
 			code = 1
@@ -130,7 +128,7 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 				return "HEAD~1", "HEAD", nil
 			}})
 		}
-		rows := timings(ctx, subjects, filepath.Join(scratch, "timing"), stderr)
+		rows := timings(ctx, eng, subjects, filepath.Join(scratch, "timing"), stderr)
 		printTimings(stdout, rows)
 	}
 	return code
@@ -189,7 +187,7 @@ type caseResult struct {
 	rep     *verify.Report // -real keeps it for the plain runs
 }
 
-func accuracy(ctx context.Context, cases []labelled.Case, parallel int, scratch string, stderr io.Writer) []caseResult {
+func accuracy(ctx context.Context, eng *app.Engine, cases []labelled.Case, parallel int, scratch string, stderr io.Writer) []caseResult {
 	out := make([]caseResult, len(cases))
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -199,7 +197,7 @@ func accuracy(ctx context.Context, cases []labelled.Case, parallel int, scratch 
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			out[i] = checkCase(ctx, c, filepath.Join(scratch, c.Name))
+			out[i] = checkCase(ctx, eng, c, filepath.Join(scratch, c.Name))
 			fmt.Fprintf(stderr, "  %-34s %-8s (%.1fs)\n", c.Name, out[i].verdict, out[i].dur.Seconds())
 		}()
 	}
@@ -209,9 +207,9 @@ func accuracy(ctx context.Context, cases []labelled.Case, parallel int, scratch 
 
 // checkCase judges one labelled case in a repository built in dir, then
 // removes it.
-func checkCase(ctx context.Context, c labelled.Case, dir string) caseResult {
+func checkCase(ctx context.Context, eng *app.Engine, c labelled.Case, dir string) caseResult {
 	defer os.RemoveAll(dir)
-	return checkCaseKeep(ctx, c, dir)
+	return checkCaseKeep(ctx, eng, c, dir)
 }
 
 // gateTally: false acceptances (a non-verified label marked verified),
@@ -313,10 +311,22 @@ type timingRow struct {
 	err       error
 }
 
+// checkTimed runs the gate on a change the way `bcode check` does
+// (app.Check: the engine's runner and its one secret scanner, the run
+// recorded in the engine's ledger) and times it. The scanner loads once
+// per process, before the clock starts; a failure to load it comes back
+// from Check.
+func checkTimed(ctx context.Context, eng *app.Engine, dir, base, head string) (*verify.Report, time.Duration, error) {
+	_, _ = eng.Redactor()
+	start := time.Now()
+	rep, err := eng.Check(ctx, app.CheckRequest{Repo: dir, Base: base, Head: head})
+	return rep, time.Since(start), err
+}
+
 // timings runs, for each subject in turn (never in parallel, so neither
 // side steals the other's cores): the gate, then the plain runs of the
 // affected tests on snapshots of the base and of the head.
-func timings(ctx context.Context, subjects []timingSubject, scratch string, stderr io.Writer) []timingRow {
+func timings(ctx context.Context, eng *app.Engine, subjects []timingSubject, scratch string, stderr io.Writer) []timingRow {
 	var rows []timingRow
 	for i, s := range subjects {
 		row := timingRow{name: s.name}
@@ -328,10 +338,8 @@ func timings(ctx context.Context, subjects []timingSubject, scratch string, stde
 			continue
 		}
 		fmt.Fprintf(stderr, "timing %s: gate\n", s.name)
-		scanner := benchScanner() // the process's one, as bcode's: built before the clock starts
-		start := time.Now()
-		rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New(), Scanner: scanner})
-		row.gate = time.Since(start)
+		rep, d, err := checkTimed(ctx, eng, dir, base, head)
+		row.gate = d
 		if rep == nil {
 			row.err = err
 			rows = append(rows, row)

@@ -59,15 +59,49 @@ func isHandTestFile(p string) bool {
 func gateFloor(ctx context.Context, repo, base, head string, rep *verify.Report, scratch string, rounds int) (floorRun, error) {
 	defer os.RemoveAll(scratch)
 	var fr floorRun
+	dirs, changed, err := layOutFloorSets(ctx, repo, base, head, scratch)
+	if err != nil {
+		return fr, err
+	}
+	goTargets, pyTargets := splitTargets(rep, dirs["head"])
+	run := func(dir string, goT, pyT []string) func() {
+		return func() { plainRun(ctx, dir, goT, pyT) }
+	}
+	u := candidateUnits(changed, goTargets, pyTargets)
+	// When the change is tests only, or changes no test, the mixed sets are
+	// the base and the head again, which the gate does not run twice.
+	fns := []func(){run(dirs["head"], goTargets, pyTargets), run(dirs["base"], goTargets, pyTargets)}
+	switch {
+	case !u.anyTest:
+		fr.note = "no test changed: the mixed sets are the base and the head"
+	case u.testsOnly:
+		fr.note = "tests only: the mixed sets are the head and the base"
+	default:
+		fns = append([]func(){run(dirs["mid"], u.goUnits, u.pyUnits)}, append(fns, run(dirs["old"], u.goUnits, u.pyUnits))...)
+	}
+	start := time.Now()
+	parallel2(fns...)
+	fr.sets = time.Since(start)
+	if ctx.Err() != nil {
+		return fr, ctx.Err()
+	}
+	fr.repeats = timeRepeats(ctx, dirs, pythonRepeats(rep), rounds)
+	return fr, ctx.Err()
+}
+
+// layOutFloorSets exports the four file sets under scratch (base, mid:
+// the base with the head's changed test files, head, old: the head with
+// the base's) and returns their directories by name and the changed paths.
+func layOutFloorSets(ctx context.Context, repo, base, head, scratch string) (map[string]string, []string, error) {
 	dirs := map[string]string{}
 	for _, side := range []string{"base", "mid", "head", "old"} {
 		dirs[side] = filepath.Join(scratch, side)
 	}
 	if err := exportRev(ctx, repo, base, dirs["base"]); err != nil {
-		return fr, err
+		return nil, nil, err
 	}
 	if err := exportRev(ctx, repo, base, dirs["mid"]); err != nil {
-		return fr, err
+		return nil, nil, err
 	}
 	for _, side := range []string{"head", "old"} {
 		var err error
@@ -77,74 +111,69 @@ func gateFloor(ctx context.Context, repo, base, head string, rep *verify.Report,
 			err = exportRev(ctx, repo, head, dirs[side])
 		}
 		if err != nil {
-			return fr, err
+			return nil, nil, err
 		}
 	}
 	// The changed test files: the head's over the base (mid), the base's
 	// over the head (old); a file one side lacks is removed.
 	changed, err := changedPaths(ctx, repo, base, head)
 	if err != nil {
-		return fr, err
+		return nil, nil, err
 	}
 	for _, p := range changed {
 		if !isHandTestFile(p) {
 			continue
 		}
 		if err := copyOrRemove(filepath.Join(dirs["head"], p), filepath.Join(dirs["mid"], p)); err != nil {
-			return fr, err
+			return nil, nil, err
 		}
 		if err := copyOrRemove(filepath.Join(dirs["base"], p), filepath.Join(dirs["old"], p)); err != nil {
-			return fr, err
+			return nil, nil, err
 		}
 	}
-	goTargets, pyTargets := splitTargets(rep, dirs["head"])
-	run := func(dir string, goT, pyT []string) func() {
-		return func() { plainRun(ctx, dir, goT, pyT) }
-	}
-	// The gate runs only the candidate units on the two mixed sets: the
-	// changed Python test files, the packages of the changed Go test files
-	// (all targets when there are none). When the
-	// change is tests only, or changes no test, the mixed sets are the
-	// base and the head again, which it does not run twice.
-	var pyUnits, goUnits []string
+	return dirs, changed, nil
+}
+
+// floorUnits are what the gate runs on the two mixed sets, and what the
+// change's files are.
+type floorUnits struct {
+	goUnits, pyUnits   []string
+	testsOnly, anyTest bool
+}
+
+// candidateUnits are the candidate units the gate runs on the two mixed
+// sets: the changed Python test files, the packages of the changed Go test
+// files (all targets when there are none).
+func candidateUnits(changed, goTargets, pyTargets []string) floorUnits {
+	u := floorUnits{testsOnly: true}
 	goSeen := map[string]bool{}
-	testsOnly, anyTest := true, false
 	for _, p := range changed {
-		testsOnly = testsOnly && isHandTestFile(p)
-		anyTest = anyTest || isHandTestFile(p)
+		u.testsOnly = u.testsOnly && isHandTestFile(p)
+		u.anyTest = u.anyTest || isHandTestFile(p)
 		for _, t := range pyTargets {
 			if f, _, _ := strings.Cut(t, "::"); f == p {
-				pyUnits = append(pyUnits, t)
+				u.pyUnits = append(u.pyUnits, t)
 			}
 		}
 		if strings.HasSuffix(p, "_test.go") && len(goTargets) > 0 {
-			if u := "./" + path.Dir(p); !goSeen[u] {
-				goSeen[u] = true
-				goUnits = append(goUnits, u)
+			if unit := "./" + path.Dir(p); !goSeen[unit] {
+				goSeen[unit] = true
+				u.goUnits = append(u.goUnits, unit)
 			}
 		}
 	}
-	if len(pyUnits) == 0 {
-		pyUnits = pyTargets
+	if len(u.pyUnits) == 0 {
+		u.pyUnits = pyTargets
 	}
-	if len(goUnits) == 0 {
-		goUnits = goTargets
+	if len(u.goUnits) == 0 {
+		u.goUnits = goTargets
 	}
-	fns := []func(){run(dirs["head"], goTargets, pyTargets), run(dirs["base"], goTargets, pyTargets)}
-	switch {
-	case !anyTest:
-		fr.note = "no test changed: the mixed sets are the base and the head"
-	case testsOnly:
-		fr.note = "tests only: the mixed sets are the head and the base"
-	default:
-		fns = append([]func(){run(dirs["mid"], goUnits, pyUnits)}, append(fns, run(dirs["old"], goUnits, pyUnits))...)
-	}
-	start := time.Now()
-	parallel2(fns...)
-	fr.sets = time.Since(start)
-	if ctx.Err() != nil {
-		return fr, ctx.Err()
-	}
+	return u
+}
+
+// pythonRepeats are the node IDs of the Python tests the gate repeated,
+// sorted.
+func pythonRepeats(rep *verify.Report) []string {
 	var ids []string
 	for _, t := range rep.Tests {
 		if t.Runs > 1 && t.Language == "python" {
@@ -156,19 +185,26 @@ func gateFloor(ctx context.Context, repo, base, head string, rep *verify.Report,
 		}
 	}
 	sort.Strings(ids)
-	if len(ids) > 0 && rounds > 0 {
-		start = time.Now()
-		side := func(dir string) func() {
-			return func() {
-				for range rounds {
-					plainRun(ctx, dir, nil, ids)
-				}
+	return ids
+}
+
+// timeRepeats times the repeat rounds: a pytest of ids per round on the
+// mid and head sets, the two sides at once; zero when there is nothing to
+// repeat.
+func timeRepeats(ctx context.Context, dirs map[string]string, ids []string, rounds int) time.Duration {
+	if len(ids) == 0 || rounds <= 0 {
+		return 0
+	}
+	start := time.Now()
+	side := func(dir string) func() {
+		return func() {
+			for range rounds {
+				plainRun(ctx, dir, nil, ids)
 			}
 		}
-		parallel2(side(dirs["mid"]), side(dirs["head"]))
-		fr.repeats = time.Since(start)
 	}
-	return fr, ctx.Err()
+	parallel2(side(dirs["mid"]), side(dirs["head"]))
+	return time.Since(start)
 }
 
 // splitTargets is plainRuns' choice of targets: the gate's targeted ones,

@@ -19,9 +19,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/bcode-dev/bcode/engine/check"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
-	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -44,7 +43,7 @@ type realOptions struct {
 	floor                           bool
 }
 
-func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) int {
+func runRealGate(ctx context.Context, eng *app.Engine, o realOptions, stdout, stderr io.Writer) int {
 	dir, only, knownOut, parallel := o.dir, o.only, o.knownOut, o.parallel
 	if dir == "" {
 		root, err := bcodeModuleRoot()
@@ -87,7 +86,7 @@ func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) i
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			rows[i] = realCase(ctx, c, filepath.Join(scratch, fmt.Sprintf("case%d", i)), o.floor)
+			rows[i] = realCase(ctx, eng, c, filepath.Join(scratch, fmt.Sprintf("case%d", i)), o.floor)
 			if o.reportsDir != "" && rows[i].rep != nil {
 				if data, err := shown.JSONIndent(rows[i].rep, "", "  "); err == nil {
 					_ = os.MkdirAll(o.reportsDir, 0o755)
@@ -126,8 +125,8 @@ func runRealGate(ctx context.Context, o realOptions, stdout, stderr io.Writer) i
 
 // realCase builds the case, runs the gate on it, then runs the tests the
 // gate targeted (all of them when it reports none) plainly on base and head.
-func realCase(ctx context.Context, c labelled.Case, dir string, floor bool) realRow {
-	row := realRow{caseResult: checkCaseKeep(ctx, c, filepath.Join(dir, "repo"))}
+func realCase(ctx context.Context, eng *app.Engine, c labelled.Case, dir string, floor bool) realRow {
+	row := realRow{caseResult: checkCaseKeep(ctx, eng, c, filepath.Join(dir, "repo"))}
 	defer os.RemoveAll(dir)
 	if row.rep == nil {
 		row.err = fmt.Errorf("no report")
@@ -152,18 +151,15 @@ func realCase(ctx context.Context, c labelled.Case, dir string, floor bool) real
 
 // checkCaseKeep is checkCase that keeps the repository and the report, for
 // the plain runs that follow.
-func checkCaseKeep(ctx context.Context, c labelled.Case, dir string) caseResult {
+func checkCaseKeep(ctx context.Context, eng *app.Engine, c labelled.Case, dir string) caseResult {
 	r := caseResult{c: c}
 	base, head, err := buildCase(ctx, dir, c)
 	if err != nil {
 		r.verdict, r.detail = verify.Error, "building the repository: "+err.Error()
 		return r
 	}
-	scanner := benchScanner() // the process's one, as bcode's: built before the clock starts
-	start := time.Now()
-	rep, err := check.Run(ctx, check.Options{Repo: dir, Base: base, Head: head, Runner: host.New(), Scanner: scanner})
-	r.dur = time.Since(start)
-	r.rep = rep
+	rep, d, err := checkTimed(ctx, eng, dir, base, head)
+	r.dur, r.rep = d, rep
 	switch {
 	case rep == nil:
 		r.verdict, r.detail = verify.Error, fmt.Sprint(err)

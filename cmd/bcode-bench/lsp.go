@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
@@ -36,23 +35,15 @@ func init() {
 // task list answer, how much memory the server holds while serving a large
 // repository, and how long a save takes to turn into diagnostics.
 func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode-bench lsp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	repo := fs.String("repo", "", "a large Go repository to serve (default: materialize --module)")
-	module := fs.String("module", "golang.org/x/sys v0.49.0 v0.50.0", "MODULE BASE HEAD to materialize when --repo is not given")
-	materialize := fs.String("materialize", "/work/shared/corpus/materialize", "the corpus materialize script")
-	serverPath := fs.String("server", "", "the bcode-ls binary (default: next to bcode-bench, else on PATH)")
-	n := fs.Int("n", 200, "requests per latency measurement")
-	saves := fs.Int("saves", 3, "saves timed on the small repository")
-	bigEvidence := fs.Duration("big-evidence", 0, "also time an evidence run on the large repository's change, giving up after this long (0: skip)")
-	if err := fs.Parse(args); err != nil {
+	o, ok := parseLSPFlags(args, stderr)
+	if !ok {
 		return 2
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "bcode-bench lsp: "+format+"\n", a...)
 		return 1
 	}
-	ls, err := findLS(*serverPath)
+	ls, err := findLS(o.serverPath)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -61,120 +52,31 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		return fail("%v", err)
 	}
 	defer os.RemoveAll(work)
-	if *repo == "" {
-		parts := strings.Fields(*module)
-		if len(parts) != 3 {
-			return fail("--module wants MODULE BASE HEAD, got %q", *module)
-		}
-		*repo = filepath.Join(work, "big")
-		fmt.Fprintf(stderr, "materializing %s\n", *module)
-		if out, err := exec.CommandContext(ctx, *materialize, parts[0], parts[1], parts[2], *repo).CombinedOutput(); err != nil {
-			return fail("materialize: %v\n%s", err, out)
+	if o.repo == "" {
+		if o.repo, err = materializeLarge(ctx, o, work, stderr); err != nil {
+			return fail("%v", err)
 		}
 	}
-	lines, files := goLines(*repo)
+	lines, files := goLines(o.repo)
 	state := filepath.Join(work, "state")
-	if err := seedTasks(ctx, state, *repo, 20); err != nil {
+	if err := seedTasks(ctx, state, o.repo, 20); err != nil {
 		return fail("seeding the ledger: %v", err)
 	}
 
-	// The large repository: latency and memory.
+	// The large repository: latency and memory. Its server stays up while
+	// the small repository's saves are timed.
 	srv, err := startLS(ctx, ls, state)
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer srv.stop()
-	if err := srv.initialize(ctx, *repo); err != nil {
-		return fail("initialize: %v", err)
-	}
-	file := pickFile(*repo)
-	if file == "" {
-		return fail("no Go file in %s", *repo)
-	}
-	text, err := os.ReadFile(filepath.Join(*repo, file))
+	res, err := measureLarge(ctx, srv, o)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := srv.conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{
-		URI: lsp.FileURI(filepath.Join(*repo, file)), LanguageID: "go", Version: 1, Text: string(text)}}); err != nil {
-		return fail("%v", err)
-	}
-	nLines := strings.Count(string(text), "\n") + 1
-	rng := rand.New(rand.NewPCG(1, 2))
-	caLat, err := measure(*n, func() error {
-		l := uint32(rng.IntN(nLines))
-		r := lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + uint32(rng.IntN(3))}}
-		var out []lsp.CodeAction
-		return srv.conn.Call(ctx, "textDocument/codeAction", map[string]any{
-			"textDocument": map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file))}, "range": r,
-			"context": map[string]any{"diagnostics": []any{}}}, &out)
-	})
-	if err != nil {
-		return fail("code actions: %v", err)
-	}
-	taskLat, err := measure(*n, func() error {
-		var out struct {
-			Tasks []json.RawMessage `json:"tasks"`
-		}
-		if err := srv.conn.Call(ctx, "bcode/tasks", map[string]any{}, &out); err != nil {
-			return err
-		}
-		if len(out.Tasks) != 20 {
-			return fmt.Errorf("bcode/tasks listed %d tasks, want the 20 seeded", len(out.Tasks))
-		}
-		return nil
-	})
-	if err != nil {
-		return fail("bcode/tasks: %v", err)
-	}
-	packStart := time.Now()
-	var pack struct {
-		Total int `json:"total"`
-	}
-	l := uint32(nLines / 2)
-	if err := srv.conn.Call(ctx, "bcode/contextPack", map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file)),
-		"range": lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + 5}}}, &pack); err != nil {
-		return fail("bcode/contextPack: %v", err)
-	}
-	packTime := time.Since(packStart)
-	// Code actions while the index is warm and the server idle again.
-	caWarm, err := measure(*n, func() error {
-		l := uint32(rng.IntN(nLines))
-		var out []lsp.CodeAction
-		return srv.conn.Call(ctx, "textDocument/codeAction", map[string]any{
-			"textDocument": map[string]any{"uri": lsp.FileURI(filepath.Join(*repo, file))}, "range": lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l}},
-			"context": map[string]any{"diagnostics": []any{}}}, &out)
-	})
-	if err != nil {
-		return fail("code actions: %v", err)
-	}
-	rssIdle, hwm := srv.memory()
-
-	var bigRun time.Duration
-	var bigNote string
-	if *bigEvidence > 0 {
-		bctx, cancel := context.WithTimeout(ctx, *bigEvidence)
-		start := time.Now()
-		var rep struct {
-			State   string            `json:"state"`
-			Error   string            `json:"error"`
-			Mutants []json.RawMessage `json:"mutants"`
-		}
-		err := srv.conn.Call(bctx, "workspace/executeCommand", map[string]any{"command": "bcode.evidence.run", "arguments": []any{map[string]any{"base": "HEAD~1"}}}, nil)
-		if err == nil {
-			err = srv.conn.Call(bctx, "bcode/evidence", map[string]any{"wait": true}, &rep)
-		}
-		cancel()
-		bigRun = time.Since(start)
-		switch {
-		case err != nil:
-			bigNote = "did not finish: " + err.Error()
-		case rep.State != "done":
-			bigNote = rep.State + ": " + rep.Error
-		default:
-			bigNote = fmt.Sprintf("%d mutants", len(rep.Mutants))
-		}
-		_, hwm = srv.memory()
+	if o.bigEvidence > 0 {
+		res.bigRun, res.bigNote = bigEvidenceRun(ctx, srv, o.bigEvidence)
+		_, res.hwm = srv.memory()
 	}
 
 	// Save to diagnostics on a small repository with a surviving mutant.
@@ -182,27 +84,184 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if err := smallRepo(small); err != nil {
 		return fail("small repository: %v", err)
 	}
-	saveTimes, err := timeSaves(ctx, ls, state, small, *saves)
-	if err != nil {
+	if res.saveTimes, err = timeSaves(ctx, ls, state, small, o.saves); err != nil {
 		return fail("save to diagnostics: %v", err)
 	}
+	printLSP(stdout, o, res, lines, files)
+	return 0
+}
 
-	fmt.Fprintf(stdout, "bcode-ls on %s: %d lines of Go in %d files (serving %s, %d lines)\n\n", *repo, lines, files, file, nLines)
+// lspOptions are benchLSP's flags.
+type lspOptions struct {
+	repo, module, materialize, serverPath string
+	n, saves                              int
+	bigEvidence                           time.Duration
+}
+
+func parseLSPFlags(args []string, stderr io.Writer) (lspOptions, bool) {
+	fs := flag.NewFlagSet("bcode-bench lsp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o lspOptions
+	fs.StringVar(&o.repo, "repo", "", "a large Go repository to serve (default: materialize --module)")
+	fs.StringVar(&o.module, "module", "golang.org/x/sys v0.49.0 v0.50.0", "MODULE BASE HEAD to materialize when --repo is not given")
+	fs.StringVar(&o.materialize, "materialize", "/work/shared/corpus/materialize", "the corpus materialize script")
+	fs.StringVar(&o.serverPath, "server", "", "the bcode-ls binary (default: next to bcode-bench, else on PATH)")
+	fs.IntVar(&o.n, "n", 200, "requests per latency measurement")
+	fs.IntVar(&o.saves, "saves", 3, "saves timed on the small repository")
+	fs.DurationVar(&o.bigEvidence, "big-evidence", 0, "also time an evidence run on the large repository's change, giving up after this long (0: skip)")
+	return o, fs.Parse(args) == nil
+}
+
+// materializeLarge makes the --module change a repository under work.
+func materializeLarge(ctx context.Context, o lspOptions, work string, stderr io.Writer) (string, error) {
+	parts := strings.Fields(o.module)
+	if len(parts) != 3 {
+		return "", fmt.Errorf("--module wants MODULE BASE HEAD, got %q", o.module)
+	}
+	repo := filepath.Join(work, "big")
+	fmt.Fprintf(stderr, "materializing %s\n", o.module)
+	if out, err := exec.CommandContext(ctx, o.materialize, parts[0], parts[1], parts[2], repo).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("materialize: %v\n%s", err, out)
+	}
+	return repo, nil
+}
+
+// lspResults are what benchLSP measured.
+type lspResults struct {
+	file           string // the file served, relative to the repository
+	nLines         int
+	codeActions    []time.Duration // on the cold index
+	codeActionsHot []time.Duration // after a pack
+	tasks          []time.Duration
+	saveTimes      []time.Duration
+	packTime       time.Duration
+	packTokens     int
+	rssIdle, hwm   float64
+	bigRun         time.Duration
+	bigNote        string
+}
+
+// measureLarge opens the largest file of the large repository in srv and
+// times code actions, the task list and a first pack, then reads the
+// server's memory.
+func measureLarge(ctx context.Context, srv *lsChild, o lspOptions) (*lspResults, error) {
+	if err := srv.initialize(ctx, o.repo); err != nil {
+		return nil, fmt.Errorf("initialize: %v", err)
+	}
+	res := &lspResults{file: pickFile(o.repo)}
+	if res.file == "" {
+		return nil, fmt.Errorf("no Go file in %s", o.repo)
+	}
+	text, err := os.ReadFile(filepath.Join(o.repo, res.file))
+	if err != nil {
+		return nil, err
+	}
+	uri := lsp.FileURI(filepath.Join(o.repo, res.file))
+	if err := srv.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{
+		URI: uri, LanguageID: "go", Version: 1, Text: string(text)}}); err != nil {
+		return nil, err
+	}
+	res.nLines = strings.Count(string(text), "\n") + 1
+	rng := rand.New(rand.NewPCG(1, 2))
+	if res.codeActions, err = measure(o.n, func() error {
+		l := uint32(rng.IntN(res.nLines))
+		return codeActionsAt(ctx, srv, uri, lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + uint32(rng.IntN(3))}})
+	}); err != nil {
+		return nil, fmt.Errorf("code actions: %v", err)
+	}
+	if res.tasks, err = measure(o.n, func() error { return listSeededTasks(ctx, srv) }); err != nil {
+		return nil, fmt.Errorf("bcode/tasks: %v", err)
+	}
+	if res.packTime, res.packTokens, err = firstPack(ctx, srv, uri, res.nLines); err != nil {
+		return nil, fmt.Errorf("bcode/contextPack: %v", err)
+	}
+	// Code actions while the index is warm and the server idle again.
+	if res.codeActionsHot, err = measure(o.n, func() error {
+		l := uint32(rng.IntN(res.nLines))
+		return codeActionsAt(ctx, srv, uri, lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l}})
+	}); err != nil {
+		return nil, fmt.Errorf("code actions: %v", err)
+	}
+	res.rssIdle, res.hwm = srv.memory()
+	return res, nil
+}
+
+func codeActionsAt(ctx context.Context, srv *lsChild, uri string, r lsp.Range) error {
+	var out []lsp.CodeAction
+	return srv.Conn.Call(ctx, "textDocument/codeAction", map[string]any{
+		"textDocument": map[string]any{"uri": uri}, "range": r,
+		"context": map[string]any{"diagnostics": []any{}}}, &out)
+}
+
+// listSeededTasks asks for the task list and checks it holds the 20 tasks
+// seedTasks wrote.
+func listSeededTasks(ctx context.Context, srv *lsChild) error {
+	var out struct {
+		Tasks []json.RawMessage `json:"tasks"`
+	}
+	if err := srv.Conn.Call(ctx, "bcode/tasks", map[string]any{}, &out); err != nil {
+		return err
+	}
+	if len(out.Tasks) != 20 {
+		return fmt.Errorf("bcode/tasks listed %d tasks, want the 20 seeded", len(out.Tasks))
+	}
+	return nil
+}
+
+// firstPack times the first pack of six lines in the middle of the file,
+// which indexes the repository.
+func firstPack(ctx context.Context, srv *lsChild, uri string, nLines int) (time.Duration, int, error) {
+	start := time.Now()
+	var pack struct {
+		Total int `json:"total"`
+	}
+	l := uint32(nLines / 2)
+	err := srv.Conn.Call(ctx, "bcode/contextPack", map[string]any{"uri": uri,
+		"range": lsp.Range{Start: lsp.Position{Line: l}, End: lsp.Position{Line: l + 5}}}, &pack)
+	return time.Since(start), pack.Total, err
+}
+
+// bigEvidenceRun times evidence on the large repository's last commit,
+// giving up after limit, and says how it ended.
+func bigEvidenceRun(ctx context.Context, srv *lsChild, limit time.Duration) (time.Duration, string) {
+	bctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	start := time.Now()
+	var rep struct {
+		State   string            `json:"state"`
+		Error   string            `json:"error"`
+		Mutants []json.RawMessage `json:"mutants"`
+	}
+	err := srv.Conn.Call(bctx, "workspace/executeCommand", map[string]any{"command": "bcode.evidence.run", "arguments": []any{map[string]any{"base": "HEAD~1"}}}, nil)
+	if err == nil {
+		err = srv.Conn.Call(bctx, "bcode/evidence", map[string]any{"wait": true}, &rep)
+	}
+	took := time.Since(start)
+	switch {
+	case err != nil:
+		return took, "did not finish: " + err.Error()
+	case rep.State != "done":
+		return took, rep.State + ": " + rep.Error
+	}
+	return took, fmt.Sprintf("%d mutants", len(rep.Mutants))
+}
+
+func printLSP(stdout io.Writer, o lspOptions, res *lspResults, lines, files int) {
+	fmt.Fprintf(stdout, "bcode-ls on %s: %d lines of Go in %d files (serving %s, %d lines)\n\n", o.repo, lines, files, res.file, res.nLines)
 	fmt.Fprintln(stdout, "| measurement | p50 | p99 | n |")
 	fmt.Fprintln(stdout, "|---|---|---|---|")
 	row := func(name string, ds []time.Duration) {
 		fmt.Fprintf(stdout, "| %s | %s | %s | %d |\n", name, percentile(ds, 50), percentile(ds, 99), len(ds))
 	}
-	row("textDocument/codeAction (cold index)", caLat)
-	row("textDocument/codeAction (after a pack)", caWarm)
-	row("bcode/tasks (20 tasks)", taskLat)
-	row("save → diagnostics (small repo, warm cache)", saveTimes)
-	fmt.Fprintf(stdout, "\n| memory of bcode-ls | MiB |\n|---|---|\n| RSS serving the large repo (idle, after the requests and a pack) | %.1f |\n| peak RSS (VmHWM) | %.1f |\n", rssIdle, hwm)
-	fmt.Fprintf(stdout, "\nbcode/contextPack on the large repo (first, indexing it): %s, %d tokens\n", packTime.Round(time.Millisecond), pack.Total)
-	if *bigEvidence > 0 {
-		fmt.Fprintf(stdout, "evidence on the large repo's change (HEAD~1..HEAD): %s (%s)\n", bigRun.Round(time.Second), bigNote)
+	row("textDocument/codeAction (cold index)", res.codeActions)
+	row("textDocument/codeAction (after a pack)", res.codeActionsHot)
+	row("bcode/tasks (20 tasks)", res.tasks)
+	row("save → diagnostics (small repo, warm cache)", res.saveTimes)
+	fmt.Fprintf(stdout, "\n| memory of bcode-ls | MiB |\n|---|---|\n| RSS serving the large repo (idle, after the requests and a pack) | %.1f |\n| peak RSS (VmHWM) | %.1f |\n", res.rssIdle, res.hwm)
+	fmt.Fprintf(stdout, "\nbcode/contextPack on the large repo (first, indexing it): %s, %d tokens\n", res.packTime.Round(time.Millisecond), res.packTokens)
+	if o.bigEvidence > 0 {
+		fmt.Fprintf(stdout, "evidence on the large repo's change (HEAD~1..HEAD): %s (%s)\n", res.bigRun.Round(time.Second), res.bigNote)
 	}
-	return 0
 }
 
 func findLS(flagPath string) (string, error) {
@@ -326,49 +385,25 @@ func seedTasks(ctx context.Context, state, repo string, n int) error {
 
 // lsChild is a bcode-ls child process and the client end of its stdio.
 type lsChild struct {
-	cmd  *exec.Cmd
-	conn *lsp.ClientConn
-
-	mu      sync.Mutex
-	changed chan struct{}
-	diags   map[string][]lsp.Diagnostic
-}
-
-type childRWC struct {
-	io.Reader
-	io.WriteCloser
+	*lsp.Child
 }
 
 func startLS(ctx context.Context, path, state string, extra ...string) (*lsChild, error) {
-	cmd := exec.Command(path, append([]string{"--stdio"}, extra...)...)
-	cmd.Env = append(os.Environ(), "BCODE_STATE="+state)
-	in, err := cmd.StdinPipe()
+	child, err := lsp.StartChild(ctx, path, lsp.ChildOptions{Args: append([]string{"--stdio"}, extra...), Env: []string{"BCODE_STATE=" + state}})
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %v", path, err)
-	}
-	c := &lsChild{cmd: cmd, changed: make(chan struct{}), diags: map[string][]lsp.Diagnostic{}}
-	c.conn = lsp.NewClientConn(ctx, childRWC{Reader: out, WriteCloser: in}, c)
-	return c, nil
+	return &lsChild{Child: child}, nil
 }
 
 func (c *lsChild) initialize(ctx context.Context, root string) error {
-	if err := c.conn.Call(ctx, "initialize", map[string]any{"processId": os.Getpid(), "rootUri": lsp.FileURI(root),
-		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": true}}}, nil); err != nil {
-		return err
-	}
-	return c.conn.Notify(ctx, "initialized", map[string]any{})
+	_, err := c.Initialize(ctx, lsp.ToolInitialize(root, "bcode-bench"))
+	return err
 }
 
 // memory reads the child's resident set and its peak, in MiB.
 func (c *lsChild) memory() (rss, hwm float64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", c.Process().Pid))
 	if err != nil {
 		return 0, 0
 	}
@@ -390,64 +425,7 @@ func (c *lsChild) memory() (rss, hwm float64) {
 	return rss, hwm
 }
 
-func (c *lsChild) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = c.conn.Call(ctx, "shutdown", nil, nil)
-	_ = c.conn.Notify(ctx, "exit", nil)
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		_ = c.cmd.Process.Kill()
-		<-done
-	}
-	c.conn.Close()
-}
-
-func (c *lsChild) Notification(method string, params json.RawMessage) {
-	if method != "textDocument/publishDiagnostics" {
-		return
-	}
-	var p struct {
-		URI         string           `json:"uri"`
-		Diagnostics []lsp.Diagnostic `json:"diagnostics"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	c.mu.Lock()
-	c.diags[p.URI] = p.Diagnostics
-	close(c.changed)
-	c.changed = make(chan struct{})
-	c.mu.Unlock()
-}
-
-func (c *lsChild) Request(method string, params json.RawMessage) (any, error) {
-	if method == "window/workDoneProgress/create" {
-		return nil, nil
-	}
-	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "the benchmark client does not handle %s", method)
-}
-
-// awaitDiags waits until uri's diagnostics satisfy cond.
-func (c *lsChild) awaitDiags(ctx context.Context, uri string, cond func([]lsp.Diagnostic) bool) error {
-	for {
-		c.mu.Lock()
-		ok := cond(c.diags[uri])
-		ch := c.changed
-		c.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
+func (c *lsChild) stop() { c.Stop(10 * time.Second) }
 
 const smallGo = `package price
 
@@ -509,7 +487,7 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 	}
 	p := filepath.Join(dir, "price", "price.go")
 	uri := lsp.FileURI(p)
-	if err := srv.conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{URI: uri, LanguageID: "go", Version: 1, Text: smallGo}}); err != nil {
+	if err := srv.Conn.Notify(ctx, "textDocument/didOpen", map[string]any{"textDocument": lsp.TextDocumentItem{URI: uri, LanguageID: "go", Version: 1, Text: smallGo}}); err != nil {
 		return nil, err
 	}
 	changed := strings.Replace(smallGo, "n >= 10", "n > 10", 1)
@@ -529,7 +507,7 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 			text, want = smallGo, false
 		}
 		version++
-		if err := srv.conn.Notify(ctx, "textDocument/didChange", map[string]any{
+		if err := srv.Conn.Notify(ctx, "textDocument/didChange", map[string]any{
 			"textDocument": map[string]any{"uri": uri, "version": version}, "contentChanges": []map[string]any{{"text": text}}}); err != nil {
 			return nil, err
 		}
@@ -537,11 +515,11 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 			return nil, err
 		}
 		start := time.Now()
-		if err := srv.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}}); err != nil {
+		if err := srv.Conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}}); err != nil {
 			return nil, err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-		err := srv.awaitDiags(wctx, uri, func(ds []lsp.Diagnostic) bool { return hasWarning(ds) == want })
+		_, err := srv.AwaitDiagnostics(wctx, uri, "the diagnostics of the save", func(ds []lsp.Diagnostic) bool { return hasWarning(ds) == want })
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("save %d: %v", i, err)
@@ -552,7 +530,7 @@ func timeSaves(ctx context.Context, ls, state, dir string, n int) ([]time.Durati
 		// Let the run finish before the next save, so each save is timed
 		// alone (a newer save would cancel it).
 		var rep json.RawMessage
-		if err := srv.conn.Call(ctx, "bcode/evidence", map[string]any{"wait": true}, &rep); err != nil {
+		if err := srv.Conn.Call(ctx, "bcode/evidence", map[string]any{"wait": true}, &rep); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"syscall"
 
@@ -55,8 +56,15 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// One engine for the process, as in bcode and bcode-ls.
-	eng := app.Open(app.Options{})
+	// One engine for the process, as in bcode and bcode-ls, with a ledger
+	// of its own: the checks a benchmark runs are recorded as bcode records
+	// them, never in the user's ledger.
+	state, err := os.MkdirTemp("", "bcode-bench-state-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bcode-bench: %v\n", err)
+		os.Exit(2)
+	}
+	eng := app.Open(app.Options{LedgerPath: filepath.Join(state, "ledger.db")})
 	// Reports name cases, tests and files and quote what tests and models
 	// printed: stdout and stderr go through shown.Writer, as in bcode.
 	stdout, stderr := shown.NewWriter(os.Stdout), shown.NewWriter(os.Stderr)
@@ -64,6 +72,7 @@ func main() {
 	stdout.Flush()
 	stderr.Flush()
 	eng.Close()
+	os.RemoveAll(state)
 	stop()
 	os.Exit(code)
 }

@@ -90,7 +90,7 @@ func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 		counter = c
 	}
 	if *corpus != "" {
-		results, err := runHistoryCorpus(ctx, *corpus, dir, *indexCache, *perProject, *limit, counter, scanner, stderr)
+		results, err := runHistoryCorpus(ctx, histPacker{eng: eng, tokenizer: *tokenizer, counter: counter}, *corpus, dir, *indexCache, *perProject, *limit, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
@@ -455,8 +455,52 @@ func printRecall(w io.Writer, results []changeResult) {
 // benchWarm indexes a large module once (cold, into a real ledger), then
 // times packs on the warm index: through the ledger as a CLI run does
 // (scan hashes, load, assemble, pack) and with the graph in memory as
-// bcode-ls holds it.
+// bcode-ls holds it. It calls pack.Build, not app.Pack, on purpose: it
+// compares the two ways an index reaches the pack (a store, a graph held
+// in memory), which app.Pack decides for its caller, and times the pack
+// apart from the tokenizer's probe.
 func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter pack.Counter, red pack.Redactor, stdout, stderr io.Writer) error {
+	if err := prepareWarmRepo(ctx, modVersion, historyRepo, dir); err != nil {
+		return err
+	}
+	var w warmResult
+	var err error
+	if w.goLines, err = indexedGoLines(dir); err != nil {
+		return err
+	}
+	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithCodeIndex())
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	store := codegraph.LedgerStore{Ledger: led}
+	if err := w.coldIndex(ctx, dir, store); err != nil {
+		return err
+	}
+	selections := busiestFuncs(w.g, 5)
+
+	// Mining the history once (what the first pack of a new HEAD pays);
+	// later packs take it from the cache.
+	t0 := time.Now()
+	hist, herr := cochange.Mine(ctx, dir, "")
+	w.mineTime = time.Since(t0)
+	if herr == nil {
+		w.histCommits = len(hist.Commits)
+	}
+	if err := w.warmPacks(ctx, dir, store, selections, counter, red); err != nil {
+		return err
+	}
+	if err := w.reindexAfterEdit(ctx, dir, store, selections); err != nil {
+		return err
+	}
+	w.print(stdout, modVersion)
+	return nil
+}
+
+// prepareWarmRepo makes dir the module at its version: its own repository
+// at the release's tag when historyRepo is given, else a copy of the
+// module cache's tree in a new repository.
+func prepareWarmRepo(ctx context.Context, modVersion, historyRepo, dir string) error {
 	mod, version, ok := strings.Cut(modVersion, "@")
 	if !ok {
 		return fmt.Errorf("--big %q: want module@version", modVersion)
@@ -482,27 +526,29 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 		if _, err := benchGit(ctx, filepath.Dir(dir), "clone", "-q", "--no-checkout", abs, dir); err != nil {
 			return err
 		}
-		if _, err := benchGit(ctx, dir, "checkout", "-q", "--detach", version); err != nil {
-			return err
-		}
-	} else {
-		if out, err := exec.CommandContext(ctx, "cp", "-R", string(m[1]), dir).CombinedOutput(); err != nil {
-			return fmt.Errorf("copy: %v: %s", err, out)
-		}
-		_ = exec.Command("chmod", "-R", "u+w", dir).Run()
-		if _, err := gitOut(ctx, dir, "init", "-q"); err != nil {
-			return err
-		}
+		_, err = benchGit(ctx, dir, "checkout", "-q", "--detach", version)
+		return err
 	}
+	if out, err := exec.CommandContext(ctx, "cp", "-R", string(m[1]), dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy: %v: %s", err, out)
+	}
+	_ = exec.Command("chmod", "-R", "u+w", dir).Run()
+	_, err = gitOut(ctx, dir, "init", "-q")
+	return err
+}
+
+// indexedGoLines counts the lines of the Go files in the directories the
+// index scans.
+func indexedGoLines(dir string) (int, error) {
 	conf, err := sandbox.OpenConfined(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	gomod, _ := conf.ReadFile("go.mod", 0)
 	scan, err := codegraph.ScanTree(conf, gomod)
 	conf.Close()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	goLines := 0
 	for d := range scan.Hashes {
@@ -514,34 +560,45 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 			}
 		}
 	}
+	return goLines, nil
+}
 
-	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithCodeIndex())
-	if err != nil {
-		return err
-	}
-	defer led.Close()
-	store := codegraph.LedgerStore{Ledger: led}
+// warmResult is what benchWarm measured.
+type warmResult struct {
+	goLines              int
+	g                    *codegraph.Graph
+	st, st2              codegraph.Stats // the cold build's, the re-index's
+	cold, incr, mineTime time.Duration
+	before, after, live  runtime.MemStats
+	self, children       syscall.Rusage
+	histCommits          int
+	warmLedger, warmMem  []time.Duration
+	tokens               []int
+	edited               string
+}
 
+// coldIndex builds the index into store, measuring its time, the Go heap
+// it allocates and keeps, and the processes' peak memory.
+func (w *warmResult) coldIndex(ctx context.Context, dir string, store codegraph.Store) error {
 	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
+	runtime.ReadMemStats(&w.before)
 	t0 := time.Now()
 	g, st, err := codegraph.Index(ctx, dir, store)
 	if err != nil {
 		return err
 	}
-	cold := time.Since(t0)
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
+	w.g, w.st, w.cold = g, st, time.Since(t0)
+	runtime.ReadMemStats(&w.after)
 	runtime.GC()
-	var live runtime.MemStats
-	runtime.ReadMemStats(&live)
-	var self, children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	runtime.ReadMemStats(&w.live)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &w.self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &w.children)
+	return nil
+}
 
-	// Selections: the five functions with the most callers, a realistic
-	// worst case for the neighbourhood walk.
+// busiestFuncs are the n non-test functions with the most callers, a
+// realistic worst case for the neighbourhood walk.
+func busiestFuncs(g *codegraph.Graph, n int) []*codegraph.Symbol {
 	type cand struct {
 		s *codegraph.Symbol
 		n int
@@ -556,72 +613,70 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 		}
 	}
 	slices.SortFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.s.ID, b.s.ID)) })
-	cands = cands[:min(5, len(cands))]
-
-	// Mining the history once (what the first pack of a new HEAD pays);
-	// later packs take it from the cache.
-	t0 = time.Now()
-	hist, herr := cochange.Mine(ctx, dir, "")
-	mineTime := time.Since(t0)
-	histCommits := 0
-	if herr == nil {
-		histCommits = len(hist.Commits)
+	out := make([]*codegraph.Symbol, 0, n)
+	for _, c := range cands[:min(n, len(cands))] {
+		out = append(out, c.s)
 	}
+	return out
+}
 
-	var warmLedger, warmMem []time.Duration
-	var tokens []int
-	for _, c := range cands {
-		sel := &engine.Selection{File: c.s.File, StartLine: c.s.Line, EndLine: c.s.EndLine}
+// warmPacks times a pack of each selection twice: through the ledger as a
+// CLI run does, and with the graph in memory as bcode-ls holds it.
+func (w *warmResult) warmPacks(ctx context.Context, dir string, store codegraph.Store, selections []*codegraph.Symbol, counter pack.Counter, red pack.Redactor) error {
+	for _, s := range selections {
+		sel := &engine.Selection{File: s.File, StartLine: s.Line, EndLine: s.EndLine}
 		t0 := time.Now()
 		if _, err := pack.Build(ctx, pack.Input{Repo: dir, Store: store, Selection: sel, Counter: counter, Redactor: red}); err != nil {
 			return err
 		}
-		warmLedger = append(warmLedger, time.Since(t0))
+		w.warmLedger = append(w.warmLedger, time.Since(t0))
 		t0 = time.Now()
-		p, err := pack.Build(ctx, pack.Input{Repo: dir, Graph: g, Selection: sel, Counter: counter, Redactor: red})
+		p, err := pack.Build(ctx, pack.Input{Repo: dir, Graph: w.g, Selection: sel, Counter: counter, Redactor: red})
 		if err != nil {
 			return err
 		}
-		warmMem = append(warmMem, time.Since(t0))
-		tokens = append(tokens, p.Total)
+		w.warmMem = append(w.warmMem, time.Since(t0))
+		w.tokens = append(w.tokens, p.Total)
 	}
-	// One more CLI-style run with a single package edited: the re-index
-	// cost a user sees after a save.
-	var edited string
-	for _, c := range cands {
-		edited = c.s.File
-		break
-	}
-	if edited != "" {
-		f, err := os.OpenFile(filepath.Join(dir, edited), os.O_APPEND|os.O_WRONLY, 0)
+	return nil
+}
+
+// reindexAfterEdit is one more CLI-style run with a single package edited
+// (the first selection's file): the re-index cost a user sees after a save.
+func (w *warmResult) reindexAfterEdit(ctx context.Context, dir string, store codegraph.Store, selections []*codegraph.Symbol) error {
+	if len(selections) > 0 {
+		w.edited = selections[0].File
+		f, err := os.OpenFile(filepath.Join(dir, w.edited), os.O_APPEND|os.O_WRONLY, 0)
 		if err == nil {
 			fmt.Fprintln(f, "\n// edited by the benchmark")
 			f.Close()
 		}
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	_, st2, err := codegraph.Index(ctx, dir, store)
 	if err != nil {
 		return err
 	}
-	incr := time.Since(t0)
+	w.st2, w.incr = st2, time.Since(t0)
+	return nil
+}
 
-	fmt.Fprintf(stdout, "\nWarm index: %s (%d packages, %d lines of Go)\n\n", modVersion, st.Units, goLines)
+func (w *warmResult) print(stdout io.Writer, modVersion string) {
+	fmt.Fprintf(stdout, "\nWarm index: %s (%d packages, %d lines of Go)\n\n", modVersion, w.st.Units, w.goLines)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "| measure\t| value\t|")
 	fmt.Fprintln(tw, "|---\t|---\t|")
-	fmt.Fprintf(tw, "| cold index build (go/packages + index + store)\t| %s (scan %s, load+index %s)\t|\n", cold.Round(time.Millisecond), st.Scan.Round(time.Millisecond), st.Load.Round(time.Millisecond))
-	fmt.Fprintf(tw, "| symbols / edges\t| %d / %d\t|\n", len(g.Symbols), edgeCount(g))
-	fmt.Fprintf(tw, "| Go heap allocated during the cold build\t| %d MiB\t|\n", (after.TotalAlloc-before.TotalAlloc)>>20)
-	fmt.Fprintf(tw, "| Go heap live after the build (graph held)\t| %d MiB\t|\n", live.HeapAlloc>>20)
-	fmt.Fprintf(tw, "| max RSS: bench process / go list children\t| %d MiB / %d MiB\t|\n", self.Maxrss>>10, children.Maxrss>>10)
-	fmt.Fprintf(tw, "| warm pack via the ledger (scan + load + assemble + pack), median of %d\t| %s (max %s)\t|\n", len(warmLedger), median(warmLedger), slices.Max(warmLedger).Round(time.Millisecond))
-	fmt.Fprintf(tw, "| warm pack, graph in memory (bcode-ls), median of %d\t| %s (max %s)\t|\n", len(warmMem), median(warmMem), slices.Max(warmMem).Round(time.Millisecond))
-	fmt.Fprintf(tw, "| mining the git history once (cochange.Mine, uncached)\t| %s (%d commits kept)\t|\n", mineTime.Round(time.Millisecond), histCommits)
-	fmt.Fprintf(tw, "| pack tokens (budget 8000), min-max\t| %d-%d\t|\n", slices.Min(tokens), slices.Max(tokens))
-	fmt.Fprintf(tw, "| re-index after editing one file (%s)\t| %s, %d package(s) re-indexed\t|\n", edited, incr.Round(time.Millisecond), len(st2.Reindexed))
+	fmt.Fprintf(tw, "| cold index build (go/packages + index + store)\t| %s (scan %s, load+index %s)\t|\n", w.cold.Round(time.Millisecond), w.st.Scan.Round(time.Millisecond), w.st.Load.Round(time.Millisecond))
+	fmt.Fprintf(tw, "| symbols / edges\t| %d / %d\t|\n", len(w.g.Symbols), edgeCount(w.g))
+	fmt.Fprintf(tw, "| Go heap allocated during the cold build\t| %d MiB\t|\n", (w.after.TotalAlloc-w.before.TotalAlloc)>>20)
+	fmt.Fprintf(tw, "| Go heap live after the build (graph held)\t| %d MiB\t|\n", w.live.HeapAlloc>>20)
+	fmt.Fprintf(tw, "| max RSS: bench process / go list children\t| %d MiB / %d MiB\t|\n", w.self.Maxrss>>10, w.children.Maxrss>>10)
+	fmt.Fprintf(tw, "| warm pack via the ledger (scan + load + assemble + pack), median of %d\t| %s (max %s)\t|\n", len(w.warmLedger), median(w.warmLedger), slices.Max(w.warmLedger).Round(time.Millisecond))
+	fmt.Fprintf(tw, "| warm pack, graph in memory (bcode-ls), median of %d\t| %s (max %s)\t|\n", len(w.warmMem), median(w.warmMem), slices.Max(w.warmMem).Round(time.Millisecond))
+	fmt.Fprintf(tw, "| mining the git history once (cochange.Mine, uncached)\t| %s (%d commits kept)\t|\n", w.mineTime.Round(time.Millisecond), w.histCommits)
+	fmt.Fprintf(tw, "| pack tokens (budget 8000), min-max\t| %d-%d\t|\n", slices.Min(w.tokens), slices.Max(w.tokens))
+	fmt.Fprintf(tw, "| re-index after editing one file (%s)\t| %s, %d package(s) re-indexed\t|\n", w.edited, w.incr.Round(time.Millisecond), len(w.st2.Reindexed))
 	tw.Flush()
-	return nil
 }
 
 func edgeCount(g *codegraph.Graph) int {

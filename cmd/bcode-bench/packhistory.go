@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
 	"github.com/bcode-dev/bcode/engine/pack"
@@ -196,27 +197,33 @@ func goDeclLine(p, name string, start, end int) int {
 	return start
 }
 
-// histResult extends changeResult with body recall.
-func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph.Store, counter pack.Counter, red pack.Redactor) (changeResult, error) {
+// histPacker is what the history corpus's cases are packed and counted
+// with.
+type histPacker struct {
+	// eng builds "bcode pack": app.Pack, the pack `bcode pack --selection`
+	// prints and an attempt gets, with its token counter and its redactor.
+	eng *app.Engine
+	// tokenizer is the pack's --tokenizer; "": the repository's [model]
+	// endpoint, as bcode pack decides.
+	tokenizer string
+	// counter counts the baselines' tokens.
+	counter pack.Counter
+}
+
+// selectionPack is the product's pack for a selection at budget, its Go
+// index kept in store between packs (bcode pack keeps it in the ledger).
+func (hp histPacker) selectionPack(ctx context.Context, repo string, store codegraph.Store, sel target, budget int) (*pack.Pack, error) {
+	return hp.eng.Pack(ctx, app.PackRequest{Repo: repo, Budget: budget, Index: store,
+		Selection: &engine.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
+		Tokenizer: hp.tokenizer, TokenizerProbe: 2 * time.Second})
+}
+
+// benchHistCase scores the pack and the baselines on one commit.
+func benchHistCase(ctx context.Context, hp histPacker, c histCase, repo string, store codegraph.Store) (changeResult, error) {
 	r := changeResult{name: c.project + " " + c.commit[:10], by: map[string]map[int]scores{}}
 	ext := extOf(c.lang)
-	diff, err := benchGit(ctx, repo, "diff", "-U0", "--no-renames", "--diff-filter=M", "--no-ext-diff", c.base, c.commit)
+	hunks, err := checkoutHistCase(ctx, c, repo)
 	if err != nil {
-		return r, err
-	}
-	hunks := baseHunks(diff)
-	for f := range hunks {
-		if !strings.HasSuffix(f, ext) {
-			delete(hunks, f)
-		}
-	}
-	if len(hunks) < 2 {
-		return r, fmt.Errorf("modifies %d existing %s file(s), need 2", len(hunks), ext)
-	}
-	if _, err := benchGit(ctx, repo, "checkout", "-q", "-f", "--detach", c.base); err != nil {
-		return r, err
-	}
-	if _, err := benchGit(ctx, repo, "clean", "-q", "-fdx", "-e", ".bcode-bench-*"); err != nil {
 		return r, err
 	}
 	start := time.Now()
@@ -269,34 +276,81 @@ func benchHistCase(ctx context.Context, c histCase, repo string, store codegraph
 	}
 
 	for _, budget := range budgets {
-		t0 := time.Now()
-		p, err := pack.Build(ctx, pack.Input{
-			Repo: repo, Graph: g, Budget: budget, Counter: counter, Redactor: red,
-			Selection: &engine.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
-		})
-		if err != nil {
-			return r, fmt.Errorf("pack: %w", err)
+		if err := r.scoreBudget(ctx, hp, histInputs{repo: repo, store: store, lang: c.lang, sel: sel, targetFiles: targetFiles, targets: targets,
+			conf: conf, ranked: ranked, idents: idents, hist: hist}, budget); err != nil {
+			return r, err
 		}
-		el := time.Since(t0)
-		r.add("bcode pack", budget, scoreShown(p.Files(), p.Shown(), targetFiles, targets, p.Total, el))
-		if budget == budgets[len(budgets)-1] {
-			r.missed = missedTargets(p.Shown(), targets)
-		}
-		r.why = append(r.why, explainMisses(p, budget, targets)...)
-
-		t0 = time.Now()
-		files, text, n := grepLines(ctx, conf, ranked, idents, budget, counter)
-		r.add("grep lines", budget, scoreText(files, text, targetFiles, targets, n, time.Since(t0), false))
-
-		t0 = time.Now()
-		files, text, n = grepWholeFiles(ctx, conf, ranked, budget, counter)
-		r.add("grep whole files", budget, scoreText(files, text, targetFiles, targets, n, time.Since(t0), true))
-
-		t0 = time.Now()
-		files, shown, n := historyOnly(ctx, conf, hist, sel, c.lang, budget, counter)
-		r.add("history only", budget, scoreShown(files, shown, targetFiles, targets, n, time.Since(t0)))
 	}
 	return r, nil
+}
+
+// histInputs are what one case's methods are scored on at every budget.
+type histInputs struct {
+	repo        string
+	store       codegraph.Store
+	lang        string
+	sel         target
+	targetFiles []string
+	targets     []target
+	conf        *sandbox.Confined
+	ranked      []grepHit
+	idents      []string
+	hist        *cochange.History
+}
+
+// scoreBudget scores the pack and the three baselines at one budget.
+func (r *changeResult) scoreBudget(ctx context.Context, hp histPacker, in histInputs, budget int) error {
+	t0 := time.Now()
+	p, err := hp.selectionPack(ctx, in.repo, in.store, in.sel, budget)
+	if err != nil {
+		return fmt.Errorf("pack: %w", err)
+	}
+	el := time.Since(t0)
+	r.add("bcode pack", budget, scoreShown(p.Files(), p.Shown(), in.targetFiles, in.targets, p.Total, el))
+	if budget == budgets[len(budgets)-1] {
+		r.missed = missedTargets(p.Shown(), in.targets)
+	}
+	r.why = append(r.why, explainMisses(p, budget, in.targets)...)
+
+	t0 = time.Now()
+	files, text, n := grepLines(ctx, in.conf, in.ranked, in.idents, budget, hp.counter)
+	r.add("grep lines", budget, scoreText(files, text, in.targetFiles, in.targets, n, time.Since(t0), false))
+
+	t0 = time.Now()
+	files, text, n = grepWholeFiles(ctx, in.conf, in.ranked, budget, hp.counter)
+	r.add("grep whole files", budget, scoreText(files, text, in.targetFiles, in.targets, n, time.Since(t0), true))
+
+	t0 = time.Now()
+	files, shown, n := historyOnly(ctx, in.conf, in.hist, in.sel, in.lang, budget, hp.counter)
+	r.add("history only", budget, scoreShown(files, shown, in.targetFiles, in.targets, n, time.Since(t0)))
+	return nil
+}
+
+// checkoutHistCase checks out the case's base, clean, and returns the
+// base's changed lines per file of the language; a case must change two
+// existing files.
+func checkoutHistCase(ctx context.Context, c histCase, repo string) (map[string][][2]int, error) {
+	ext := extOf(c.lang)
+	diff, err := benchGit(ctx, repo, "diff", "-U0", "--no-renames", "--diff-filter=M", "--no-ext-diff", c.base, c.commit)
+	if err != nil {
+		return nil, err
+	}
+	hunks := baseHunks(diff)
+	for f := range hunks {
+		if !strings.HasSuffix(f, ext) {
+			delete(hunks, f)
+		}
+	}
+	if len(hunks) < 2 {
+		return nil, fmt.Errorf("modifies %d existing %s file(s), need 2", len(hunks), ext)
+	}
+	if _, err := benchGit(ctx, repo, "checkout", "-q", "-f", "--detach", c.base); err != nil {
+		return nil, err
+	}
+	if _, err := benchGit(ctx, repo, "clean", "-q", "-fdx", "-e", ".bcode-bench-*"); err != nil {
+		return nil, err
+	}
+	return hunks, nil
 }
 
 // scoreShown scores an output that lists the functions it shows: a target
@@ -397,21 +451,44 @@ var declRe = regexp.MustCompile(`^\s*(?:func\s*(?:\([^)]*\)\s*)?|(?:async\s+)?de
 // expressions.
 func historyOnly(ctx context.Context, conf *sandbox.Confined, h *cochange.History, sel target, lang string, budget int, c pack.Counter) ([]string, []pack.Shown, int) {
 	files, funcs, _ := h.Related(sel.file, sel.name)
-	type ruleF struct {
-		e cochange.Entity
-		r cochange.Rule
+	ht := historyText{conf: conf, ext: extOf(lang), budget: budget, shownFiles: map[string]bool{}}
+	for _, x := range rankedFuncs(funcs) {
+		ht.addBody(x.e, lang)
 	}
-	var fr []ruleF
+	for _, x := range rankedFiles(files) {
+		if !ht.addDeclarations(x.f) {
+			break
+		}
+	}
+	// Declaration lines sit inside the target's range for Go (whose start
+	// includes the doc comment) and Python (decorators) alike.
+	return sortedKeys(ht.shownFiles), ht.shown, countTokens(ctx, c, ht.out.String())
+}
+
+type ruleFunc struct {
+	e cochange.Entity
+	r cochange.Rule
+}
+
+// rankedFuncs orders co-changed functions by confidence, then support.
+func rankedFuncs(funcs map[cochange.Entity]cochange.Rule) []ruleFunc {
+	var fr []ruleFunc
 	for e, r := range funcs {
-		fr = append(fr, ruleF{e, r})
+		fr = append(fr, ruleFunc{e, r})
 	}
-	slices.SortFunc(fr, func(a, b ruleF) int {
+	slices.SortFunc(fr, func(a, b ruleFunc) int {
 		return cmp.Or(cmp.Compare(b.r.Confidence, a.r.Confidence), cmp.Compare(b.r.Support, a.r.Support), cmp.Compare(a.e.File, b.e.File), cmp.Compare(a.e.Name, b.e.Name))
 	})
-	type ruleFile struct {
-		f string
-		r cochange.Rule
-	}
+	return fr
+}
+
+type ruleFile struct {
+	f string
+	r cochange.Rule
+}
+
+// rankedFiles orders co-changed files by confidence, then support.
+func rankedFiles(files map[string]cochange.Rule) []ruleFile {
 	var fl []ruleFile
 	for f, r := range files {
 		fl = append(fl, ruleFile{f, r})
@@ -419,91 +496,108 @@ func historyOnly(ctx context.Context, conf *sandbox.Confined, h *cochange.Histor
 	slices.SortFunc(fl, func(a, b ruleFile) int {
 		return cmp.Or(cmp.Compare(b.r.Confidence, a.r.Confidence), cmp.Compare(b.r.Support, a.r.Support), cmp.Compare(a.f, b.f))
 	})
-	var out strings.Builder
-	var shown []pack.Shown
-	shownFiles := map[string]bool{}
-	used := 0
-	emit := func(text string) bool {
-		cost := pack.EstimateTokens(text)
-		if used+cost > budget {
-			return false
+	return fl
+}
+
+// historyText is the history baseline's output as it fills its budget.
+type historyText struct {
+	conf       *sandbox.Confined
+	ext        string
+	budget     int
+	used       int
+	out        strings.Builder
+	shown      []pack.Shown
+	shownFiles map[string]bool
+}
+
+// emit adds text when it fits the budget.
+func (ht *historyText) emit(text string) bool {
+	cost := pack.EstimateTokens(text)
+	if ht.used+cost > ht.budget {
+		return false
+	}
+	ht.out.WriteString(text)
+	ht.used += cost
+	return true
+}
+
+// lines are f's lines, nil when f is unreadable or not of the language.
+func (ht *historyText) lines(f string) []string {
+	data, err := ht.conf.ReadFile(f, 0)
+	if err != nil || !strings.HasSuffix(f, ht.ext) {
+		return nil
+	}
+	return strings.Split(string(data), "\n")
+}
+
+// addBody adds e's body, found in its file by its declaration line, when
+// it fits.
+func (ht *historyText) addBody(e cochange.Entity, lang string) {
+	l := ht.lines(e.File)
+	for i, line := range l {
+		m := declRe.FindStringSubmatch(line)
+		if m == nil || m[1] != e.Name {
+			continue
 		}
-		out.WriteString(text)
-		used += cost
+		end := bodyEnd(l, i, lang)
+		text := fmt.Sprintf("%s:%d-%d\n%s\n", e.File, i+1, end+1, strings.Join(l[i:end+1], "\n"))
+		if ht.emit(text) {
+			ht.shown = append(ht.shown, pack.Shown{File: e.File, Name: e.Name, Line: i + 1, Form: pack.FormBody})
+			ht.shownFiles[e.File] = true
+		}
+		return
+	}
+}
+
+// bodyEnd is the last line of the body declared on line i: the next
+// line at its indent or less (Go: the closing brace at column 0).
+func bodyEnd(l []string, i int, lang string) int {
+	end := i
+	ind := len(l[i]) - len(strings.TrimLeft(l[i], " \t"))
+	for j := i + 1; j < len(l); j++ {
+		t := l[j]
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		if lang == "go" {
+			if t == "}" {
+				return j
+			}
+			continue
+		}
+		if len(t)-len(strings.TrimLeft(t, " \t")) <= ind {
+			break
+		}
+		end = j
+	}
+	return end
+}
+
+// addDeclarations adds f's name, then its declaration lines while they
+// fit; false when not even the name fits, and the budget is full.
+func (ht *historyText) addDeclarations(f string) bool {
+	l := ht.lines(f)
+	if l == nil {
 		return true
 	}
-	fileLines := func(f string) []string {
-		data, err := conf.ReadFile(f, 0)
-		if err != nil {
-			return nil
-		}
-		return strings.Split(string(data), "\n")
+	if !ht.emit(f + ":\n") {
+		return false
 	}
-	for _, x := range fr {
-		l := fileLines(x.e.File)
-		if l == nil || !strings.HasSuffix(x.e.File, extOf(lang)) {
-			continue
-		}
-		// The body: from the declaration to the next line at its indent
-		// (Go: the closing brace at column 0).
-		for i, line := range l {
-			m := declRe.FindStringSubmatch(line)
-			if m == nil || m[1] != x.e.Name {
-				continue
+	ht.shownFiles[f] = true
+	for i, line := range l {
+		if m := declRe.FindStringSubmatch(line); m != nil {
+			if !ht.emit(fmt.Sprintf("  %d: %s\n", i+1, strings.TrimSpace(line))) {
+				break
 			}
-			end := i
-			ind := len(line) - len(strings.TrimLeft(line, " \t"))
-			for j := i + 1; j < len(l); j++ {
-				t := l[j]
-				if strings.TrimSpace(t) == "" {
-					continue
-				}
-				if lang == "go" {
-					if t == "}" {
-						end = j
-						break
-					}
-					continue
-				}
-				if len(t)-len(strings.TrimLeft(t, " \t")) <= ind {
-					break
-				}
-				end = j
-			}
-			text := fmt.Sprintf("%s:%d-%d\n%s\n", x.e.File, i+1, end+1, strings.Join(l[i:end+1], "\n"))
-			if emit(text) {
-				shown = append(shown, pack.Shown{File: x.e.File, Name: x.e.Name, Line: i + 1, Form: pack.FormBody})
-				shownFiles[x.e.File] = true
-			}
-			break
+			ht.shown = append(ht.shown, pack.Shown{File: f, Name: m[1], Line: i + 1, Form: pack.FormSignature})
 		}
 	}
-	for _, x := range fl {
-		l := fileLines(x.f)
-		if l == nil || !strings.HasSuffix(x.f, extOf(lang)) {
-			continue
-		}
-		if !emit(x.f + ":\n") {
-			break
-		}
-		shownFiles[x.f] = true
-		for i, line := range l {
-			if m := declRe.FindStringSubmatch(line); m != nil {
-				if !emit(fmt.Sprintf("  %d: %s\n", i+1, strings.TrimSpace(line))) {
-					break
-				}
-				shown = append(shown, pack.Shown{File: x.f, Name: m[1], Line: i + 1, Form: pack.FormSignature})
-			}
-		}
-	}
-	// Declaration lines sit inside the target's range for Go (whose start
-	// includes the doc comment) and Python (decorators) alike.
-	return sortedKeys(shownFiles), shown, countTokens(ctx, c, out.String())
+	return true
 }
 
 // runHistoryCorpus clones each bundle of dir and benchmarks up to perProject
 // cases of it.
-func runHistoryCorpus(ctx context.Context, dir, work, indexCache string, perProject, limit int, counter pack.Counter, red pack.Redactor, stderr io.Writer) ([]changeResult, error) {
+func runHistoryCorpus(ctx context.Context, hp histPacker, dir, work, indexCache string, perProject, limit int, stderr io.Writer) ([]changeResult, error) {
 	bundles, err := filepath.Glob(filepath.Join(dir, "*.bundle"))
 	if err != nil {
 		return nil, err
@@ -537,7 +631,7 @@ func runHistoryCorpus(ctx context.Context, dir, work, indexCache string, perProj
 			if indexCache != "" {
 				st = caseStore{path: filepath.Join(indexCache, project+"-"+c.base+".json")}
 			}
-			r, err := benchHistCase(ctx, c, repo, st, counter, red)
+			r, err := benchHistCase(ctx, hp, c, repo, st)
 			if err != nil {
 				fmt.Fprintf(stderr, "skip %s %s: %v\n", project, c.commit[:10], err)
 				continue

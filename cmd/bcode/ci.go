@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
@@ -90,7 +88,7 @@ func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr i
 	defer cl.stop()
 	rep, err := cl.evidence(ctx, root, *base)
 	if err != nil {
-		return fail("%v%s", err, cl.logTail())
+		return fail("%v%s", err, cl.LogTail())
 	}
 	mrep := mutationReport(root, rep)
 	switch {
@@ -231,64 +229,39 @@ func findServer(flagPath string) (string, error) {
 
 // ciClient is the LSP client end of the child server.
 type ciClient struct {
-	cmd  *exec.Cmd
-	conn *lsp.ClientConn
-	log  *tailBuffer
-
-	progress io.Writer // nil: quiet
+	*lsp.Child
 }
 
-type pipeRWC struct {
-	io.Reader
-	io.WriteCloser
-}
-
+// startServer starts bcode-ls with evidence on demand only; unless quiet,
+// its progress and messages go to stderr as they come.
 func startServer(ctx context.Context, path string, stderr io.Writer, quiet bool) (*ciClient, error) {
-	cmd := exec.Command(path, "--stdio", "--no-evidence-on-save", "--no-watch")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
+	opts := lsp.ChildOptions{
+		Args:           []string{"--stdio", "--no-evidence-on-save", "--no-watch"},
+		SessionOptions: lsp.SessionOptions{Answer: ciAnswer},
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	c := &ciClient{cmd: cmd, log: &tailBuffer{max: 8 << 10}}
-	cmd.Stderr = c.log
 	if !quiet {
-		c.progress = stderr
+		opts.Watch = func(method string, params json.RawMessage) { printProgress(stderr, method, params) }
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %v", path, err)
+	child, err := lsp.StartChild(ctx, path, opts)
+	if err != nil {
+		return nil, err
 	}
-	c.conn = lsp.NewClientConn(ctx, pipeRWC{Reader: out, WriteCloser: in}, c)
-	return c, nil
+	return &ciClient{Child: child}, nil
 }
 
 // evidence initializes the server on root, runs evidence and waits for it.
 func (c *ciClient) evidence(ctx context.Context, root, base string) (server.EvidenceReport, error) {
 	var rep server.EvidenceReport
-	init := map[string]any{
-		"processId":  os.Getpid(),
-		"rootUri":    lsp.FileURI(root),
-		"clientInfo": map[string]any{"name": "bcode ci"},
-		"capabilities": map[string]any{
-			"window": map[string]any{"workDoneProgress": true},
-		},
-	}
-	if err := c.conn.Call(ctx, "initialize", init, nil); err != nil {
+	if _, err := c.Initialize(ctx, lsp.ToolInitialize(root, "bcode ci")); err != nil {
 		return rep, fmt.Errorf("initialize: %w", err)
 	}
-	if err := c.conn.Notify(ctx, "initialized", map[string]any{}); err != nil {
-		return rep, err
-	}
 	var run lscmd.EvidenceRunResult
-	if err := c.conn.Call(ctx, "workspace/executeCommand", map[string]any{
+	if err := c.Conn.Call(ctx, "workspace/executeCommand", map[string]any{
 		"command": lscmd.EvidenceRun, "arguments": []any{lscmd.EvidenceRunArgs{Base: base}},
 	}, &run); err != nil {
 		return rep, err
 	}
-	if err := c.conn.Call(ctx, server.MethodEvidence, map[string]any{"wait": true}, &rep); err != nil {
+	if err := c.Conn.Call(ctx, server.MethodEvidence, map[string]any{"wait": true}, &rep); err != nil {
 		return rep, err
 	}
 	if rep.Run != run.Run {
@@ -301,82 +274,34 @@ func (c *ciClient) evidence(ctx context.Context, root, base string) (server.Evid
 }
 
 // stop shuts the server down politely, then for certain.
-func (c *ciClient) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	_ = c.conn.Call(ctx, "shutdown", nil, nil)
-	_ = c.conn.Notify(ctx, "exit", nil)
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		_ = c.cmd.Process.Kill()
-		<-done
-	}
-	c.conn.Close()
-}
+func (c *ciClient) stop() { c.Stop(15 * time.Second) }
 
-func (c *ciClient) logTail() string {
-	t := strings.TrimSpace(c.log.String())
-	if t == "" {
-		return ""
-	}
-	return "\nbcode-ls said:\n" + t
-}
-
-// Notification implements lsp.ClientHandler.
-func (c *ciClient) Notification(method string, params json.RawMessage) {
+// printProgress prints what bcode-ls reports while it works.
+func printProgress(w io.Writer, method string, params json.RawMessage) {
 	switch method {
 	case "$/progress":
 		var p struct {
 			Value lsp.ProgressValue `json:"value"`
 		}
-		if c.progress != nil && json.Unmarshal(params, &p) == nil && p.Value.Message != "" {
-			fmt.Fprintf(c.progress, "bcode ci: %s\n", shown.Line(p.Value.Message))
+		if json.Unmarshal(params, &p) == nil && p.Value.Message != "" {
+			fmt.Fprintf(w, "bcode ci: %s\n", shown.Line(p.Value.Message))
 		}
 	case "window/showMessage":
 		var p struct {
 			Message string `json:"message"`
 		}
-		if json.Unmarshal(params, &p) == nil && c.progress != nil {
-			fmt.Fprintf(c.progress, "bcode ci: bcode-ls: %s\n", shown.Line(p.Message))
+		if json.Unmarshal(params, &p) == nil {
+			fmt.Fprintf(w, "bcode ci: bcode-ls: %s\n", shown.Line(p.Message))
 		}
 	}
 }
 
-// Request implements lsp.ClientHandler.
-func (c *ciClient) Request(method string, params json.RawMessage) (any, error) {
-	switch method {
-	case "window/workDoneProgress/create":
-		return nil, nil
-	case "window/showDocument":
+// ciAnswer answers the server's requests: CI shows no documents.
+func ciAnswer(method string, _ json.RawMessage) (any, error) {
+	if method == "window/showDocument" {
 		return map[string]any{"success": false}, nil
 	}
 	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "bcode ci does not handle %s", method)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = t.buf[len(t.buf)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }
 
 // finding is one diagnostic in the repository's terms: 1-based lines, and

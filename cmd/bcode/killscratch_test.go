@@ -368,43 +368,42 @@ func TestKillLanguageServerLeavesNothing(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pid := cl.cmd.Process.Pid
+				pid := cl.Process().Pid
 				started := make(chan error, 1)
 				go func() {
 					init := map[string]any{"processId": os.Getpid(), "rootUri": "file://" + repo, "capabilities": map[string]any{}}
-					if err := cl.conn.Call(ctx, "initialize", init, nil); err != nil {
+					if _, err := cl.Initialize(ctx, init); err != nil {
 						started <- err
 						return
 					}
-					cl.conn.Notify(ctx, "initialized", map[string]any{})
 					var run lscmd.EvidenceRunResult
-					started <- cl.conn.Call(ctx, "workspace/executeCommand", map[string]any{
+					started <- cl.Conn.Call(ctx, "workspace/executeCommand", map[string]any{
 						"command": lscmd.EvidenceRun, "arguments": []any{lscmd.EvidenceRunArgs{Base: "HEAD~1"}},
 					}, &run)
 				}()
 				if !waitFor(90*time.Second, func() bool { return runningTest(pid) }) {
-					cl.cmd.Process.Kill()
-					t.Fatalf("bcode-ls never ran a test binary (%v):%s", <-started, cl.logTail())
+					cl.Process().Kill()
+					t.Fatalf("bcode-ls never ran a test binary (%v):%s", <-started, cl.LogTail())
 				}
 				time.Sleep(time.Duration(rand.IntN(200)) * time.Millisecond)
 				switch how {
 				case "SIGKILL":
-					cl.cmd.Process.Signal(syscall.SIGKILL)
+					cl.Process().Signal(syscall.SIGKILL)
 				case "exit without shutdown":
-					cl.conn.Notify(ctx, "exit", nil)
+					cl.Conn.Notify(ctx, "exit", nil)
 				case "stdin closed":
-					cl.conn.Close()
+					cl.Conn.Close()
 				}
 				exited := make(chan error, 1)
-				go func() { exited <- cl.cmd.Wait() }()
+				go func() { exited <- cl.Wait() }()
 				select {
 				case <-exited:
 				case <-time.After(30 * time.Second):
-					cl.cmd.Process.Kill()
+					cl.Process().Kill()
 					<-exited
 					t.Errorf("%s: bcode-ls did not end within 30 s", how)
 				}
-				cl.conn.Close()
+				cl.Conn.Close()
 				cancel()
 				if how != "SIGKILL" {
 					// A normal end: Release ran, nothing to sweep.

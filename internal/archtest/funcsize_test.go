@@ -26,14 +26,6 @@ const (
 // Keyed "dir.Function" ("dir.Type.Method" for methods), dir relative to the
 // module's root.
 var oversize = map[string]string{
-	"cmd/bcode-bench.benchEvidence":         "to split",
-	"cmd/bcode-bench.benchHistCase":         "to split",
-	"cmd/bcode-bench.benchLSP":              "to split",
-	"cmd/bcode-bench.benchPython":           "to split",
-	"cmd/bcode-bench.benchWarm":             "to split",
-	"cmd/bcode-bench.gateFloor":             "to split",
-	"cmd/bcode-bench.historyOnly":           "to split",
-	"cmd/bcode-bench.runGateSandboxBench":   "to split",
 	"cmd/bcode.cmdEvidence":                 "to split",
 	"verify/mutate.WriteMutationReport":     "to split",
 	"verify/mutate.coverMain":               "to split",

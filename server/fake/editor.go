@@ -77,32 +77,20 @@ func writeFile(t testing.TB, dir, name string, data []byte) {
 }
 
 // Progress is one $/progress report the editor received.
-type Progress struct {
-	Token string
-	lsp.ProgressValue
-}
+type Progress = lsp.Progress
 
 // Notification is one custom notification the editor received.
-type Notification struct {
-	Method string
-	Params json.RawMessage
-}
+type Notification = lsp.Message
 
-// Editor is the fake editor connected to a server.
+// Editor is the fake editor connected to a server: an lsp.ClientSession
+// over an in-process pipe, with an editor's buffers and answers.
 type Editor struct {
 	Dir  string
 	Conn *lsp.ClientConn
 
+	s *lsp.ClientSession
+
 	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every message from the server
-	diags    map[string][]lsp.Diagnostic
-	pubs     map[string]int // publishDiagnostics received per URI
-	progress []Progress
-	created  []string
-	notes    []Notification
-	shown    []string
-	messages []string
-	asked    []string // window/showMessageRequest texts
 	buffers  map[string]string
 	versions map[string]int32
 
@@ -128,14 +116,13 @@ func Connect(t testing.TB, dir string, opts server.Options) *Editor {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- server.Serve(ctx, srvEnd, opts) }()
-	e := &Editor{Dir: dir, changed: make(chan struct{}), diags: map[string][]lsp.Diagnostic{}, pubs: map[string]int{},
-		buffers: map[string]string{}, versions: map[string]int32{}, ShowDocument: true}
-	e.Conn = lsp.NewClientConn(ctx, cliEnd, e)
+	e := &Editor{Dir: dir, buffers: map[string]string{}, versions: map[string]int32{}, ShowDocument: true}
+	e.s = lsp.NewClientSession(ctx, cliEnd, lsp.SessionOptions{Answer: e.answer})
+	e.Conn = e.s.Conn
 	t.Cleanup(func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer scancel()
-		_ = e.Conn.Call(sctx, "shutdown", nil, nil)
-		_ = e.Conn.Notify(sctx, "exit", nil)
+		e.s.Shutdown(sctx)
 		select {
 		case <-done:
 		case <-sctx.Done():
@@ -171,11 +158,7 @@ func (e *Editor) Initialize(ctx context.Context, cfg Config) (json.RawMessage, e
 	if !cfg.NoTextDocumentContent {
 		params["capabilities"].(map[string]any)["workspace"] = map[string]any{"textDocumentContent": map[string]any{"dynamicRegistration": false}}
 	}
-	var res json.RawMessage
-	if err := e.Conn.Call(ctx, "initialize", params, &res); err != nil {
-		return nil, err
-	}
-	return res, e.Conn.Notify(ctx, "initialized", map[string]any{})
+	return e.s.Initialize(ctx, params)
 }
 
 // URI is the file: URI of a repository-relative path.
@@ -284,200 +267,92 @@ func (e *Editor) Execute(ctx context.Context, c lsp.Command, result any) error {
 }
 
 // Diagnostics are the diagnostics last published for a file.
-func (e *Editor) Diagnostics(rel string) []lsp.Diagnostic {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.diags[e.URI(rel)]
-}
+func (e *Editor) Diagnostics(rel string) []lsp.Diagnostic { return e.s.Diagnostics(e.URI(rel)) }
 
 // Publishes counts publishDiagnostics received for a file.
-func (e *Editor) Publishes(rel string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.pubs[e.URI(rel)]
-}
+func (e *Editor) Publishes(rel string) int { return e.s.Publishes(e.URI(rel)) }
 
-// Await waits until cond (called under the editor's lock after every
+// Await waits until cond (called under the session's lock after every
 // message from the server, and once at once) holds, or ctx ends.
 func (e *Editor) Await(ctx context.Context, what string, cond func() bool) error {
-	for {
-		e.mu.Lock()
-		ok := cond()
-		ch := e.changed
-		e.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		}
-	}
+	return e.s.Await(ctx, what, cond)
 }
 
 // AwaitDiagnostics waits until the diagnostics of rel satisfy cond.
 func (e *Editor) AwaitDiagnostics(ctx context.Context, rel string, what string, cond func([]lsp.Diagnostic) bool) ([]lsp.Diagnostic, error) {
-	var got []lsp.Diagnostic
-	uri := e.URI(rel)
-	err := e.Await(ctx, what, func() bool {
-		got = e.diags[uri]
-		return cond(got)
-	})
-	return got, err
+	return e.s.AwaitDiagnostics(ctx, e.URI(rel), what, cond)
 }
 
 // ProgressReports returns every $/progress received so far.
-func (e *Editor) ProgressReports() []Progress {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]Progress(nil), e.progress...)
-}
+func (e *Editor) ProgressReports() []Progress { return e.s.ProgressReports() }
 
 // ProgressReportsLocked is ProgressReports for use inside an Await
-// condition, which already holds the editor's lock.
-func (e *Editor) ProgressReportsLocked() []Progress { return e.progress }
+// condition, which already holds the session's lock.
+func (e *Editor) ProgressReportsLocked() []Progress { return e.s.ProgressReportsLocked() }
 
 // AwaitProgressEnd waits for the end report of token and returns its message.
 func (e *Editor) AwaitProgressEnd(ctx context.Context, token string) (string, error) {
-	var msg string
-	err := e.Await(ctx, "the end of progress "+token, func() bool {
-		for _, p := range e.progress {
-			if p.Token == token && p.Kind == "end" {
-				msg = p.Message
-				return true
-			}
-		}
-		return false
-	})
-	return msg, err
+	return e.s.AwaitProgressEnd(ctx, token)
 }
 
 // Notifications returns the custom notifications received with method.
-func (e *Editor) Notifications(method string) []Notification {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []Notification
-	for _, n := range e.notes {
-		if n.Method == method {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func (e *Editor) Notifications(method string) []Notification { return e.s.Notifications(method) }
 
 // NotificationsLocked is Notifications for use inside an Await condition.
 func (e *Editor) NotificationsLocked(method string) []Notification {
-	var out []Notification
-	for _, n := range e.notes {
-		if n.Method == method {
-			out = append(out, n)
-		}
-	}
-	return out
+	return e.s.NotificationsLocked(method)
 }
 
 // Shown lists the URIs the server asked the editor to show.
 func (e *Editor) Shown() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.shown...)
+	var out []string
+	for _, r := range e.s.Requests("window/showDocument") {
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(r.Params, &p)
+		out = append(out, p.URI)
+	}
+	return out
 }
 
 // Messages lists window/showMessage texts received.
-func (e *Editor) Messages() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.messages...)
-}
+func (e *Editor) Messages() []string { return e.s.Messages() }
 
 // AskedLocked lists the window/showMessageRequest texts received, for use
 // inside an Await condition.
-func (e *Editor) AskedLocked() []string { return e.asked }
+func (e *Editor) AskedLocked() []string {
+	var out []string
+	for _, r := range e.s.RequestsLocked("window/showMessageRequest") {
+		var p struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(r.Params, &p)
+		out = append(out, p.Message)
+	}
+	return out
+}
 
 // MessagesLocked is Messages for use inside an Await condition, which
-// already holds the editor's lock.
-func (e *Editor) MessagesLocked() []string { return e.messages }
+// already holds the session's lock.
+func (e *Editor) MessagesLocked() []string { return e.s.MessagesLocked() }
 
 // CancelProgress sends window/workDoneProgress/cancel for token.
 func (e *Editor) CancelProgress(ctx context.Context, token string) error {
 	return e.Conn.Notify(ctx, "window/workDoneProgress/cancel", map[string]any{"token": token})
 }
 
-// Notification implements lsp.ClientHandler.
-func (e *Editor) Notification(method string, params json.RawMessage) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	defer e.signalLocked()
+// answer is what the editor answers the server's requests with (the
+// session records them first).
+func (e *Editor) answer(method string, params json.RawMessage) (any, error) {
 	switch method {
-	case "textDocument/publishDiagnostics":
-		var p struct {
-			URI         string           `json:"uri"`
-			Diagnostics []lsp.Diagnostic `json:"diagnostics"`
-		}
-		if json.Unmarshal(params, &p) == nil {
-			e.diags[p.URI] = p.Diagnostics
-			e.pubs[p.URI]++
-		}
-	case "$/progress":
-		var p struct {
-			Token json.RawMessage   `json:"token"`
-			Value lsp.ProgressValue `json:"value"`
-		}
-		if json.Unmarshal(params, &p) == nil {
-			var tok string
-			if json.Unmarshal(p.Token, &tok) != nil {
-				tok = string(p.Token)
-			}
-			e.progress = append(e.progress, Progress{Token: tok, ProgressValue: p.Value})
-		}
-	case "window/showMessage", "window/logMessage":
-		var p struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(params, &p) == nil && method == "window/showMessage" {
-			e.messages = append(e.messages, p.Message)
-		}
-	default:
-		e.notes = append(e.notes, Notification{Method: method, Params: params})
-	}
-}
-
-// Request implements lsp.ClientHandler.
-func (e *Editor) Request(method string, params json.RawMessage) (any, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	defer e.signalLocked()
-	switch method {
-	case "window/workDoneProgress/create":
-		var p struct {
-			Token string `json:"token"`
-		}
-		_ = json.Unmarshal(params, &p)
-		e.created = append(e.created, p.Token)
-		return nil, nil
 	case "window/showMessageRequest":
-		var p struct {
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(params, &p)
-		e.asked = append(e.asked, p.Message)
 		if e.Answer == "" {
 			return nil, nil
 		}
 		return map[string]any{"title": e.Answer}, nil
 	case "window/showDocument":
-		var p struct {
-			URI string `json:"uri"`
-		}
-		_ = json.Unmarshal(params, &p)
-		e.shown = append(e.shown, p.URI)
 		return map[string]any{"success": e.ShowDocument}, nil
 	}
 	return nil, lsp.Errorf(lsp.CodeMethodNotFound, "the fake editor does not handle %s", method)
-}
-
-func (e *Editor) signalLocked() {
-	close(e.changed)
-	e.changed = make(chan struct{})
 }

@@ -4,9 +4,11 @@
 // protocol library can be replaced by changing this package alone.
 //
 // The types carry the LSP wire names in their JSON tags: the client side of
-// this package (ClientConn, used by the fake editor and `bcode ci`) encodes
-// them with encoding/json, independently of the protocol library the server
-// side decodes with, so a test through both ends checks the real wire.
+// this package (ClientConn, and the one client of bcode-ls on it,
+// ClientSession: the fake editor's over a pipe, and through Child the one of
+// `bcode ci` and the benchmarks over a child process's stdio) encodes them
+// with encoding/json, independently of the protocol library the server side
+// decodes with, so a test through both ends checks the real wire.
 package lsp
 
 import (
