@@ -170,9 +170,8 @@ var departures = map[string]map[string]string{
 	"server": {
 		"engine/codegraph": "text_document_content.go, watch.go: the connection's own code index and its watcher",
 		"engine/pack":      "text_document_content.go: the pack's renderer",
-		"engine/task":      "execute_command.go, task_diff.go, task_run.go: task's event kinds, sentinel errors and change limits",
 		"sandbox":          "diagnostics.go, server.go: Options.Runner, and the confined reads of the workspace",
-		"sandbox/git":      "task_diff.go, watch.go: a request's path checked as git would take it; the git directory and the ignored directories the watcher needs",
+		"sandbox/git":      "watch.go: the git directory and the ignored directories the watcher needs",
 		"verify/mutate":    "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
 	},
 }
