@@ -162,14 +162,12 @@ func TestPackageTable(t *testing.T) {
 var departures = map[string]map[string]string{
 	"cmd/bcode": {
 		"engine/gateway/llamaserver": "model.go: bcode model serve supervises llama-server itself",
-		"engine/pack":                "pack.go: pack.DefaultBudget and the pack's renderers (pack.JSON, pack.Render)",
 		"sandbox/docker":             "doctor.go, sandbox.go: doctor's probes, bcode sandbox build, and bcode sandbox gocache (the GOCACHEPROG inside the containers)",
 		"verify/mutate":              "ci.go, evidence.go: mutate.Options and the report's renderers",
 		"verify/secrets":             "secrets.go: bcode secrets scan runs the scanner itself",
 	},
 	"server": {
-		"engine/codegraph": "text_document_content.go, watch.go: the connection's own code index and its watcher",
-		"engine/pack":      "text_document_content.go: the pack's renderer",
+		"engine/codegraph": "watch.go: the workspace watcher",
 		"sandbox":          "diagnostics.go, server.go: Options.Runner, and the confined reads of the workspace",
 		"sandbox/git":      "watch.go: the git directory and the ignored directories the watcher needs",
 		"verify/mutate":    "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
