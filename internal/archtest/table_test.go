@@ -167,9 +167,7 @@ var departures = map[string]map[string]string{
 		"verify/secrets":             "secrets.go: bcode secrets scan runs the scanner itself",
 	},
 	"server": {
-		"engine/codegraph": "watch.go: the workspace watcher",
 		"sandbox":          "diagnostics.go, server.go: Options.Runner, and the confined reads of the workspace",
-		"sandbox/git":      "watch.go: the git directory and the ignored directories the watcher needs",
 		"verify/mutate":    "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
 	},
 }
