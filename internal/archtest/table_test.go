@@ -167,7 +167,6 @@ var departures = map[string]map[string]string{
 		"verify/secrets":             "secrets.go: bcode secrets scan runs the scanner itself",
 	},
 	"server": {
-		"sandbox":          "diagnostics.go, server.go: Options.Runner, and the confined reads of the workspace",
 		"verify/mutate":    "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
 	},
 }
