@@ -164,7 +164,6 @@ var departures = map[string]map[string]string{
 		"engine/gateway/llamaserver": "model.go: bcode model serve supervises llama-server itself",
 		"sandbox/docker":             "doctor.go, sandbox.go: doctor's probes, bcode sandbox build, and bcode sandbox gocache (the GOCACHEPROG inside the containers)",
 		"verify/mutate":              "ci.go, evidence.go: mutate.Options and the report's renderers",
-		"verify/secrets":             "secrets.go: bcode secrets scan runs the scanner itself",
 	},
 	"server": {
 		"verify/mutate":    "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
