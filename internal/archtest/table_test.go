@@ -162,7 +162,6 @@ func TestPackageTable(t *testing.T) {
 var departures = map[string]map[string]string{
 	"cmd/bcode": {
 		"engine/gateway/llamaserver": "model.go: bcode model serve supervises llama-server itself",
-		"sandbox/docker":             "doctor.go, sandbox.go: doctor's probes, bcode sandbox build, and bcode sandbox gocache (the GOCACHEPROG inside the containers)",
 		"verify/mutate":              "ci.go, evidence.go: mutate.Options and the report's renderers",
 	},
 	"server": {
