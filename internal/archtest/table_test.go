@@ -161,10 +161,10 @@ func TestPackageTable(t *testing.T) {
 // TestPackageTable fails when a listed import is gone.
 var departures = map[string]map[string]string{
 	"cmd/bcode": {
-		"verify/mutate": "ci.go, evidence.go: mutate.Options and the report's renderers",
+		"verify/mutate": "ci.go, evidence.go: mutate.Options and the report's renderers (left to the split of verify/mutate under way)",
 	},
 	"server": {
-		"verify/mutate": "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
+		"verify/mutate": "evidence.go: mutate.Options for the evidence run (left to the split of verify/mutate under way)",
 	},
 }
 
