@@ -129,13 +129,41 @@ type EventKind string
 // EventCreated is the event the ledger appends when it records a task.
 const EventCreated EventKind = "task.created"
 
+// Event kinds engine/task and the runner append: a task's lifecycle, its
+// attempts and checks. Their data is JSON described next to where each is
+// written.
+const (
+	EventStarted         EventKind = "task.started"          // a runner holds the lease: owner, pid, fence, worktree
+	EventReaped          EventKind = "sandbox.reaped"        // removed: sandboxes (containers) dead runners of the task left
+	EventRecovered       EventKind = "task.recovered"        // a takeover: previous owner, last heartbeat, orphaned attempts, phase
+	EventAttemptStarted  EventKind = "attempt.started"       // number
+	EventContextBuilt    EventKind = "context.built"         // tokens, sections, files
+	EventTurn            EventKind = "turn.finished"         // turn, summary, tokens, changed, and its checkpoint commit and parent when it changed files
+	EventRecoveryCommit  EventKind = "recovery.commit"       // commit, parent, files: edits a dead runner left uncommitted
+	EventAdopted         EventKind = "commit.adopted"        // commit: on the branch, made by a runner that died before recording it
+	EventNoChange        EventKind = "attempt.no_change"     // number, head: the agent finished with the branch's tree still the base's; no check ran
+	EventStartFailed     EventKind = "task.start_failed"     // missing, reason, fix: a run could not start (no model, no Docker, no image, no agent)
+	EventCheckStarted    EventKind = "check.started"         // head
+	EventCheckFinished   EventKind = "check.finished"        // head, verdict, reasons
+	EventAttemptFinished EventKind = "attempt.finished"      // number, verdict, note
+	EventVerified        EventKind = "task.verified"         // head
+	EventBlocked         EventKind = "task.blocked"          // reason
+	EventFailed          EventKind = "task.failed"           // reason
+	EventCancelRequested EventKind = "task.cancel_requested" // by
+	EventCancelled       EventKind = "task.cancelled"        // by, phase
+	EventInterrupted     EventKind = "task.interrupted"      // signal, phase, commit
+	EventResumed         EventKind = "task.resumed"          // budgets
+	EventAccepted        EventKind = "task.accepted"         // force, method, branch, from, to, commits
+	EventRejected        EventKind = "task.rejected"         // removed worktrees, branch
+)
+
 // Event is one thing that happened to a task, in order.
 type Event struct {
 	Seq     int64           `json:"seq"` // ledger-wide, strictly increasing
 	TaskID  string          `json:"task_id"`
 	Attempt int64           `json:"attempt,omitempty"`
 	Fence   int64           `json:"fence,omitempty"`
-	Kind    EventKind       `json:"kind"` // e.g. EventCreated, "attempt.started", "task.recovered"
+	Kind    EventKind       `json:"kind"` // e.g. EventCreated, EventAttemptStarted, EventRecovered
 	Data    json.RawMessage `json:"data,omitempty"`
 	At      time.Time       `json:"at"`
 }
@@ -179,4 +207,15 @@ var (
 	// ErrFenced: the caller's fence is no longer current; it must stop
 	// writing at once, another runner has taken over.
 	ErrFenced = errors.New("fenced out: another runner took over this task")
+)
+
+// Errors engine/task returns that the surfaces act on.
+var (
+	// ErrSelectionNotInBase: the selected file is not in the task's base
+	// commit (a new file not committed yet), so the agent's worktree, made
+	// from the base, would not have the code the user selected.
+	ErrSelectionNotInBase = errors.New("the selected file is not in the task's base commit")
+	// ErrNotInChange: a task's change was asked for a path the task does
+	// not change.
+	ErrNotInChange = errors.New("task: path not in the change")
 )

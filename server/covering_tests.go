@@ -57,7 +57,7 @@ func (s *Server) TestRun(ctx context.Context, a command.MutantArgs) (command.Tes
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := s.beginProgress(ctx, "bcode: running "+strings.Join(m.Tests, ", "), cancel)
-	results, err := s.app.RunCoveringTests(ctx, app.CoveringTestsRequest{Dir: root, File: m.File, Tests: m.Tests, Timeout: testRunTimeout, Runner: s.runner})
+	results, err := s.app.RunCoveringTests(ctx, app.CoveringTestsRequest{Dir: root, File: m.File, Tests: m.Tests, Timeout: testRunTimeout})
 	if errors.Is(err, app.ErrNotATestName) {
 		p.end("could not run: " + err.Error())
 		return command.TestRunResult{}, lsp.Errorf(lsp.CodeRequestFailed, "%v", err)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -284,21 +284,9 @@ func (t *testLocator) read(abs string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf, err := sandbox.OpenConfined(t.root)
-	if err != nil {
-		return nil, err
-	}
-	defer conf.Close()
-	rel = filepath.ToSlash(rel)
-	fi, err := conf.Lstat(rel)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxReadBytes {
-		return nil, errTooBig
-	}
-	b, err := conf.ReadFile(rel, maxReadBytes)
-	if errors.Is(err, sandbox.ErrTooLarge) {
+	b, err := app.ReadConfined(t.root, filepath.ToSlash(rel), maxReadBytes)
+	var big *app.TooLargeError
+	if errors.As(err, &big) {
 		return nil, errTooBig
 	}
 	return b, err

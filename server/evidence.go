@@ -203,7 +203,7 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 	if err != nil {
 		return err
 	}
-	req := app.EvidenceRequest{Repo: root, Base: base, LastCommit: true, Runner: s.runner, Options: mutate.Options{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}}
+	req := app.EvidenceRequest{Repo: root, Base: base, LastCommit: true, Options: mutate.Options{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}}
 	res, err := s.app.Evidence(ctx, req, p)
 	if res != nil {
 		rep.Base, rep.Head = res.Base, res.Head

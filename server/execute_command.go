@@ -9,7 +9,6 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify"
@@ -130,12 +129,12 @@ func (s *Server) TaskResume(ctx context.Context, a command.TaskIDArgs) (command.
 
 // TaskCancel stops a running task.
 func (s *Server) TaskCancel(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, task.EventCancelled, s.app.CancelTask)
+	return s.finishTask(ctx, a.ID, engine.EventCancelled, s.app.CancelTask)
 }
 
 // TaskAccept lands a verified task on the user's branch.
 func (s *Server) TaskAccept(ctx context.Context, a command.TaskAcceptArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, task.EventAccepted, func(ctx context.Context, id string) error {
+	return s.finishTask(ctx, a.ID, engine.EventAccepted, func(ctx context.Context, id string) error {
 		_, err := s.app.AcceptTask(ctx, id, a.Force)
 		return err
 	})
@@ -143,7 +142,7 @@ func (s *Server) TaskAccept(ctx context.Context, a command.TaskAcceptArgs) (comm
 
 // TaskReject throws a task's work away (the record stays).
 func (s *Server) TaskReject(ctx context.Context, a command.TaskIDArgs) (command.TaskResult, error) {
-	return s.finishTask(ctx, a.ID, task.EventRejected, func(ctx context.Context, id string) error {
+	return s.finishTask(ctx, a.ID, engine.EventRejected, func(ctx context.Context, id string) error {
 		_, err := s.app.RejectTask(ctx, id)
 		return err
 	})
@@ -184,7 +183,7 @@ func taskError(err error) error {
 		return err
 	case errors.Is(err, engine.ErrNotFound):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v: list the workspace's tasks with bcode/tasks", err)
-	case errors.Is(err, task.ErrSelectionNotInBase):
+	case errors.Is(err, engine.ErrSelectionNotInBase):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v", err)
 	}
 	return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)

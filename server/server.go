@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -33,8 +32,6 @@ const Version = "0.1.0"
 
 // Options configure a server.
 type Options struct {
-	// Runner runs builds and tests; nil means the host runner.
-	Runner sandbox.Runner
 	// Debounce is how long after the last save or disk change an evidence
 	// run starts; 0 means DefaultDebounce.
 	Debounce time.Duration
@@ -92,7 +89,6 @@ type Server struct {
 	opts   Options
 	client lsp.Client
 	log    *slog.Logger
-	runner sandbox.Runner // nil: the engine's (the host)
 	// closeApp closes the engine New opened itself (its ledger handle),
 	// once the connection has ended; nil for one passed in.
 	closeApp  func() error
@@ -147,7 +143,7 @@ func New(client lsp.Client, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{opts: opts, client: client, log: opts.Log, runner: opts.Runner, app: opts.App, docs: map[string]*document{}, set: DefaultSettings}
+	s := &Server{opts: opts, client: client, log: opts.Log, app: opts.App, docs: map[string]*document{}, set: DefaultSettings}
 	if opts.NoEvidenceOnSave {
 		s.set.EvidenceOnSave, s.set.EvidenceOnOpen = false, false
 	}
@@ -262,23 +258,16 @@ func (s *Server) readFile(abs string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is outside the workspace %s", abs, root)
 	}
 	rel = filepath.ToSlash(rel)
-	conf, err := sandbox.OpenConfined(root)
-	if err != nil {
-		return nil, err
-	}
-	defer conf.Close()
-	fi, err := conf.Lstat(rel)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxReadBytes {
-		return nil, fmt.Errorf("%w: %s is %d MiB, over bcode-ls's %d MiB limit for a file the editor has not opened: open it in the editor, or work on a smaller file", errTooBig, rel, fi.Size()>>20, maxReadBytes>>20)
-	}
-	b, err := conf.ReadFile(rel, maxReadBytes)
-	if errors.Is(err, sandbox.ErrTooLarge) {
+	b, err := app.ReadConfined(root, rel, maxReadBytes)
+	var big *app.TooLargeError
+	switch {
+	case !errors.As(err, &big):
+		return b, err
+	case big.Grew:
 		return nil, fmt.Errorf("%w: %s grew past bcode-ls's %d MiB limit while it was read", errTooBig, rel, maxReadBytes>>20)
+	default:
+		return nil, fmt.Errorf("%w: %s is %d MiB, over bcode-ls's %d MiB limit for a file the editor has not opened: open it in the editor, or work on a smaller file", errTooBig, rel, big.Size>>20, maxReadBytes>>20)
 	}
-	return b, err
 }
 
 // go runs f in the background, tied to the server's lifetime, recovering a

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/bcode-dev/bcode/engine/task"
-	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -19,7 +19,7 @@ func (s *Server) TaskDiff(ctx context.Context, a command.TaskDiffArgs) (command.
 
 // taskDiffLimits are the limits of one answer, as the command contract
 // states them.
-var taskDiffLimits = task.ChangeLimits{FileContent: command.FileContentLimit, Content: command.ContentBudget, Diff: command.DiffLimit}
+var taskDiffLimits = app.ChangeLimits{FileContent: command.FileContentLimit, Content: command.ContentBudget, Diff: command.DiffLimit}
 
 // taskDiff is TaskDiff with the name of the method or command that asked,
 // for its errors.
@@ -28,7 +28,7 @@ func (s *Server) taskDiff(ctx context.Context, method string, a command.TaskDiff
 		return command.TaskDiffResult{}, command.Required(method, "id", "the task's ID, as bcode/tasks lists it")
 	}
 	if a.Path != "" {
-		if err := git.CheckPath(a.Path); err != nil {
+		if err := app.CheckRepoPath(a.Path); err != nil {
 			return command.TaskDiffResult{}, command.FieldError(method, "path", "path must be a file of the repository, relative to its top with / between names: %v", err)
 		}
 	}
@@ -38,7 +38,7 @@ func (s *Server) taskDiff(ctx context.Context, method string, a command.TaskDiff
 	}
 	res := command.TaskDiffResult{ID: t.ID, Branch: t.Branch, Base: t.Base, Files: []command.FileDiff{}}
 	switch {
-	case errors.Is(err, task.ErrNotInChange):
+	case errors.Is(err, engine.ErrNotInChange):
 		return res, command.FieldError(method, "path", "%v", err)
 	case err != nil:
 		return res, lsp.Errorf(lsp.CodeRequestFailed, "%v", err)

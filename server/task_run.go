@@ -10,7 +10,6 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/task"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
 
@@ -42,7 +41,7 @@ func (s *Server) startTask(id string, resume bool) {
 		s.setStartFailure(id, "")
 		t, err := s.app.Task(ctx, id)
 		if err == nil {
-			s.notifyTask(ctx, t, task.EventStarted)
+			s.notifyTask(ctx, t, engine.EventStarted)
 			// A queued task has nothing to resume: it runs.
 			resume = resume && t.Status != engine.TaskQueued
 		}
@@ -109,13 +108,13 @@ func (s *Server) runEnded(ctx context.Context, id string, err error) string {
 // failure: a resumed task keeps its old status when its run cannot start.
 func startedSince(s *Server, id string) bool {
 	evs, _, err := s.app.LatestEvents(context.Background(), id, 0, 1)
-	return err != nil || len(evs) == 0 || evs[0].Kind != task.EventStartFailed
+	return err != nil || len(evs) == 0 || evs[0].Kind != engine.EventStartFailed
 }
 
 // endsRun reports whether an event kind ends a run: the editor tells the
 // user, with the diff, accept and reject at hand.
 func endsRun(k engine.EventKind) bool {
-	return k == task.EventVerified || k == task.EventBlocked || k == task.EventFailed
+	return k == engine.EventVerified || k == engine.EventBlocked || k == engine.EventFailed
 }
 
 // eventSummary says what an event was, from the ledger's own fields (the
@@ -136,26 +135,26 @@ func eventSummary(e engine.Event) string {
 	switch e.Kind {
 	case engine.EventCreated:
 		return "created"
-	case task.EventStarted:
+	case engine.EventStarted:
 		return "started"
-	case task.EventAttemptStarted:
+	case engine.EventAttemptStarted:
 		return numbered("attempt", d.Number) + " started"
-	case task.EventContextBuilt:
+	case engine.EventContextBuilt:
 		return fmt.Sprintf("context pack built (%d tokens)", d.Tokens)
-	case task.EventTurn:
+	case engine.EventTurn:
 		if d.Changed == true {
 			return numbered("turn", d.Turn) + " finished, files changed"
 		}
 		return numbered("turn", d.Turn) + " finished"
-	case task.EventCheckStarted:
+	case engine.EventCheckStarted:
 		return "checking " + short(d.Head)
-	case task.EventCheckFinished:
+	case engine.EventCheckFinished:
 		return "check: " + d.Verdict
-	case task.EventNoChange:
+	case engine.EventNoChange:
 		return numbered("attempt", d.Number) + " changed nothing"
-	case task.EventAttemptFinished:
+	case engine.EventAttemptFinished:
 		return numbered("attempt", d.Number) + " finished: " + d.Verdict
-	case task.EventStartFailed:
+	case engine.EventStartFailed:
 		if d.Fix != "" {
 			return fmt.Sprintf("could not start: no %s (fix: %s)", d.Missing, d.Fix)
 		}
@@ -218,7 +217,7 @@ func (k *taskTracker) fold(e engine.Event) {
 		Number int `json:"number"`
 		Turn   int `json:"turn"`
 	}
-	if e.Kind != task.EventAttemptStarted && e.Kind != task.EventTurn {
+	if e.Kind != engine.EventAttemptStarted && e.Kind != engine.EventTurn {
 		return
 	}
 	_ = json.Unmarshal(e.Data, &d)
@@ -229,7 +228,7 @@ func (k *taskTracker) fold(e engine.Event) {
 	}
 	w := k.work[e.TaskID]
 	switch {
-	case e.Kind == task.EventAttemptStarted:
+	case e.Kind == engine.EventAttemptStarted:
 		k.work[e.TaskID] = &taskWork{attempt: d.Number}
 	case w != nil:
 		w.turn = max(w.turn, d.Turn)
@@ -283,7 +282,7 @@ func (s *Server) workOf(ctx context.Context, id string) (attempt, turn int) {
 			var d struct {
 				Turn int `json:"turn"`
 			}
-			if e.Kind == task.EventTurn && json.Unmarshal(e.Data, &d) == nil {
+			if e.Kind == engine.EventTurn && json.Unmarshal(e.Data, &d) == nil {
 				w.turn = max(w.turn, d.Turn)
 			}
 		}

@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/codegraph"
-	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -30,7 +28,7 @@ type contentStore struct {
 
 	packMu sync.Mutex // one pack build at a time: the index store is not shared-safe
 	// store is this connection's Go index, kept between packs.
-	store codegraph.MemoryStore
+	store app.PackIndex
 }
 
 const keepDocuments = 64
@@ -89,7 +87,7 @@ func (s *Server) PackPreview(ctx context.Context, a command.PackArgs) (command.D
 		name = fmt.Sprintf("%s-L%d-L%d", path.Base(p.Selection.File), p.Selection.StartLine, p.Selection.EndLine)
 	}
 	uri := fmt.Sprintf("%s:/%d/%s.md", packScheme, s.content.next(), name)
-	text := pack.Render(p)
+	text := p.Markdown()
 	s.content.put(uri, text)
 	return s.show(ctx, uri, text), nil
 }
@@ -97,13 +95,13 @@ func (s *Server) PackPreview(ctx context.Context, a command.PackArgs) (command.D
 // buildPack builds the pack for a place through the engine (app.Pack),
 // the way the task's agent gets it, reusing the server's index store so
 // only changed packages are re-indexed.
-func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*pack.Pack, error) {
+func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*app.Pack, error) {
 	root, err := s.workspace()
 	if err != nil {
 		return nil, err
 	}
-	if a.Budget != 0 && a.Budget < pack.MinBudget {
-		return nil, lsp.Errorf(lsp.CodeInvalidParams, "budget %d is below the minimum of %d tokens", a.Budget, pack.MinBudget)
+	if a.Budget != 0 && a.Budget < app.MinPackBudget {
+		return nil, lsp.Errorf(lsp.CodeInvalidParams, "budget %d is below the minimum of %d tokens", a.Budget, app.MinPackBudget)
 	}
 	req := app.PackRequest{Repo: root, Goal: a.Goal, TaskID: a.TaskID, Budget: a.Budget}
 	if a.URI != "" {

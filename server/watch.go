@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/bcode-dev/bcode/engine/codegraph"
-	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/engine/app"
 )
 
 // startWatching follows the workspace on disk: Go files and go.mod (edits
@@ -24,8 +21,10 @@ func (s *Server) startWatching() {
 		return
 	}
 	s.goBackground("watching files", func(ctx context.Context) {
-		skip := s.watchSkip(ctx, root)
-		err := codegraph.WatchSkipping(ctx, root, skip, func(dirs []string) {
+		unlisted := func(err error) {
+			s.log.Info("watching every directory: git could not list ignored ones", "err", err)
+		}
+		err := app.WatchWorkspace(ctx, root, unlisted, func(dirs []string) {
 			s.log.Debug("files changed on disk", "dirs", dirs)
 			if s.settings().EvidenceOnSave {
 				s.scheduleEvidence("disk")
@@ -36,37 +35,18 @@ func (s *Server) startWatching() {
 		}
 	})
 	s.goBackground("watching git", func(ctx context.Context) {
-		repo, err := git.Open(ctx, root)
+		gitDir, err := app.GitDir(ctx, root)
 		if err != nil {
 			s.log.Info("not watching git: the workspace is not a git checkout", "err", err)
 			return
 		}
-		if err := s.watchGit(ctx, repo.GitDir); err != nil {
+		if err := s.watchGit(ctx, gitDir); err != nil {
 			s.log.Warn("watching git stopped", "err", err)
 		}
 	})
 	s.goBackground("watching tasks", func(ctx context.Context) {
 		s.watchTaskEvents(ctx, time.Second)
 	})
-}
-
-// watchSkip is what the disk watcher leaves out: node_modules anywhere
-// and what the repository ignores, read once when watching starts. A
-// JavaScript checkout cost 2,742 inotify watches before.
-func (s *Server) watchSkip(ctx context.Context, root string) func(rel string) bool {
-	ignored := map[string]bool{}
-	if repo, err := git.Open(ctx, root); err == nil {
-		dirs, err := repo.IgnoredDirs(ctx)
-		if err != nil {
-			s.log.Info("watching every directory: git could not list ignored ones", "err", err)
-		}
-		for _, d := range dirs {
-			ignored[strings.TrimSuffix(d, "/")] = true
-		}
-	}
-	return func(rel string) bool {
-		return path.Base(rel) == "node_modules" || ignored[rel]
-	}
 }
 
 // watchGit schedules a run when HEAD or the index of gitDir change.

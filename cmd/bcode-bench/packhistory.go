@@ -208,12 +208,16 @@ type histPacker struct {
 	tokenizer string
 	// counter counts the baselines' tokens.
 	counter pack.Counter
+	// index is the product pack's Go index, one per project (see
+	// selectionPack).
+	index *app.PackIndex
 }
 
 // selectionPack is the product's pack for a selection at budget, its Go
-// index kept in store between packs (bcode pack keeps it in the ledger).
-func (hp histPacker) selectionPack(ctx context.Context, repo string, store codegraph.Store, sel target, budget int) (*pack.Pack, error) {
-	return hp.eng.Pack(ctx, app.PackRequest{Repo: repo, Budget: budget, Index: store,
+// index kept in memory between packs as a bcode-ls connection keeps it (the
+// bench's own index, store, may be a file cache the product never reads).
+func (hp histPacker) selectionPack(ctx context.Context, repo string, index *app.PackIndex, sel target, budget int) (*pack.Pack, error) {
+	return hp.eng.Pack(ctx, app.PackRequest{Repo: repo, Budget: budget, Index: index,
 		Selection: &engine.Selection{File: sel.file, StartLine: sel.start, EndLine: sel.end},
 		Tokenizer: hp.tokenizer, TokenizerProbe: 2 * time.Second})
 }
@@ -276,7 +280,7 @@ func benchHistCase(ctx context.Context, hp histPacker, c histCase, repo string, 
 	}
 
 	for _, budget := range budgets {
-		if err := r.scoreBudget(ctx, hp, histInputs{repo: repo, store: store, lang: c.lang, sel: sel, targetFiles: targetFiles, targets: targets,
+		if err := r.scoreBudget(ctx, hp, histInputs{repo: repo, index: hp.index, lang: c.lang, sel: sel, targetFiles: targetFiles, targets: targets,
 			conf: conf, ranked: ranked, idents: idents, hist: hist}, budget); err != nil {
 			return r, err
 		}
@@ -287,7 +291,7 @@ func benchHistCase(ctx context.Context, hp histPacker, c histCase, repo string, 
 // histInputs are what one case's methods are scored on at every budget.
 type histInputs struct {
 	repo        string
-	store       codegraph.Store
+	index       *app.PackIndex
 	lang        string
 	sel         target
 	targetFiles []string
@@ -301,7 +305,7 @@ type histInputs struct {
 // scoreBudget scores the pack and the three baselines at one budget.
 func (r *changeResult) scoreBudget(ctx context.Context, hp histPacker, in histInputs, budget int) error {
 	t0 := time.Now()
-	p, err := hp.selectionPack(ctx, in.repo, in.store, in.sel, budget)
+	p, err := hp.selectionPack(ctx, in.repo, in.index, in.sel, budget)
 	if err != nil {
 		return fmt.Errorf("pack: %w", err)
 	}
@@ -622,6 +626,7 @@ func runHistoryCorpus(ctx context.Context, hp histPacker, dir, work, indexCache 
 			return nil, err
 		}
 		store := &codegraph.MemoryStore{}
+		hp.index = &app.PackIndex{}
 		taken := 0
 		for _, c := range cases {
 			if taken == perProject || limit > 0 && len(results) >= limit {

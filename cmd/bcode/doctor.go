@@ -17,7 +17,6 @@ import (
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/agentbackend"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
@@ -137,18 +136,17 @@ func doctorAgent() doctorCheck {
 func doctorDocker(ctx context.Context, records *app.Engine, ref string) []doctorCheck {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	e, err := docker.Connect(cctx)
-	if err != nil {
+	p := app.ProbeSandbox(cctx, ref)
+	if p.Unreachable != nil {
 		return []doctorCheck{
-			{name: "docker", detail: err.Error(), fix: "install it with 'apt-get install docker.io' if missing, then start it: 'sudo systemctl start docker' or 'dockerd &'"},
+			{name: "docker", detail: p.Unreachable.Error(), fix: "install it with 'apt-get install docker.io' if missing, then start it: 'sudo systemctl start docker' or 'dockerd &'"},
 			{name: "image", detail: ref + ": not checked, Docker is not reachable", fix: "start Docker, then run 'bcode sandbox build'"},
 		}
 	}
-	defer e.Close()
 	var out []doctorCheck
-	v, err := e.Version(cctx)
-	if err != nil {
-		out = append(out, doctorCheck{name: "docker", detail: err.Error(), fix: "check that the engine is healthy: 'docker info'"})
+	v := p.Version
+	if p.VersionErr != nil {
+		out = append(out, doctorCheck{name: "docker", detail: p.VersionErr.Error(), fix: "check that the engine is healthy: 'docker info'"})
 	} else {
 		c := doctorCheck{name: "docker", ok: true, detail: fmt.Sprintf("Docker %s, API %s (engine supports %s–%s), %s/%s", v.Engine, v.Negotiated, v.MinAPIVersion, v.APIVersion, v.OS, v.Arch)}
 		if !v.Seccomp {
@@ -158,14 +156,14 @@ func doctorDocker(ctx context.Context, records *app.Engine, ref string) []doctor
 		out = append(out, c)
 	}
 	// What a killed bcode left: containers whose owner process is gone.
-	if n, err := e.ReapOrphans(cctx, ""); err != nil {
-		out = append(out, doctorCheck{name: "orphans", detail: "listing bcode's containers: " + err.Error(), fix: "check the engine with 'docker ps -a --filter label=dev.bcode.sandbox'"})
+	if p.ReapErr != nil {
+		out = append(out, doctorCheck{name: "orphans", detail: "listing bcode's containers: " + p.ReapErr.Error(), fix: "check the engine with 'docker ps -a --filter label=dev.bcode.sandbox'"})
 	} else {
-		out = append(out, doctorCheck{name: "orphans", ok: true, detail: fmt.Sprintf("removed %d containers of bcode processes that are gone", n)})
+		out = append(out, doctorCheck{name: "orphans", ok: true, detail: fmt.Sprintf("removed %d containers of bcode processes that are gone", p.Reaped)})
 	}
-	img, err := e.Image(cctx, ref)
+	img, err := p.Image, p.ImageErr
 	switch {
-	case errors.Is(err, docker.ErrNoImage):
+	case errors.Is(err, app.ErrNoSandboxImage):
 		out = append(out, doctorCheck{name: "image", detail: ref + " is not built", fix: "run 'bcode sandbox build'"})
 	case err != nil:
 		out = append(out, doctorCheck{name: "image", detail: err.Error(), fix: "check the engine with 'docker images'"})

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/gateway/llamaserver"
 )
 
 func init() {
@@ -35,15 +35,15 @@ func cmdModel(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 func cmdModelServe(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode model serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o llamaserver.Options
+	o := app.DefaultModelServer()
 	fs.StringVar(&o.Model, "model", "", "the GGUF model file to serve (required; nothing is downloaded)")
-	fs.StringVar(&o.Binary, "llama-server", llamaserver.DefaultBinary, "llama.cpp's llama-server binary (path or name on PATH)")
-	fs.StringVar(&o.Host, "host", llamaserver.DefaultHost, "address to listen on")
-	intFlag(fs, &o.Port, "port", llamaserver.DefaultPort, 1, 65535, "port to listen on (bcode's [model] endpoint defaults to 8080)")
-	intFlag(fs, &o.Context, "ctx", llamaserver.DefaultContext, llamaserver.MinContext, maxModelContext, "context window in tokens (-c)")
-	intFlag(fs, &o.GPULayers, "ngl", llamaserver.DefaultGPULayers, 0, maxModelLayers, "layers offloaded to the GPU (-ngl)")
-	intFlag(fs, &o.CPUMoE, "n-cpu-moe", llamaserver.DefaultCPUMoE, 0, maxModelLayers, "layers whose MoE experts stay in system RAM (--n-cpu-moe)")
-	durationFlag(fs, &o.LoadTimeout, "load-timeout", llamaserver.DefaultLoadTimeout, time.Second, maxTimeout, "how long to wait for the model to load")
+	fs.StringVar(&o.Binary, "llama-server", o.Binary, "llama.cpp's llama-server binary (path or name on PATH)")
+	fs.StringVar(&o.Host, "host", o.Host, "address to listen on")
+	intFlag(fs, &o.Port, "port", o.Port, 1, 65535, "port to listen on (bcode's [model] endpoint defaults to 8080)")
+	intFlag(fs, &o.Context, "ctx", o.Context, config.DefaultMinContext, maxModelContext, "context window in tokens (-c)")
+	intFlag(fs, &o.GPULayers, "ngl", o.GPULayers, 0, maxModelLayers, "layers offloaded to the GPU (-ngl)")
+	intFlag(fs, &o.CPUMoE, "n-cpu-moe", o.CPUMoE, 0, maxModelLayers, "layers whose MoE experts stay in system RAM (--n-cpu-moe)")
+	durationFlag(fs, &o.LoadTimeout, "load-timeout", o.LoadTimeout, time.Second, maxTimeout, "how long to wait for the model to load")
 	quiet := fs.Bool("quiet", false, "do not show llama-server's own log")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bcode model serve --model FILE.gguf [flags] [-- extra llama-server args]")
@@ -57,45 +57,22 @@ func cmdModelServe(ctx context.Context, eng *app.Engine, args []string, stdout, 
 		return 2
 	}
 	o.ExtraArgs = fs.Args()
-	// An explicit 0 means none, not llamaserver's default for an unset field.
-	for _, n := range []*int{&o.GPULayers, &o.CPUMoE} {
-		if *n == 0 {
-			*n = llamaserver.NoLayers
-		}
-	}
 	if !*quiet {
 		o.Log = stderr
 	}
-	fail := func(err error) int {
+	starting := func(args []string) {
+		fmt.Fprintf(stdout, "starting llama-server %s\n", strings.Join(args, " "))
+	}
+	ready := func(url string, tokens int, err error) {
+		if err != nil {
+			fmt.Fprintf(stdout, "ready at %s (the tokenizer did not answer: %v)\n", url, err)
+			return
+		}
+		fmt.Fprintf(stdout, "ready at %s; tokenizer ok (a one-line Go function is %d tokens). Ctrl-C stops the server.\n", url, tokens)
+	}
+	if err := app.ServeModel(ctx, o, starting, ready); err != nil {
 		errorf(stderr, "bcode model serve", "%v", err)
 		return 1
-	}
-	s, err := llamaserver.New(o)
-	if err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(stdout, "starting llama-server %s\n", strings.Join(llamaserver.Args(o), " "))
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	ready := make(chan error, 1)
-	go func() { ready <- s.WaitReady(ctx) }()
-	select {
-	case err := <-done:
-		return fail(err)
-	case err := <-ready:
-		if err != nil {
-			<-done
-			return 0
-		}
-	}
-	n, err := s.CountTokens(ctx, "func Sum(xs []int) int { return 0 }")
-	if err != nil {
-		fmt.Fprintf(stdout, "ready at %s (the tokenizer did not answer: %v)\n", llamaserver.URL(o), err)
-	} else {
-		fmt.Fprintf(stdout, "ready at %s; tokenizer ok (a one-line Go function is %d tokens). Ctrl-C stops the server.\n", llamaserver.URL(o), n)
-	}
-	if err := <-done; err != nil && ctx.Err() == nil {
-		return fail(err)
 	}
 	return 0
 }

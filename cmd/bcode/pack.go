@@ -16,7 +16,6 @@ import (
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/engine/pack"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 )
 
@@ -41,7 +40,7 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 	selection := fs.String("selection", "", "FILE:L1-L2 (or FILE:L): the code the change is about")
 	task := fs.String("task", "", "a task ID whose history to include")
 	var budget int
-	intFlag(fs, &budget, "budget", pack.DefaultBudget, pack.MinBudget, maxPackBudget, "token budget the pack never exceeds")
+	intFlag(fs, &budget, "budget", app.DefaultPackBudget, app.MinPackBudget, maxPackBudget, "token budget the pack never exceeds")
 	asJSON := fs.Bool("json", false, "print the pack as JSON instead of markdown")
 	tokenizer := fs.String("tokenizer", "", "llama-server endpoint for /tokenize (default: [model] endpoint of .bcode/config.toml)")
 	fs.Usage = func() {
@@ -99,7 +98,7 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		return fail("%v", err)
 	}
 	if *asJSON {
-		js, err := pack.JSON(p)
+		js, err := p.JSON()
 		if err == nil {
 			js, err = shown.JSONText(js)
 		}
@@ -108,7 +107,7 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 		}
 		stdout.Write(append(js, '\n'))
 	} else {
-		io.WriteString(stdout, shown.Text(pack.Render(p)))
+		io.WriteString(stdout, shown.Text(p.Markdown()))
 	}
 	summary := fmt.Sprintf("pack: %d of %d tokens, %d sections, %d files, built in %s", p.Total, p.Budget, len(p.Sections), len(p.Files()), p.BuildTime.Round(time.Millisecond))
 	if s := p.IndexStats; s != nil {

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
+	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/app"
-	"github.com/bcode-dev/bcode/sandbox/docker"
 )
 
 func init() {
@@ -35,7 +34,7 @@ func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	fs.SetOutput(stderr)
 	var st stateFlags
 	st.register(fs)
-	ref := fs.String("image", "", "image reference to build (default: [sandbox] image of .bcode/config.toml, else "+docker.DefaultImage+")")
+	ref := fs.String("image", "", "image reference to build (default: [sandbox] image of .bcode/config.toml, else "+config.DefaultSandboxImage+")")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bcode sandbox build [--image REF] [--repo DIR] [--state DIR]")
 		fmt.Fprintln(stderr, "Builds the sandbox image without a registry: a minimal root filesystem (users, scratch")
@@ -59,35 +58,18 @@ func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	if err := st.useLocal(eng); err != nil {
 		return fail("the image could not be recorded: %v", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	e, err := docker.Connect(cctx)
-	cancel()
+	img, err := eng.BuildSandboxImage(ctx, *ref)
 	if err != nil {
 		return fail("%v", err)
-	}
-	defer e.Close()
-	v, err := e.Version(ctx)
-	if err != nil {
-		return fail("%v", err)
-	}
-	img, err := e.BuildImage(ctx, *ref)
-	if err != nil {
-		return fail("%v", err)
-	}
-	recorded, err := eng.RecordSandboxImage(ctx, app.SandboxImage{
-		Ref: img.Ref, ImageID: img.ID, Rootfs: img.Rootfs, Engine: v.Engine, APIVersion: v.Negotiated, BuiltAt: time.Now(),
-	})
-	if err != nil {
-		return fail("the image is built (%s %s) but could not be recorded: %v", img.Ref, img.ID, err)
 	}
 	fmt.Fprintf(stdout, "built %s\n  image id  %s\n  rootfs    v%s, %d bytes\n  engine    Docker %s (API %s)\n  recorded  %s\n",
-		img.Ref, img.ID, img.Rootfs, img.Size, v.Engine, v.Negotiated, recorded)
+		img.Ref, img.ImageID, img.Rootfs, img.Size, img.Engine, img.APIVersion, img.Recorded)
 	return 0
 }
 
 // cmdSandboxGoCache is `bcode sandbox gocache -lower DIR -upper DIR`: not
 // for people, but for the go command inside a sandbox container, which
-// runs it as GOCACHEPROG over stdin and stdout (docker.ServeGoCache). The
+// runs it as GOCACHEPROG over stdin and stdout (app.ServeGoCache). The
 // bcode binary is mounted read-only into the container for this.
 func cmdSandboxGoCache(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bcode sandbox gocache", flag.ContinueOnError)
@@ -101,7 +83,7 @@ func cmdSandboxGoCache(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bcode sandbox gocache: -upper is required")
 		return 2
 	}
-	if err := docker.ServeGoCache(*lower, *upper, os.Stdin, os.Stdout); err != nil {
+	if err := app.ServeGoCache(*lower, *upper, os.Stdin, os.Stdout); err != nil {
 		errorf(stderr, "bcode sandbox gocache", "%v", err)
 		return 1
 	}

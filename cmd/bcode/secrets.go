@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/shown"
-	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
 func init() {
@@ -71,13 +71,9 @@ func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		}
 	}
 	start := time.Now()
-	scanner, err := secrets.NewScanner()
+	findings, err := eng.ScanSecretHistory(ctx, *repoDir)
 	if err != nil {
-		return fail("loading the secret rules: %v", err)
-	}
-	findings, err := secrets.ScanGitHistory(ctx, *repoDir, scanner)
-	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !errors.Is(err, app.ErrSecretRules) {
 			return fail("interrupted")
 		}
 		return fail("%v", err)
@@ -91,7 +87,7 @@ func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, std
 			commit = commit[:shortCommitHash]
 		}
 		line := shown.Line(fmt.Sprintf("%s %s:%d: %s (%s): %s", commit, f.Path, f.Line, f.RuleID, f.Description, f.Redacted))
-		if fp := fingerprint(f); baseline[fp] {
+		if fp := f.Fingerprint(); baseline[fp] {
 			matched[fp] = true
 			known++
 			fmt.Fprintf(stderr, "accepted by %s: %s\n", *baselineFile, line)
@@ -113,12 +109,6 @@ func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	}
 	fmt.Fprintf(stderr, "bcode secrets scan-history: no secrets in the history of %s (%d accepted by the baseline; %s)\n", *repoDir, known, elapsed)
 	return secretsClean
-}
-
-// fingerprint names one finding the way gitleaks' baselines do:
-// commit:path:rule:line, with the full commit id.
-func fingerprint(f secrets.Finding) string {
-	return f.Commit + ":" + f.Path + ":" + f.RuleID + ":" + strconv.Itoa(f.Line)
 }
 
 // readBaseline reads reviewed fingerprints, one a line; blank lines and

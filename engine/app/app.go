@@ -83,6 +83,23 @@ func (e *Engine) Redactor() (*secrets.Scanner, error) {
 	return e.scanner, nil
 }
 
+// Pack is a context pack as Engine.Pack builds it; its Markdown and JSON
+// methods render it.
+type Pack = pack.Pack
+
+// Budgets of a pack, in tokens.
+const (
+	// DefaultPackBudget is a pack's budget when the request names none.
+	DefaultPackBudget = pack.DefaultBudget
+	// MinPackBudget is the smallest budget a pack can be built for.
+	MinPackBudget = pack.MinBudget
+)
+
+// PackIndex is a Go index a caller keeps in memory between its packs (a
+// bcode-ls connection's), so only changed packages are indexed again. Its
+// zero value is an empty index; one pack at a time may use it.
+type PackIndex struct{ store codegraph.MemoryStore }
+
 // PackRequest is what a pack is for.
 type PackRequest struct {
 	// Repo is the directory whose files the pack reads (the user's
@@ -94,7 +111,7 @@ type PackRequest struct {
 	Selection *engine.Selection
 	Criteria  []string
 	TaskID    string
-	// Budget in tokens; 0: pack.DefaultBudget.
+	// Budget in tokens; 0: DefaultPackBudget.
 	Budget int
 	// Tokenizer is the llama-server to count tokens with; "": the [model]
 	// endpoint of .bcode/config.toml at the task's base commit (HEAD when
@@ -102,7 +119,7 @@ type PackRequest struct {
 	Tokenizer string
 	// Index keeps the Go index between this caller's packs (a bcode-ls
 	// connection's); nil: KeepIndex decides.
-	Index codegraph.Store
+	Index *PackIndex
 	// KeepIndex keeps the Go index between packs in the engine's ledger
 	// (bcode pack), opening it (and creating it if need be); when it
 	// cannot, the pack indexes in memory and Note says why, unless the
@@ -120,7 +137,7 @@ type PackRequest struct {
 // (runner.PackBuilder, with the same token counter), so the pack the
 // editor previews or `bcode pack` prints for a task is, byte for byte, the
 // pack its agent gets.
-func (e *Engine) Pack(ctx context.Context, req PackRequest) (*pack.Pack, error) {
+func (e *Engine) Pack(ctx context.Context, req PackRequest) (*Pack, error) {
 	index, err := e.packIndex(ctx, req)
 	if err != nil {
 		return nil, err
@@ -164,8 +181,11 @@ func (e *Engine) Pack(ctx context.Context, req PackRequest) (*pack.Pack, error) 
 // req.KeepIndex the ledger's code index, else nowhere (nil: the pack
 // indexes afresh).
 func (e *Engine) packIndex(ctx context.Context, req PackRequest) (codegraph.Store, error) {
-	if req.Index != nil || !req.KeepIndex {
-		return req.Index, nil
+	if req.Index != nil {
+		return &req.Index.store, nil
+	}
+	if !req.KeepIndex {
+		return nil, nil
 	}
 	note := req.Note
 	if note == nil {

@@ -100,10 +100,20 @@ func (e *Engine) TaskDetail(ctx context.Context, id string, afterSeq int64, limi
 	return d, nil
 }
 
+// ChangeLimits bound what TaskChange reads, so a task that touches a
+// large or binary file never costs its viewer megabytes.
+type ChangeLimits = task.ChangeLimits
+
+// CheckRepoPath refuses a path that is not a file of a repository as git
+// takes it: relative to its top, with / between names, nothing leaving
+// the tree and no .git component. A path given to TaskChange passes it
+// first.
+func CheckRepoPath(p string) error { return git.CheckPath(p) }
+
 // TaskChange is task id's change within lim, for a viewer (path "": every
 // file, else that one file), read with hardened git; the task comes back
 // too, even when the change could not be read.
-func (e *Engine) TaskChange(ctx context.Context, id, path string, lim task.ChangeLimits) (*engine.Task, *task.Change, error) {
+func (e *Engine) TaskChange(ctx context.Context, id, path string, lim ChangeLimits) (*engine.Task, *task.Change, error) {
 	t, err := e.Task(ctx, id)
 	if err != nil {
 		return nil, nil, err

@@ -3,7 +3,6 @@ package task
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -58,8 +57,9 @@ type FileChange struct {
 	Omitted, Note            string
 }
 
-// ErrNotInChange: ReadChange was asked for a path the task does not change.
-var ErrNotInChange = errors.New("task: path not in the change")
+// ErrNotInChange is engine.ErrNotInChange: ReadChange was asked for a path
+// the task does not change.
+var ErrNotInChange = engine.ErrNotInChange
 
 // ReadChange reads t's change with hardened git, within lim; path, when
 // set, narrows it to that one file (a slash path relative to the

@@ -87,10 +87,9 @@ func (e *Engine) Create(ctx context.Context, in CreateInput) (*engine.Task, erro
 	return t, nil
 }
 
-// ErrSelectionNotInBase: the selected file is not in the task's base
-// commit (a new file not committed yet), so the agent's worktree, made
-// from the base, would not have the code the user selected.
-var ErrSelectionNotInBase = errors.New("the selected file is not in the task's base commit")
+// ErrSelectionNotInBase is engine.ErrSelectionNotInBase: the selected file
+// is not in the task's base commit.
+var ErrSelectionNotInBase = engine.ErrSelectionNotInBase
 
 // inBase refuses a selection whose file the base commit does not hold: the
 // task's worktree is the base, so the agent would never see the selected

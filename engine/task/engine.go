@@ -128,31 +128,32 @@ func (e *Engine) worktreeDirs(taskID string) (map[int64]string, error) {
 	return out, nil
 }
 
-// Event kinds the engine and the runner append, besides the ledger's own
-// engine.EventCreated. Their data is JSON described next to where each is written.
+// The event kinds this package and the runner append are the root
+// package's (engine.EventStarted and the rest), where the surfaces name
+// them; these are the same constants under this package's names.
 const (
-	EventStarted         engine.EventKind = "task.started"          // a runner holds the lease: owner, pid, fence, worktree
-	EventReaped          engine.EventKind = "sandbox.reaped"        // removed: sandboxes (containers) dead runners of the task left
-	EventRecovered       engine.EventKind = "task.recovered"        // a takeover: previous owner, last heartbeat, orphaned attempts, phase
-	EventAttemptStarted  engine.EventKind = "attempt.started"       // number
-	EventContextBuilt    engine.EventKind = "context.built"         // tokens, sections, files
-	EventTurn            engine.EventKind = "turn.finished"         // turn, summary, tokens, changed, and its checkpoint commit and parent when it changed files
-	EventRecoveryCommit  engine.EventKind = "recovery.commit"       // commit, parent, files: edits a dead runner left uncommitted
-	EventAdopted         engine.EventKind = "commit.adopted"        // commit: on the branch, made by a runner that died before recording it
-	EventNoChange        engine.EventKind = "attempt.no_change"     // number, head: the agent finished with the branch's tree still the base's; no check ran
-	EventStartFailed     engine.EventKind = "task.start_failed"     // missing, reason, fix: a run could not start (no model, no Docker, no image, no agent)
-	EventCheckStarted    engine.EventKind = "check.started"         // head
-	EventCheckFinished   engine.EventKind = "check.finished"        // head, verdict, reasons
-	EventAttemptFinished engine.EventKind = "attempt.finished"      // number, verdict, note
-	EventVerified        engine.EventKind = "task.verified"         // head
-	EventBlocked         engine.EventKind = "task.blocked"          // reason
-	EventFailed          engine.EventKind = "task.failed"           // reason
-	EventCancelRequested engine.EventKind = "task.cancel_requested" // by
-	EventCancelled       engine.EventKind = "task.cancelled"        // by, phase
-	EventInterrupted     engine.EventKind = "task.interrupted"      // signal, phase, commit
-	EventResumed         engine.EventKind = "task.resumed"          // budgets
-	EventAccepted        engine.EventKind = "task.accepted"         // force, method, branch, from, to, commits
-	EventRejected        engine.EventKind = "task.rejected"         // removed worktrees, branch
+	EventStarted         = engine.EventStarted
+	EventReaped          = engine.EventReaped
+	EventRecovered       = engine.EventRecovered
+	EventAttemptStarted  = engine.EventAttemptStarted
+	EventContextBuilt    = engine.EventContextBuilt
+	EventTurn            = engine.EventTurn
+	EventRecoveryCommit  = engine.EventRecoveryCommit
+	EventAdopted         = engine.EventAdopted
+	EventNoChange        = engine.EventNoChange
+	EventStartFailed     = engine.EventStartFailed
+	EventCheckStarted    = engine.EventCheckStarted
+	EventCheckFinished   = engine.EventCheckFinished
+	EventAttemptFinished = engine.EventAttemptFinished
+	EventVerified        = engine.EventVerified
+	EventBlocked         = engine.EventBlocked
+	EventFailed          = engine.EventFailed
+	EventCancelRequested = engine.EventCancelRequested
+	EventCancelled       = engine.EventCancelled
+	EventInterrupted     = engine.EventInterrupted
+	EventResumed         = engine.EventResumed
+	EventAccepted        = engine.EventAccepted
+	EventRejected        = engine.EventRejected
 )
 
 // commitKinds are the events that record a commit on the task branch, each

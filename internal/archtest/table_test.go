@@ -161,19 +161,10 @@ func TestPackageTable(t *testing.T) {
 // TestPackageTable fails when a listed import is gone.
 var departures = map[string]map[string]string{
 	"cmd/bcode": {
-		"engine/gateway/llamaserver": "model.go: bcode model serve supervises llama-server itself",
-		"engine/pack":                "pack.go: pack.DefaultBudget and the pack's renderers (pack.JSON, pack.Render)",
-		"sandbox/docker":             "doctor.go, sandbox.go: doctor's probes, bcode sandbox build, and bcode sandbox gocache (the GOCACHEPROG inside the containers)",
-		"verify/mutate":              "ci.go, evidence.go: mutate.Options and the report's renderers",
-		"verify/secrets":             "secrets.go: bcode secrets scan runs the scanner itself",
+		"verify/mutate": "ci.go, evidence.go: mutate.Options and the report's renderers (left to the split of verify/mutate under way)",
 	},
 	"server": {
-		"engine/codegraph": "text_document_content.go, watch.go: the connection's own code index and its watcher",
-		"engine/pack":      "text_document_content.go: the pack's renderer",
-		"engine/task":      "execute_command.go, task_diff.go, task_run.go: task's event kinds, sentinel errors and change limits",
-		"sandbox":          "diagnostics.go, server.go: Options.Runner, and the confined reads of the workspace",
-		"sandbox/git":      "task_diff.go, watch.go: a request's path checked as git would take it; the git directory and the ignored directories the watcher needs",
-		"verify/mutate":    "code_action.go, diagnostics.go, evidence.go, execute_command.go: mutants and their rendering",
+		"verify/mutate": "evidence.go: mutate.Options for the evidence run (left to the split of verify/mutate under way)",
 	},
 }
 

@@ -69,7 +69,10 @@ test('bcode-ls over stdio with the VS Code protocol stack', { skip: !ls || !repo
     assert.equal(survivor.range.start.line, 4);
     const line = text.split('\n')[4];
     assert.equal(line.slice(survivor.range.start.character, survivor.range.end.character), 'n > 10');
-    assert.equal(typeof survivor.data, 'string');
+    // The diagnostic carries the mutant as data (server.MutantData), sent back as received.
+    assert.equal(typeof survivor.data, 'object');
+    assert.match(survivor.data.id, /^[0-9a-f]+$/);
+    assert.equal(survivor.data.verdict, 'survived');
     assert.ok(survivor.relatedInformation.length > 0);
 
     const actions = await conn.sendRequest(CodeActionRequest.type, {
@@ -83,7 +86,7 @@ test('bcode-ls over stdio with the VS Code protocol stack', { skip: !ls || !repo
     }
     const add = actions.find((a) => a.title.startsWith('bcode: Add a test for this boundary'));
     assert.equal(add.command.command, 'bcode.task.create');
-    assert.equal(add.command.arguments[0].mutantId, survivor.data);
+    assert.equal(add.command.arguments[0].mutantId, survivor.data.id);
 
     const tasks = await conn.sendRequest('bcode/tasks', {});
     assert.ok(Array.isArray(tasks.tasks));

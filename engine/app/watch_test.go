@@ -1,9 +1,7 @@
-package server
+package app_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/codegraph"
 )
 
@@ -34,7 +33,7 @@ func inotifyWatches(t *testing.T) int {
 	return n
 }
 
-// TestWatchSkipsIgnoredDirectories: the disk watcher leaves node_modules
+// TestWatchSkipsIgnoredDirectories: WatchWorkspace leaves node_modules
 // and what .gitignore excludes alone. Control: the same tree watched
 // without the skip.
 func TestWatchSkipsIgnoredDirectories(t *testing.T) {
@@ -69,12 +68,12 @@ func TestWatchSkipsIgnoredDirectories(t *testing.T) {
 	if out, err := git.CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	watch := func(skip func(string) bool) int {
+	watch := func(start func(ctx context.Context) error) int {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		before := inotifyWatches(t)
 		done := make(chan error, 1)
-		go func() { done <- codegraph.WatchSkipping(ctx, root, skip, func([]string) {}) }()
+		go func() { done <- start(ctx) }()
 		// The watcher adds the tree before it waits for events: the count
 		// settles once it has.
 		n, last := 0, -1
@@ -86,9 +85,13 @@ func TestWatchSkipsIgnoredDirectories(t *testing.T) {
 		<-done
 		return n
 	}
-	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	plain := watch(nil)
-	skipped := watch(s.watchSkip(context.Background(), root))
+	plain := watch(func(ctx context.Context) error {
+		return codegraph.WatchSkipping(ctx, root, nil, func([]string) {})
+	})
+	skipped := watch(func(ctx context.Context) error {
+		unlisted := func(err error) { t.Errorf("listing the ignored directories: %v", err) }
+		return app.WatchWorkspace(ctx, root, unlisted, func([]string) {})
+	})
 	t.Logf("inotify watches: %d without the skip, %d with it", plain, skipped)
 	if plain < 150 {
 		t.Fatalf("control: only %d watches without the skip; the tree is not what the test means", plain)
