@@ -304,7 +304,13 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 		if clean, err := cleanWorktree(ctx, wt, head, lim); err != nil {
 			return fmt.Errorf("task %s: reading the edits left in %s: %w", t.ID, dir, err)
 		} else if clean {
-			continue // nothing left uncommitted
+			// Nothing left uncommitted; the index may still be the commit
+			// before (the runner died between moving the branch and
+			// updating it).
+			if err := wt.ResetIndex(ctx, head); err != nil {
+				return fmt.Errorf("task %s: setting the index of %s to its branch: %w", t.ID, dir, err)
+			}
+			continue
 		}
 		crashpoint.Hit("recover.before-commit")
 		old := f

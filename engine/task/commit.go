@@ -95,10 +95,11 @@ type Checkpoint struct {
 // branch, fails here instead of writing over the successor's work.
 func Commit(ctx context.Context, wt *git.Repo, branch, subject string, tr Trailers, lim git.Limits) (Checkpoint, error) {
 	commit, parent, skipped, err := wt.Checkpoint(ctx, git.CheckpointSpec{
-		Branch:    branch,
-		Message:   subject + "\n\n" + tr.String(),
-		Config:    identity,
-		BeforeRef: func() { crashpoint.Hit("checkpoint.before-ref") },
+		Branch:      branch,
+		Message:     subject + "\n\n" + tr.String(),
+		Config:      identity,
+		BeforeRef:   func() { crashpoint.Hit("checkpoint.before-ref") },
+		BeforeIndex: func() { crashpoint.Hit("checkpoint.before-index") },
 	}, lim)
 	if err != nil {
 		return Checkpoint{}, err

@@ -109,6 +109,10 @@ type CheckpointSpec struct {
 	// BeforeRef, when set, is called between writing the commit and
 	// moving the branch (a crash point for tests).
 	BeforeRef func()
+	// BeforeIndex, when set, is called between moving the branch and
+	// setting the index to the new commit (a crash point for the kill
+	// tests: recovery must repair an index left at the commit before).
+	BeforeIndex func()
 }
 
 // Checkpoint snapshots the worktree (SnapshotTree) on top of the head of
@@ -151,6 +155,9 @@ func (r *Repo) Checkpoint(ctx context.Context, spec CheckpointSpec, lim Limits) 
 	}
 	if _, err := r.plumbing(ctx, invocation{args: []string{"update-ref", "-m", "bcode checkpoint", ref, commit, parent}}); err != nil {
 		return "", parent, skipped, fmt.Errorf("moving %s from %.12s to %.12s (did another runner move it?): %w", spec.Branch, parent, commit, err)
+	}
+	if spec.BeforeIndex != nil {
+		spec.BeforeIndex()
 	}
 	// The commit stands whether or not this works.
 	r.plumbing(ctx, invocation{args: []string{"read-tree", commit}})

@@ -121,6 +121,18 @@ func (r *Repo) LinkedHead(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// ResetIndex sets the linked working tree's index to rev's tree, leaving
+// its files alone. The index is only a cache of the last checkpoint (for the
+// next snapshot, and for git run in the tree); a process killed between
+// moving the branch and updating the index leaves it at the commit before.
+func (r *Repo) ResetIndex(ctx context.Context, rev string) error {
+	if err := checkRev(rev); err != nil {
+		return err
+	}
+	_, err := r.plumbing(ctx, invocation{args: []string{"read-tree", rev}})
+	return err
+}
+
 // MoveWorktree moves the linked working tree at from to to (which must not
 // exist) and updates r's record of it. Unlike `git worktree move`, it does
 // not read or validate the .git file in from: the directory is hostile,

@@ -56,6 +56,7 @@ var Points = []string{
 	"attempt.started",
 	"agent.mid-turn",
 	"checkpoint.before-ref",
+	"checkpoint.before-index",
 	"checkpoint.before-event",
 	"checkpoint.after-event",
 	"check.before-verdict",
