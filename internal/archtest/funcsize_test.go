@@ -34,7 +34,6 @@ var oversize = map[string]string{
 	"cmd/bcode-bench.gateFloor":                "to split",
 	"cmd/bcode-bench.historyOnly":              "to split",
 	"cmd/bcode-bench.runGateSandboxBench":      "to split",
-	"cmd/bcode.cmdEvidence":                    "to split",
 	"engine/check/labelled.Parse":              "to split",
 	"engine/codegraph.Index":                   "to split",
 	"engine/codegraph.assemblePython":          "to split",
@@ -46,10 +45,6 @@ var oversize = map[string]string{
 	"sandbox/docker.Runner.Run":                "to split",
 	"sandbox/git.Repo.SnapshotWorktree":        "to split",
 	"sandbox/git.Repo.snapshot":                "to split",
-	"verify/mutate.WriteMutationReport":        "to split",
-	"verify/mutate.coverMain":                  "to split",
-	"verify/mutate.pySession.runSchema":        "to split",
-	"verify/mutate.session.runCoverProcess":    "to split",
 }
 
 // funcSize is one function's measure.

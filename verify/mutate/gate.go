@@ -3,6 +3,7 @@ package mutate
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
@@ -87,7 +88,9 @@ func Summarize(rep *Report, credited []verify.Test) *verify.MutationSummary {
 			names[f+"::"+t.Name] = true
 			continue
 		}
-		names[topLevel(t.Name)] = true
+		// A Go subtest's kill is its top-level test's.
+		n, _, _ := strings.Cut(t.Name, "/")
+		names[n] = true
 	}
 	sum := &verify.MutationSummary{Mutants: append([]verify.Mutant{}, rep.Mutants...)}
 	for _, m := range rep.Mutants {
