@@ -55,7 +55,7 @@ type EvidenceResult struct {
 // evidence`, bcode-ls and the benchmarks all do: the change from
 // gitchange, the head laid out outside the checkout, the base commit's
 // [evidence] settings under the caller's. Errors from mutate keep their
-// type (mutate.BaselineError, mutate.ErrNoGo) for the caller to explain.
+// type (mutate.BaselineError, the Go engine's ErrNoGo) for the caller to explain.
 func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Progress) (*EvidenceResult, error) {
 	if p == nil {
 		p = verify.NoProgress{}

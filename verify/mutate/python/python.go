@@ -1,3 +1,10 @@
+// Package python is the Python mutation engine (a mutate.Engine): an
+// embedded engine (pymutate.py) run by the repository's interpreter, the
+// one verify/python's adapter chooses. Mutants come from Python's own ast;
+// each target module is compiled through an import hook with every mutant
+// behind a switch, one pytest collection per worker process, and a forked
+// child per batch of mutants runs only the tests whose baseline run
+// executed the mutant's line.
 package python
 
 import (
