@@ -26,6 +26,10 @@ type Engine interface {
 	// Mutable reports whether the engine makes mutants of the file at p
 	// (repository-relative, slash-separated): its non-test sources.
 	Mutable(p string) bool
+	// KillerName is the name a mutant's KilledBy carries when t, a test of
+	// the engine's language, killed it: how the gate knows a kill was a
+	// credited test's.
+	KillerName(t verify.Test) string
 	// Prepare starts the engine's run on the changed files s gives it
 	// (Session.Files): it may read, generate and build, but runs none of
 	// the repository's tests unless Options.Reach needs them to pick lines,

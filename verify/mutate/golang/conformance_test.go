@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate/mutatetest"
 )
 
@@ -106,7 +107,7 @@ func TestGuard(t *testing.T) {
 	Survivor:  mutatetest.Site{File: "calc/calc.go", Line: "// survivor", Mutated: "n <= 10"},
 	Covering:  []string{"TestSmall"},
 	Killed:    mutatetest.Site{File: "calc/calc.go", Line: "// killed", Mutated: "n >= 100"},
-	KilledBy:  "TestBigBoundary",
+	Killer:    verify.Test{Language: "go", Package: "calc", Name: "TestBigBoundary"},
 	Loop:      mutatetest.Site{File: "calc/calc.go", Line: "// loop", Mutated: "x >= 0"},
 	Crash:     mutatetest.Site{File: "calc/calc.go", Line: "// crash", Mutated: "n >= 0"},
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
@@ -32,6 +33,10 @@ func (*Engine) Language() string { return "go" }
 func (*Engine) Mutable(p string) bool {
 	return strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go")
 }
+
+// KillerName implements mutate.Engine: a subtest's kill is its top-level
+// test's (`go test` reports the failure of both).
+func (*Engine) KillerName(t verify.Test) string { return topLevel(t.Name) }
 
 // Prepare implements mutate.Engine: go list, type checks, mutants, and the
 // builds (the schema binary, or the binary the baseline runs from).

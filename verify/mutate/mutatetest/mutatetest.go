@@ -46,9 +46,10 @@ type Fixture struct {
 	// that cover it, named as the engine names tests.
 	Survivor Site
 	Covering []string
-	// Killed is a mutant the test KilledBy kills.
-	Killed   Site
-	KilledBy string
+	// Killed is a mutant the test Killer kills; Killer is as the
+	// language's gate adapter reports it, and the gate credits the kill.
+	Killed Site
+	Killer verify.Test
 	// Loop is a mutant that loops forever. It comes before other mutants
 	// of its file, which must still get verdicts.
 	Loop Site
@@ -65,7 +66,7 @@ type Site struct {
 
 // Run runs the suite against e with f: only changed lines are mutated; a
 // boundary mutant no test kills survives with its covering tests; a mutant
-// a test kills is killed by it; an infinite loop is a timeout and the
+// a test kills is killed by it, and the gate credits that test; an infinite loop is a timeout and the
 // mutants after it still get verdicts; a crash is never a kill; IDs are the
 // same in two runs; a cancelled run stops with an error and leaves nothing
 // in its temporary directory.
@@ -80,7 +81,7 @@ func Run(t *testing.T, e mutate.Engine, f Fixture) {
 	first := newRun(t, e, f, dir, change)
 	t.Run("OnlyChangedLines", func(t *testing.T) { onlyChangedLines(t, first.rep, change, head, f) })
 	t.Run("SurvivorCarriesItsTests", func(t *testing.T) { survivor(t, first.rep, head, f) })
-	t.Run("KilledByItsTest", func(t *testing.T) { killed(t, first.rep, head, f) })
+	t.Run("KilledByItsTest", func(t *testing.T) { killed(t, e, first.rep, head, f) })
 	t.Run("LoopTimesOut", func(t *testing.T) { loop(t, first.rep, head, f) })
 	t.Run("CrashIsNoKill", func(t *testing.T) { crash(t, first.rep, head, f) })
 	t.Run("NothingLeft", func(t *testing.T) { empty(t, first.tmp) })
@@ -177,10 +178,14 @@ func survivor(t *testing.T, rep *mutate.Report, head map[string]string, f Fixtur
 	}
 }
 
-func killed(t *testing.T, rep *mutate.Report, head map[string]string, f Fixture) {
+func killed(t *testing.T, e mutate.Engine, rep *mutate.Report, head map[string]string, f Fixture) {
 	m := find(t, rep, head, f.Killed)
-	if m.Verdict != mutate.Killed || m.KilledBy != f.KilledBy {
-		t.Errorf("%s → %s: %s by %q (%s), want killed by %q", m.Original, m.Mutated, m.Verdict, m.KilledBy, m.Detail, f.KilledBy)
+	want := e.KillerName(f.Killer)
+	if m.Verdict != mutate.Killed || m.KilledBy != want {
+		t.Errorf("%s → %s: %s by %q (%s), want killed by %q", m.Original, m.Mutated, m.Verdict, m.KilledBy, m.Detail, want)
+	}
+	if sum := mutate.Summarize(rep, []verify.Test{f.Killer}, []mutate.Engine{e}); sum.CreditedKills == 0 {
+		t.Errorf("the gate credits %s with no kill", want)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
 	"github.com/bcode-dev/bcode/verify/mutate/mutatetest"
 )
@@ -88,7 +89,7 @@ def test_guard():
 	Survivor:  mutatetest.Site{File: "pkg/calc.py", Line: "# survivor", Mutated: "n <= 10"},
 	Covering:  []string{"tests/test_calc.py::test_small"},
 	Killed:    mutatetest.Site{File: "pkg/calc.py", Line: "# killed", Mutated: "n >= 100"},
-	KilledBy:  "tests/test_calc.py::test_big_boundary",
+	Killer:    verify.Test{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_big_boundary"},
 	Loop:      mutatetest.Site{File: "pkg/calc.py", Line: "# loop", Mutated: "x >= 0"},
 	Crash:     mutatetest.Site{File: "pkg/calc.py", Line: "# crash", Mutated: "n >= 0"},
 }

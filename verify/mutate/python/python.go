@@ -63,6 +63,18 @@ func (*Engine) Mutable(p string) bool {
 	return strings.HasSuffix(p, ".py") && !pyTestPath(p)
 }
 
+// KillerName implements mutate.Engine: file::name, as pytest's node IDs
+// name tests, without parameters.
+func (*Engine) KillerName(t verify.Test) string { return killerName(t) }
+
+func killerName(t verify.Test) string {
+	f := t.File
+	if f == "" {
+		f = t.Package
+	}
+	return f + "::" + t.Name
+}
+
 // Prepare implements mutate.Engine. Python prepares nothing ahead: its
 // generator, baseline and workers start together in Finish.
 func (e *Engine) Prepare(ms *mutate.Session) (mutate.Job, error) {
@@ -880,14 +892,9 @@ func loadAverage() (float64, bool) {
 func (ps *pySession) preferred() []string {
 	var out []string
 	for _, t := range ps.opts.Tests {
-		if t.Language != "python" {
-			continue
+		if t.Language == "python" {
+			out = append(out, killerName(t))
 		}
-		f := t.File
-		if f == "" {
-			f = t.Package
-		}
-		out = append(out, f+"::"+t.Name)
 	}
 	return out
 }

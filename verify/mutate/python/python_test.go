@@ -251,11 +251,11 @@ func TestPythonBoundaryTestKills(t *testing.T) {
 	}
 	// The gate credits the kill to that test, named the way the Python
 	// adapter names tests.
-	sum := mutate.Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_small_b_boundary"}})
+	sum := mutate.Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_small_b_boundary"}}, []mutate.Engine{New()})
 	if sum.CreditedKills == 0 || sum.Note != "" {
 		t.Errorf("summary %+v: want a credited kill", sum)
 	}
-	none := mutate.Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_positive"}})
+	none := mutate.Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_positive"}}, []mutate.Engine{New()})
 	if none.CreditedKills != 0 {
 		t.Errorf("test_positive kills nothing, summary says %d", none.CreditedKills)
 	}
