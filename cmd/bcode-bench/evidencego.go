@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/bcode-dev/bcode/verify/mutate"
+	mutgo "github.com/bcode-dev/bcode/verify/mutate/golang"
 )
 
 // goSummary is one Go case's timings side by side.
@@ -93,7 +93,7 @@ func compileFloor(ctx context.Context, dir string) toolRun {
 	for p := range pkgs {
 		i++
 		// The flags of bcode's own builds, so the floor is the same build.
-		args := append(append([]string{"test", "-c"}, mutate.TestBuildFlags(os.Getenv("GOFLAGS"))...), "-o", filepath.Join(out, fmt.Sprintf("p%d.test", i)), p)
+		args := append(append([]string{"test", "-c"}, mutgo.TestBuildFlags(os.Getenv("GOFLAGS"))...), "-o", filepath.Join(out, fmt.Sprintf("p%d.test", i)), p)
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = dir
 		if b, err := cmd.CombinedOutput(); err != nil {

@@ -86,8 +86,6 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 		switch {
 		case errors.As(err, &be):
 			return fail("%v\nthe code must pass its own tests before mutants can be judged; fix them (or run `bcode check`) first", err)
-		case errors.Is(err, mutate.ErrNoGo):
-			return fail("%v", err)
 		case ctx.Err() != nil:
 			return fail("interrupted")
 		default:

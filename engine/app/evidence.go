@@ -55,7 +55,7 @@ type EvidenceResult struct {
 // evidence`, bcode-ls and the benchmarks all do: the change from
 // gitchange, the head laid out outside the checkout, the base commit's
 // [evidence] settings under the caller's. Errors from mutate keep their
-// type (mutate.BaselineError, mutate.ErrNoGo) for the caller to explain.
+// type (mutate.BaselineError, the Go engine's ErrNoGo) for the caller to explain.
 func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Progress) (*EvidenceResult, error) {
 	if p == nil {
 		p = verify.NoProgress{}
@@ -74,7 +74,7 @@ func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Pro
 	}
 	defer change.Workspace.Close()
 	res := &EvidenceResult{Base: change.Base, Head: change.Head, Notes: notes}
-	if why := nothingToMutate(change); why != "" {
+	if why := nothingToMutate(change, req.Options.Engines); why != "" {
 		res.Notes = append(res.Notes, why)
 		res.Report = &mutate.Report{Mutants: []mutate.Mutant{}, Stats: mutate.Stats{Verdicts: map[mutate.Verdict]int{}}}
 		return res, nil
@@ -153,13 +153,17 @@ func loadChange(ctx context.Context, repo *git.Repo, req EvidenceRequest) (*veri
 	return last, []string{"no uncommitted change and no upstream ahead of it: showing the mutants of the last commit (" + shortID(parent) + "..HEAD)"}, nil
 }
 
-// nothingToMutate says why change has no mutants ("" when it may have).
-func nothingToMutate(change *verify.Change) string {
+// nothingToMutate says why change has no mutants for engines (nil:
+// check.MutationEngines) ("" when it may have).
+func nothingToMutate(change *verify.Change, engines []mutate.Engine) string {
+	if engines == nil {
+		engines = check.MutationEngines()
+	}
 	if len(change.Files) == 0 {
 		return fmt.Sprintf("no change: the working tree is the base %s, so there is nothing to judge (edit and save, or run evidence against an older base)", shortID(change.Base))
 	}
 	for _, f := range change.Files {
-		if f.Status != verify.Deleted && mutate.Mutable(f.Path) {
+		if f.Status != verify.Deleted && mutate.EngineFor(engines, f.Path) != nil {
 			return ""
 		}
 	}

@@ -24,6 +24,8 @@ import (
 	"github.com/bcode-dev/bcode/verify/gitchange"
 	"github.com/bcode-dev/bcode/verify/golang"
 	"github.com/bcode-dev/bcode/verify/mutate"
+	mutgo "github.com/bcode-dev/bcode/verify/mutate/golang"
+	mutpy "github.com/bcode-dev/bcode/verify/mutate/python"
 	"github.com/bcode-dev/bcode/verify/python"
 	"github.com/bcode-dev/bcode/verify/secrets"
 	"github.com/bcode-dev/bcode/verify/tamper"
@@ -198,6 +200,9 @@ func EvidenceOptions(cfg config.Config, o mutate.Options) mutate.Options {
 // gate's runs. checkout "" is none (an agent's worktree is hostile, and a
 // container does not see the path).
 func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mutate.Options {
+	if o.Engines == nil {
+		o.Engines = MutationEngines()
+	}
 	if o.Workers == 0 {
 		o.Workers = cfg.Evidence.Workers
 	}
@@ -223,6 +228,12 @@ func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mut
 		o.PythonFor = python.Chooser(o.Python, checkout)
 	}
 	return o
+}
+
+// MutationEngines are the language engines every surface mutates with
+// (EvidenceOptions gives them): Go, then Python.
+func MutationEngines() []mutate.Engine {
+	return []mutate.Engine{mutgo.New(), mutpy.New()}
 }
 
 // EvidenceConfig is the base commit's configuration for an evidence run

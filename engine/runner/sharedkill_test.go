@@ -102,6 +102,12 @@ type sharedStats struct {
 	claims                     map[string][]int64 // fences each task's acknowledged events carried
 }
 
+// sharedRepoFiles is each task's base: budgets no kill loop runs out of.
+var sharedRepoFiles = map[string]string{
+	"README.md": "hello\n", "calc.txt": "one\ntwo\nthree\n",
+	".bcode/config.toml": "[task]\nmax_attempts = 1048576\nmax_turns = 1048576\nwall_clock = \"24h\"\n",
+}
+
 func TestSharedKillLoop(t *testing.T) {
 	if os.Getenv(envSharedChild) != "" {
 		t.Skip("child")
@@ -132,7 +138,6 @@ func TestSharedKillLoop(t *testing.T) {
 	intN := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.IntN(n) }
 
 	var tasks []string
-	budgets := engine.Budgets{MaxAttempts: 1 << 20, MaxTurns: 1 << 20, WallClock: 24 * time.Hour}
 	feed := func() {
 		// Keep a few tasks runnable, each in its own repository.
 		all, err := st.Tasks(ctx, "")
@@ -146,7 +151,9 @@ func TestSharedKillLoop(t *testing.T) {
 			}
 		}
 		for ; open < 4; open++ {
-			tk := createTask(t, e, newRepo(t, nil), budgets)
+			// The budgets come from the base's config, as a user's would:
+			// a setup claim here would race the runners already polling.
+			tk := createTask(t, e, newRepo(t, sharedRepoFiles), engine.Budgets{})
 			tasks = append(tasks, tk.ID)
 		}
 	}

@@ -289,50 +289,59 @@ func (e *Engine) recoverWorktrees(ctx context.Context, user *git.Repo, t *engine
 			}
 			continue
 		}
-		if err := e.clearIndexLock(ctx, wt, rec); err != nil {
-			return err
-		}
-		head, err := wt.LinkedHead(ctx)
-		if err != nil || head != "refs/heads/"+t.Branch {
-			continue // not on the task branch: nothing of the task's to keep
-		}
 		if lim == (git.Limits{}) {
 			if lim, err = CheckpointLimits(ctx, user, t); err != nil {
 				return err
 			}
 		}
-		if clean, err := cleanWorktree(ctx, wt, head, lim); err != nil {
-			return fmt.Errorf("task %s: reading the edits left in %s: %w", t.ID, dir, err)
-		} else if clean {
-			// Nothing left uncommitted; the index may still be the commit
-			// before (the runner died between moving the branch and
-			// updating it).
-			if err := wt.ResetIndex(ctx, head); err != nil {
-				return fmt.Errorf("task %s: setting the index of %s to its branch: %w", t.ID, dir, err)
-			}
-			continue
-		}
-		crashpoint.Hit("recover.before-commit")
-		old := f
-		if rec.PreviousFence > 0 {
-			old = rec.PreviousFence
-		}
-		cp, err := Commit(ctx, wt, t.Branch,
-			fmt.Sprintf("bcode: keep edits left uncommitted under fence %d", f),
-			Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old, Worktree: f}, lim)
-		if err != nil {
-			return fmt.Errorf("task %s: committing the edits left in %s: %w", t.ID, dir, err)
-		}
-		if cp.Commit == "" {
-			continue
-		}
-		files, _ := changedFiles(ctx, wt, cp.Parent, cp.Commit)
-		data, _ := json.Marshal(map[string]any{"commit": cp.Commit, "parent": cp.Parent, "files": files, "worktree": dir, "left_by_fence": f, "skipped": cp.Skipped})
-		if _, err := e.Ledger.Append(ctx, &lease, &engine.Event{TaskID: t.ID, Kind: EventRecoveryCommit, Data: data}); err != nil {
+		if err := e.keepLeftEdits(ctx, wt, t, lease, dir, f, lim, rec); err != nil {
 			return err
 		}
-		rec.RecoveryCommit, rec.RecoveredFiles = cp.Commit, files
 	}
+	return nil
+}
+
+// keepLeftEdits commits what the runner of fence f left uncommitted in its
+// worktree wt (on the task branch) as a recovery commit, and records it.
+func (e *Engine) keepLeftEdits(ctx context.Context, wt *git.Repo, t *engine.Task, lease engine.Lease, dir string, f int64, lim git.Limits, rec *Recovery) error {
+	if err := e.clearIndexLock(ctx, wt, rec); err != nil {
+		return err
+	}
+	head, err := wt.LinkedHead(ctx)
+	if err != nil || head != "refs/heads/"+t.Branch {
+		return nil // not on the task branch: nothing of the task's to keep
+	}
+	if clean, err := cleanWorktree(ctx, wt, head, lim); err != nil {
+		return fmt.Errorf("task %s: reading the edits left in %s: %w", t.ID, dir, err)
+	} else if clean {
+		// Nothing left uncommitted; the index may still be the commit
+		// before (the runner died between moving the branch and updating
+		// it).
+		if err := wt.ResetIndex(ctx, head); err != nil {
+			return fmt.Errorf("task %s: setting the index of %s to its branch: %w", t.ID, dir, err)
+		}
+		return nil
+	}
+	crashpoint.Hit("recover.before-commit")
+	old := f
+	if rec.PreviousFence > 0 {
+		old = rec.PreviousFence
+	}
+	cp, err := Commit(ctx, wt, t.Branch,
+		fmt.Sprintf("bcode: keep edits left uncommitted under fence %d", f),
+		Trailers{Task: t.ID, Fence: lease.Fence, Recovery: old, Worktree: f}, lim)
+	if err != nil {
+		return fmt.Errorf("task %s: committing the edits left in %s: %w", t.ID, dir, err)
+	}
+	if cp.Commit == "" {
+		return nil
+	}
+	files, _ := changedFiles(ctx, wt, cp.Parent, cp.Commit)
+	data, _ := json.Marshal(map[string]any{"commit": cp.Commit, "parent": cp.Parent, "files": files, "worktree": dir, "left_by_fence": f, "skipped": cp.Skipped})
+	if _, err := e.Ledger.Append(ctx, &lease, &engine.Event{TaskID: t.ID, Kind: EventRecoveryCommit, Data: data}); err != nil {
+		return err
+	}
+	rec.RecoveryCommit, rec.RecoveredFiles = cp.Commit, files
 	return nil
 }
 

@@ -25,13 +25,7 @@ const (
 // leave it (TestFunctionSize says which), and no new one may join.
 // Keyed "dir.Function" ("dir.Type.Method" for methods), dir relative to the
 // module's root.
-var oversize = map[string]string{
-	"cmd/bcode.cmdEvidence":                 "to split",
-	"verify/mutate.WriteMutationReport":     "to split",
-	"verify/mutate.coverMain":               "to split",
-	"verify/mutate.pySession.runSchema":     "to split",
-	"verify/mutate.session.runCoverProcess": "to split",
-}
+var oversize = map[string]string{}
 
 // funcSize is one function's measure.
 type funcSize struct {

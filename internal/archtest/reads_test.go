@@ -105,7 +105,7 @@ var readExceptions = map[string]string{
 	"sandbox/gotool.linkFile":         "copies from bcode's module cache",
 	// The copy of a test binary into or out of mutate's cache: the source
 	// is opened through sandbox.OpenPath, the destination created here.
-	"verify/mutate.copyFile": "creates the destination of a copy",
+	"verify/mutate/golang.copyFile": "creates the destination of a copy",
 }
 
 type goFiles struct {

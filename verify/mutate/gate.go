@@ -20,7 +20,7 @@ func GateEvidence(opts Options) verify.Evidence {
 		if err != nil {
 			return nil, err
 		}
-		return Summarize(rep, credited), nil
+		return Summarize(rep, credited, o.Engines), nil
 	}
 }
 
@@ -68,26 +68,25 @@ func GateEvidenceStart(opts Options) verify.EvidenceStart {
 			if err != nil {
 				return nil, err
 			}
-			return Summarize(rep, credited), nil
+			return Summarize(rep, credited, opts.Engines), nil
 		}
 	}
 }
 
 // Summarize turns a report into the gate's mutation summary. A mutant
-// counts towards CreditedKills when the test that killed it is credited.
-func Summarize(rep *Report, credited []verify.Test) *verify.MutationSummary {
+// counts towards CreditedKills when the test that killed it is credited,
+// named as the engine of its language names killers (Engine.KillerName).
+func Summarize(rep *Report, credited []verify.Test, engines []Engine) *verify.MutationSummary {
 	names := map[string]bool{}
 	for _, t := range credited {
-		if t.Language == "python" {
-			// Python kills are named file::name, as pytest's node IDs.
-			f := t.File
-			if f == "" {
-				f = t.Package
+		name := t.Name
+		for _, e := range engines {
+			if e.Language() == t.Language {
+				name = e.KillerName(t)
+				break
 			}
-			names[f+"::"+t.Name] = true
-			continue
 		}
-		names[topLevel(t.Name)] = true
+		names[name] = true
 	}
 	sum := &verify.MutationSummary{Mutants: append([]verify.Mutant{}, rep.Mutants...)}
 	for _, m := range rep.Mutants {

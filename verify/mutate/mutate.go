@@ -1,19 +1,15 @@
 // Package mutate produces mutation evidence for a change: small wrong
-// versions (mutants) of the changed Go and Python code, each run against the tests that
+// versions (mutants) of the changed code, each run against the tests that
 // cover it, so a person sees which wrong versions no test notices.
 //
-// Speed comes from mutant schemata: every mutant of a package is compiled
-// into one test binary behind a switch read from the BCODE_MUTANT
-// environment variable, so a package costs one build however many mutants it
-// has. Each mutant then runs only the tests that cover it (per-test coverage
-// recorded once from the baseline and cached by content hash). Mutants a
-// schema cannot express fall back to one `go test -c -overlay` build each.
-//
-// Python gets the same design from an embedded engine (pymutate.py) run by
-// the repository's interpreter: mutants from Python's own ast, each target
-// module compiled through an import hook with every mutant behind a switch,
-// one pytest collection per worker process, and a forked child per mutant
-// that runs only the tests whose baseline run executed its line.
+// The package is the part every language shares: the options, the report
+// and its renderings, the gate's hooks, and the run that hands the
+// change's files to the language engines (Engine) and sorts and counts
+// what they found. The engines are verify/mutate/golang (mutant schemata:
+// every mutant of a package compiled into one test binary behind a
+// switch) and verify/mutate/python (an embedded engine run by the
+// repository's interpreter); verify/mutate/mutatetest is the suite every
+// engine passes.
 package mutate
 
 import (
@@ -65,6 +61,11 @@ type Mutant = verify.Mutant
 
 // Options tune a run.
 type Options struct {
+	// Engines are the language engines that mutate the change's files, in
+	// the order they run; a file goes to the first whose Mutable says so.
+	// engine/check's EvidenceOptions fills them, so every surface runs the
+	// same ones.
+	Engines []Engine
 	// Workers run mutants in parallel; 0 means runtime.NumCPU().
 	Workers int
 	// CompileTimeout bounds each build (0: config.DefaultCompileTimeout).
@@ -96,8 +97,8 @@ type Options struct {
 	// that can write below one directory only needs it there.
 	TempDir string
 	// Python is the interpreter for Python mutants (gate.python); empty
-	// means the snapshot's .venv/bin/python, else python3, else
-	// /usr/bin/python3: the first that imports pytest.
+	// means the one verify/python's adapter chooses (the first of the
+	// snapshot's .venv, python3 and /usr/bin/python3 that imports pytest).
 	Python string
 	// PythonFor, when set, chooses the interpreter instead (Python is then
 	// ignored): the gate passes its Python adapter's choice, so mutants run
@@ -108,6 +109,20 @@ type Options struct {
 	// PythonIsolateState (the default, "") or PythonIsolateFork.
 	PythonIsolation string
 }
+
+// Python schema workers' isolation levels (Options.PythonIsolation).
+const (
+	// PythonIsolateState runs mutants one after another in a forked child
+	// and forks a new child, from the collected state, as soon as a
+	// mutant's run changed the state bcode guards (the repository's modules'
+	// globals one container and one object deep, their classes, caches and
+	// function defaults, os.environ, cwd, sys.path, sys.modules, threads,
+	// descriptors, signal handlers, logging and warnings setup). Every
+	// timeout or crash also ends the child.
+	PythonIsolateState = "state"
+	// PythonIsolateFork forks a child per mutant.
+	PythonIsolateFork = "fork"
+)
 
 // Stats are the counts and timings of a run.
 type Stats struct {
@@ -167,6 +182,10 @@ type Report struct {
 	// root) to the test file that declares the test, so reports can name
 	// the file a killing test lives in; its source is in Sources too.
 	TestFiles map[string]string `json:"-"`
+	// Languages maps every file with mutants to the language of the
+	// engine that mutated it (Engine.Language), for the mutation-testing
+	// report.
+	Languages map[string]string `json:"-"`
 }
 
 // Survivors returns the mutants that survived.
@@ -195,12 +214,10 @@ func (e *BaselineError) Error() string {
 	return fmt.Sprintf("baseline of %s is red: failing tests %s", e.Package, strings.Join(e.Failed, ", "))
 }
 
-// ErrNoGo reports that the go command is missing from the runner.
-var ErrNoGo = errors.New("go toolchain not found: install Go (https://go.dev/dl) and put `go` on PATH")
-
-// Run generates the mutants of change in dir (a clean snapshot of its head),
-// runs them, and returns the report. The error is for failures that leave
-// no meaningful report: no Go toolchain, a red baseline, cancellation.
+// Run generates the mutants of change in dir (a clean snapshot of its head)
+// with Options.Engines, runs them, and returns the report. The error is for
+// failures that leave no meaningful report: no engine, a missing
+// toolchain, a red baseline, cancellation.
 func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, opts Options, p verify.Progress) (*Report, error) {
 	pr, err := Prepare(ctx, r, dir, change, opts, p)
 	if err != nil {
@@ -209,18 +226,19 @@ func Run(ctx context.Context, r sandbox.Runner, dir string, change *verify.Chang
 	return pr.Finish(opts.Tests)
 }
 
-// Prepared is a Run whose Go packages are loaded, whose mutants are found
-// and whose test binaries are built, but none of whose tests ran (except
+// Prepared is a Run whose engines have prepared (for Go: packages loaded,
+// mutants found, test binaries built) but none of whose tests ran (except
 // with Options.Reach). The gate prepares beside its own test runs, which
 // decide the tests Finish prefers as killers. Finish or Close it.
 type Prepared struct {
-	s     *session
+	s     *Session
+	jobs  []Job
+	langs []string // jobs[i]'s language
 	start time.Time
 }
 
-// Prepare does Run's work up to the first run of a test of the changed
-// packages: go list, type checks, mutants, and the builds (the schema
-// binary, or the binary the baseline runs from).
+// Prepare does Run's work up to the first run of a test: each engine's
+// Prepare, in Options.Engines' order.
 func Prepare(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, opts Options, p verify.Progress) (*Prepared, error) {
 	start := time.Now()
 	if p == nil {
@@ -232,6 +250,9 @@ func Prepare(ctx context.Context, r sandbox.Runner, dir string, change *verify.C
 	if r == nil {
 		return nil, errors.New("mutate: no runner given")
 	}
+	if len(opts.Engines) == 0 {
+		return nil, ErrNoEngines
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
@@ -239,55 +260,62 @@ func Prepare(ctx context.Context, r sandbox.Runner, dir string, change *verify.C
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("mutate: head snapshot %q is not a directory", dir)
 	}
-	opts = opts.withDefaults()
-	s := &session{
-		ctx:    ctx,
-		runner: r,
-		root:   abs,
-		change: change,
-		opts:   opts,
-		p:      p,
-		rep:    &Report{Sources: map[string]string{}, TestFiles: map[string]string{}, Stats: Stats{Verdicts: map[Verdict]int{}}},
+	s := &Session{
+		Ctx:      ctx,
+		Runner:   r,
+		Root:     abs,
+		Change:   change,
+		Options:  opts.withDefaults(),
+		Progress: p,
+		Report: &Report{Sources: map[string]string{}, TestFiles: map[string]string{}, Languages: map[string]string{},
+			Stats: Stats{Verdicts: map[Verdict]int{}}},
 	}
-	var tmp string
-	if opts.TempDir != "" {
-		tmp, err = os.MkdirTemp(opts.TempDir, "bcode-mutate-")
+	if s.Options.TempDir != "" {
+		s.TempDir, err = os.MkdirTemp(s.Options.TempDir, "bcode-mutate-")
 	} else {
-		tmp, err = scratch.MkdirTemp("bcode-mutate-")
+		s.TempDir, err = scratch.MkdirTemp("bcode-mutate-")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
 	}
-	s.tmp = tmp
-	if err := s.prepare(); err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
+	pr := &Prepared{s: s, start: start}
+	for _, e := range s.Options.Engines {
+		job, err := e.Prepare(s)
+		if err != nil {
+			pr.Close()
+			return nil, err
+		}
+		pr.jobs = append(pr.jobs, job)
+		pr.langs = append(pr.langs, e.Language())
 	}
-	return &Prepared{s: s, start: start}, nil
+	return pr, nil
 }
 
-// Finish runs the baselines still to run and the mutants (Python's whole
-// run included), preferring tests as killers as Options.Tests does, and
-// returns the report. The Prepared is closed after it.
+// Finish runs each engine's baselines and mutants, preferring tests as
+// killers as Options.Tests does, and returns the report. The Prepared is
+// closed after it.
 func (pr *Prepared) Finish(tests []verify.Test) (*Report, error) {
 	s := pr.s
 	defer pr.Close()
-	s.opts.Tests = tests
-	if err := s.runMutants(); err != nil {
-		return nil, err
-	}
-	if err := s.runPython(); err != nil {
-		return nil, err
+	s.Options.Tests = tests
+	for i, job := range pr.jobs {
+		before := len(s.Report.Mutants)
+		if err := job.Finish(); err != nil {
+			return nil, err
+		}
+		for _, m := range s.Report.Mutants[before:] {
+			s.Report.Languages[m.File] = pr.langs[i]
+		}
 	}
 	s.finish(time.Since(pr.start))
-	return s.rep, nil
+	return s.Report, nil
 }
 
 // Close removes what Prepare built. Finish calls it.
 func (pr *Prepared) Close() {
-	if pr.s.tmp != "" {
-		os.RemoveAll(pr.s.tmp)
-		pr.s.tmp = ""
+	if pr.s.TempDir != "" {
+		os.RemoveAll(pr.s.TempDir)
+		pr.s.TempDir = ""
 	}
 }
 
@@ -315,8 +343,8 @@ func defaultCacheDir() string {
 }
 
 // finish sorts the report and fills in the statistics.
-func (s *session) finish(wall time.Duration) {
-	rep := s.rep
+func (s *Session) finish(wall time.Duration) {
+	rep := s.Report
 	less := func(a, b Mutant) bool {
 		if a.File != b.File {
 			return a.File < b.File

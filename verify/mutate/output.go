@@ -395,23 +395,30 @@ var mutationStatus = map[Verdict]string{
 	Unviable: "CompileError", Ignored: "Ignored", NoVerdict: "Pending",
 }
 
-// WriteMutationReport writes the open mutation-testing-report-schema JSON
-// (schema version 1) that Stryker's mutation-testing-elements viewer reads.
-// Locations are 1-based, end exclusive, columns in code points.
-func WriteMutationReport(w io.Writer, rep *Report) error {
-	type pos struct {
+// languageOf is the language of the engine that mutated file; a report
+// built without a run (a test's, an old one) gets the file's extension.
+func languageOf(rep *Report, file string) string {
+	if l := rep.Languages[file]; l != "" {
+		return l
+	}
+	return strings.TrimPrefix(path.Ext(file), ".")
+}
+
+// The mutation-testing-report-schema's documents (schema version 1).
+type (
+	mrPos struct {
 		Line   int `json:"line"`
 		Column int `json:"column"`
 	}
-	type loc struct {
-		Start pos `json:"start"`
-		End   pos `json:"end"`
+	mrLoc struct {
+		Start mrPos `json:"start"`
+		End   mrPos `json:"end"`
 	}
-	type mres struct {
+	mrMutant struct {
 		ID             string   `json:"id"`
 		MutatorName    string   `json:"mutatorName"`
 		Replacement    string   `json:"replacement"`
-		Location       loc      `json:"location"`
+		Location       mrLoc    `json:"location"`
 		Status         string   `json:"status"`
 		StatusReason   string   `json:"statusReason,omitempty"`
 		Description    string   `json:"description,omitempty"`
@@ -420,92 +427,113 @@ func WriteMutationReport(w io.Writer, rep *Report) error {
 		TestsCompleted *int     `json:"testsCompleted,omitempty"`
 		Duration       *int64   `json:"duration,omitempty"`
 	}
-	type file struct {
-		Language string `json:"language"`
-		Source   string `json:"source"`
-		Mutants  []mres `json:"mutants"`
+	mrFile struct {
+		Language string     `json:"language"`
+		Source   string     `json:"source"`
+		Mutants  []mrMutant `json:"mutants"`
 	}
-	type test struct {
+	mrTest struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	}
-	type testFile struct {
-		Source string `json:"source,omitempty"`
-		Tests  []test `json:"tests"`
+	mrTestFile struct {
+		Source string   `json:"source,omitempty"`
+		Tests  []mrTest `json:"tests"`
 	}
-	files := map[string]*file{}
-	testFiles := map[string]*testFile{}
-	seenTest := map[string]bool{}
-	testID := func(m Mutant, name string) string {
-		dir := path.Dir(m.File)
-		id := dir + ":" + name
-		if !seenTest[id] {
-			seenTest[id] = true
-			top := name // a pytest node ID names its file itself
-			if !strings.Contains(name, "::") {
-				top, _, _ = strings.Cut(name, "/")
-			}
-			file := rep.TestFiles[dir+":"+top]
-			if file == "" {
-				// Not found (a test binary built elsewhere): name the
-				// package, never the bare "." the viewer shows as a file.
-				file = path.Join(dir, "(tests of this package)")
-			}
-			tf := testFiles[file]
-			if tf == nil {
-				tf = &testFile{Source: rep.Sources[file]}
-				testFiles[file] = tf
-			}
-			tf.Tests = append(tf.Tests, test{ID: id, Name: name})
-		}
+)
+
+// mrTests collects the test files of a mutation-testing report and gives
+// each test its ID.
+type mrTests struct {
+	rep   *Report
+	files map[string]*mrTestFile
+	seen  map[string]bool
+}
+
+// id is the ID of the test name that covers or killed m, recorded under
+// its test file the first time.
+func (ts *mrTests) id(m Mutant, name string) string {
+	dir := path.Dir(m.File)
+	id := dir + ":" + name
+	if ts.seen[id] {
 		return id
 	}
+	ts.seen[id] = true
+	top := name // a pytest node ID names its file itself
+	if !strings.Contains(name, "::") {
+		top, _, _ = strings.Cut(name, "/")
+	}
+	file := ts.rep.TestFiles[dir+":"+top]
+	if file == "" {
+		// Not found (a test binary built elsewhere): name the
+		// package, never the bare "." the viewer shows as a file.
+		file = path.Join(dir, "(tests of this package)")
+	}
+	tf := ts.files[file]
+	if tf == nil {
+		tf = &mrTestFile{Source: ts.rep.Sources[file]}
+		ts.files[file] = tf
+	}
+	tf.Tests = append(tf.Tests, mrTest{ID: id, Name: name})
+	return id
+}
+
+// mrMutantOf is m as the report's schema has it; src is its file's source.
+func mrMutantOf(m Mutant, src string, ts *mrTests) mrMutant {
+	r := mrMutant{
+		ID: m.ID, MutatorName: m.Operator, Replacement: m.Mutated,
+		Location: mrLoc{
+			Start: mrPos{m.Line, charCol(src, m.Line, m.Col)},
+			End:   mrPos{m.EndLine, charCol(src, m.EndLine, m.EndCol)},
+		},
+		Status:      mutationStatus[m.Verdict],
+		Description: fmt.Sprintf("%s → %s", oneLine(m.Original), oneLine(m.Mutated)),
+	}
+	if r.Status == "" {
+		r.Status = "Pending"
+	}
+	switch {
+	case m.Verdict == Ignored:
+		r.StatusReason = m.IgnoreReason
+	case m.Detail != "":
+		r.StatusReason = m.Detail
+	}
+	for _, t := range m.Tests {
+		r.CoveredBy = append(r.CoveredBy, ts.id(m, t))
+	}
+	if m.KilledBy != "" {
+		for _, t := range strings.Split(m.KilledBy, ",") {
+			r.KilledBy = append(r.KilledBy, ts.id(m, t))
+		}
+	}
+	if m.Verdict == Killed || m.Verdict == Survived {
+		n := len(m.Tests)
+		d := m.Duration.Milliseconds()
+		r.TestsCompleted, r.Duration = &n, &d
+	}
+	return r
+}
+
+// WriteMutationReport writes the open mutation-testing-report-schema JSON
+// (schema version 1) that Stryker's mutation-testing-elements viewer reads.
+// Locations are 1-based, end exclusive, columns in code points.
+func WriteMutationReport(w io.Writer, rep *Report) error {
+	files := map[string]*mrFile{}
+	ts := &mrTests{rep: rep, files: map[string]*mrTestFile{}, seen: map[string]bool{}}
 	for _, m := range rep.Mutants {
 		f := files[m.File]
 		if f == nil {
-			f = &file{Language: languageOf(m.File), Source: rep.Sources[m.File]}
+			f = &mrFile{Language: languageOf(rep, m.File), Source: rep.Sources[m.File]}
 			files[m.File] = f
 		}
-		src := f.Source
-		r := mres{
-			ID: m.ID, MutatorName: m.Operator, Replacement: m.Mutated,
-			Location: loc{
-				Start: pos{m.Line, charCol(src, m.Line, m.Col)},
-				End:   pos{m.EndLine, charCol(src, m.EndLine, m.EndCol)},
-			},
-			Status:      mutationStatus[m.Verdict],
-			Description: fmt.Sprintf("%s → %s", oneLine(m.Original), oneLine(m.Mutated)),
-		}
-		if r.Status == "" {
-			r.Status = "Pending"
-		}
-		switch {
-		case m.Verdict == Ignored:
-			r.StatusReason = m.IgnoreReason
-		case m.Detail != "":
-			r.StatusReason = m.Detail
-		}
-		for _, t := range m.Tests {
-			r.CoveredBy = append(r.CoveredBy, testID(m, t))
-		}
-		if m.KilledBy != "" {
-			for _, t := range strings.Split(m.KilledBy, ",") {
-				r.KilledBy = append(r.KilledBy, testID(m, t))
-			}
-		}
-		if m.Verdict == Killed || m.Verdict == Survived {
-			n := len(m.Tests)
-			d := m.Duration.Milliseconds()
-			r.TestsCompleted, r.Duration = &n, &d
-		}
-		f.Mutants = append(f.Mutants, r)
+		f.Mutants = append(f.Mutants, mrMutantOf(m, f.Source, ts))
 	}
 	doc := map[string]any{
 		"$schema":       "https://git.io/mutation-testing-schema",
 		"schemaVersion": "1",
 		"thresholds":    map[string]int{"high": 80, "low": 60},
 		"files":         files,
-		"testFiles":     testFiles,
+		"testFiles":     ts.files,
 		"framework":     map[string]any{"name": "bcode"},
 	}
 	return writeShownJSON(w, doc)

@@ -1,6 +1,7 @@
-package mutate
+package golang
 
 import (
+	"github.com/bcode-dev/bcode/verify/mutate"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -67,7 +68,7 @@ func TestIDsStableAcrossInsertedLines(t *testing.T) {
 	// Editing the mutated text itself does change the ID.
 	edited := generateFrom(t, strings.Replace(idSrc, "n > 2", "n > 3", 1))
 	for _, m := range edited {
-		if m.Func == "Other" && m.Operator == OpConditionalBoundary && ids[m.ID] {
+		if m.Func == "Other" && m.Operator == mutate.OpConditionalBoundary && ids[m.ID] {
 			t.Errorf("a different comparison kept the old ID")
 		}
 	}

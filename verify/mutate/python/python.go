@@ -1,4 +1,11 @@
-package mutate
+// Package python is the Python mutation engine (a mutate.Engine): an
+// embedded engine (pymutate.py) run by the repository's interpreter, the
+// one verify/python's adapter chooses. Mutants come from Python's own ast;
+// each target module is compiled through an import hook with every mutant
+// behind a switch, one pytest collection per worker process, and a forked
+// child per batch of mutants runs only the tests whose baseline run
+// executed the mutant's line.
+package python
 
 import (
 	"bytes"
@@ -7,7 +14,6 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,6 +29,8 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
+	pyadapter "github.com/bcode-dev/bcode/verify/python"
 )
 
 // pyEngine is bcode's Python mutation engine: mutant generation with
@@ -40,33 +48,46 @@ const (
 	OpNoneReturn         = "none_return"         // return x -> return None
 )
 
-// Python schema workers' isolation levels (Options.PythonIsolation).
-const (
-	// PythonIsolateState runs mutants one after another in a forked child
-	// and forks a new child, from the collected state, as soon as a
-	// mutant's run changed the state bcode guards (the repository's modules'
-	// globals one container and one object deep, their classes, caches and
-	// function defaults, os.environ, cwd, sys.path, sys.modules, threads,
-	// descriptors, signal handlers, logging and warnings setup). Every
-	// timeout or crash also ends the child.
-	PythonIsolateState = "state"
-	// PythonIsolateFork forks a child per mutant.
-	PythonIsolateFork = "fork"
-)
+// Engine mutates Python sources.
+type Engine struct{}
 
-// ErrNoPython reports that no interpreter able to import pytest was found.
-var ErrNoPython = errors.New("no Python interpreter with pytest found: install it (Debian: apt-get install python3-pytest; or pip install pytest in the repo's .venv)")
+// New returns the Python engine.
+func New() *Engine { return &Engine{} }
 
-// Mutable reports whether bcode makes mutants of the file at p (a
-// repository-relative, slash-separated path): non-test Go and Python sources.
-func Mutable(p string) bool {
-	switch {
-	case strings.HasSuffix(p, ".go"):
-		return !strings.HasSuffix(p, "_test.go")
-	case strings.HasSuffix(p, ".py"):
-		return !pyTestPath(p)
+// Language implements mutate.Engine.
+func (*Engine) Language() string { return "python" }
+
+// Mutable implements mutate.Engine: Python sources that are not tests or
+// test support.
+func (*Engine) Mutable(p string) bool {
+	return strings.HasSuffix(p, ".py") && !pyTestPath(p)
+}
+
+// KillerName implements mutate.Engine: file::name, as pytest's node IDs
+// name tests, without parameters.
+func (*Engine) KillerName(t verify.Test) string { return killerName(t) }
+
+func killerName(t verify.Test) string {
+	f := t.File
+	if f == "" {
+		f = t.Package
 	}
-	return false
+	return f + "::" + t.Name
+}
+
+// Prepare implements mutate.Engine. Python prepares nothing ahead: its
+// generator, baseline and workers start together in Finish.
+func (e *Engine) Prepare(ms *mutate.Session) (mutate.Job, error) {
+	return &pySession{
+		ctx:     ms.Ctx,
+		runner:  ms.Runner,
+		root:    ms.Root,
+		opts:    &ms.Options,
+		p:       ms.Progress,
+		rep:     ms.Report,
+		tmp:     ms.TempDir,
+		changed: ms.Files(e),
+	}, nil
 }
 
 // pyTestPath reports test files and test support: pytest's default test
@@ -82,14 +103,6 @@ func pyTestPath(p string) bool {
 		}
 	}
 	return false
-}
-
-// languageOf names the language of a mutated file for reports.
-func languageOf(file string) string {
-	if strings.HasSuffix(file, ".py") {
-		return "python"
-	}
-	return "go"
 }
 
 // pyMutant is one mutant as the generator reports it.
@@ -130,7 +143,7 @@ type pyFile struct {
 
 // pyRun is a mutant and what the engine needs to run it.
 type pyRun struct {
-	*Mutant
+	*mutate.Mutant
 	gen  pyMutant
 	file *pyFile
 }
@@ -152,27 +165,31 @@ type pyBaseline struct {
 	Overhead time.Duration `json:"overhead_ns"`
 }
 
-// pySession is the Python half of a Run.
+// pySession is the Python half of a mutate.Run.
 type pySession struct {
-	*session
-	py     string
-	script string
-	files  []*pyFile
-	base   *pyBaseline
-	byNode map[string]*pyTest
+	ctx    context.Context
+	runner sandbox.Runner
+	root   string // the head snapshot, absolute
+	// opts are the run's: Finish sets their Tests.
+	opts    *mutate.Options
+	p       verify.Progress
+	rep     *mutate.Report
+	tmp     string
+	changed []verify.FileChange // mutate.Session.Files
+	py      string
+	script  string
+	files   []*pyFile
+	base    *pyBaseline
+	byNode  map[string]*pyTest
 }
 
-// runPython mutates the change's Python sources.
-func (s *session) runPython() error {
-	ps := &pySession{session: s}
-	for _, f := range s.change.Files {
-		if f.Status == verify.Deleted || f.Binary || !strings.HasSuffix(f.Path, ".py") || pyTestPath(f.Path) || len(f.Changed) == 0 || !s.wanted(f.Path) {
-			continue
-		}
-		abs := filepath.Join(s.root, filepath.FromSlash(f.Path))
-		src, err := readCapped(s.root, abs, 4<<20)
+// Finish implements mutate.Job: it mutates the change's Python sources.
+func (ps *pySession) Finish() error {
+	for _, f := range ps.changed {
+		abs := filepath.Join(ps.root, filepath.FromSlash(f.Path))
+		src, err := readCapped(ps.root, abs, maxSourceFile)
 		if err != nil {
-			s.rep.Errors = append(s.rep.Errors, fmt.Sprintf("%s: %v", f.Path, err))
+			ps.rep.Errors = append(ps.rep.Errors, fmt.Sprintf("%s: %v", f.Path, err))
 			continue
 		}
 		sum := sha256.Sum256(src)
@@ -182,19 +199,6 @@ func (s *session) runPython() error {
 		return nil
 	}
 	return ps.run()
-}
-
-// wanted applies Options.Files.
-func (s *session) wanted(p string) bool {
-	if len(s.opts.Files) == 0 {
-		return true
-	}
-	for _, f := range s.opts.Files {
-		if path.Clean(filepath.ToSlash(f)) == p {
-			return true
-		}
-	}
-	return false
 }
 
 func (ps *pySession) run() error {
@@ -278,67 +282,20 @@ func (ps *pySession) run() error {
 	return ps.ctx.Err()
 }
 
-// probed remembers, per runner and candidate list, the interpreter that
-// imported pytest, so a server's saves do not start the same interpreters
-// again only to learn the same answer. A snapshot's .venv is never cached:
-// its path is new every time.
-var probed sync.Map
-
-// interpreter is Options.PythonFor's choice, else Options.Python, else the
-// snapshot's .venv/bin/python, python3 or /usr/bin/python3: the first that
-// imports pytest. The engine always passes PythonFor (the gate's Python
-// adapter, which verify/mutate may not import); the probe below is the
-// fallback for callers that do not, the package's own tests among them.
+// interpreter is Options.PythonFor's choice, else the one verify/python's
+// adapter makes for Options.Python (python.Chooser): the gate passes its
+// adapter's own chooser, and every other caller gets the same rule, so
+// there is one place that chooses the Python that runs pytest.
 func (ps *pySession) interpreter() (string, error) {
-	if ps.opts.PythonFor != nil {
-		py, err := ps.opts.PythonFor(ps.ctx, ps.runner, ps.root)
-		if err != nil && ps.ctx.Err() != nil {
-			return "", ps.ctx.Err()
-		}
-		return py, err // the chooser's error says what to install
+	choose := ps.opts.PythonFor
+	if choose == nil {
+		choose = pyadapter.Chooser(ps.opts.Python, "")
 	}
-	key := ps.runner.Name() + "\x00" + ps.opts.Python
-	if py, ok := probed.Load(key); ok {
-		if _, err := os.Stat(filepath.Join(ps.root, ".venv", "bin", "python")); err != nil || ps.opts.Python != "" {
-			return py.(string), nil
-		}
+	py, err := choose(ps.ctx, ps.runner, ps.root)
+	if err != nil && ps.ctx.Err() != nil {
+		return "", ps.ctx.Err()
 	}
-	py, err := ps.probe()
-	if err == nil && !strings.HasPrefix(py, ps.root) {
-		probed.Store(key, py)
-	}
-	return py, err
-}
-
-func (ps *pySession) probe() (string, error) {
-	var candidates []string
-	if ps.opts.Python != "" {
-		candidates = []string{ps.opts.Python}
-	} else {
-		venv := filepath.Join(ps.root, ".venv", "bin", "python")
-		if fi, err := os.Stat(venv); err == nil && !fi.IsDir() {
-			candidates = append(candidates, venv)
-		}
-		candidates = append(candidates, "python3", "/usr/bin/python3")
-	}
-	var why []string
-	for _, c := range candidates {
-		res, err := ps.runner.Run(ps.ctx, sandbox.Command{Dir: ps.root, Args: []string{c, "-I", "-c", "import sys, pytest; print(sys.executable)"}, Timeout: time.Minute})
-		switch {
-		case ps.ctx.Err() != nil:
-			return "", ps.ctx.Err()
-		case err != nil:
-			why = append(why, fmt.Sprintf("%s: %v", c, err))
-		case res.TimedOut || res.ExitCode != 0:
-			why = append(why, c+": cannot import pytest")
-		default:
-			if exe := strings.TrimSpace(string(res.Stdout)); c == "python3" && path.IsAbs(exe) && !strings.ContainsAny(exe, "\n") {
-				return exe, nil
-			}
-			return c, nil
-		}
-	}
-	return "", fmt.Errorf("%w (tried %s)", ErrNoPython, strings.Join(why, "; "))
+	return py, err // the chooser's error says what to install
 }
 
 // generate asks the interpreter for the mutants of the changed lines.
@@ -394,7 +351,7 @@ func (ps *pySession) generate() error {
 		}
 		seen := map[string]int{}
 		for _, g := range gf.Mutants {
-			m := &Mutant{
+			m := &mutate.Mutant{
 				File: f.rel, Func: g.Func, Line: g.Line, Col: g.Col, EndLine: g.EndLine, EndCol: g.EndCol,
 				Operator: g.Op, Original: g.Original, Mutated: g.Mutated,
 			}
@@ -407,11 +364,11 @@ func (ps *pySession) generate() error {
 			ps.rep.Stats.Generated++
 			switch {
 			case g.Pruned != "":
-				m.Verdict, m.Detail = Pruned, g.Pruned
+				m.Verdict, m.Detail = mutate.Pruned, g.Pruned
 				ps.rep.Pruned = append(ps.rep.Pruned, *m)
 				continue
 			case g.Ignored != "":
-				m.Verdict, m.IgnoreReason = Ignored, g.Ignored
+				m.Verdict, m.IgnoreReason = mutate.Ignored, g.Ignored
 			}
 			f.mutants = append(f.mutants, &pyRun{Mutant: m, gen: g, file: f})
 		}
@@ -551,7 +508,7 @@ func (ps *pySession) cachedBaseline(key string) *pyBaseline {
 // generator).
 func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, error) {
 	t0 := time.Now()
-	res, out, err := ps.runEngine(ctx, "baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, 0, baselineRunTimeout)
+	res, out, err := ps.runEngine(ctx, "baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, 0, mutate.BaselineTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("mutate: python baseline: %w", err)
 	}
@@ -567,12 +524,12 @@ func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, 
 		sum += t.Duration
 	}
 	if res.TimedOut {
-		return nil, &BaselineError{Package: "python", Detail: fmt.Sprintf("the suite did not finish within %s", baselineRunTimeout)}
+		return nil, &mutate.BaselineError{Package: "python", Detail: fmt.Sprintf("the suite did not finish within %s", mutate.BaselineTimeout)}
 	}
 	if len(b.Tests) == 0 {
 		// Exit 5: nothing collected. Anything else is a suite that cannot run.
 		if res.ExitCode != 5 {
-			return nil, &BaselineError{Package: "python", Detail: fmt.Sprintf("pytest exited %d: %s", res.ExitCode, firstLines(string(res.Stdout)+string(res.Stderr), 12))}
+			return nil, &mutate.BaselineError{Package: "python", Detail: fmt.Sprintf("pytest exited %d: %s", res.ExitCode, firstLines(string(res.Stdout)+string(res.Stderr), 12))}
 		}
 	}
 	b.Overhead = max(wall-time.Duration(sum*float64(time.Second)), 0)
@@ -653,7 +610,7 @@ type pyWorker struct {
 
 // workerWait is how long a started worker waits for its jobs: as long as
 // the baseline may take.
-const workerWait = baselineRunTimeout
+const workerWait = mutate.BaselineTimeout
 
 func (ps *pySession) newWorker(tag string) *pyWorker {
 	return &pyWorker{tag: tag, jobs: filepath.Join(ps.tmp, "py", tag+".jobs.json"), done: make(chan struct{})}
@@ -783,7 +740,7 @@ func (ps *pySession) assignCoverage(live []*pyRun) {
 			}
 		}
 		if len(tests) == 0 {
-			m.Verdict, m.Detail = NotCovered, "no passing test executes this line"
+			m.Verdict, m.Detail = mutate.NotCovered, "no passing test executes this line"
 			continue
 		}
 		m.Tests = tests
@@ -806,7 +763,7 @@ func coversLines(lines []int, g pyMutant) bool {
 // baseline's start and collection, which a fresh process repeats. wall
 // only ends a run that waits instead of working.
 func (ps *pySession) freshBudget(tests []string) (cpu, wall time.Duration) {
-	return capBudget(10*ps.testTime(tests)+5*time.Second+3*ps.base.Overhead, ps.opts.RunTimeout)
+	return mutate.Budget(10*ps.testTime(tests)+5*time.Second+3*ps.base.Overhead, ps.opts.RunTimeout)
 }
 
 // schemaBudget is a mutant's budget in a schema worker, counted from the
@@ -817,7 +774,7 @@ func (ps *pySession) freshBudget(tests []string) (cpu, wall time.Duration) {
 // that waits. CPU time is the work done, not the time spent waiting for a
 // core: a busy machine does not turn a slow kill into a timeout.
 func (ps *pySession) schemaBudget(tests []string) (cpu, wall time.Duration) {
-	return capBudget(10*ps.testTime(tests)+time.Second, ps.opts.RunTimeout)
+	return mutate.Budget(10*ps.testTime(tests)+time.Second, ps.opts.RunTimeout)
 }
 
 // testTime is the tests' summed baseline time (measured under the line
@@ -935,14 +892,9 @@ func loadAverage() (float64, bool) {
 func (ps *pySession) preferred() []string {
 	var out []string
 	for _, t := range ps.opts.Tests {
-		if t.Language != "python" {
-			continue
+		if t.Language == "python" {
+			out = append(out, killerName(t))
 		}
-		f := t.File
-		if f == "" {
-			f = t.Package
-		}
-		out = append(out, f+"::"+t.Name)
 	}
 	return out
 }
@@ -973,46 +925,25 @@ func (ps *pySession) runMutants(live []*pyRun, pre []*pyWorker) {
 	} else {
 		releaseWorkers(pre)
 	}
-	parallel(ps.opts.Workers, len(fresh), func(i int) {
+	mutate.Parallel(ps.opts.Workers, len(fresh), func(i int) {
 		ps.runFresh(fresh[i])
 	})
 }
 
+// schemaBudgets are each schema mutant's budget (CPU time and its
+// wall-clock backstop).
+type schemaBudgets map[*pyRun]struct{ cpu, wall time.Duration }
+
 // runSchema shards the mutants over the workers, longest first: the
 // started ones (pre), or new ones that collect only the covering tests.
 func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
-	type budget struct{ cpu, wall time.Duration }
-	budgets := map[*pyRun]budget{}
-	cost := map[*pyRun]time.Duration{}
+	budgets := schemaBudgets{}
 	for _, m := range ms {
 		cpu, wall := ps.schemaBudget(m.Tests)
-		budgets[m] = budget{cpu, wall}
-		cost[m] = ps.testTime(m.Tests) + mutantOverhead
+		budgets[m] = struct{ cpu, wall time.Duration }{cpu, wall}
 	}
-	// Longest first onto the least loaded worker, by what each mutant is
-	// expected to take. A worker not started yet first pays its start and
-	// collection (the baseline's overhead), so when workers were started
-	// beside the baseline, cheap mutants all go to them rather than wait
-	// for another to start; a shard left empty starts no worker.
-	sort.SliceStable(ms, func(i, j int) bool { return cost[ms[i]] > cost[ms[j]] })
-	n := min(ps.opts.Workers, len(ms))
-	shards := make([][]*pyRun, n)
-	load := make([]time.Duration, n)
-	if len(pre) > 0 {
-		for i := len(pre); i < n; i++ {
-			load[i] = ps.base.Overhead
-		}
-	}
-	for _, m := range ms {
-		best := 0
-		for i := range load {
-			if load[i] < load[best] {
-				best = i
-			}
-		}
-		shards[best] = append(shards[best], m)
-		load[best] += cost[m]
-	}
+	shards := ps.shard(ms, len(pre))
+	n := len(shards)
 	if len(pre) > n {
 		releaseWorkers(pre[n:])
 		pre = pre[:n]
@@ -1036,71 +967,114 @@ func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
 				len(ms), sum.forks, sum.restarts, sum.first))
 		}
 	}()
-	parallel(n, n, func(w int) {
-		shard := shards[w]
-		if len(shard) == 0 {
+	mutate.Parallel(n, n, func(w int) {
+		if len(shards[w]) == 0 {
 			return // released above, or never started
 		}
-		// Sorted back into source order: a worker's output reads naturally.
-		sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
-		union := map[string]bool{}
-		var jobs []pyJob
-		// The worker's own wall budget only ends one that stopped
-		// reading its jobs: each job's limits end a runaway mutant.
-		budget := 10*ps.base.Overhead + time.Minute
-		for _, m := range shard {
-			b := budgets[m]
-			budget += b.wall + time.Second
-			jobs = append(jobs, pyJob{K: m.gen.K, Tests: m.Tests, CPU: b.cpu.Seconds(), Timeout: b.wall.Seconds()})
-			for _, t := range m.Tests {
-				union[t] = true
-			}
-		}
 		var wk *pyWorker
-		var aerr error
 		if w < len(pre) {
 			wk = pre[w]
-			if aerr = wk.assign(jobs); aerr == nil {
-				wk.arm(budget)
-			}
-		} else {
-			// Its jobs are written before it starts: it never waits.
-			wk = ps.newWorker(fmt.Sprintf("worker%d", w))
-			cfg := ps.schemaConfig()
-			for t := range union {
-				cfg.Args = append(cfg.Args, t)
-			}
-			sort.Strings(cfg.Args)
-			if aerr = wk.assign(jobs); aerr == nil {
-				ps.start(wk, cfg)
-				wk.arm(budget)
-			}
 		}
-		if wk.started {
-			<-wk.done
-		}
-		res, out, err := wk.res, wk.out, wk.err
-		if aerr != nil {
-			err = aerr
-		}
-		got := ps.readResults(out, byK, true)
-		sum.add(out)
-		for _, m := range shard {
-			if got[m.gen.K] {
-				continue
-			}
-			switch {
-			case wk.expired.Load() || res.TimedOut:
-				m.Verdict, m.Detail = NoVerdict, "the worker did not reach this mutant within its budget"
-			case err != nil:
-				m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
-			case res.TimedOut:
-				m.Verdict, m.Detail = NoVerdict, "the worker did not reach this mutant within its budget"
-			default:
-				m.Verdict, m.Detail = NoVerdict, "the worker stopped before this mutant ran: "+lastLine(string(res.Stdout)+string(res.Stderr))
-			}
-		}
+		ps.runShard(w, wk, shards[w], budgets, byK, &sum)
 	})
+}
+
+// shard deals ms over at most Options.Workers workers, longest first onto
+// the least loaded, by what each mutant is expected to take. A worker not
+// started yet first pays its start and collection (the baseline's
+// overhead), so when started workers were started beside the baseline,
+// cheap mutants all go to them rather than wait for another to start; a
+// shard left empty starts no worker.
+func (ps *pySession) shard(ms []*pyRun, started int) [][]*pyRun {
+	cost := map[*pyRun]time.Duration{}
+	for _, m := range ms {
+		cost[m] = ps.testTime(m.Tests) + mutantOverhead
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return cost[ms[i]] > cost[ms[j]] })
+	n := min(ps.opts.Workers, len(ms))
+	shards := make([][]*pyRun, n)
+	load := make([]time.Duration, n)
+	if started > 0 {
+		for i := started; i < n; i++ {
+			load[i] = ps.base.Overhead
+		}
+	}
+	for _, m := range ms {
+		best := 0
+		for i := range load {
+			if load[i] < load[best] {
+				best = i
+			}
+		}
+		shards[best] = append(shards[best], m)
+		load[best] += cost[m]
+	}
+	return shards
+}
+
+// runShard runs one worker's mutants: on wk, a worker started beside the
+// baseline, or (nil) on a new one that collects only their covering tests.
+func (ps *pySession) runShard(w int, wk *pyWorker, shard []*pyRun, budgets schemaBudgets, byK map[int]*pyRun, sum *workerSummary) {
+	// Sorted back into source order: a worker's output reads naturally.
+	sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
+	union := map[string]bool{}
+	var jobs []pyJob
+	// The worker's own wall budget only ends one that stopped
+	// reading its jobs: each job's limits end a runaway mutant.
+	budget := 10*ps.base.Overhead + time.Minute
+	for _, m := range shard {
+		b := budgets[m]
+		budget += b.wall + time.Second
+		jobs = append(jobs, pyJob{K: m.gen.K, Tests: m.Tests, CPU: b.cpu.Seconds(), Timeout: b.wall.Seconds()})
+		for _, t := range m.Tests {
+			union[t] = true
+		}
+	}
+	var aerr error
+	if wk != nil {
+		if aerr = wk.assign(jobs); aerr == nil {
+			wk.arm(budget)
+		}
+	} else {
+		// Its jobs are written before it starts: it never waits.
+		wk = ps.newWorker(fmt.Sprintf("worker%d", w))
+		cfg := ps.schemaConfig()
+		for t := range union {
+			cfg.Args = append(cfg.Args, t)
+		}
+		sort.Strings(cfg.Args)
+		if aerr = wk.assign(jobs); aerr == nil {
+			ps.start(wk, cfg)
+			wk.arm(budget)
+		}
+	}
+	if wk.started {
+		<-wk.done
+	}
+	err := wk.err
+	if aerr != nil {
+		err = aerr
+	}
+	got := ps.readResults(wk.out, byK, true)
+	sum.add(wk.out)
+	for _, m := range shard {
+		if !got[m.gen.K] {
+			m.Verdict, m.Detail = mutate.NoVerdict, unreached(wk, err)
+		}
+	}
+}
+
+// unreached is why a mutant of wk's shard got no result; err is the
+// runner's, or the one assigning the jobs met.
+func unreached(wk *pyWorker, err error) string {
+	switch {
+	case wk.expired.Load() || wk.res.TimedOut:
+		return "the worker did not reach this mutant within its budget"
+	case err != nil:
+		return "the runner failed: " + err.Error()
+	default:
+		return "the worker stopped before this mutant ran: " + lastLine(string(wk.res.Stdout)+string(wk.res.Stderr))
+	}
 }
 
 // mutantOverhead is a schema mutant's expected cost beside its tests' time
@@ -1147,17 +1121,17 @@ func (ps *pySession) runFresh(m *pyRun) {
 	m.Duration = time.Since(start)
 	switch {
 	case err != nil && ps.ctx.Err() != nil:
-		m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
+		m.Verdict, m.Detail = mutate.NoVerdict, "the run was cancelled"
 	case err != nil:
-		m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
-	case res.CPULimited && (!got[m.gen.K] || m.Verdict == Survived):
-		m.Verdict, m.KilledBy = Timeout, ""
+		m.Verdict, m.Detail = mutate.NoVerdict, "the runner failed: "+err.Error()
+	case res.CPULimited && (!got[m.gen.K] || m.Verdict == mutate.Survived):
+		m.Verdict, m.KilledBy = mutate.Timeout, ""
 		m.Detail = fmt.Sprintf("the covering tests used %ds of CPU time without finishing (10x their baseline time + 5s, and 3x the start and collection)", sandbox.CPULimitSeconds(cpu))
-	case res.TimedOut && (!got[m.gen.K] || m.Verdict == Survived):
-		m.Verdict, m.KilledBy = Timeout, ""
+	case res.TimedOut && (!got[m.gen.K] || m.Verdict == mutate.Survived):
+		m.Verdict, m.KilledBy = mutate.Timeout, ""
 		m.Detail = fmt.Sprintf("the covering tests waited %s without finishing (they were blocked, not working)", wall.Round(time.Millisecond))
 	case !got[m.gen.K]:
-		m.Verdict, m.Detail = NoVerdict, "the test process died: "+lastLine(string(res.Stdout)+string(res.Stderr))
+		m.Verdict, m.Detail = mutate.NoVerdict, "the test process died: "+lastLine(string(res.Stdout)+string(res.Stderr))
 	}
 }
 
@@ -1182,16 +1156,16 @@ func (ps *pySession) readResults(out []byte, byK map[int]*pyRun, schema bool) ma
 		m.Detail = r.Detail
 		switch r.Verdict {
 		case "killed":
-			m.Verdict, m.KilledBy = Killed, stripParams(r.KilledBy)
+			m.Verdict, m.KilledBy = mutate.Killed, stripParams(r.KilledBy)
 		case "survived":
-			m.Verdict = Survived
+			m.Verdict = mutate.Survived
 		case "timeout":
-			m.Verdict = Timeout
+			m.Verdict = mutate.Timeout
 		case "crash":
 			// A dead interpreter is not evidence a test checks anything.
-			m.Verdict = NoVerdict
+			m.Verdict = mutate.NoVerdict
 		default:
-			m.Verdict = NoVerdict
+			m.Verdict = mutate.NoVerdict
 			if m.Detail == "" {
 				m.Detail = "the run failed"
 			}
@@ -1207,6 +1181,14 @@ func stripParams(nodeid string) string {
 		return nodeid[:i]
 	}
 	return nodeid
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func lastLine(s string) string {

@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // The kept `go list` output is used only while what it was derived from is
@@ -32,9 +33,8 @@ func TestListCacheFollowsSources(t *testing.T) {
 	}
 	lists := func() result {
 		t.Helper()
-		s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &Report{}, envDone: make(chan struct{})}
-		s.opts.CacheDir = cache
-		s.opts = s.opts.withDefaults()
+		s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &mutate.Report{}, envDone: make(chan struct{})}
+		s.opts = defaulted(mutate.Options{CacheDir: cache})
 		go s.readEnv()
 		targets, deps, err := s.lists(dir, []string{"./a"})
 		if err != nil {
@@ -53,8 +53,8 @@ func TestListCacheFollowsSources(t *testing.T) {
 		}
 		// What the cache gave is what go list prints now.
 		if wantCached > 0 {
-			s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &Report{}, envDone: make(chan struct{})}
-			s.opts = Options{CacheDir: cache, NoCache: true}.withDefaults()
+			s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &mutate.Report{}, envDone: make(chan struct{})}
+			s.opts = defaulted(mutate.Options{CacheDir: cache, NoCache: true})
 			go s.readEnv()
 			targets, deps, err := s.lists(dir, []string{"./a"})
 			if err != nil {

@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify/mutate"
+	"github.com/bcode-dev/bcode/verify/mutate/mutatetest"
 )
 
 // The one-process baseline (every test through its own m.Run in one
@@ -25,14 +27,14 @@ func TestOneProcessBaselineAgreesWithPerProcess(t *testing.T) {
 	if err := os.Remove(filepath.Join(c.dir, "flaky.marker")); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), host.New(), c.dir, c.change, Options{Workers: 2, CacheDir: t.TempDir(), PerProcessBaseline: true}, nil)
+	rep, err := runGo(context.Background(), host.New(), c.dir, c.change, mutate.Options{Workers: 2, CacheDir: t.TempDir(), PerProcessBaseline: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Stats.BaselineInProcess != 0 || rep.Stats.BaselineCached != 0 {
 		t.Fatalf("PerProcessBaseline: stats %+v, want a fresh per-process baseline", rep.Stats)
 	}
-	byID := map[string]Mutant{}
+	byID := map[string]mutate.Mutant{}
 	for _, m := range rep.Mutants {
 		byID[m.ID] = m
 	}
@@ -113,7 +115,7 @@ func TestOneProcessBaselineCrashAndOwnTestMain(t *testing.T) {
 	testenv.Go(t)
 	testenv.Git(t)
 	dir := filepath.Join(t.TempDir(), "repo")
-	change := makeRepoIn(t, dir, map[string]string{
+	change := mutatetest.MakeRepoFiles(t, dir, map[string]string{
 		"go.mod":              "module example.com/m\n\ngo 1.22\n",
 		"crash/crash.go":      crashBase,
 		"crash/crash_test.go": "package crash\n",
@@ -125,21 +127,21 @@ func TestOneProcessBaselineCrashAndOwnTestMain(t *testing.T) {
 		"withmain/small.go":   mainHead,
 		"withmain/x_test.go":  mainTest,
 	})
-	_, err := Run(context.Background(), host.New(), dir, change, Options{Workers: 2, CacheDir: t.TempDir(), Files: []string{"crash/crash.go"}}, nil)
-	var be *BaselineError
+	_, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: t.TempDir(), Files: []string{"crash/crash.go"}}, nil)
+	var be *mutate.BaselineError
 	if !errors.As(err, &be) || strings.Join(be.Failed, ",") != "TestA,TestC" {
 		t.Fatalf("crash package: %v, want a red baseline naming TestA and TestC", err)
 	}
 
-	rep, err := Run(context.Background(), host.New(), dir, change, Options{Workers: 2, CacheDir: t.TempDir(), Files: []string{"withmain/small.go"}}, nil)
+	rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: t.TempDir(), Files: []string{"withmain/small.go"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Stats.BaselineInProcess != 0 {
 		t.Errorf("a package with its own TestMain took the generated one (stats %+v)", rep.Stats)
 	}
-	m := find(t, rep, 3, OpConditionalBoundary, "n <= 20")
-	if m.Verdict != Killed || m.KilledBy != "TestSmall" {
+	m := find(t, rep, 3, mutate.OpConditionalBoundary, "n <= 20")
+	if m.Verdict != mutate.Killed || m.KilledBy != "TestSmall" {
 		t.Errorf("n <= 20: %s by %q, want killed by TestSmall", m.Verdict, m.KilledBy)
 	}
 }
@@ -148,10 +150,10 @@ func TestOneProcessBaselineCrashAndOwnTestMain(t *testing.T) {
 // the schema binary come from the cache, and the verdicts are the same.
 func TestUnchangedPackageReusesSchemaBinary(t *testing.T) {
 	c := calcReport(t)
-	var rep *Report
+	var rep *mutate.Report
 	for i := 0; i < 2; i++ {
 		var err error
-		rep, err = Run(context.Background(), host.New(), c.dir, c.change, Options{Workers: 2, CacheDir: c.cache}, nil)
+		rep, err = runGo(context.Background(), host.New(), c.dir, c.change, mutate.Options{Workers: 2, CacheDir: c.cache}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +179,7 @@ func TestOneProcessBaselineAtOldLanguageVersion(t *testing.T) {
 	testenv.Go(t)
 	testenv.Git(t)
 	dir := filepath.Join(t.TempDir(), "repo")
-	change := makeRepoIn(t, dir, map[string]string{
+	change := mutatetest.MakeRepoFiles(t, dir, map[string]string{
 		"go.mod":          "module example.com/old\n\ngo 1.12\n",
 		"old/old.go":      "package old\n\nfunc Small(n int) bool { return n < 10 }\n",
 		"old/old_test.go": "package old\n\nimport \"testing\"\n\nfunc TestSmall(t *testing.T) {\n\tif !Small(9) || Small(10) {\n\t\tt.Fatal(\"Small\")\n\t}\n}\n",
@@ -185,15 +187,15 @@ func TestOneProcessBaselineAtOldLanguageVersion(t *testing.T) {
 		"old/old.go":      "package old\n\nfunc Small(n int) bool { return n < 20 }\n",
 		"old/old_test.go": "package old\n\nimport \"testing\"\n\nfunc TestSmall(t *testing.T) {\n\tif !Small(19) || Small(20) {\n\t\tt.Fatal(\"Small\")\n\t}\n}\n",
 	})
-	rep, err := Run(context.Background(), host.New(), dir, change, Options{Workers: 2, CacheDir: t.TempDir()}, nil)
+	rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Stats.BaselineInProcess != 1 {
 		t.Fatalf("go 1.12 module: stats %+v, notes %v; want the one-process baseline", rep.Stats, rep.Notes)
 	}
-	m := find(t, rep, 3, OpConditionalBoundary, "n <= 20")
-	if m.Verdict != Killed || m.KilledBy != "TestSmall" {
+	m := find(t, rep, 3, mutate.OpConditionalBoundary, "n <= 20")
+	if m.Verdict != mutate.Killed || m.KilledBy != "TestSmall" {
 		t.Errorf("n <= 20: %s by %q, want killed by TestSmall", m.Verdict, m.KilledBy)
 	}
 }

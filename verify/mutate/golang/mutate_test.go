@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
+	"github.com/bcode-dev/bcode/verify/mutate/mutatetest"
 )
 
 const calcBase = `package calc
@@ -186,7 +188,7 @@ type calcRun struct {
 	dir    string
 	change *verify.Change
 	cache  string
-	rep    *Report
+	rep    *mutate.Report
 	err    error
 }
 
@@ -217,7 +219,7 @@ func calcReport(t *testing.T) *calcRun {
 	}
 	tempDir = dir
 	repo := filepath.Join(dir, "repo")
-	change := makeRepoIn(t, repo, map[string]string{
+	change := mutatetest.MakeRepoFiles(t, repo, map[string]string{
 		"go.mod":            "module example.com/m\n\ngo 1.22\n",
 		"calc/calc.go":      calcBase,
 		"calc/calc_test.go": calcTestBase,
@@ -227,7 +229,7 @@ func calcReport(t *testing.T) *calcRun {
 		"calc/flaky_test.go": flakyTest,
 	})
 	cache := filepath.Join(dir, "cache")
-	rep, err := Run(context.Background(), host.New(), repo, change, Options{Workers: 2, CacheDir: cache}, verify.NoProgress{})
+	rep, err := runGo(context.Background(), host.New(), repo, change, mutate.Options{Workers: 2, CacheDir: cache}, verify.NoProgress{})
 	if err != nil {
 		calc.err = fmt.Errorf("Run: %w", err)
 		t.Fatal(calc.err)
@@ -236,7 +238,7 @@ func calcReport(t *testing.T) *calcRun {
 	return calc
 }
 
-func find(t *testing.T, rep *Report, line int, op, mutated string) Mutant {
+func find(t *testing.T, rep *mutate.Report, line int, op, mutated string) mutate.Mutant {
 	t.Helper()
 	for _, m := range rep.Mutants {
 		if m.Line == line && m.Operator == op && m.Mutated == mutated {
@@ -248,7 +250,7 @@ func find(t *testing.T, rep *Report, line int, op, mutated string) Mutant {
 		got = append(got, m.File+":"+itoa(m.Line)+" "+m.Operator+" "+m.Mutated+" "+string(m.Verdict))
 	}
 	t.Fatalf("no %s mutant %q at line %d; have:\n%s", op, mutated, line, strings.Join(got, "\n"))
-	return Mutant{}
+	return mutate.Mutant{}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -256,8 +258,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func TestBoundaryNotPinnedSurvives(t *testing.T) {
 	c := calcReport(t)
 	line := lineOf(t, calcHead, "func SmallA") + 1
-	m := find(t, c.rep, line, OpConditionalBoundary, "n < 10")
-	if m.Verdict != Survived {
+	m := find(t, c.rep, line, mutate.OpConditionalBoundary, "n < 10")
+	if m.Verdict != mutate.Survived {
 		t.Fatalf("n <= 10 -> n < 10 in SmallA: verdict %s (%s), want survived", m.Verdict, m.Detail)
 	}
 	if m.File != "calc/calc.go" || m.Col != 9 || m.EndCol != 16 || m.Original != "n <= 10" {
@@ -270,11 +272,11 @@ func TestBoundaryNotPinnedSurvives(t *testing.T) {
 		t.Errorf("a plain comparison should run from the schema binary")
 	}
 	// The negation is caught by the same weak test.
-	if n := find(t, c.rep, line, OpRelationalNegation, "n > 10"); n.Verdict != Killed || n.KilledBy != "TestSmallA" {
+	if n := find(t, c.rep, line, mutate.OpRelationalNegation, "n > 10"); n.Verdict != mutate.Killed || n.KilledBy != "TestSmallA" {
 		t.Errorf("n > 10: %s by %q, want killed by TestSmallA", n.Verdict, n.KilledBy)
 	}
 	var buf bytes.Buffer
-	if err := WriteText(&buf, c.rep); err != nil {
+	if err := mutate.WriteText(&buf, c.rep); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -286,8 +288,8 @@ func TestBoundaryNotPinnedSurvives(t *testing.T) {
 func TestBoundaryPinnedIsKilledByThatTest(t *testing.T) {
 	c := calcReport(t)
 	line := lineOf(t, calcHead, "func SmallB") + 1
-	m := find(t, c.rep, line, OpConditionalBoundary, "n < 10")
-	if m.Verdict != Killed || m.KilledBy != "TestSmallBBoundary" {
+	m := find(t, c.rep, line, mutate.OpConditionalBoundary, "n < 10")
+	if m.Verdict != mutate.Killed || m.KilledBy != "TestSmallBBoundary" {
 		t.Fatalf("n < 10 in SmallB: %s by %q, want killed by TestSmallBBoundary", m.Verdict, m.KilledBy)
 	}
 }
@@ -295,12 +297,12 @@ func TestBoundaryPinnedIsKilledByThatTest(t *testing.T) {
 func TestUncoveredBranch(t *testing.T) {
 	c := calcReport(t)
 	line := lineOf(t, calcHead, "n < -1000")
-	m := find(t, c.rep, line, OpConditionalBoundary, "n <= -1000")
-	if m.Verdict != NotCovered || len(m.Tests) != 0 {
+	m := find(t, c.rep, line, mutate.OpConditionalBoundary, "n <= -1000")
+	if m.Verdict != mutate.NotCovered || len(m.Tests) != 0 {
 		t.Fatalf("inner branch: %s with tests %v, want not_covered", m.Verdict, m.Tests)
 	}
-	outer := find(t, c.rep, lineOf(t, calcHead, "if n < 0"), OpRelationalNegation, "n >= 0")
-	if outer.Verdict != Killed {
+	outer := find(t, c.rep, lineOf(t, calcHead, "if n < 0"), mutate.OpRelationalNegation, "n >= 0")
+	if outer.Verdict != mutate.Killed {
 		t.Errorf("covered outer condition: %s, want killed", outer.Verdict)
 	}
 }
@@ -319,7 +321,7 @@ func TestPrunedByTypes(t *testing.T) {
 				delete(want, mut)
 			}
 		}
-		if p.Verdict != Pruned {
+		if p.Verdict != mutate.Pruned {
 			t.Errorf("pruned mutant %s has verdict %s", p.ID, p.Verdict)
 		}
 	}
@@ -329,7 +331,7 @@ func TestPrunedByTypes(t *testing.T) {
 	// x > -1 is x >= 0 on integers: a duplicate, dropped.
 	bits := lineOf(t, calcHead, "for x > 0")
 	for _, m := range c.rep.Mutants {
-		if m.Line == bits && m.Operator == OpConstantBound && m.Mutated == "-1" {
+		if m.Line == bits && m.Operator == mutate.OpConstantBound && m.Mutated == "-1" {
 			t.Errorf("x > -1 duplicates the boundary mutant and should be pruned")
 		}
 	}
@@ -337,19 +339,19 @@ func TestPrunedByTypes(t *testing.T) {
 		t.Errorf("stats: generated %d pruned %d, report has %d pruned %d mutants", c.rep.Stats.Generated, c.rep.Stats.Pruned, len(c.rep.Pruned), len(c.rep.Mutants))
 	}
 	// A constant condition the schema cannot express still runs, alone.
-	neg := find(t, c.rep, bits, OpRelationalNegation, "limit <= 5")
-	if neg.Schema || neg.Verdict != Killed {
+	neg := find(t, c.rep, bits, mutate.OpRelationalNegation, "limit <= 5")
+	if neg.Schema || neg.Verdict != mutate.Killed {
 		t.Errorf("limit <= 5: schema=%v verdict=%s, want the overlay fallback to kill it", neg.Schema, neg.Verdict)
 	}
 }
 
 func TestInfiniteLoopTimesOut(t *testing.T) {
 	c := calcReport(t)
-	m := find(t, c.rep, lineOf(t, calcHead, "for x > 0"), OpConditionalBoundary, "x >= 0")
-	if m.Verdict != Timeout || m.KilledBy != "" {
+	m := find(t, c.rep, lineOf(t, calcHead, "for x > 0"), mutate.OpConditionalBoundary, "x >= 0")
+	if m.Verdict != mutate.Timeout || m.KilledBy != "" {
 		t.Fatalf("x >= 0 loops forever: %s (killed by %q), want timeout and not killed", m.Verdict, m.KilledBy)
 	}
-	if c.rep.Stats.Verdicts[Killed] == 0 || c.rep.Stats.Verdicts[Timeout] != 1 {
+	if c.rep.Stats.Verdicts[mutate.Killed] == 0 || c.rep.Stats.Verdicts[mutate.Timeout] != 1 {
 		t.Errorf("verdict counts %v", c.rep.Stats.Verdicts)
 	}
 }
@@ -357,8 +359,8 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 func TestSuppression(t *testing.T) {
 	c := calcReport(t)
 	pos := lineOf(t, calcHead, "return u >= 0")
-	m := find(t, c.rep, pos, OpConditionalBoundary, "u > 0")
-	if m.Verdict != Ignored || !strings.HasPrefix(m.IgnoreReason, "always true for unsigned") {
+	m := find(t, c.rep, pos, mutate.OpConditionalBoundary, "u > 0")
+	if m.Verdict != mutate.Ignored || !strings.HasPrefix(m.IgnoreReason, "always true for unsigned") {
 		t.Errorf("directive with a reason: %s %q, want ignored with its reason", m.Verdict, m.IgnoreReason)
 	}
 	last := lineOf(t, calcHead, "return s[len(s)-1]")
@@ -372,8 +374,8 @@ func TestSuppression(t *testing.T) {
 		t.Errorf("a bare directive must be reported as an error; errors: %v", c.rep.Errors)
 	}
 	// ... and suppresses nothing: the index arithmetic still runs and is killed.
-	a := find(t, c.rep, last, OpArithIndex, "len(s)+1")
-	if a.Verdict != Killed || a.IgnoreReason != "" {
+	a := find(t, c.rep, last, mutate.OpArithIndex, "len(s)+1")
+	if a.Verdict != mutate.Killed || a.IgnoreReason != "" {
 		t.Errorf("len(s)-1 -> len(s)+1 under a bare directive: %s, want killed", a.Verdict)
 	}
 }
@@ -395,7 +397,7 @@ func TestFlakyBaselineQuarantined(t *testing.T) {
 func TestOnlyChangedLines(t *testing.T) {
 	c := calcReport(t)
 	old := lineOf(t, calcHead, "func Old")
-	for _, m := range append(append([]Mutant(nil), c.rep.Mutants...), c.rep.Pruned...) {
+	for _, m := range append(append([]mutate.Mutant(nil), c.rep.Mutants...), c.rep.Pruned...) {
 		if m.Line == old || strings.HasSuffix(m.File, "_test.go") {
 			t.Errorf("mutant %s at %s:%d is not on a changed line of a non-test file", m.ID, m.File, m.Line)
 		}
@@ -405,7 +407,7 @@ func TestOnlyChangedLines(t *testing.T) {
 	for _, m := range c.rep.Mutants {
 		ops[m.Operator] = true
 	}
-	for _, op := range []string{OpConditionalBoundary, OpRelationalNegation, OpConditionNegation, OpConstantBound, OpArithIndex, OpBoolLiteral} {
+	for _, op := range []string{mutate.OpConditionalBoundary, mutate.OpRelationalNegation, mutate.OpConditionNegation, mutate.OpConstantBound, mutate.OpArithIndex, mutate.OpBoolLiteral} {
 		if !ops[op] {
 			t.Errorf("no %s mutant generated", op)
 		}
@@ -424,14 +426,14 @@ func TestSchemaAgreesWithOverlay(t *testing.T) {
 		t.Skip("builds every mutant separately")
 	}
 	c := calcReport(t)
-	rep, err := Run(context.Background(), host.New(), c.dir, c.change, Options{Workers: 2, CacheDir: c.cache, Overlay: true}, nil)
+	rep, err := runGo(context.Background(), host.New(), c.dir, c.change, mutate.Options{Workers: 2, CacheDir: c.cache, Overlay: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Stats.BaselineCached != 1 {
 		t.Errorf("second run did not use the cached baseline (cached %d)", rep.Stats.BaselineCached)
 	}
-	byID := map[string]Mutant{}
+	byID := map[string]mutate.Mutant{}
 	for _, m := range rep.Mutants {
 		byID[m.ID] = m
 		if m.Schema {
@@ -456,7 +458,7 @@ func TestSchemaAgreesWithOverlay(t *testing.T) {
 func TestSARIFStructure(t *testing.T) {
 	c := calcReport(t)
 	var buf bytes.Buffer
-	if err := WriteSARIF(&buf, c.rep); err != nil {
+	if err := mutate.WriteSARIF(&buf, c.rep); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -528,7 +530,7 @@ func TestSARIFStructure(t *testing.T) {
 func TestGitHubAndMutationReport(t *testing.T) {
 	c := calcReport(t)
 	var gh bytes.Buffer
-	if err := WriteGitHub(&gh, c.rep); err != nil {
+	if err := mutate.WriteGitHub(&gh, c.rep); err != nil {
 		t.Fatal(err)
 	}
 	line := lineOf(t, calcHead, "func SmallA") + 1
@@ -537,7 +539,7 @@ func TestGitHubAndMutationReport(t *testing.T) {
 		t.Errorf("GitHub annotations lack %q:\n%s", want, gh.String())
 	}
 	var mr bytes.Buffer
-	if err := WriteMutationReport(&mr, c.rep); err != nil {
+	if err := mutate.WriteMutationReport(&mr, c.rep); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -592,63 +594,19 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestGitHubAnnotationCap: GitHub shows ten annotations of a kind per step
-// and drops the rest silently, so WriteGitHub stops at ten of each, says
+// and drops the rest silently, so mutate.WriteGitHub stops at ten of each, says
 // how many it left out, and the step summary lists every mutant.
-func TestGitHubAnnotationCap(t *testing.T) {
-	rep := &Report{Stats: Stats{Verdicts: map[Verdict]int{}}}
-	for i := 0; i < 14; i++ {
-		for _, v := range []Verdict{Survived, NotCovered, Killed} {
-			rep.Mutants = append(rep.Mutants, Mutant{ID: fmt.Sprintf("%016x", i*3+len(v)), File: "a/a.go", Line: i + 1, Col: 2, EndLine: i + 1, EndCol: 3,
-				Operator: "conditional_boundary", Original: "<", Mutated: "<=", Verdict: v})
-			rep.Stats.Verdicts[v]++
-		}
-	}
-	var gh bytes.Buffer
-	if err := WriteGitHub(&gh, rep); err != nil {
-		t.Fatal(err)
-	}
-	out := gh.String()
-	if n := strings.Count(out, "::warning "); n != GitHubAnnotationLimit {
-		t.Errorf("%d warnings, want %d", n, GitHubAnnotationLimit)
-	}
-	if n := strings.Count(out, "::notice "); n != GitHubAnnotationLimit {
-		t.Errorf("%d notices, want %d", n, GitHubAnnotationLimit)
-	}
-	for _, want := range []string{"bcode: 4 more warnings not annotated", "bcode: 4 more notices not annotated", "file=a/a.go,line=1,"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("annotations lack %q:\n%s", want, out)
-		}
-	}
-	var sum bytes.Buffer
-	if err := WriteGitHubSummary(&sum, rep); err != nil {
-		t.Fatal(err)
-	}
-	s := sum.String()
-	if !strings.Contains(s, "42 mutants: 14 survived, 14 not covered, 14 killed.") {
-		t.Errorf("summary counts wrong:\n%s", s)
-	}
-	if n := strings.Count(s, "| survived |"); n != 14 {
-		t.Errorf("summary lists %d survivors, want 14", n)
-	}
-	if n := strings.Count(s, "| not covered |"); n != 14 {
-		t.Errorf("summary lists %d uncovered, want 14", n)
-	}
-	if strings.Index(s, "| not covered |") < strings.LastIndex(s, "| survived |") {
-		t.Errorf("survivors are not listed first:\n%s", s)
-	}
-}
-
 func TestJSONRoundTrip(t *testing.T) {
 	c := calcReport(t)
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, c.rep); err != nil {
+	if err := mutate.WriteJSON(&buf, c.rep); err != nil {
 		t.Fatal(err)
 	}
-	var back Report
+	var back mutate.Report
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Mutants) != len(c.rep.Mutants) || back.Stats.Verdicts[Survived] != c.rep.Stats.Verdicts[Survived] {
+	if len(back.Mutants) != len(c.rep.Mutants) || back.Stats.Verdicts[mutate.Survived] != c.rep.Stats.Verdicts[mutate.Survived] {
 		t.Errorf("JSON lost data")
 	}
 	if c.rep.Stats.Wall <= 0 || c.rep.Stats.MutantsPerMinute <= 0 || c.rep.Stats.SchemaMutants == 0 {
@@ -669,7 +627,7 @@ func TestMain(m *testing.M) {
 // function is mutated.
 func TestReachMutatesCoveredFunctions(t *testing.T) {
 	c := calcReport(t)
-	rep, err := Run(context.Background(), host.New(), c.dir, c.change, Options{
+	rep, err := runGo(context.Background(), host.New(), c.dir, c.change, mutate.Options{
 		Workers: 2, CacheDir: c.cache, Reach: true,
 		Files: []string{"calc/none.go"},
 		Tests: []verify.Test{{Language: "go", Package: "./calc", File: "calc/calc_test.go", Name: "TestOld"}},
@@ -686,14 +644,14 @@ func TestReachMutatesCoveredFunctions(t *testing.T) {
 			t.Errorf("--reach mutated %s:%d (%s), want only Old at line %d", m.File, m.Line, m.Func, old)
 		}
 	}
-	if m := find(t, rep, old, OpRelationalNegation, "n <= 3"); m.Verdict != Killed || m.KilledBy != "TestOld" {
+	if m := find(t, rep, old, mutate.OpRelationalNegation, "n <= 3"); m.Verdict != mutate.Killed || m.KilledBy != "TestOld" {
 		t.Errorf("n <= 3 in Old: %s by %q, want killed by TestOld", m.Verdict, m.KilledBy)
 	}
 }
 
 // slowStart is a runner whose mutant runs (the commands with a CPU limit)
 // take delay to start, as a container's create and start do on a loaded
-// machine: the delay is inside the command, so its Timeout covers it.
+// machine: the delay is inside the command, so its mutate.Timeout covers it.
 type slowStart struct {
 	sandbox.Runner
 	delay time.Duration
@@ -720,11 +678,11 @@ func TestVerdictsDoNotChangeWithASlowStart(t *testing.T) {
 		t.Skip("the host runner sets CPU limits on Linux only")
 	}
 	c := calcReport(t)
-	rep, err := Run(context.Background(), slowStart{host.New(), 3 * time.Second}, c.dir, c.change, Options{Workers: 2, CacheDir: c.cache}, verify.NoProgress{})
+	rep, err := runGo(context.Background(), slowStart{host.New(), 3 * time.Second}, c.dir, c.change, mutate.Options{Workers: 2, CacheDir: c.cache}, verify.NoProgress{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Verdict{}
+	want := map[string]mutate.Verdict{}
 	for _, m := range c.rep.Mutants {
 		want[m.ID] = m.Verdict
 	}
@@ -732,7 +690,7 @@ func TestVerdictsDoNotChangeWithASlowStart(t *testing.T) {
 		if w, ok := want[m.ID]; !ok || w != m.Verdict {
 			t.Errorf("%s (%s → %s, line %d): %s after a slow start, %s before (%s)", m.ID, m.Original, m.Mutated, m.Line, m.Verdict, w, m.Detail)
 		}
-		if m.Verdict == Timeout && !strings.Contains(m.Detail, "of CPU time") {
+		if m.Verdict == mutate.Timeout && !strings.Contains(m.Detail, "of CPU time") {
 			t.Errorf("%s timed out by the wall clock, not its CPU time: %s", m.ID, m.Detail)
 		}
 	}

@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // wrapKind says how a schema expresses a mutant at its node.
@@ -33,7 +34,7 @@ const (
 
 // mutant is a Mutant with what the engine needs to build and run it.
 type mutant struct {
-	Mutant
+	mutate.Mutant
 	pkg  *pkg
 	file *srcFile
 	// The edit: bytes [start, end) of the file are replaced by repl.
@@ -251,7 +252,7 @@ func (g *generator) add(op string, disp ast.Node, hot token.Pos, repl string, wr
 	start, end := g.off(disp.Pos()), g.off(disp.End())
 	sp, ep := g.fset.Position(disp.Pos()), g.fset.Position(disp.End())
 	m := &mutant{
-		Mutant: Mutant{
+		Mutant: mutate.Mutant{
 			File: g.file.rel, Func: g.fn,
 			Line: sp.Line, Col: sp.Column, EndLine: ep.Line, EndCol: ep.Column,
 			Operator: op,
@@ -282,9 +283,9 @@ func (g *generator) swapOp(b *ast.BinaryExpr, op token.Token) string {
 func (g *generator) binary(b *ast.BinaryExpr) {
 	if isComparison(b.Op) {
 		if to, ok := boundary[b.Op]; ok {
-			g.add(OpConditionalBoundary, b, b.OpPos, g.swapOp(b, to), b, wrapBool, b)
+			g.add(mutate.OpConditionalBoundary, b, b.OpPos, g.swapOp(b, to), b, wrapBool, b)
 		}
-		g.add(OpRelationalNegation, b, b.OpPos, g.swapOp(b, negation[b.Op]), b, wrapBool, b)
+		g.add(mutate.OpRelationalNegation, b, b.OpPos, g.swapOp(b, negation[b.Op]), b, wrapBool, b)
 		return
 	}
 	if b.Op == token.LAND || b.Op == token.LOR {
@@ -297,7 +298,7 @@ func (g *generator) binary(b *ast.BinaryExpr) {
 		if b.Op == token.SUB {
 			to = token.ADD
 		}
-		g.add(OpArithIndex, b, b.OpPos, g.swapOp(b, to), b, wrapArith, g.indexContext(b))
+		g.add(mutate.OpArithIndex, b, b.OpPos, g.swapOp(b, to), b, wrapArith, g.indexContext(b))
 	}
 }
 
@@ -396,7 +397,7 @@ func (g *generator) condition(e ast.Expr) {
 			repl = "!(" + g.text(e) + ")"
 		}
 	}
-	g.add(OpConditionNegation, e, e.Pos(), repl, e, wrapBool, e)
+	g.add(mutate.OpConditionNegation, e, e.Pos(), repl, e, wrapBool, e)
 }
 
 // literal adds +-1 mutants of an integer constant that bounds a
@@ -418,11 +419,11 @@ func (g *generator) literal(l *ast.BasicLit) {
 		nv := constant.BinaryOp(v, token.ADD, constant.MakeInt64(d))
 		repl := nv.ExactString()
 		if cmp != nil {
-			m := g.add(OpConstantBound, l, l.Pos(), repl, cmp, wrapBool, cmp)
+			m := g.add(mutate.OpConstantBound, l, l.Pos(), repl, cmp, wrapBool, cmp)
 			m.typeName = ""
 			continue
 		}
-		m := g.add(OpConstantBound, l, l.Pos(), repl, l, wrapPick, ctx)
+		m := g.add(mutate.OpConstantBound, l, l.Pos(), repl, l, wrapPick, ctx)
 		if t, ok := g.info.Types[l]; ok {
 			if b, ok := t.Type.(*types.Basic); ok && b.Info()&types.IsUntyped == 0 {
 				m.typeName = b.Name()
@@ -443,7 +444,7 @@ func (g *generator) boolLiteral(e ast.Expr) {
 	if id.Name == "false" {
 		repl = "true"
 	}
-	g.add(OpBoolLiteral, id, id.Pos(), repl, id, wrapBoolLit, nil)
+	g.add(mutate.OpBoolLiteral, id, id.Pos(), repl, id, wrapBoolLit, nil)
 }
 
 func isInteger(t types.Type) bool {

@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"context"
@@ -17,18 +17,21 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
-// session is one Run.
+// session is the Go half of one mutate.Run.
 type session struct {
-	ctx       context.Context
-	runner    sandbox.Runner
-	root      string // the head snapshot, absolute
-	change    *verify.Change
-	opts      Options
+	ctx    context.Context
+	runner sandbox.Runner
+	root   string // the head snapshot, absolute
+	change *verify.Change
+	// opts are the run's: Finish sets their Tests.
+	opts      *mutate.Options
 	p         verify.Progress
-	rep       *Report
+	rep       *mutate.Report
 	tmp       string
+	files     []verify.FileChange // the changed Go files (mutate.Session.Files)
 	goVersion string
 	goToolDir string // the cover tool's directory; "" disables the one-process baseline
 	// env holds the values of envVars once envDone is closed; envErr is
@@ -182,10 +185,10 @@ func (s *session) runMutants() error {
 	s.p.Step("running %d mutants on %d workers", len(jobs), s.opts.Workers)
 	var buildTime time.Duration
 	var done int
-	parallel(s.opts.Workers, len(jobs), func(i int) {
+	mutate.Parallel(s.opts.Workers, len(jobs), func(i int) {
 		m := jobs[i]
 		if s.ctx.Err() != nil {
-			m.Verdict, m.Detail = NoVerdict, "the run was cancelled before this mutant ran"
+			m.Verdict, m.Detail = mutate.NoVerdict, "the run was cancelled before this mutant ran"
 			return
 		}
 		bt := s.runMutant(m)
@@ -263,19 +266,9 @@ func (s *session) locateTests(p *pkg) {
 // selectFiles returns the package directories (absolute) with changed
 // non-test Go files, and the changed lines of each such file.
 func (s *session) selectFiles() (map[string]bool, map[string][]verify.LineRange) {
-	only := map[string]bool{}
-	for _, f := range s.opts.Files {
-		only[path.Clean(filepath.ToSlash(f))] = true
-	}
 	dirs := map[string]bool{}
 	ranges := map[string][]verify.LineRange{}
-	for _, f := range s.change.Files {
-		if f.Status == verify.Deleted || f.Binary || !strings.HasSuffix(f.Path, ".go") || strings.HasSuffix(f.Path, "_test.go") || len(f.Changed) == 0 {
-			continue
-		}
-		if len(only) > 0 && !only[f.Path] {
-			continue
-		}
+	for _, f := range s.files {
 		if skipDir(f.Path) {
 			continue
 		}
@@ -352,7 +345,7 @@ func (s *session) mutantsOf(p *pkg) {
 			seen[m.ID] = true
 			s.rep.Stats.Generated++
 			if why := p.prune(m, byKey); why != "" {
-				m.Verdict, m.Detail = Pruned, why
+				m.Verdict, m.Detail = mutate.Pruned, why
 				s.rep.Pruned = append(s.rep.Pruned, m.Mutant)
 				continue
 			}
@@ -360,7 +353,7 @@ func (s *session) mutantsOf(p *pkg) {
 				m.schemaOK = false
 			}
 			if reason, ok := f.ignoreReason(m); ok {
-				m.Verdict, m.IgnoreReason = Ignored, reason
+				m.Verdict, m.IgnoreReason = mutate.Ignored, reason
 			}
 			p.mutants = append(p.mutants, m)
 		}
@@ -384,7 +377,7 @@ func (s *session) assignCoverage(p *pkg) {
 			}
 		}
 		if len(tests) == 0 {
-			m.Verdict = NotCovered
+			m.Verdict = mutate.NotCovered
 			m.Detail = "no test of the package reaches this line"
 			continue
 		}
@@ -508,24 +501,17 @@ func (s *session) runBudget(p *pkg, tests []string) (cpu, wall time.Duration) {
 // wall-clock cap a busy machine can reach first (the default budget alone
 // does not change with load).
 func mutantBudget(base, limit time.Duration) (cpu, wall time.Duration) {
-	return capBudget(10*base+2*time.Second, limit)
-}
-
-// capBudget is a budget of cpu with its wall-clock backstop, both capped
-// at limit when it is set.
-func capBudget(cpu, limit time.Duration) (time.Duration, time.Duration) {
-	if limit > 0 && cpu > limit {
-		cpu = limit
-	}
-	wall := 5*cpu + 30*time.Second
-	if limit > 0 && wall > limit {
-		wall = limit
-	}
-	return cpu, wall
+	return mutate.Budget(10*base+2*time.Second, limit)
 }
 
 var failLine = regexp.MustCompile(`(?m)^--- FAIL: (\S+) \(`)
 var runLine = regexp.MustCompile(`(?m)^=== RUN   (\S+)$`)
+
+// runtimeFailure is the Go runtime's own report of code gone wrong: an
+// unrecovered panic, or a fatal error (stack overflow, deadlock, concurrent
+// map writes). The code under test did it, so the test running it noticed
+// the mutant, though no failure line was printed.
+var runtimeFailure = regexp.MustCompile(`(?m)^(panic: |fatal error: )`)
 
 // runMutant runs m's covering tests with m active and sets its verdict.
 // It returns the time spent building (overlay fallback only).
@@ -570,40 +556,57 @@ func (s *session) runMutant(m *mutant) time.Duration {
 	m.Duration = time.Since(start)
 	switch {
 	case err != nil && s.ctx.Err() != nil:
-		m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
+		m.Verdict, m.Detail = mutate.NoVerdict, "the run was cancelled"
 	case err != nil:
-		m.Verdict, m.Detail = NoVerdict, "the runner failed: "+err.Error()
+		m.Verdict, m.Detail = mutate.NoVerdict, "the runner failed: "+err.Error()
 	case res.CPULimited:
-		m.Verdict = Timeout
+		m.Verdict = mutate.Timeout
 		m.Detail = fmt.Sprintf("the covering tests used %ds of CPU time without finishing (10x their baseline time + 2s)", sandbox.CPULimitSeconds(cpu))
 	case res.TimedOut:
-		m.Verdict = Timeout
+		m.Verdict = mutate.Timeout
 		m.Detail = fmt.Sprintf("the covering tests waited %s without finishing (they were blocked, not working: the CPU budget is %ds)", wall.Round(time.Millisecond), sandbox.CPULimitSeconds(cpu))
 	case res.ExitCode == 0:
-		m.Verdict = Survived
+		m.Verdict = mutate.Survived
 	default:
-		m.Verdict = Killed
-		out := string(res.Stdout)
-		if all := failLine.FindAllStringSubmatch(out, -1); len(all) > 0 {
-			m.KilledBy = all[0][1]
-			for _, g := range all {
-				if preferred[g[1]] {
-					m.KilledBy = g[1]
-					break
-				}
-			}
-		} else if all := runLine.FindAllStringSubmatch(out, -1); len(all) > 0 {
-			m.KilledBy = topLevel(all[len(all)-1][1])
-			m.Detail = "the test binary crashed"
-		}
-		if m.Detail == "" {
-			m.Detail = failureExcerpt(out + string(res.Stderr))
-		}
+		judgeFailure(m, res, preferred)
 	}
-	if m.Verdict == Killed && m.KilledBy == "" {
+	if m.Verdict == mutate.Killed && m.KilledBy == "" {
 		m.KilledBy = strings.Join(m.Tests, ",")
 	}
 	return build
+}
+
+// judgeFailure gives m, whose covering tests exited non-zero, its verdict:
+// killed by the first test that failed (one of preferred, if one did), or
+// by the test running when the runtime reported a panic or fatal error; no
+// verdict when the binary died inside a test without either (a signal from
+// outside, an exit: a crash is not a test noticing the mutant).
+func judgeFailure(m *mutant, res sandbox.Result, preferred map[string]bool) {
+	out := string(res.Stdout)
+	excerpt := failureExcerpt(out + string(res.Stderr))
+	if all := failLine.FindAllStringSubmatch(out, -1); len(all) > 0 {
+		m.Verdict, m.KilledBy, m.Detail = mutate.Killed, all[0][1], excerpt
+		for _, g := range all {
+			if preferred[g[1]] {
+				m.KilledBy = g[1]
+				break
+			}
+		}
+		return
+	}
+	if all := runLine.FindAllStringSubmatch(out, -1); len(all) > 0 {
+		if runtimeFailure.MatchString(out + string(res.Stderr)) {
+			m.Verdict, m.KilledBy, m.Detail = mutate.Killed, topLevel(all[len(all)-1][1]), excerpt
+			return
+		}
+		m.Verdict = mutate.NoVerdict
+		m.Detail = "the test binary died during " + topLevel(all[len(all)-1][1]) + " without a test reporting a failure"
+		if excerpt != "" {
+			m.Detail += ": " + excerpt
+		}
+		return
+	}
+	m.Verdict, m.Detail = mutate.Killed, excerpt
 }
 
 // preferredKillers are the top-level names of Options.Tests.
@@ -626,21 +629,21 @@ func (s *session) buildOverlay(m *mutant) (string, error) {
 	src = append(append(append(src, m.file.src[:m.start]...), m.repl...), m.file.src[m.end:]...)
 	ov, err := p.writeOverlay(filepath.Join(s.tmp, "overlay"), m.ID, map[string][]byte{m.file.name: src})
 	if err != nil {
-		m.Verdict, m.Detail = NoVerdict, "writing the overlay: "+err.Error()
+		m.Verdict, m.Detail = mutate.NoVerdict, "writing the overlay: "+err.Error()
 		return "", err
 	}
 	bin := filepath.Join(s.tmp, "overlay", m.ID+".test")
 	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
 	if err != nil {
 		if s.ctx.Err() != nil {
-			m.Verdict, m.Detail = NoVerdict, "the run was cancelled"
+			m.Verdict, m.Detail = mutate.NoVerdict, "the run was cancelled"
 		} else {
-			m.Verdict, m.Detail = Unviable, err.Error()
+			m.Verdict, m.Detail = mutate.Unviable, err.Error()
 		}
 		return "", err
 	}
 	if res.ExitCode != 0 {
-		m.Verdict, m.Detail = Unviable, "does not build: "+firstLines(string(res.Stderr), 3)
+		m.Verdict, m.Detail = mutate.Unviable, "does not build: "+firstLines(string(res.Stderr), 3)
 		return "", errors.New("unviable")
 	}
 	return bin, nil

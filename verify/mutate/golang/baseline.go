@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // baseline is what the unmutated package's tests do: which tests exist,
@@ -55,10 +56,6 @@ func (b block) contains(line, col int) bool {
 	}
 	return true
 }
-
-// baselineRunTimeout bounds one baseline test run; the baseline has no
-// earlier measurement to derive a budget from.
-const baselineRunTimeout = 5 * time.Minute
 
 // loadBaseline returns p's baseline from the cache or by running it. With
 // schema, a baseline that has to run is run from the schema binary, which
@@ -273,14 +270,14 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 		return nil, err
 	}
 	if res.ExitCode != 0 {
-		return nil, &BaselineError{Package: p.relDir, Detail: "its tests do not build:\n" + firstLines(string(res.Stderr), 8)}
+		return nil, &mutate.BaselineError{Package: p.relDir, Detail: "its tests do not build:\n" + firstLines(string(res.Stderr), 8)}
 	}
-	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.list", "."}, Timeout: baselineRunTimeout})
+	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.list", "."}, Timeout: mutate.BaselineTimeout})
 	if err != nil {
 		return nil, err
 	}
 	if res.ExitCode != 0 {
-		return nil, &BaselineError{Package: p.relDir, Detail: "listing its tests failed:\n" + firstLines(string(res.Stdout)+string(res.Stderr), 8)}
+		return nil, &mutate.BaselineError{Package: p.relDir, Detail: "listing its tests failed:\n" + firstLines(string(res.Stdout)+string(res.Stderr), 8)}
 	}
 	var names []string
 	for _, n := range strings.Fields(string(res.Stdout)) {
@@ -294,12 +291,12 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 	var mu sync.Mutex
 	var firstErr error
 	var allBlocks []block
-	parallel(s.opts.Workers, len(names), func(i int) {
+	mutate.Parallel(s.opts.Workers, len(names), func(i int) {
 		prof := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.cover%d", p.num, i))
 		res, err := s.runner.Run(s.ctx, sandbox.Command{
 			Dir:     p.list.Dir,
 			Args:    []string{bin, "-test.run", "^" + regexp.QuoteMeta(names[i]) + "$", "-test.count=1", "-test.coverprofile=" + prof},
-			Timeout: baselineRunTimeout,
+			Timeout: mutate.BaselineTimeout,
 		})
 		if err != nil {
 			mu.Lock()
@@ -330,7 +327,7 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 		return nil, firstErr
 	}
 	s.p.Step("baseline of %s: running the tests together to find flaky ones", p.relDir)
-	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}, Timeout: baselineRunTimeout})
+	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}, Timeout: mutate.BaselineTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +348,7 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 		}
 	}
 	if len(red) > 0 {
-		return nil, &BaselineError{Package: p.relDir, Failed: red}
+		return nil, &mutate.BaselineError{Package: p.relDir, Failed: red}
 	}
 	return b, nil
 }
@@ -403,27 +400,4 @@ func readProfile(path string) (covered, all []block, err error) {
 		}
 	}
 	return covered, all, nil
-}
-
-// parallel runs f(0..n-1) on at most workers goroutines.
-func parallel(workers, n int, f func(i int)) {
-	if workers < 1 {
-		workers = 1
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers && w < n; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }

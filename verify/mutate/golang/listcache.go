@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package mutate
+package golang
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"go/token"
 	"go/types"
 	"strings"
+
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // prune decides, with go/types, whether m can build and can behave
@@ -30,7 +32,7 @@ func (p *pkg) prune(m *mutant, byKey map[string]*mutant) string {
 			return fmt.Sprintf("cannot differ: original and mutant are both the constant %s", orig.ExactString())
 		}
 	}
-	if m.Operator == OpConstantBound {
+	if m.Operator == mutate.OpConstantBound {
 		if dup := p.boundaryTwin(m, byKey); dup != nil {
 			return fmt.Sprintf("cannot differ from the %s mutant %s (%s) on integers", dup.Operator, dup.ID, dup.Mutated)
 		}
@@ -69,7 +71,7 @@ func (p *pkg) boundaryTwin(m *mutant, byKey map[string]*mutant) *mutant {
 	if up != dupUp {
 		return nil
 	}
-	return byKey[keyOf(p.offset(b.Pos()), OpConditionalBoundary)]
+	return byKey[keyOf(p.offset(b.Pos()), mutate.OpConditionalBoundary)]
 }
 
 func constantLess(a, b string) bool {

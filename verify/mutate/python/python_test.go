@@ -1,4 +1,4 @@
-package mutate
+package python
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
+	"github.com/bcode-dev/bcode/verify/mutate/mutatetest"
 )
 
 const pyCalcBase = `def old(n):
@@ -151,7 +153,7 @@ func requirePytest(t *testing.T) {
 type pyCalcRun struct {
 	dir           string
 	change        *verify.Change
-	schema, fresh *Report
+	schema, fresh *mutate.Report
 	err           error
 }
 
@@ -180,7 +182,7 @@ func pyCalcReports(t *testing.T) *pyCalcRun {
 		t.Fatal(err)
 	}
 	repo := filepath.Join(dir, "repo")
-	change := makeRepoIn(t, repo, map[string]string{
+	change := mutatetest.MakeRepoFiles(t, repo, map[string]string{
 		"pkg/__init__.py":     "",
 		"pkg/calc.py":         pyCalcBase,
 		"tests/test_calc.py":  pyTestBase,
@@ -195,14 +197,14 @@ func pyCalcReports(t *testing.T) *pyCalcRun {
 		"tests/helpers.py":   "def unused(n):\n    return n > 1\n",
 		"pkg/test_inline.py": "def test_inline():\n    assert 1 < 2\n",
 	})
-	opts := Options{Workers: 2, CacheDir: filepath.Join(dir, "cache"), Python: "/usr/bin/python3"}
-	schema, err := Run(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
+	opts := mutate.Options{Workers: 2, CacheDir: filepath.Join(dir, "cache"), Python: "/usr/bin/python3"}
+	schema, err := runPy(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
 	if err != nil {
 		pyCalc.err = fmt.Errorf("Run: %w", err)
 		t.Fatal(pyCalc.err)
 	}
 	opts.Overlay = true
-	fresh, err := Run(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
+	fresh, err := runPy(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
 	if err != nil {
 		pyCalc.err = fmt.Errorf("Run (fresh): %w", err)
 		t.Fatal(pyCalc.err)
@@ -211,16 +213,26 @@ func pyCalcReports(t *testing.T) *pyCalcRun {
 	return pyCalc
 }
 
-func pyFind(t *testing.T, rep *Report, line int, op, mutated string) Mutant {
+func pyFind(t *testing.T, rep *mutate.Report, line int, op, mutated string) mutate.Mutant {
 	t.Helper()
-	return find(t, rep, line, op, mutated)
+	for _, m := range rep.Mutants {
+		if m.Line == line && m.Operator == op && m.Mutated == mutated {
+			return m
+		}
+	}
+	var got []string
+	for _, m := range rep.Mutants {
+		got = append(got, fmt.Sprintf("%s:%d %s %s %s", m.File, m.Line, m.Operator, m.Mutated, m.Verdict))
+	}
+	t.Fatalf("no %s mutant %q at line %d; have:\n%s", op, mutated, line, strings.Join(got, "\n"))
+	return mutate.Mutant{}
 }
 
 func TestPythonBoundaryNotPinnedSurvives(t *testing.T) {
 	c := pyCalcReports(t)
 	line := lineOf(t, pyCalcHead, "def small_a") + 1
-	m := pyFind(t, c.schema, line, OpConditionalBoundary, "n < 10")
-	if m.Verdict != Survived {
+	m := pyFind(t, c.schema, line, mutate.OpConditionalBoundary, "n < 10")
+	if m.Verdict != mutate.Survived {
 		t.Fatalf("n <= 10 -> n < 10 in small_a: %s (%s), want survived", m.Verdict, m.Detail)
 	}
 	if m.File != "pkg/calc.py" || m.Col != 12 || m.EndCol != 19 || m.Original != "n <= 10" || m.Func != "small_a" {
@@ -233,17 +245,17 @@ func TestPythonBoundaryNotPinnedSurvives(t *testing.T) {
 
 func TestPythonBoundaryTestKills(t *testing.T) {
 	c := pyCalcReports(t)
-	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "def small_b")+1, OpConditionalBoundary, "n < 10")
-	if m.Verdict != Killed || m.KilledBy != "tests/test_calc.py::test_small_b_boundary" {
+	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "def small_b")+1, mutate.OpConditionalBoundary, "n < 10")
+	if m.Verdict != mutate.Killed || m.KilledBy != "tests/test_calc.py::test_small_b_boundary" {
 		t.Fatalf("n <= 10 -> n < 10 in small_b: %s by %q, want killed by test_small_b_boundary", m.Verdict, m.KilledBy)
 	}
 	// The gate credits the kill to that test, named the way the Python
 	// adapter names tests.
-	sum := Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_small_b_boundary"}})
+	sum := mutate.Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_small_b_boundary"}}, []mutate.Engine{New()})
 	if sum.CreditedKills == 0 || sum.Note != "" {
 		t.Errorf("summary %+v: want a credited kill", sum)
 	}
-	none := Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_positive"}})
+	none := mutate.Summarize(c.schema, []verify.Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_positive"}}, []mutate.Engine{New()})
 	if none.CreditedKills != 0 {
 		t.Errorf("test_positive kills nothing, summary says %d", none.CreditedKills)
 	}
@@ -252,11 +264,11 @@ func TestPythonBoundaryTestKills(t *testing.T) {
 func TestPythonUncoveredBranch(t *testing.T) {
 	c := pyCalcReports(t)
 	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, `return "negative"`), OpNoneReturn, "None")
-	if m.Verdict != NotCovered || len(m.Tests) != 0 {
+	if m.Verdict != mutate.NotCovered || len(m.Tests) != 0 {
 		t.Fatalf("return \"negative\" is never reached: %s, tests %v; want not_covered", m.Verdict, m.Tests)
 	}
-	covered := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if n < 0"), OpRelationalNegation, "n >= 0")
-	if covered.Verdict != Killed {
+	covered := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if n < 0"), mutate.OpRelationalNegation, "n >= 0")
+	if covered.Verdict != mutate.Killed {
 		t.Errorf("n < 0 -> n >= 0 is reached by test_describe: %s", covered.Verdict)
 	}
 }
@@ -264,22 +276,22 @@ func TestPythonUncoveredBranch(t *testing.T) {
 func TestPythonEquivalentPruned(t *testing.T) {
 	c := pyCalcReports(t)
 	line := lineOf(t, pyCalcHead, "if len(xs) < 3")
-	var pruned *Mutant
+	var pruned *mutate.Mutant
 	for i, m := range c.schema.Pruned {
-		if m.Line == line && m.Operator == OpConstantBound && m.Mutated == "4" {
+		if m.Line == line && m.Operator == mutate.OpConstantBound && m.Mutated == "4" {
 			pruned = &c.schema.Pruned[i]
 		}
 	}
-	if pruned == nil || pruned.Verdict != Pruned || !strings.Contains(pruned.Detail, "cannot differ") {
+	if pruned == nil || pruned.Verdict != mutate.Pruned || !strings.Contains(pruned.Detail, "cannot differ") {
 		t.Fatalf("len(xs) < 4 is len(xs) <= 3 on integers and must be pruned; pruned: %+v", c.schema.Pruned)
 	}
 	for _, m := range c.schema.Mutants {
-		if m.Line == line && m.Operator == OpConstantBound && m.Mutated == "4" {
+		if m.Line == line && m.Operator == mutate.OpConstantBound && m.Mutated == "4" {
 			t.Fatalf("the pruned mutant also ran: %+v", m)
 		}
 	}
 	// The other direction differs and runs.
-	if m := pyFind(t, c.schema, line, OpConstantBound, "2"); m.Verdict == Pruned {
+	if m := pyFind(t, c.schema, line, mutate.OpConstantBound, "2"); m.Verdict == mutate.Pruned {
 		t.Errorf("len(xs) < 2 can differ: %s", m.Verdict)
 	}
 }
@@ -287,13 +299,13 @@ func TestPythonEquivalentPruned(t *testing.T) {
 func TestPythonInfiniteLoopTimesOut(t *testing.T) {
 	c := pyCalcReports(t)
 	line := lineOf(t, pyCalcHead, "while x != 0")
-	for _, rep := range []*Report{c.schema, c.fresh} {
-		m := pyFind(t, rep, line, OpConstantBound, "1")
-		if m.Verdict != Timeout || m.KilledBy != "" {
+	for _, rep := range []*mutate.Report{c.schema, c.fresh} {
+		m := pyFind(t, rep, line, mutate.OpConstantBound, "1")
+		if m.Verdict != mutate.Timeout || m.KilledBy != "" {
 			t.Fatalf("x != 1 with x stepping by 2 from 4 never ends: %s (killed by %q, %s), want timeout", m.Verdict, m.KilledBy, m.Detail)
 		}
 	}
-	if k := pyFind(t, c.schema, line, OpRelationalNegation, "x == 0"); k.Verdict != Killed {
+	if k := pyFind(t, c.schema, line, mutate.OpRelationalNegation, "x == 0"); k.Verdict != mutate.Killed {
 		t.Errorf("x == 0 returns 4: %s", k.Verdict)
 	}
 }
@@ -301,8 +313,8 @@ func TestPythonInfiniteLoopTimesOut(t *testing.T) {
 func TestPythonSuppressionNeedsReason(t *testing.T) {
 	c := pyCalcReports(t)
 	pos := lineOf(t, pyCalcHead, "return n >= 0")
-	m := pyFind(t, c.schema, pos, OpConditionalBoundary, "n > 0")
-	if m.Verdict != Ignored || m.IgnoreReason != "zero counts as positive: callers never pass it" {
+	m := pyFind(t, c.schema, pos, mutate.OpConditionalBoundary, "n > 0")
+	if m.Verdict != mutate.Ignored || m.IgnoreReason != "zero counts as positive: callers never pass it" {
 		t.Errorf("directive with a reason: %s %q, want ignored with its reason", m.Verdict, m.IgnoreReason)
 	}
 	last := lineOf(t, pyCalcHead, "return xs[len(xs) - 1]")
@@ -315,8 +327,8 @@ func TestPythonSuppressionNeedsReason(t *testing.T) {
 	if !bare {
 		t.Errorf("a bare directive must be reported; errors: %v", c.schema.Errors)
 	}
-	a := pyFind(t, c.schema, last, OpArithIndex, "len(xs) + 1")
-	if a.Verdict != Killed || a.IgnoreReason != "" {
+	a := pyFind(t, c.schema, last, mutate.OpArithIndex, "len(xs) + 1")
+	if a.Verdict != mutate.Killed || a.IgnoreReason != "" {
 		t.Errorf("len(xs) - 1 -> len(xs) + 1 under a bare directive: %s, want killed", a.Verdict)
 	}
 }
@@ -325,17 +337,17 @@ func TestPythonOperators(t *testing.T) {
 	c := pyCalcReports(t)
 	id := pyFind(t, c.schema, lineOf(t, pyCalcHead, "is None"), OpIdentityNegation, "d.get(k) is not None")
 	in := pyFind(t, c.schema, lineOf(t, pyCalcHead, "return k in d"), OpMembershipNegation, "k not in d")
-	b := pyFind(t, c.schema, lineOf(t, pyCalcHead, "return True"), OpBoolLiteral, "False")
-	neg := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if a or not b"), OpConditionNegation, "b")
-	for _, m := range []Mutant{id, in, b, neg} {
-		if m.Verdict != Killed {
+	b := pyFind(t, c.schema, lineOf(t, pyCalcHead, "return True"), mutate.OpBoolLiteral, "False")
+	neg := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if a or not b"), mutate.OpConditionNegation, "b")
+	for _, m := range []mutate.Mutant{id, in, b, neg} {
+		if m.Verdict != mutate.Killed {
 			t.Errorf("%s %q -> %q: %s, want killed", m.Operator, m.Original, m.Mutated, m.Verdict)
 		}
 	}
 	// Only changed lines of non-test sources: not old(), not test files,
 	// not test support below tests/.
 	old := lineOf(t, pyCalcHead, "return n > 3")
-	for _, m := range append(append([]Mutant(nil), c.schema.Mutants...), c.schema.Pruned...) {
+	for _, m := range append(append([]mutate.Mutant(nil), c.schema.Mutants...), c.schema.Pruned...) {
 		if m.File != "pkg/calc.py" || m.Line == old {
 			t.Errorf("mutant %s at %s:%d is not on a changed line of a non-test source", m.ID, m.File, m.Line)
 		}
@@ -344,8 +356,8 @@ func TestPythonOperators(t *testing.T) {
 
 func TestPythonImportTimeMutantRunsFresh(t *testing.T) {
 	c := pyCalcReports(t)
-	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "MODULE_FLAG ="), OpRelationalNegation, "LIMIT <= 5")
-	if m.Verdict != Killed || m.Schema || m.KilledBy != "tests/test_calc.py::test_flag" {
+	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "MODULE_FLAG ="), mutate.OpRelationalNegation, "LIMIT <= 5")
+	if m.Verdict != mutate.Killed || m.Schema || m.KilledBy != "tests/test_calc.py::test_flag" {
 		t.Fatalf("module-level LIMIT > 5 -> LIMIT <= 5: %s by %q (schema %v), want killed by test_flag in a fresh process", m.Verdict, m.KilledBy, m.Schema)
 	}
 }
@@ -385,14 +397,13 @@ func TestPythonIDsStable(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := &verify.Change{Files: []verify.FileChange{{Path: "pkg/calc.py", Status: verify.Modified, Changed: []verify.LineRange{{Start: 1, End: 200}}}}}
-	s := &session{ctx: context.Background(), runner: host.New(), root: dir, change: ch, opts: Options{Python: "/usr/bin/python3"}.withDefaults(), p: verify.NoProgress{},
-		rep: &Report{Sources: map[string]string{}, TestFiles: map[string]string{}}, tmp: t.TempDir()}
-	ps := &pySession{session: s, py: "/usr/bin/python3"}
+	ps := &pySession{ctx: context.Background(), runner: host.New(), root: dir, opts: defaulted(mutate.Options{Python: "/usr/bin/python3"}), p: verify.NoProgress{},
+		rep: &mutate.Report{Sources: map[string]string{}, TestFiles: map[string]string{}}, tmp: t.TempDir(), py: "/usr/bin/python3"}
 	ps.files = []*pyFile{{rel: "pkg/calc.py", abs: filepath.Join(dir, "pkg/calc.py"), src: []byte(moved), ranges: ch.Files[0].Changed}}
-	if err := os.MkdirAll(filepath.Join(s.tmp, "py"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(ps.tmp, "py"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ps.script = filepath.Join(s.tmp, "py", "pymutate.py")
+	ps.script = filepath.Join(ps.tmp, "py", "pymutate.py")
 	if err := os.WriteFile(ps.script, pyEngine, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +428,7 @@ func TestPythonIDsStable(t *testing.T) {
 func TestPythonMutationReport(t *testing.T) {
 	c := pyCalcReports(t)
 	var buf bytes.Buffer
-	if err := WriteMutationReport(&buf, c.schema); err != nil {
+	if err := mutate.WriteMutationReport(&buf, c.schema); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -499,7 +510,7 @@ func pyBatchRepo(t *testing.T) (string, *verify.Change) {
 	testenv.Git(t)
 	requirePytest(t)
 	repo := filepath.Join(t.TempDir(), "repo")
-	change := makeRepoIn(t, repo, map[string]string{
+	change := mutatetest.MakeRepoFiles(t, repo, map[string]string{
 		"pkg/__init__.py":   "",
 		"tests/__init__.py": "",
 		"setup.cfg":         "[tool:pytest]\ntestpaths = tests\n",
@@ -529,29 +540,29 @@ func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 	repo, change := pyBatchRepo(t)
 	pinWorkersBesideBaseline(t, 0) // workers start after the baseline
 	cache := t.TempDir()
-	run := func(o Options) *Report {
+	run := func(o mutate.Options) *mutate.Report {
 		t.Helper()
 		o.CacheDir, o.Python, o.Files = cache, "/usr/bin/python3", []string{"pkg/cache.py"}
-		rep, err := Run(context.Background(), host.New(), repo, change, o, verify.NoProgress{})
+		rep, err := runPy(context.Background(), host.New(), repo, change, o, verify.NoProgress{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rep
 	}
-	fresh := run(Options{Workers: 2, Overlay: true})
-	state := run(Options{Workers: 1})
-	fork := run(Options{Workers: 1, PythonIsolation: PythonIsolateFork})
+	fresh := run(mutate.Options{Workers: 2, Overlay: true})
+	state := run(mutate.Options{Workers: 1})
+	fork := run(mutate.Options{Workers: 1, PythonIsolation: mutate.PythonIsolateFork})
 	if len(fresh.Mutants) < 8 {
 		t.Fatalf("%d mutants of pkg/cache.py, want at least 8", len(fresh.Mutants))
 	}
 	line := lineOf(t, pyCacheHead, "v = n * 2")
-	if m := pyFind(t, fresh, line, OpConstantBound, "2"); m.Verdict != Survived {
+	if m := pyFind(t, fresh, line, mutate.OpConstantBound, "2"); m.Verdict != mutate.Survived {
 		t.Fatalf("n > 1 -> n > 2 in a fresh process: %s, want survived (the fixture no longer tests what it should)", m.Verdict)
 	}
-	if m := pyFind(t, fresh, line, OpRelationalNegation, "n <= 1"); m.Verdict != Killed {
+	if m := pyFind(t, fresh, line, mutate.OpRelationalNegation, "n <= 1"); m.Verdict != mutate.Killed {
 		t.Fatalf("n > 1 -> n <= 1 in a fresh process: %s, want killed", m.Verdict)
 	}
-	for name, rep := range map[string]*Report{"state": state, "fork": fork} {
+	for name, rep := range map[string]*mutate.Report{"state": state, "fork": fork} {
 		if len(rep.Mutants) != len(fresh.Mutants) {
 			t.Fatalf("%s: %d mutants, fresh %d", name, len(rep.Mutants), len(fresh.Mutants))
 		}
@@ -560,7 +571,7 @@ func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 			if m.ID != f.ID || m.Verdict != f.Verdict || m.KilledBy != f.KilledBy {
 				t.Errorf("%s: %s:%d %s %q: %s by %q, fresh %s by %q", name, m.File, m.Line, m.Operator, m.Mutated, m.Verdict, m.KilledBy, f.Verdict, f.KilledBy)
 			}
-			if !m.Schema && m.Verdict != NotCovered {
+			if !m.Schema && m.Verdict != mutate.NotCovered {
 				t.Errorf("%s: %s:%d %q did not run in a schema worker", name, m.File, m.Line, m.Mutated)
 			}
 		}
@@ -588,8 +599,8 @@ func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 func TestPythonBatchTimeoutMidway(t *testing.T) {
 	repo, change := pyBatchRepo(t)
 	pinWorkersBesideBaseline(t, 8) // the worker starts beside the baseline and waits for its jobs
-	opts := Options{Workers: 1, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/loop.py"}, RunTimeout: 1500 * time.Millisecond}
-	rep, err := Run(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
+	opts := mutate.Options{Workers: 1, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/loop.py"}, RunTimeout: 1500 * time.Millisecond}
+	rep, err := runPy(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,25 +608,25 @@ func TestPythonBatchTimeoutMidway(t *testing.T) {
 	want := []struct {
 		line        int
 		op, mutated string
-		verdict     Verdict
+		verdict     mutate.Verdict
 	}{
-		{lineOf(t, pyLoopHead, "if x < 0"), OpRelationalNegation, "x >= 0", Killed},
-		{loop, OpRelationalNegation, "x == 0", Killed},
-		{loop, OpConstantBound, "1", Timeout},
-		{loop, OpConstantBound, "-1", Timeout},
-		{lineOf(t, pyLoopHead, "return x + 1"), OpNoneReturn, "None", Killed},
+		{lineOf(t, pyLoopHead, "if x < 0"), mutate.OpRelationalNegation, "x >= 0", mutate.Killed},
+		{loop, mutate.OpRelationalNegation, "x == 0", mutate.Killed},
+		{loop, mutate.OpConstantBound, "1", mutate.Timeout},
+		{loop, mutate.OpConstantBound, "-1", mutate.Timeout},
+		{lineOf(t, pyLoopHead, "return x + 1"), OpNoneReturn, "None", mutate.Killed},
 	}
 	for _, w := range want {
 		m := pyFind(t, rep, w.line, w.op, w.mutated)
 		if m.Verdict != w.verdict || !m.Schema {
 			t.Errorf("line %d %s %q: %s (schema %v, %s), want %s in a schema worker", w.line, w.op, w.mutated, m.Verdict, m.Schema, m.Detail, w.verdict)
 		}
-		if w.verdict == Timeout && m.KilledBy != "" {
+		if w.verdict == mutate.Timeout && m.KilledBy != "" {
 			t.Errorf("a timeout is never a kill: %q killed by %q", w.mutated, m.KilledBy)
 		}
 	}
 	for _, m := range rep.Mutants {
-		if m.Verdict == NoVerdict {
+		if m.Verdict == mutate.NoVerdict {
 			t.Errorf("%s:%d %q: no verdict (%s)", m.File, m.Line, m.Mutated, m.Detail)
 		}
 	}
@@ -643,7 +654,7 @@ func TestPythonCheapMutantsStayOnTheStartedWorker(t *testing.T) {
 	repo, change := pyBatchRepo(t)
 	pinWorkersBesideBaseline(t, 1)
 	r := &workerCounter{Runner: host.New()}
-	rep, err := Run(context.Background(), r, repo, change, Options{Workers: 2, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/cache.py"}}, verify.NoProgress{})
+	rep, err := runPy(context.Background(), r, repo, change, mutate.Options{Workers: 2, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/cache.py"}}, verify.NoProgress{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -651,7 +662,7 @@ func TestPythonCheapMutantsStayOnTheStartedWorker(t *testing.T) {
 		t.Fatalf("%d schema mutants, want at least 8", rep.Stats.SchemaMutants)
 	}
 	for _, m := range rep.Mutants {
-		if m.Verdict == NoVerdict || m.Verdict == "" {
+		if m.Verdict == mutate.NoVerdict || m.Verdict == "" {
 			t.Errorf("%s:%d %s: no verdict (%s)", m.File, m.Line, m.Operator, m.Detail)
 		}
 	}
