@@ -458,7 +458,8 @@ func parseLiveLog(data []byte) []Case {
 // The processes a test starts are not isolated: they get the snapshot's
 // paths on PYTHONPATH as before (a test that runs `python -m pkg` finds
 // the snapshot's pkg), behind the scratch directory whose sitecustomize.py
-// and usercustomize.py shadow the snapshot's (childSite).
+// and usercustomize.py shadow the snapshot's (childSite), and without the
+// user site.
 func (a *Adapter) pytestCommand(dir, py, scratch string, args []string, timeout time.Duration) sandbox.Command {
 	paths := snapshotPaths(dir)
 	argv := []string{py, "-I", "-B", "-u", "-c", pytestBoot, filepath.Join(scratch, "bcode_pytest_log.py")}
@@ -479,6 +480,9 @@ func (a *Adapter) pytestCommand(dir, py, scratch string, args []string, timeout 
 			// The snapshot is on PYTHONPATH; the working directory need
 			// not be (Python 3.11+).
 			"PYTHONSAFEPATH=1",
+			// HOME is shared by every run: what a test leaves in its user
+			// site (a .pth, a usercustomize) must not run in later ones.
+			"PYTHONNOUSERSITE=1",
 			"BCODE_PYTEST_LOG=" + filepath.Join(scratch, "log.jsonl"),
 			"PYTHONDONTWRITEBYTECODE=1",
 			"PYTHONUNBUFFERED=1",
