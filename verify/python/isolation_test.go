@@ -256,12 +256,14 @@ func TestGateCorrectChangeWithRootModules(t *testing.T) {
 
 // TestTamperStartupFiles: with startup_files on, a change to a start-up
 // file on the snapshot's paths is test infrastructure; off, they never
-// run and are plain files.
+// run and are plain files. A change to the snapshot's own .venv (its
+// interpreter and site-packages run the tests) always is.
 func TestTamperStartupFiles(t *testing.T) {
 	t.Parallel()
 	needPython(t)
 	base := map[string]string{"calc.py": pyFixed, "sitecustomize.py": "X = 1\n"}
-	head := map[string]string{"calc.py": pyFixed, "sitecustomize.py": "X = 2\n", "src/usercustomize.py": "Y = 1\n", "pkg/sitecustomize.py": "Z = 1\n"}
+	head := map[string]string{"calc.py": pyFixed, "sitecustomize.py": "X = 2\n", "src/usercustomize.py": "Y = 1\n", "pkg/sitecustomize.py": "Z = 1\n",
+		".venv/lib/python3.11/site-packages/x.pth": "import os\n"}
 	for _, on := range []bool{false, true} {
 		a := New("")
 		a.StartupFiles = on
@@ -275,11 +277,11 @@ func TestTamperStartupFiles(t *testing.T) {
 				got = append(got, f.Path)
 			}
 		}
-		want := ""
+		want := "[.venv/lib/python3.11/site-packages/x.pth]"
 		if on {
-			want = "[sitecustomize.py src/usercustomize.py]"
+			want = "[.venv/lib/python3.11/site-packages/x.pth sitecustomize.py src/usercustomize.py]"
 		}
-		if fmt.Sprint(got) != want && !(want == "" && len(got) == 0) {
+		if fmt.Sprint(got) != want {
 			t.Errorf("startup_files=%v: test_infra findings on %v, want %s\n%s", on, got, want, findingsText(fs))
 		}
 	}
