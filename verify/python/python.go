@@ -41,10 +41,11 @@ type Adapter struct {
 	// worktree is hostile, and a container does not see the path.
 	Checkout string
 	// StartupFiles runs the snapshot's sitecustomize.py and
-	// usercustomize.py in pytest's process and in the processes tests
-	// start (the base's `[python] startup_files = true`); Tamper then
-	// reports a change to them as test infrastructure. Off, no file of the
-	// snapshot runs before pytest has loaded (run.go pytestCommand).
+	// usercustomize.py in pytest's process once pytest has loaded, and
+	// its sitecustomize.py in the processes tests start (they run without
+	// the user site); the base's `[python] startup_files = true`. Tamper
+	// then reports a change to them as test infrastructure. Off, no file
+	// of the snapshot runs at start-up (run.go pytestCommand).
 	StartupFiles bool
 
 	mu        sync.Mutex
