@@ -28,6 +28,17 @@ type Config struct {
 	Model    Model    `toml:"model"`
 	Task     Task     `toml:"task"`
 	Sandbox  Sandbox  `toml:"sandbox"`
+	Python   Python   `toml:"python"`
+}
+
+// Python tunes how the gate starts Python on a snapshot.
+type Python struct {
+	// StartupFiles lets the snapshot's sitecustomize.py and
+	// usercustomize.py (at its root or in src/) run in pytest's process
+	// and the processes tests start; a change to them is then test
+	// infrastructure. Off by default: no file of the snapshot runs before
+	// pytest has loaded (verify/python).
+	StartupFiles bool `toml:"startup_files"`
 }
 
 // Gate tunes `bcode check`.

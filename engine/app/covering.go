@@ -54,7 +54,10 @@ func (e *Engine) RunCoveringTests(ctx context.Context, req CoveringTestsRequest)
 			tests = append(tests, verify.Test{Language: "go", Package: pkg, File: req.File, Name: n})
 		}
 	case strings.HasSuffix(req.File, ".py"):
-		a = python.New(baseConfig(ctx, req.Dir, "HEAD").Gate.Python)
+		cfg := baseConfig(ctx, req.Dir, "HEAD")
+		py := python.New(cfg.Gate.Python)
+		py.StartupFiles = cfg.Python.StartupFiles
+		a = py
 		for _, n := range req.Tests {
 			file, name, ok := strings.Cut(n, "::")
 			if !ok || file == "" || name == "" || strings.ContainsAny(n, " \t\n") || strings.HasPrefix(file, "-") {

@@ -250,9 +250,11 @@ func EvidenceConfig(ctx context.Context, change *verify.Change) (config.Config, 
 // GateWith builds the gate with every language adapter and change-wide
 // check, and the caller's secret scanner (required).
 func GateWith(r sandbox.Runner, cfg config.Config, p verify.Progress, scanner *secrets.Scanner) *verify.Gate {
+	py := python.New(cfg.Gate.Python)
+	py.StartupFiles = cfg.Python.StartupFiles
 	return &verify.Gate{
 		Runner:   r,
-		Adapters: []verify.Adapter{golang.New(), python.New(cfg.Gate.Python)},
+		Adapters: []verify.Adapter{golang.New(), py},
 		Checks: []verify.Check{
 			func(_ context.Context, c *verify.Change, cfg config.Config) ([]verify.Finding, error) {
 				return tamper.Check(c, cfg), nil

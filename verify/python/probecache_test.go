@@ -34,9 +34,9 @@ type countingRunner struct {
 
 func (c *countingRunner) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
 	switch {
-	case len(cmd.Args) == 3 && strings.Contains(cmd.Args[2], "import sys, pytest"):
+	case len(cmd.Args) == 4 && strings.Contains(cmd.Args[3], "import sys, pytest"):
 		c.probes.Add(1)
-	case len(cmd.Args) > 1 && cmd.Args[1] == "-I":
+	case len(cmd.Args) > 2 && cmd.Args[1] == "-I" && cmd.Args[2] == "-S":
 		c.helpers.Add(1)
 	}
 	return c.Runner.Run(ctx, cmd)

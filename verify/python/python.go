@@ -40,6 +40,13 @@ type Adapter struct {
 	// Only set it for the user's own changes run on the host: an agent's
 	// worktree is hostile, and a container does not see the path.
 	Checkout string
+	// StartupFiles runs the snapshot's sitecustomize.py and
+	// usercustomize.py in pytest's process once pytest has loaded, and
+	// its sitecustomize.py in the processes tests start (they run without
+	// the user site); the base's `[python] startup_files = true`. Tamper
+	// then reports a change to them as test infrastructure. Off, no file
+	// of the snapshot runs at start-up (run.go pytestCommand).
+	StartupFiles bool
 
 	mu        sync.Mutex
 	probing   sync.Mutex       // held while an interpreter is being chosen
@@ -71,6 +78,9 @@ var configFiles = map[string]bool{
 	"conftest.py": true, "pytest.ini": true, "tox.ini": true, "setup.cfg": true,
 	"pyproject.toml": true, ".coveragerc": true,
 }
+
+// startupFiles are the modules site imports at start-up from sys.path.
+var startupFiles = map[string]bool{"sitecustomize.py": true, "usercustomize.py": true}
 
 // Owns implements verify.Adapter: Python sources and pytest's configuration.
 func (a *Adapter) Owns(p string) bool {
@@ -198,7 +208,9 @@ func probePytest(ctx context.Context, r sandbox.Runner, dir string, candidates [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-c", "import sys, pytest; print(sys.executable); print(pytest.__file__)"}, Timeout: probeTimeout})
+			// -I: a pytest.py of the snapshot (the working directory)
+			// must not answer for the interpreter's.
+			res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-I", "-c", "import sys, pytest; print(sys.executable); print(pytest.__file__)"}, Timeout: probeTimeout})
 			switch {
 			case ctx.Err() != nil:
 			case errors.Is(err, sandbox.ErrNotFound):

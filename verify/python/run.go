@@ -25,6 +25,20 @@ import (
 //go:embed bcode_pytest_log.py
 var liveLogPlugin []byte
 
+// pytestBoot starts every pytest run: an isolated interpreter that loads
+// pytest and bcode's plugin from the system before any snapshot path is
+// on sys.path (bcode_pytest_boot.py says how).
+//
+//go:embed bcode_pytest_boot.py
+var pytestBoot string
+
+// childSite is written as sitecustomize.py and usercustomize.py first on
+// the PYTHONPATH of the processes a test starts, so that the snapshot's
+// own start-up files do not run there either.
+//
+//go:embed bcode_child_site.py
+var childSite []byte
+
 // pytest's exit codes (pytest.ExitCode).
 const (
 	exitOK          = 0
@@ -341,38 +355,28 @@ type pytestRun struct {
 	log   []byte // bcode's own per-test record (bcode_pytest_log)
 }
 
-// pytest runs `python -m pytest` on args in dir. Its JUnit report and live
-// log go to a hidden scratch directory inside dir (pytest does not recurse
-// into dot-directories), which is removed afterwards: a container runner
-// sees dir at the same path, it may not see the host's /tmp.
+// pytest runs pytest on args in dir, as `python -m pytest` would but
+// isolated from the snapshot's start-up files (pytestCommand). Its JUnit
+// report and live log go to a hidden scratch directory inside dir (pytest
+// does not recurse into dot-directories), which is removed afterwards: a
+// container runner sees dir at the same path, it may not see the host's
+// /tmp.
 func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, args []string, timeout time.Duration) (pytestRun, error) {
 	scratch, err := os.MkdirTemp(dir, ".bcode-pytest-")
 	if err != nil {
 		return pytestRun{}, fmt.Errorf("scratch directory for pytest: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	if err := os.WriteFile(filepath.Join(scratch, "bcode_pytest_log.py"), liveLogPlugin, 0o644); err != nil {
-		return pytestRun{}, err
+	files := map[string][]byte{"bcode_pytest_log.py": liveLogPlugin}
+	if !a.StartupFiles {
+		files["sitecustomize.py"], files["usercustomize.py"] = childSite, childSite
 	}
-	argv := []string{py, "-m", "pytest", "-p", "no:cacheprovider", "-p", "bcode_pytest_log",
-		"-q", "-rA", "--rootdir=" + dir, "--continue-on-collection-errors",
-		"--junitxml=" + filepath.Join(scratch, "r.xml"), "-o", "junit_family=xunit2"}
-	argv = append(argv, "--")
-	argv = append(argv, args...)
-	res, err := r.Run(ctx, sandbox.Command{
-		Dir:  dir,
-		Args: argv,
-		Env: []string{
-			"PYTHONPATH=" + pythonPath(dir, scratch),
-			// The snapshot is on PYTHONPATH; the working directory need
-			// not be (Python 3.11+).
-			"PYTHONSAFEPATH=1",
-			"BCODE_PYTEST_LOG=" + filepath.Join(scratch, "log.jsonl"),
-			"PYTHONDONTWRITEBYTECODE=1",
-			"PYTHONUNBUFFERED=1",
-		},
-		Timeout: timeout,
-	})
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(scratch, name), data, 0o644); err != nil {
+			return pytestRun{}, err
+		}
+	}
+	res, err := r.Run(ctx, a.pytestCommand(dir, py, scratch, args, timeout))
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return pytestRun{}, fmt.Errorf("%s: %w", py, ErrNoPytest)
@@ -444,15 +448,57 @@ func parseLiveLog(data []byte) []Case {
 	return out
 }
 
-// pythonPath puts bcode's plugin first, then the snapshot's src/ (a src
-// layout), then the snapshot itself: ahead of anything an editable install
-// adds (.pth entries and import finders come after PYTHONPATH), so each
-// snapshot imports its own code, never the user's checkout.
-func pythonPath(dir, scratch string) string {
-	parts := []string{scratch}
+// pytestCommand is one pytest run: `python -I` (isolated: no PYTHON*
+// variables, no user site, neither the working directory nor a script's
+// directory on sys.path) runs pytestBoot, which imports pytest and bcode's
+// plugin from the system and only then puts the snapshot's paths on
+// sys.path, after the standard library and before site-packages. -B and
+// -u stand for the variables -I ignores.
+//
+// The processes a test starts are not isolated: they get the snapshot's
+// paths on PYTHONPATH as before (a test that runs `python -m pkg` finds
+// the snapshot's pkg), behind the scratch directory whose sitecustomize.py
+// and usercustomize.py shadow the snapshot's (childSite), and without the
+// user site.
+func (a *Adapter) pytestCommand(dir, py, scratch string, args []string, timeout time.Duration) sandbox.Command {
+	paths := snapshotPaths(dir)
+	argv := []string{py, "-I", "-B", "-u", "-c", pytestBoot, filepath.Join(scratch, "bcode_pytest_log.py")}
+	if a.StartupFiles {
+		argv = append(argv, "-startup")
+	}
+	argv = append(argv, paths...)
+	argv = append(argv, "--", "-p", "no:cacheprovider", "-p", "bcode_pytest_log",
+		"-q", "-rA", "--rootdir="+dir, "--continue-on-collection-errors",
+		"--junitxml="+filepath.Join(scratch, "r.xml"), "-o", "junit_family=xunit2")
+	argv = append(argv, "--")
+	argv = append(argv, args...)
+	return sandbox.Command{
+		Dir:  dir,
+		Args: argv,
+		Env: []string{
+			"PYTHONPATH=" + strings.Join(append([]string{scratch}, paths...), string(os.PathListSeparator)),
+			// The snapshot is on PYTHONPATH; the working directory need
+			// not be (Python 3.11+).
+			"PYTHONSAFEPATH=1",
+			// HOME is shared by every run: what a test leaves in its user
+			// site (a .pth, a usercustomize) must not run in later ones.
+			"PYTHONNOUSERSITE=1",
+			"BCODE_PYTEST_LOG=" + filepath.Join(scratch, "log.jsonl"),
+			"PYTHONDONTWRITEBYTECODE=1",
+			"PYTHONUNBUFFERED=1",
+		},
+		Timeout: timeout,
+	}
+}
+
+// snapshotPaths puts the snapshot's src/ (a src layout) first, then the
+// snapshot itself: ahead of anything an editable install adds (.pth
+// entries and import finders come after site-packages), so each snapshot
+// imports its own code, never the user's checkout.
+func snapshotPaths(dir string) []string {
+	var parts []string
 	if fi, err := os.Stat(filepath.Join(dir, "src")); err == nil && fi.IsDir() {
 		parts = append(parts, filepath.Join(dir, "src"))
 	}
-	parts = append(parts, dir)
-	return strings.Join(parts, string(os.PathListSeparator))
+	return append(parts, dir)
 }

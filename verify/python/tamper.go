@@ -23,6 +23,17 @@ func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.F
 	var out []verify.Finding
 	for _, f := range change.Files {
 		out = append(out, infraFindings(f)...)
+		if strings.HasPrefix(f.Path, ".venv/") {
+			// The snapshot's own .venv/bin/python runs its tests
+			// (pythonCandidates): its site-packages and .pth files run
+			// before anything isolation can hold.
+			out = append(out, verify.Finding{Code: verify.FindingTestInfra, Path: f.Path, Line: firstChanged(f),
+				Message: fmt.Sprintf("the snapshot's own Python environment changed (.venv runs the tests): %s %s", f.Path, f.Status)})
+		}
+		if a.StartupFiles && isStartupFile(f.Path) {
+			out = append(out, verify.Finding{Code: verify.FindingTestInfra, Path: f.Path, Line: firstChanged(f),
+				Message: fmt.Sprintf("python start-up file changed (run by every test process: [python] startup_files): %s %s", f.Path, f.Status)})
+		}
 	}
 	all, err := a.parseSides(ctx, change, false)
 	if err != nil {
@@ -194,6 +205,13 @@ func infraFindings(f verify.FileChange) []verify.Finding {
 		return out
 	}
 	return nil
+}
+
+// isStartupFile reports whether p is a start-up file on the snapshot's
+// paths (its root or src/, snapshotPaths).
+func isStartupFile(p string) bool {
+	d := path.Dir(p)
+	return startupFiles[path.Base(p)] && (d == "." || d == "src")
 }
 
 // firstChanged is the first changed head line, or 0.
