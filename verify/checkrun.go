@@ -22,7 +22,7 @@ import (
 func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*Report, error) {
 	r := g.newCheckRun(ctx, change, cfg)
 	defer r.finish()
-	if r.nothingToCheck() {
+	if r.nothingToCheck() || r.cannotJudge() {
 		return r.rep, nil
 	}
 	// Beside the runs: the static tamper rules and which tests the diff
@@ -203,6 +203,32 @@ func (r *checkRun) nothingToCheck() bool {
 		return true
 	}
 	return false
+}
+
+// cannotJudge names the changed files in languages no adapter knows, and
+// ends a change that has nothing else: none of its tests can run, so the
+// verdict is error (unsupported), unless the static rules find tampering.
+// Beside Go or Python code they are only named (Report.Unsupported).
+func (r *checkRun) cannotJudge() bool {
+	r.rep.Unsupported = r.g.unsupported(r.change)
+	if len(r.rep.Unsupported) == 0 || r.g.judgesAny(r.change) {
+		return false
+	}
+	r.startStatic()
+	err := r.waitStatic()
+	r.rep.Suite.Targeted = SuiteResult{Outcome: NotRun}
+	r.rep.Suite.Full = SuiteResult{Outcome: NotRun}
+	switch {
+	case err != nil:
+		r.g.errorReport(r.rep, err)
+	case len(r.rep.Tamper) > 0:
+		sortFindings(r.rep.Tamper)
+		decideTampered(r.rep)
+	default:
+		r.rep.Verdict = Error
+		addReason(r.rep, ReasonUnsupported, r.g.unsupportedMessage(r.rep.Unsupported))
+	}
+	return true
 }
 
 // startStatic starts, beside the runs (they need no snapshot and start

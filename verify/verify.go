@@ -219,6 +219,9 @@ const (
 	// out of its root, or a file over its cap. Tests do not leave such
 	// things where bcode reads; the change did.
 	FindingRefusedRead = "refused_read"
+	// FindingUnsupported: a changed file in a language bcode has no
+	// adapter for; its tests were not run (Report.Unsupported).
+	FindingUnsupported = "unsupported"
 )
 
 // RunOptions tune one batch of test runs.
