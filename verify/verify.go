@@ -276,6 +276,17 @@ type BaseFailureJudge interface {
 	JudgeBaseFailure(change *Change, r TestResult) TestResult
 }
 
+// SetupDescriber is implemented by adapters that can say what a test file
+// does to the code under test before any test runs (a Go init function, a
+// package variable's initializer or a TestMain assigning a package
+// variable). The gate names it beside a base test that passes on the head
+// only with a test file the change adds.
+type SetupDescriber interface {
+	// DescribeSetup reads src, the test file at path, and says what it
+	// assigns before the tests run ("init assigns absImpl"), or "".
+	DescribeSetup(path string, src []byte) string
+}
+
 // Preparer is implemented by adapters with set-up work that needs only a
 // snapshot (choosing the interpreter that runs the tests): the gate starts
 // it as soon as the head's snapshot exists, beside its other work, instead
