@@ -234,3 +234,27 @@ func TestDescribeSetup(t *testing.T) {
 		t.Errorf("a production file described: %q", got)
 	}
 }
+
+// TestGateRewrittenExampleOutputIsNamed: a person's change breaks Abs and
+// rewrites ExampleAbs's // Output: to match. The documented policy
+// credits the rewritten Example (it fails on the base, passes on the
+// head), and the report says plainly that the base's expected output
+// fails against the head: a changed_expectations entry naming it, shown
+// by bcode check's text under "changed expectations".
+func TestGateRewrittenExampleOutputIsNamed(t *testing.T) {
+	t.Parallel()
+	example := func(out string) string {
+		return "package calc\n\nimport \"fmt\"\n\nfunc ExampleAbs() {\n\tfmt.Println(Abs(-2))\n\t// Output: " + out + "\n}\n"
+	}
+	base := map[string]string{"go.mod": goMod, "calc/calc.go": absFixed, "calc/example_test.go": example("2")}
+	rep, _ := gateOnRepo(t, base, map[string]string{"calc/calc.go": absBuggy, "calc/example_test.go": example("-2")})
+	found := false
+	for _, f := range rep.ChangedExpectations {
+		if strings.Contains(f.Message, "ExampleAbs passed on the base; the base's version fails against the head") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("verdict %s: no changed expectation names ExampleAbs: %+v", rep.Verdict, rep.ChangedExpectations)
+	}
+}
