@@ -534,7 +534,12 @@ const ReportAlteredMarker = "report altered by the repository:"
 // assertion (or exception) pinned something the change rewrote. Build and
 // import failures are API changes, not changed expectations; a test that
 // fails on the head as well is a pass-to-pass failure already.
-func changedExpectations(base, head, old *sideRun) []Finding {
+//
+// leftOut names the test files the change added that old left out beside
+// a test ("" when none): a base test that passed on the head and fails
+// without them passes only because of them (an init, a package variable or
+// a TestMain that swaps what the code under test calls).
+func changedExpectations(base, head, old *sideRun, leftOut func(Test) string) []Finding {
 	var out []Finding
 	for _, id := range old.order {
 		o := old.results[id]
@@ -552,12 +557,11 @@ func changedExpectations(base, head, old *sideRun) []Finding {
 		if p == "" {
 			p = o.Test.Package
 		}
-		out = append(out, Finding{
-			Code:    FindingChangedExpectations,
-			Path:    p,
-			Message: fmt.Sprintf("%s passed on the base; the base's version fails against the head: %s", displayName(o.Test), firstLine(o.Detail)),
-			testID:  id,
-		})
+		msg := fmt.Sprintf("%s passed on the base; the base's version fails against the head: %s", displayName(o.Test), firstLine(o.Detail))
+		if added := leftOut(o.Test); added != "" {
+			msg = fmt.Sprintf("%s passed on the base and on the head; with the base's test files alone (the change adds %s) it fails against the head: %s", displayName(o.Test), added, firstLine(o.Detail))
+		}
+		out = append(out, Finding{Code: FindingChangedExpectations, Path: p, Message: msg, testID: id})
 	}
 	return out
 }

@@ -2,7 +2,9 @@ package verify
 
 import (
 	"fmt"
+	"path"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -190,7 +192,7 @@ func (r *checkRun) tampering() {
 func (r *checkRun) changedExpectations() {
 	rep := r.rep
 	if r.old != nil {
-		rep.ChangedExpectations = changedExpectations(r.base, r.head, r.old)
+		rep.ChangedExpectations = changedExpectations(r.base, r.head, r.old, r.infraLeftOut)
 	}
 	if r.supp != nil {
 		rep.ChangedExpectations = append(rep.ChangedExpectations, r.g.supportDecides(r.change, r.head, r.supp, rep.ChangedExpectations)...)
@@ -201,6 +203,53 @@ func (r *checkRun) changedExpectations() {
 			r.blocking++
 		}
 	}
+}
+
+// infraLeftOut says which of the test files and support the change added
+// (left out of the head with the base's tests) sit beside t, and what each
+// does before any test runs, as its adapter can tell: "" when none.
+func (r *checkRun) infraLeftOut(t Test) string {
+	near := nearTest(t, r.addedInfra)
+	if len(near) == 0 {
+		near = r.addedInfra
+	}
+	if len(near) == 0 {
+		return ""
+	}
+	d, _ := r.g.adapter(t.Language).(SetupDescriber)
+	parts := make([]string, len(near))
+	for i, p := range near {
+		parts[i] = p
+		if f, ok := r.change.File(p); ok && d != nil {
+			if what := d.DescribeSetup(p, f.Head); what != "" {
+				parts[i] += " (" + what + ")"
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// nearTest are the files of paths in t's unit's directory, or, for a test
+// with a file of its own (Python), in that file's directory or above it
+// (where conftest.py and its plugins apply).
+func nearTest(t Test, paths []string) []string {
+	var out []string
+	if t.File != "" {
+		d := path.Dir(t.File)
+		for _, p := range paths {
+			if pd := path.Dir(p); pd == "." || pd == d || strings.HasPrefix(d, pd+"/") {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	d := strings.TrimPrefix(t.Package, "./")
+	for _, p := range paths {
+		if path.Dir(p) == d {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // suites sums the runs up as the report's targeted and full suites.

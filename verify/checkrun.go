@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +23,7 @@ import (
 func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*Report, error) {
 	r := g.newCheckRun(ctx, change, cfg)
 	defer r.finish()
-	if r.nothingToCheck() {
+	if r.nothingToCheck() || r.cannotJudge() {
 		return r.rep, nil
 	}
 	// Beside the runs: the static tamper rules and which tests the diff
@@ -84,6 +85,8 @@ type checkRun struct {
 	preparing                                       sync.WaitGroup
 	beforeIsHead, oldIsBase                         bool
 	supportOnly                                     []FileChange
+	oldTargets                                      map[string][]string // the units old runs
+	addedInfra                                      []string            // test files and support the change added, left out of old
 
 	// Candidates: test support paths and candidate units by language.
 	support map[string]bool
@@ -205,6 +208,32 @@ func (r *checkRun) nothingToCheck() bool {
 	return false
 }
 
+// cannotJudge names the changed files in languages no adapter knows, and
+// ends a change that has nothing else: none of its tests can run, so the
+// verdict is error (unsupported), unless the static rules find tampering.
+// Beside Go or Python code they are only named (Report.Unsupported).
+func (r *checkRun) cannotJudge() bool {
+	r.rep.Unsupported = r.g.unsupported(r.change)
+	if len(r.rep.Unsupported) == 0 || r.g.judgesAny(r.change) {
+		return false
+	}
+	r.startStatic()
+	err := r.waitStatic()
+	r.rep.Suite.Targeted = SuiteResult{Outcome: NotRun}
+	r.rep.Suite.Full = SuiteResult{Outcome: NotRun}
+	switch {
+	case err != nil:
+		r.g.errorReport(r.rep, err)
+	case len(r.rep.Tamper) > 0:
+		sortFindings(r.rep.Tamper)
+		decideTampered(r.rep)
+	default:
+		r.rep.Verdict = Error
+		addReason(r.rep, ReasonUnsupported, r.g.unsupportedMessage(r.rep.Unsupported))
+	}
+	return true
+}
+
 // startStatic starts, beside the runs (they need no snapshot and start
 // interpreters of their own), the tamper rules of every adapter and the
 // change-wide ones, and the static hint: the tests whose source the diff
@@ -321,6 +350,8 @@ func (r *checkRun) overlays() bool {
 	t0 := time.Now()
 	overBase, overHead, supportOnly := r.overlayFiles()
 	r.supportOnly = supportOnly
+	r.oldTargets = r.oldUnits(overHead)
+	r.addedInfra = addedFiles(overHead)
 	// A snapshot the same in content as another gives the same results:
 	// when the change touches tests and their support only, the base with
 	// the head's tests is the head, and when it adds no file either, the
@@ -361,28 +392,62 @@ func (r *checkRun) overlays() bool {
 }
 
 // overlayFiles are the files each mixed snapshot lays over its side: the
-// head's tests and test support over the base, the base's over the head,
-// and the base's test support alone (helpers, plugins, data: not test
-// files) over the head, the head's tests kept: a test that passes on the
-// head only with the head's support has had what it checks changed under
-// it (a lax helper, new golden data). When every modified file is
-// support, the old snapshot is that already.
+// head's tests and test support over the base; over the head, the base's
+// test infrastructure exactly (changed files at their base version, files
+// the change added left out); and the base's test support alone (helpers,
+// plugins, data: not test files, none left out) over the head, the head's
+// tests kept: a test that passes on the head only with the head's support
+// has had what it checks changed under it (a lax helper, new golden data).
+// When every modified file is support and none was added, the old
+// snapshot is that already.
+//
+// Test infrastructure is what the production code does not import: for
+// Go every _test.go file, with its init functions, package variables and
+// TestMain. A test file the change adds runs its init before the base's
+// tests in the same test binary, and can swap a package variable the code
+// under test calls for a correct copy: the base's tests would then pass on
+// the head only because of the head's test files. Left out of old, they
+// cannot (changedExpectations, addedInfra).
 func (r *checkRun) overlayFiles() (overBase, overHead, supportOnly []FileChange) {
 	for _, f := range r.change.Files {
 		if !r.support[f.Path] && !r.g.isTestSupport(f.Path) {
 			continue
 		}
 		overBase = append(overBase, f)
-		if f.Base != nil || f.BaseMode != "" {
-			overHead = append(overHead, FileChange{Path: f.Path, Status: f.Status, Head: f.Base, HeadMode: f.BaseMode})
+		if f.Base == nil && f.BaseMode == "" {
+			if f.Head != nil && !isSubmodule(f) {
+				// Added: left out of the head with the base's tests.
+				overHead = append(overHead, FileChange{Path: f.Path, Status: f.Status})
+			}
+			continue
 		}
-	}
-	for _, f := range overHead {
+		overHead = append(overHead, FileChange{Path: f.Path, Status: f.Status, Head: f.Base, HeadMode: f.BaseMode})
 		if !r.g.isTestFile(f.Path) {
-			supportOnly = append(supportOnly, f)
+			supportOnly = append(supportOnly, overHead[len(overHead)-1])
 		}
 	}
 	return overBase, overHead, supportOnly
+}
+
+// oldUnits are the candidate units the head with the base's tests runs:
+// a unit that is itself a file the change added (a Python test file) is
+// not in that snapshot, and has no base test to run.
+func (r *checkRun) oldUnits(overHead []FileChange) map[string][]string {
+	gone := map[string]bool{}
+	for _, f := range overHead {
+		if f.Head == nil && f.HeadMode == "" {
+			gone[f.Path] = true
+		}
+	}
+	out := map[string][]string{}
+	for lang, us := range r.units {
+		for _, u := range us {
+			if !gone[strings.TrimPrefix(u, "./")] {
+				out[lang] = append(out[lang], u)
+			}
+		}
+	}
+	return out
 }
 
 // runs runs each snapshot once, sides in parallel: the base and the head
@@ -478,7 +543,7 @@ func (r *checkRun) runSides() {
 		r.timed("run_base", func() { r.base = r.g.runSide(r.ctx, r.baseDir, r.fullTargets, nil, suiteTimeout) }),
 		r.timed("run_old", func() {
 			if r.oldDir != "" {
-				r.old = r.g.runSide(r.ctx, r.oldDir, r.units, nil, testTimeout)
+				r.old = r.g.runSide(r.ctx, r.oldDir, r.oldTargets, nil, testTimeout)
 			}
 		}),
 		r.timed("run_support", func() {
@@ -491,7 +556,7 @@ func (r *checkRun) runSides() {
 		r.before = r.head.unitsOf(r.units)
 	}
 	if r.oldIsBase {
-		r.old = r.base.unitsOf(r.units)
+		r.old = r.base.unitsOf(r.oldTargets)
 	}
 	if r.supportDir == "" && len(r.supportOnly) > 0 {
 		r.supp = r.old
@@ -499,4 +564,15 @@ func (r *checkRun) runSides() {
 	if r.before == nil {
 		r.before = newSideRun("")
 	}
+}
+
+// addedFiles are the paths an overlay leaves out (files the change added).
+func addedFiles(overlay []FileChange) []string {
+	var out []string
+	for _, f := range overlay {
+		if f.Head == nil && f.HeadMode == "" {
+			out = append(out, f.Path)
+		}
+	}
+	return out
 }

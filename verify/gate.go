@@ -75,6 +75,7 @@ var reasonText = map[string]string{
 	ReasonPassToPass:          "tests that passed on the base fail with the change",
 	ReasonChangedExpectations: "the base's version of a test fails against the change: the change rewrote what the test pinned",
 	ReasonCannotRun:           "tests cannot be built or imported on either side",
+	ReasonUnsupported:         "the change is code in a language bcode has no adapter for: none of its tests ran",
 }
 
 // ReasonText returns the sentence for a reason code.

@@ -64,6 +64,10 @@ const (
 	// ReasonRefusedRead: the confined reader refused a file the gate had
 	// to read (FindingRefusedRead); the verdict is tampered.
 	ReasonRefusedRead = "refused_read"
+	// ReasonUnsupported: the change is code in languages bcode has no
+	// adapter for (Report.Unsupported names the files); nothing of it
+	// was run, so the gate cannot say anything for it.
+	ReasonUnsupported = "unsupported"
 )
 
 // Reason is one reason code with the sentence a person reads.
@@ -139,6 +143,11 @@ type Report struct {
 	// ChangedExpectations lists the base's tests that fail against the
 	// head (old tests on new code), blocking or not.
 	ChangedExpectations []Finding `json:"changed_expectations,omitempty"`
+	// Unsupported names the changed files in languages bcode has no
+	// adapter for (JavaScript, Rust, ...): no test of them ran. When they
+	// are all the change has, the verdict is error (unsupported); beside
+	// Go or Python code they stand beside the verdict for the rest.
+	Unsupported []Finding `json:"unsupported,omitempty"`
 	// Candidates is how many test IDs were candidates for credit (every
 	// test of the test files and support the change touches); Tests lists
 	// the informative ones.

@@ -219,6 +219,9 @@ const (
 	// out of its root, or a file over its cap. Tests do not leave such
 	// things where bcode reads; the change did.
 	FindingRefusedRead = "refused_read"
+	// FindingUnsupported: a changed file in a language bcode has no
+	// adapter for; its tests were not run (Report.Unsupported).
+	FindingUnsupported = "unsupported"
 )
 
 // RunOptions tune one batch of test runs.
@@ -271,6 +274,17 @@ type Adapter interface {
 // wrong (an AttributeError raised inside the code under test: credit).
 type BaseFailureJudge interface {
 	JudgeBaseFailure(change *Change, r TestResult) TestResult
+}
+
+// SetupDescriber is implemented by adapters that can say what a test file
+// does to the code under test before any test runs (a Go init function, a
+// package variable's initializer or a TestMain assigning a package
+// variable). The gate names it beside a base test that passes on the head
+// only with a test file the change adds.
+type SetupDescriber interface {
+	// DescribeSetup reads src, the test file at path, and says what it
+	// assigns before the tests run ("init assigns absImpl"), or "".
+	DescribeSetup(path string, src []byte) string
 }
 
 // Preparer is implemented by adapters with set-up work that needs only a

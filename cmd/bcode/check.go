@@ -139,22 +139,30 @@ func printReport(w io.Writer, r *verify.Report) {
 			fmt.Fprintf(w, "    failing: %s\n", shown.Line(f))
 		}
 	}
-	if len(r.Tamper) > 0 {
-		fmt.Fprintln(w, "\n  tamper findings:")
-		for _, f := range r.Tamper {
-			loc := f.Path
-			if f.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", f.Path, f.Line)
-			}
-			fmt.Fprintf(w, "    %s  %s  %s\n", shown.Line(f.Code), shown.Line(loc), shown.Line(f.Message))
-		}
-	}
+	printFindings(w, "tamper findings", r.Tamper)
+	printFindings(w, "changed expectations (the base's version of a test fails against the change)", r.ChangedExpectations)
+	printFindings(w, "not judged (no adapter for their language; none of their tests ran)", r.Unsupported)
 	if m := r.Mutants; m != nil {
 		fmt.Fprintf(w, "\n  mutants: %d, %d survive, %d killed by credited tests", len(m.Mutants), m.Survived, m.CreditedKills)
 		if m.Note != "" {
 			fmt.Fprintf(w, " (%s)", shown.Line(m.Note))
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// printFindings lists findings under a heading, if there are any.
+func printFindings(w io.Writer, heading string, fs []verify.Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n  %s:\n", heading)
+	for _, f := range fs {
+		loc := f.Path
+		if f.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", f.Path, f.Line)
+		}
+		fmt.Fprintf(w, "    %s  %s  %s\n", shown.Line(f.Code), shown.Line(loc), shown.Line(f.Message))
 	}
 }
 
