@@ -11,7 +11,6 @@ import (
 	"github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // EvidenceReport is the last evidence run, as bcode/evidence returns it.
@@ -19,17 +18,17 @@ type EvidenceReport struct {
 	Run int `json:"run"`
 	// State is "none" (no run yet), "running", "done", "failed" or
 	// "cancelled".
-	State    string          `json:"state"`
-	Reason   string          `json:"reason,omitempty"` // what started it: save, disk, command
-	Base     string          `json:"base,omitempty"`
-	Head     string          `json:"head,omitempty"`
-	Started  time.Time       `json:"started,omitzero"`
-	Finished time.Time       `json:"finished,omitzero"`
-	Error    string          `json:"error,omitempty"`
-	Mutants  []mutate.Mutant `json:"mutants"`
-	Stats    *mutate.Stats   `json:"stats,omitempty"`
-	Errors   []string        `json:"errors,omitempty"`
-	Notes    []string        `json:"notes,omitempty"`
+	State    string             `json:"state"`
+	Reason   string             `json:"reason,omitempty"` // what started it: save, disk, command
+	Base     string             `json:"base,omitempty"`
+	Head     string             `json:"head,omitempty"`
+	Started  time.Time          `json:"started,omitzero"`
+	Finished time.Time          `json:"finished,omitzero"`
+	Error    string             `json:"error,omitempty"`
+	Mutants  []verify.Mutant    `json:"mutants"`
+	Stats    *app.EvidenceStats `json:"stats,omitempty"`
+	Errors   []string           `json:"errors,omitempty"`
+	Notes    []string           `json:"notes,omitempty"`
 	// TestFiles maps "dir:TestName" to the test file declaring it, so
 	// `bcode ci` renders the same mutation report as `bcode evidence`.
 	TestFiles map[string]string `json:"testFiles,omitempty"`
@@ -203,14 +202,13 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 	if err != nil {
 		return err
 	}
-	req := app.EvidenceRequest{Repo: root, Base: base, LastCommit: true, Options: mutate.Options{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}}
+	req := app.EvidenceRequest{Repo: root, Base: base, LastCommit: true, Options: app.EvidenceOptions{Workers: s.opts.Workers, CacheDir: s.opts.CacheDir}}
 	res, err := s.app.Evidence(ctx, req, p)
 	if res != nil {
 		rep.Base, rep.Head = res.Base, res.Head
 	}
-	var be *mutate.BaselineError
 	switch {
-	case errors.As(err, &be):
+	case errors.Is(err, app.ErrRedBaseline):
 		return fmt.Errorf("%v: the code must pass its own tests before mutants can be judged", err)
 	case err != nil:
 		return err
@@ -218,7 +216,7 @@ func (s *Server) evidence(ctx context.Context, rep *EvidenceReport, base string,
 	mr := res.Report
 	rep.Mutants = mr.Mutants
 	if rep.Mutants == nil {
-		rep.Mutants = []mutate.Mutant{}
+		rep.Mutants = []verify.Mutant{}
 	}
 	rep.Stats = &mr.Stats
 	rep.Errors, rep.Notes = mr.Errors, append(append(rep.Notes, res.Notes...), mr.Notes...)

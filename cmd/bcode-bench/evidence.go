@@ -187,7 +187,7 @@ func evidenceCaseRuns(ctx context.Context, eng *app.Engine, o evidenceOptions, c
 	if o.perProcess {
 		// Before the one-process baseline: a coverage binary of its own
 		// and a process per test, then the schema build.
-		runs = append(runs, runBcodeWith(ctx, eng, c, mutate.Options{Workers: o.workers, PerProcessBaseline: true}, "", "bcode cold, per-process baseline", stderr))
+		runs = append(runs, runBcodeWith(ctx, eng, c, app.EvidenceOptions{Workers: o.workers, PerProcessBaseline: true}, "", "bcode cold, per-process baseline", stderr))
 	}
 	if !o.skipOverlay {
 		runs = append(runs, runBcode(ctx, eng, c, o.workers, true, "", "bcode-overlay", stderr))
@@ -279,11 +279,11 @@ func corpusChanges(corpus, spec string) []string {
 // runBcode runs the engine on HEAD~1..HEAD of the case with the bcode
 // cache in cache ("" for a fresh one, removed afterwards).
 func runBcode(ctx context.Context, eng *app.Engine, c evidenceCase, workers int, overlay bool, cache, tool string, stderr io.Writer) toolRun {
-	return runBcodeWith(ctx, eng, c, mutate.Options{Workers: workers, Overlay: overlay}, cache, tool, stderr)
+	return runBcodeWith(ctx, eng, c, app.EvidenceOptions{Workers: workers, Overlay: overlay}, cache, tool, stderr)
 }
 
 // runBcodeWith is runBcode with every option given (CacheDir is set here).
-func runBcodeWith(ctx context.Context, eng *app.Engine, c evidenceCase, opts mutate.Options, cache, tool string, stderr io.Writer) toolRun {
+func runBcodeWith(ctx context.Context, eng *app.Engine, c evidenceCase, opts app.EvidenceOptions, cache, tool string, stderr io.Writer) toolRun {
 	run := toolRun{tool: tool, mutants: map[string][]string{}}
 	start := time.Now()
 	// The case directory is a clean checkout of HEAD, so it serves as the

@@ -322,7 +322,7 @@ func runPyMode(ctx context.Context, eng *app.Engine, c pyCase, workers int, fres
 	}
 	defer os.RemoveAll(cache)
 	res, err := eng.Evidence(ctx, app.EvidenceRequest{Change: change, Dir: c.dir, Runner: host.New(),
-		Options: mutate.Options{Workers: workers, Overlay: fresh, CacheDir: cache, PythonIsolation: isolation}}, verify.NoProgress{})
+		Options: app.EvidenceOptions{Workers: workers, Overlay: fresh, CacheDir: cache, PythonIsolation: isolation}}, verify.NoProgress{})
 	rep := res.Report
 	run.wall, run.cpu = time.Since(start), childCPU()-cpu0
 	if err != nil {

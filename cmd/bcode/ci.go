@@ -16,7 +16,6 @@ import (
 	"github.com/bcode-dev/bcode/server"
 	lscmd "github.com/bcode-dev/bcode/server/command"
 	"github.com/bcode-dev/bcode/server/lsp"
-	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 func init() {
@@ -93,20 +92,20 @@ func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr i
 	mrep := mutationReport(root, rep)
 	switch {
 	case *github:
-		err = mutate.WriteGitHub(stdout, mrep)
+		err = app.WriteEvidence(stdout, app.EvidenceGitHub, mrep)
 		if err == nil {
 			err = appendStepSummary(mrep)
 		}
 	case *sarif != "":
-		err = writeFileWith(*sarif, mrep, mutate.WriteSARIF)
+		err = writeFileWith(*sarif, mrep, app.EvidenceSARIF)
 	default:
-		err = mutate.WriteText(stdout, mrep)
+		err = app.WriteEvidence(stdout, app.EvidenceText, mrep)
 	}
 	if err != nil {
 		return fail("writing the report: %v", err)
 	}
 	if *mutationReportFile != "" {
-		if err := writeFileWith(*mutationReportFile, mrep, mutate.WriteMutationReport); err != nil {
+		if err := writeFileWith(*mutationReportFile, mrep, app.EvidenceMutationReport); err != nil {
 			return fail("writing %s: %v", *mutationReportFile, err)
 		}
 	}
@@ -130,8 +129,8 @@ func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr i
 // renderer takes, so `bcode ci` and `bcode evidence` print the same
 // results and fingerprints. The sources come from the checkout (the head
 // bcode-ls judged), capped.
-func mutationReport(root string, rep server.EvidenceReport) *mutate.Report {
-	mr := &mutate.Report{Mutants: rep.Mutants, Errors: rep.Errors, Notes: rep.Notes,
+func mutationReport(root string, rep server.EvidenceReport) *app.EvidenceReport {
+	mr := &app.EvidenceReport{Mutants: rep.Mutants, Errors: rep.Errors, Notes: rep.Notes,
 		Sources: map[string]string{}, TestFiles: rep.TestFiles}
 	if rep.Stats != nil {
 		mr.Stats = *rep.Stats
@@ -168,13 +167,13 @@ func readSource(name string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxSourceBytes))
 }
 
-// writeFileWith renders rep into the file at path.
-func writeFileWith(path string, rep *mutate.Report, write func(io.Writer, *mutate.Report) error) error {
+// writeFileWith renders rep in format into the file at path.
+func writeFileWith(path string, rep *app.EvidenceReport, format app.EvidenceFormat) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := write(f, rep); err != nil {
+	if err := app.WriteEvidence(f, format, rep); err != nil {
 		f.Close()
 		return err
 	}
@@ -183,7 +182,7 @@ func writeFileWith(path string, rep *mutate.Report, write func(io.Writer, *mutat
 
 // appendStepSummary adds the full list of mutants to the GitHub step
 // summary when the job has one: annotations stop at ten of a kind.
-func appendStepSummary(rep *mutate.Report) error {
+func appendStepSummary(rep *app.EvidenceReport) error {
 	path := os.Getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
 		return nil
@@ -192,7 +191,7 @@ func appendStepSummary(rep *mutate.Report) error {
 	if err != nil {
 		return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
 	}
-	if err := mutate.WriteGitHubSummary(f, rep); err != nil {
+	if err := app.WriteEvidence(f, app.EvidenceGitHubSummary, rep); err != nil {
 		f.Close()
 		return err
 	}

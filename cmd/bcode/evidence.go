@@ -11,7 +11,6 @@ import (
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 func init() {
@@ -74,7 +73,7 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 	if !*quiet {
 		progress = stepPrinter{w: stderr, start: time.Now()}
 	}
-	req := app.EvidenceRequest{Repo: *repoDir, Base: *base, Head: *head, Options: mutate.Options{Workers: workers, Reach: *reach, Overlay: *overlay}}
+	req := app.EvidenceRequest{Repo: *repoDir, Base: *base, Head: *head, Options: app.EvidenceOptions{Workers: workers, Reach: *reach, Overlay: *overlay}}
 	res, err := eng.Evidence(ctx, req, progress)
 	if res != nil {
 		for _, note := range res.Notes {
@@ -82,9 +81,8 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 		}
 	}
 	if err != nil {
-		var be *mutate.BaselineError
 		switch {
-		case errors.As(err, &be):
+		case errors.Is(err, app.ErrRedBaseline):
 			return fail("%v\nthe code must pass its own tests before mutants can be judged; fix them (or run `bcode check`) first", err)
 		case ctx.Err() != nil:
 			return fail("interrupted")
@@ -94,24 +92,24 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 	}
 	rep := res.Report
 
+	format := app.EvidenceText
 	switch {
 	case *asJSON:
-		err = mutate.WriteJSON(stdout, rep)
+		format = app.EvidenceJSON
 	case *asSARIF:
-		err = mutate.WriteSARIF(stdout, rep)
+		format = app.EvidenceSARIF
 	case *asGitHub:
-		err = mutate.WriteGitHub(stdout, rep)
-		if err == nil {
-			err = appendStepSummary(rep)
-		}
-	default:
-		err = mutate.WriteText(stdout, rep)
+		format = app.EvidenceGitHub
+	}
+	err = app.WriteEvidence(stdout, format, rep)
+	if err == nil && format == app.EvidenceGitHub {
+		err = appendStepSummary(rep)
 	}
 	if err != nil {
 		return fail("writing the report: %v", err)
 	}
 	if *mutationReport != "" {
-		if err := writeFileWith(*mutationReport, rep, mutate.WriteMutationReport); err != nil {
+		if err := writeFileWith(*mutationReport, rep, app.EvidenceMutationReport); err != nil {
 			return fail("writing %s: %v", *mutationReport, err)
 		}
 	}
@@ -122,9 +120,9 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 		}
 	}
 	switch {
-	case rep.Stats.Verdicts[mutate.Survived] > 0:
+	case rep.Stats.Verdicts[verify.MutantSurvived] > 0:
 		return evidenceSurvivors
-	case len(rep.Errors) > 0 || rep.Stats.Verdicts[mutate.NoVerdict] > 0:
+	case len(rep.Errors) > 0 || rep.Stats.Verdicts[verify.MutantNoVerdict] > 0:
 		return evidenceError
 	}
 	return evidenceClean

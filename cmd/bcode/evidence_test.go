@@ -105,8 +105,8 @@ func TestEvidenceBaselineRedExitsTwo(t *testing.T) {
 	})
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	code, _, errs := runEvidence(t, "--repo", dir, "--base", "HEAD~1", "--head", "HEAD")
-	if code != evidenceError || !strings.Contains(errs, "baseline") || !strings.Contains(errs, "TestBroken") {
-		t.Fatalf("exit %d, want 2 naming TestBroken; stderr:\n%s", code, errs)
+	if code != evidenceError || !strings.Contains(errs, "baseline") || !strings.Contains(errs, "TestBroken") || !strings.Contains(errs, "must pass its own tests") {
+		t.Fatalf("exit %d, want 2 naming TestBroken and explaining the red baseline; stderr:\n%s", code, errs)
 	}
 }
 

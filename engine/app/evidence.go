@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/bcode-dev/bcode/config"
@@ -27,7 +28,7 @@ type EvidenceRequest struct {
 	LastCommit bool
 	// Options are the caller's settings (its flags); the base commit's
 	// [evidence] settings fill in what they leave unset.
-	Options mutate.Options
+	Options EvidenceOptions
 	// Runner builds and runs the tests; nil: the host.
 	Runner sandbox.Runner
 	// Change, when set, is the change to judge instead of Repo's, with
@@ -39,13 +40,65 @@ type EvidenceRequest struct {
 	Dir    string
 }
 
+// EvidenceOptions are the settings a surface gives an evidence run. Zero
+// values leave a setting to the base commit's [evidence] configuration
+// (or its default); the language engines, timeouts and interpreter are
+// the engine's to choose, as engine/check chooses them for the gate.
+type EvidenceOptions struct {
+	// Workers run mutants in parallel; 0: [evidence] workers, else the
+	// number of CPUs.
+	Workers int
+	// Reach also mutates the functions the change's new or modified tests
+	// cover, not only the changed lines.
+	Reach bool
+	// Overlay builds every mutant on its own instead of one schema per
+	// package (slow; for comparison).
+	Overlay bool
+	// CacheDir holds the baseline coverage cache; "" is its default
+	// under the user's cache directory.
+	CacheDir string
+	// PerProcessBaseline runs every baseline test in a process of its own
+	// (for benchmarks and comparison).
+	PerProcessBaseline bool
+	// PythonIsolation is how Python mutants are kept apart: "state",
+	// "fork" or "" ([evidence] python_isolation).
+	PythonIsolation string
+}
+
+// mutateOptions are o as verify/mutate takes them, before the base
+// commit's configuration fills the rest.
+func (o EvidenceOptions) mutateOptions() mutate.Options {
+	return mutate.Options{Workers: o.Workers, Reach: o.Reach, Overlay: o.Overlay, CacheDir: o.CacheDir,
+		PerProcessBaseline: o.PerProcessBaseline, PythonIsolation: o.PythonIsolation}
+}
+
+// ErrRedBaseline is what Evidence's error matches (errors.Is) when the
+// unmutated code fails its own tests, so no mutant verdict would mean
+// anything; the error's text names the package and the failing tests.
+var ErrRedBaseline = errors.New("baseline is red")
+
+// redBaseline is an error of a red baseline, unchanged in text, that
+// matches ErrRedBaseline.
+type redBaseline struct{ error }
+
+func (e redBaseline) Is(target error) bool { return target == ErrRedBaseline }
+func (e redBaseline) Unwrap() error        { return e.error }
+
+// EvidenceReport and EvidenceStats are the report of an evidence run and
+// its counts and timings, as verify/mutate makes them; WriteEvidence
+// renders a report.
+type (
+	EvidenceReport = mutate.Report
+	EvidenceStats  = mutate.Stats
+)
+
 // EvidenceResult is one evidence run.
 type EvidenceResult struct {
 	// Base and Head are the commits (or tree) judged.
 	Base, Head string
-	// Report is mutate's; empty (no mutants) when there was nothing to
-	// judge, and Notes say why.
-	Report *mutate.Report
+	// Report is empty (no mutants) when there was nothing to judge, and
+	// Notes say why.
+	Report *EvidenceReport
 	// Notes are the engine's own: which change it judged, and a broken
 	// configuration it fell back from. They come before Report.Notes.
 	Notes []string
@@ -54,8 +107,9 @@ type EvidenceResult struct {
 // Evidence runs the mutants of a repository's change, the way `bcode
 // evidence`, bcode-ls and the benchmarks all do: the change from
 // gitchange, the head laid out outside the checkout, the base commit's
-// [evidence] settings under the caller's. Errors from mutate keep their
-// type (mutate.BaselineError, the Go engine's ErrNoGo) for the caller to explain.
+// [evidence] settings under the caller's. A red baseline's error matches
+// ErrRedBaseline; other errors from mutate keep their type (the Go
+// engine's ErrNoGo) for the caller to explain.
 func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Progress) (*EvidenceResult, error) {
 	if p == nil {
 		p = verify.NoProgress{}
@@ -74,9 +128,9 @@ func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Pro
 	}
 	defer change.Workspace.Close()
 	res := &EvidenceResult{Base: change.Base, Head: change.Head, Notes: notes}
-	if why := nothingToMutate(change, req.Options.Engines); why != "" {
+	if why := nothingToMutate(change); why != "" {
 		res.Notes = append(res.Notes, why)
-		res.Report = &mutate.Report{Mutants: []mutate.Mutant{}, Stats: mutate.Stats{Verdicts: map[mutate.Verdict]int{}}}
+		res.Report = &EvidenceReport{Mutants: []verify.Mutant{}, Stats: EvidenceStats{Verdicts: map[verify.MutantVerdict]int{}}}
 		return res, nil
 	}
 	p.Step("laying out a snapshot of the head")
@@ -97,11 +151,11 @@ func (e *Engine) Evidence(ctx context.Context, req EvidenceRequest, p verify.Pro
 
 // evidenceOf runs the mutants of change on dir, where its head is laid
 // out already, with the [evidence] settings of change's base commit
-// filling what o leaves unset; its notes say when that configuration was
-// broken. With o.Reach and no o.Tests, the change's new or modified Go
-// tests are found first. checkout is the user's checkout ("" none), whose
-// untracked .venv is then an interpreter candidate.
-func (e *Engine) evidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, o mutate.Options, p verify.Progress, checkout string) (*mutate.Report, []string, error) {
+// filling what opts leaves unset; its notes say when that configuration
+// was broken. With opts.Reach, the change's new or modified Go tests are
+// found first. checkout is the user's checkout ("" none), whose untracked
+// .venv is then an interpreter candidate.
+func (e *Engine) evidenceOf(ctx context.Context, r sandbox.Runner, dir string, change *verify.Change, opts EvidenceOptions, p verify.Progress, checkout string) (*EvidenceReport, []string, error) {
 	if r == nil {
 		r = e.runner()
 	}
@@ -115,8 +169,8 @@ func (e *Engine) evidenceOf(ctx context.Context, r sandbox.Runner, dir string, c
 			notes = append(notes, note)
 		}
 	}
-	o = check.EvidenceOptionsIn(cfg, o, checkout)
-	if o.Reach && o.Tests == nil {
+	o := check.EvidenceOptionsIn(cfg, opts.mutateOptions(), checkout)
+	if o.Reach {
 		tests, err := golang.New().ChangedTests(ctx, change)
 		if err != nil {
 			return nil, notes, fmt.Errorf("finding the change's tests for --reach: %w", err)
@@ -124,6 +178,9 @@ func (e *Engine) evidenceOf(ctx context.Context, r sandbox.Runner, dir string, c
 		o.Tests = tests
 	}
 	rep, err := mutate.Run(ctx, r, dir, change, o, p)
+	if _, ok := errors.AsType[*mutate.BaselineError](err); ok {
+		err = redBaseline{err}
+	}
 	return rep, notes, err
 }
 
@@ -153,12 +210,10 @@ func loadChange(ctx context.Context, repo *git.Repo, req EvidenceRequest) (*veri
 	return last, []string{"no uncommitted change and no upstream ahead of it: showing the mutants of the last commit (" + shortID(parent) + "..HEAD)"}, nil
 }
 
-// nothingToMutate says why change has no mutants for engines (nil:
-// check.MutationEngines) ("" when it may have).
-func nothingToMutate(change *verify.Change, engines []mutate.Engine) string {
-	if engines == nil {
-		engines = check.MutationEngines()
-	}
+// nothingToMutate says why change has no mutants for
+// check.MutationEngines ("" when it may have).
+func nothingToMutate(change *verify.Change) string {
+	engines := check.MutationEngines()
 	if len(change.Files) == 0 {
 		return fmt.Sprintf("no change: the working tree is the base %s, so there is nothing to judge (edit and save, or run evidence against an older base)", shortID(change.Base))
 	}

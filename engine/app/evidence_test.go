@@ -63,7 +63,7 @@ func TestEvidenceNothingToJudge(t *testing.T) {
 		t.Errorf("clean checkout: %d mutants, notes %q; want none and a no-change note", len(res.Report.Mutants), res.Notes)
 	}
 
-	res, err = eng.Evidence(ctx, app.EvidenceRequest{Repo: repo.Dir, LastCommit: true, Options: mutate.Options{Workers: 1}}, nil)
+	res, err = eng.Evidence(ctx, app.EvidenceRequest{Repo: repo.Dir, LastCommit: true, Options: app.EvidenceOptions{Workers: 1}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ def test_mid():
 		t.Fatal(err)
 	}
 	eng := app.Open(app.Options{})
-	res, err := eng.Evidence(ctx, app.EvidenceRequest{Repo: repo.Dir, Base: "HEAD~1", Head: "HEAD", Options: mutate.Options{Workers: 1, CacheDir: t.TempDir()}}, nil)
+	res, err := eng.Evidence(ctx, app.EvidenceRequest{Repo: repo.Dir, Base: "HEAD~1", Head: "HEAD", Options: app.EvidenceOptions{Workers: 1, CacheDir: t.TempDir()}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
