@@ -137,7 +137,9 @@ func runningTest(pid int) bool {
 		}
 		if strings.HasPrefix(p.comm, "python") {
 			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
-			if bytes.Contains(cmdline, []byte("\x00pytest\x00")) {
+			// The gate's isolated bootstrap names bcode's plugin file;
+			// mutation evidence runs pymutate.py.
+			if bytes.Contains(cmdline, []byte("/bcode_pytest_log.py\x00")) || bytes.Contains(cmdline, []byte("/pymutate.py\x00")) {
 				return true
 			}
 		}
