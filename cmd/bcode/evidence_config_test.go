@@ -48,7 +48,7 @@ func TestEvidenceConfigAppliesEverywhere(t *testing.T) {
 			case mutate.Timeout:
 				covered++
 			default:
-				t.Errorf("%s: mutant %s %s → %s is %s, want timeout under run_timeout = 1ms", surface, m.File, m.Original, m.Mutated, m.Verdict)
+				t.Errorf("%s: mutant %s %s → %s is %s (by %q: %s), want timeout under run_timeout = 1ms", surface, m.File, m.Original, m.Mutated, m.Verdict, m.KilledBy, m.Detail)
 			}
 		}
 		if covered == 0 {

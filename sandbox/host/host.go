@@ -169,7 +169,9 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		return sandbox.Result{}, fmt.Errorf("%s: %w", c.Args[0], sandbox.ErrNotFound)
 	}
 	parent := ctx
+	var deadline time.Time
 	if c.Timeout > 0 {
+		deadline = time.Now().Add(c.Timeout)
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
@@ -213,6 +215,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		killGroup(cmd)
 		werr = <-done
 	}
+	ended := time.Now()
 	res := sandbox.Result{
 		Stdout:    stdout.Bytes(),
 		Stderr:    stderr.Bytes(),
@@ -220,7 +223,11 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 		Duration:  time.Since(began),
 		ExitCode:  cmd.ProcessState.ExitCode(),
 	}
-	if ctx.Err() != nil {
+	// Past the deadline is a timeout even when the process ended before
+	// the context's timer ran (a busy scheduler runs timers late): the
+	// answer is the clock's, not the order two goroutines were woken in.
+	late := !deadline.IsZero() && !ended.Before(deadline)
+	if ctx.Err() != nil || late {
 		if parent.Err() == nil { // our own timeout, not the caller's cancellation
 			res.TimedOut = true
 			return res, nil
