@@ -232,7 +232,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeOverflow(w, prompt, s.opts.NCtx)
 		return
 	}
+	// seq numbers this reply's ids; it is read under the lock, as
+	// requests of several runners arrive at once.
 	var st Step
+	var seq int
 	if s.opts.Respond != nil {
 		msgs := make([]Message, len(req.Messages))
 		for i, m := range req.Messages {
@@ -241,6 +244,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		st = s.opts.Respond(msgs)
 		s.mu.Lock()
 		s.next++
+		seq = s.next
 		s.mu.Unlock()
 	} else {
 		s.mu.Lock()
@@ -251,6 +255,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		st = s.script[s.next]
 		s.next++
+		seq = s.next
 		s.mu.Unlock()
 	}
 	if st.Overflow {
@@ -280,20 +285,20 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		"predicted_n": completion, "predicted_ms": float64(completion) * 20, "predicted_per_token_ms": 20.0, "predicted_per_second": 50.0,
 	}
 	if req.Stream {
-		s.stream(w, st, finish, usage, timings)
+		s.stream(w, seq, st, finish, usage, timings)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": st.Content}
 	if len(st.ToolCalls) > 0 {
 		var calls []map[string]any
 		for i, c := range st.ToolCalls {
-			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", s.next, i), "type": "function",
+			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", seq, i), "type": "function",
 				"function": map[string]string{"name": c.Name, "arguments": c.Arguments}})
 		}
 		msg["tool_calls"] = calls
 	}
 	writeJSON(w, 200, map[string]any{
-		"id": fmt.Sprintf("chatcmpl-%d", s.next), "object": "chat.completion", "model": s.opts.Model,
+		"id": fmt.Sprintf("chatcmpl-%d", seq), "object": "chat.completion", "model": s.opts.Model,
 		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   usage, "timings": timings,
 	})
@@ -302,7 +307,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // stream writes the reply as llama-server does: a role chunk, content in
 // pieces, tool calls in fragments (name first, arguments split), the finish
 // chunk, a usage chunk with timings, then [DONE].
-func (s *Server) stream(w http.ResponseWriter, st Step, finish string, usage map[string]int, timings map[string]any) {
+func (s *Server) stream(w http.ResponseWriter, seq int, st Step, finish string, usage map[string]int, timings map[string]any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(200)
 	fl, _ := w.(http.Flusher)
@@ -322,7 +327,7 @@ func (s *Server) stream(w http.ResponseWriter, st Step, finish string, usage map
 		send(choice(map[string]any{"content": piece}, nil))
 	}
 	for i, c := range st.ToolCalls {
-		send(choice(map[string]any{"tool_calls": []map[string]any{{"index": i, "id": fmt.Sprintf("call_%d_%d", s.next, i), "type": "function",
+		send(choice(map[string]any{"tool_calls": []map[string]any{{"index": i, "id": fmt.Sprintf("call_%d_%d", seq, i), "type": "function",
 			"function": map[string]string{"name": c.Name, "arguments": ""}}}}, nil))
 		for _, piece := range split(c.Arguments, 2) {
 			send(choice(map[string]any{"tool_calls": []map[string]any{{"index": i, "function": map[string]string{"arguments": piece}}}}, nil))
