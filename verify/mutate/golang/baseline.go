@@ -190,7 +190,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "bcode-baseline-v2\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath)
 	hashFile := func(path string) {
-		data, err := readCapped(s.root, path, maxSourceFile)
+		data, err := mutate.ReadBeneath(s.root, path, maxSourceFile)
 		if err != nil {
 			return
 		}
@@ -203,7 +203,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 		fmt.Fprintf(h, "%s\x00%x\x00", path, sum)
 	}
 	hashDir := func(dir string, recurse bool) {
-		_ = walkBeneath(s.root, dir, func(path string, d fs.DirEntry) error {
+		_ = mutate.WalkBeneath(s.root, dir, func(path string, d fs.DirEntry) error {
 			if d.IsDir() {
 				if path != dir && (!recurse || strings.HasPrefix(d.Name(), ".")) {
 					return filepath.SkipDir

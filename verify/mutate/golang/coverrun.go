@@ -56,7 +56,7 @@ func (s *session) canCoverInProcess(p *pkg) bool {
 		if name == coverMainFile {
 			return false
 		}
-		src, err := readCapped(s.root, filepath.Join(p.list.Dir, name), maxTestSource)
+		src, err := mutate.ReadBeneath(s.root, filepath.Join(p.list.Dir, name), maxTestSource)
 		if err != nil {
 			return false
 		}

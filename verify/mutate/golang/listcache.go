@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // The two `go list` calls of a module (the changed packages, then export
@@ -83,7 +84,7 @@ func (s *session) targetsKey(mod string, targets []string) string {
 // end of its last import (build constraints, package clause, imports). A
 // file that does not parse that far is hashed whole.
 func goHeader(root, path string) string {
-	src, err := readCapped(root, path, maxSourceFile)
+	src, err := mutate.ReadBeneath(root, path, maxSourceFile)
 	if err != nil {
 		return "missing"
 	}
@@ -116,7 +117,7 @@ func hashFile(h hash.Hash, root, mod, path string) {
 	if r, err := filepath.Rel(mod, path); err == nil && filepath.IsLocal(r) {
 		name = filepath.ToSlash(r)
 	}
-	data, err := readCapped(root, path, maxSourceFile)
+	data, err := mutate.ReadBeneath(root, path, maxSourceFile)
 	if err != nil {
 		fmt.Fprintf(h, "%s\x00missing\x00", name)
 		return

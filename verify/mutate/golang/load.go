@@ -18,6 +18,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // listed is the part of `go list -json` the engine reads.
@@ -335,7 +336,7 @@ func (s *session) typecheck(mod string, l listed, all map[string]listed, imp typ
 	var asts []*ast.File
 	for _, name := range l.GoFiles {
 		abs := filepath.Join(l.Dir, name)
-		src, err := readCapped(s.root, abs, maxSourceFile)
+		src, err := mutate.ReadBeneath(s.root, abs, maxSourceFile)
 		if err != nil {
 			return nil, fmt.Errorf("package %s: %w", rel, err)
 		}

@@ -26,15 +26,6 @@ const (
 	maxExportData = 512 << 20 // one package's export data
 )
 
-// readCapped reads abs, a path beneath root, through the confined reader.
-func readCapped(root, abs string, max int64) ([]byte, error) {
-	rel, err := filepath.Rel(root, abs)
-	if err != nil {
-		return nil, err
-	}
-	return sandbox.ReadFile(root, filepath.ToSlash(rel), max)
-}
-
 // readDirBeneath lists abs, a directory beneath root.
 func readDirBeneath(root, abs string) ([]fs.DirEntry, error) {
 	rel, err := filepath.Rel(root, abs)
@@ -47,26 +38,6 @@ func readDirBeneath(root, abs string) ([]fs.DirEntry, error) {
 	}
 	defer c.Close()
 	return c.ReadDir(filepath.ToSlash(rel))
-}
-
-// walkBeneath walks abs, a directory beneath root, calling fn with each
-// entry's absolute path; fn may return fs.SkipDir.
-func walkBeneath(root, abs string, fn func(p string, d fs.DirEntry) error) error {
-	rel, err := filepath.Rel(root, abs)
-	if err != nil {
-		return err
-	}
-	c, err := sandbox.OpenConfined(root)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return c.WalkDir(filepath.ToSlash(rel), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		return fn(filepath.Join(root, filepath.FromSlash(p)), d)
-	})
 }
 
 // existsBeneath reports whether abs, beneath root, names anything (a link

@@ -245,7 +245,7 @@ func (s *session) locateTests(p *pkg) {
 	for _, name := range files {
 		// The host path: go list may have run in a container.
 		abs := filepath.Join(s.root, filepath.FromSlash(p.relDir), name)
-		src, err := readCapped(s.root, abs, maxTestSource)
+		src, err := mutate.ReadBeneath(s.root, abs, maxTestSource)
 		if err != nil {
 			continue
 		}

@@ -187,7 +187,7 @@ type pySession struct {
 func (ps *pySession) Finish() error {
 	for _, f := range ps.changed {
 		abs := filepath.Join(ps.root, filepath.FromSlash(f.Path))
-		src, err := readCapped(ps.root, abs, maxSourceFile)
+		src, err := mutate.ReadBeneath(ps.root, abs, maxSourceFile)
 		if err != nil {
 			ps.rep.Errors = append(ps.rep.Errors, fmt.Sprintf("%s: %v", f.Path, err))
 			continue
@@ -696,7 +696,7 @@ func (ps *pySession) cacheKey() string {
 		fmt.Fprintf(h, "target\x00%s\x00", f.rel)
 	}
 	var total int64
-	_ = walkBeneath(ps.root, ps.root, func(p string, d fs.DirEntry) error {
+	_ = mutate.WalkBeneath(ps.root, ps.root, func(p string, d fs.DirEntry) error {
 		if d.IsDir() {
 			if p != ps.root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "__pycache__") {
 				return filepath.SkipDir
@@ -711,7 +711,7 @@ func (ps *pySession) cacheKey() string {
 			return nil
 		}
 		total += fi.Size()
-		data, err := readCapped(ps.root, p, max(maxHashed-total+fi.Size(), 1))
+		data, err := mutate.ReadBeneath(ps.root, p, max(maxHashed-total+fi.Size(), 1))
 		if err != nil {
 			return nil
 		}
@@ -1214,7 +1214,7 @@ func (ps *pySession) locateTests() {
 			}
 			ps.rep.TestFiles[path.Dir(m.File)+":"+n] = file
 			if _, ok := ps.rep.Sources[file]; !ok {
-				if src, err := readCapped(ps.root, filepath.Join(ps.root, filepath.FromSlash(file)), maxTestSource); err == nil {
+				if src, err := mutate.ReadBeneath(ps.root, filepath.Join(ps.root, filepath.FromSlash(file)), maxTestSource); err == nil {
 					ps.rep.Sources[file] = string(src)
 				}
 			}
