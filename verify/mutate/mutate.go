@@ -265,7 +265,7 @@ func Prepare(ctx context.Context, r sandbox.Runner, dir string, change *verify.C
 		Runner:   r,
 		Root:     abs,
 		Change:   change,
-		Options:  opts.withDefaults(),
+		Options:  opts.WithDefaults(),
 		Progress: p,
 		Report: &Report{Sources: map[string]string{}, TestFiles: map[string]string{}, Languages: map[string]string{},
 			Stats: Stats{Verdicts: map[Verdict]int{}}},
@@ -319,7 +319,8 @@ func (pr *Prepared) Close() {
 	}
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults is o with the defaults Run gives a session's options.
+func (o Options) WithDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = runtime.NumCPU()
 	}

@@ -34,7 +34,8 @@ func TestListCacheFollowsSources(t *testing.T) {
 	lists := func() result {
 		t.Helper()
 		s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &mutate.Report{}, envDone: make(chan struct{})}
-		s.opts = defaulted(mutate.Options{CacheDir: cache})
+		o := mutate.Options{CacheDir: cache}.WithDefaults()
+		s.opts = &o
 		go s.readEnv()
 		targets, deps, err := s.lists(dir, []string{"./a"})
 		if err != nil {
@@ -54,7 +55,8 @@ func TestListCacheFollowsSources(t *testing.T) {
 		// What the cache gave is what go list prints now.
 		if wantCached > 0 {
 			s := &session{ctx: context.Background(), runner: host.New(), root: dir, rep: &mutate.Report{}, envDone: make(chan struct{})}
-			s.opts = defaulted(mutate.Options{CacheDir: cache, NoCache: true})
+			o := mutate.Options{CacheDir: cache, NoCache: true}.WithDefaults()
+			s.opts = &o
 			go s.readEnv()
 			targets, deps, err := s.lists(dir, []string{"./a"})
 			if err != nil {

@@ -258,7 +258,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestBoundaryNotPinnedSurvives(t *testing.T) {
 	c := calcReport(t)
-	line := lineOf(t, calcHead, "func SmallA") + 1
+	line := mutatetest.LineOf(t, calcHead, "func SmallA") + 1
 	m := find(t, c.rep, line, mutate.OpConditionalBoundary, "n < 10")
 	if m.Verdict != mutate.Survived {
 		t.Fatalf("n <= 10 -> n < 10 in SmallA: verdict %s (%s), want survived", m.Verdict, m.Detail)
@@ -288,7 +288,7 @@ func TestBoundaryNotPinnedSurvives(t *testing.T) {
 
 func TestBoundaryPinnedIsKilledByThatTest(t *testing.T) {
 	c := calcReport(t)
-	line := lineOf(t, calcHead, "func SmallB") + 1
+	line := mutatetest.LineOf(t, calcHead, "func SmallB") + 1
 	m := find(t, c.rep, line, mutate.OpConditionalBoundary, "n < 10")
 	if m.Verdict != mutate.Killed || m.KilledBy != "TestSmallBBoundary" {
 		t.Fatalf("n < 10 in SmallB: %s by %q, want killed by TestSmallBBoundary", m.Verdict, m.KilledBy)
@@ -297,12 +297,12 @@ func TestBoundaryPinnedIsKilledByThatTest(t *testing.T) {
 
 func TestUncoveredBranch(t *testing.T) {
 	c := calcReport(t)
-	line := lineOf(t, calcHead, "n < -1000")
+	line := mutatetest.LineOf(t, calcHead, "n < -1000")
 	m := find(t, c.rep, line, mutate.OpConditionalBoundary, "n <= -1000")
 	if m.Verdict != mutate.NotCovered || len(m.Tests) != 0 {
 		t.Fatalf("inner branch: %s with tests %v, want not_covered", m.Verdict, m.Tests)
 	}
-	outer := find(t, c.rep, lineOf(t, calcHead, "if n < 0"), mutate.OpRelationalNegation, "n >= 0")
+	outer := find(t, c.rep, mutatetest.LineOf(t, calcHead, "if n < 0"), mutate.OpRelationalNegation, "n >= 0")
 	if outer.Verdict != mutate.Killed {
 		t.Errorf("covered outer condition: %s, want killed", outer.Verdict)
 	}
@@ -330,7 +330,7 @@ func TestPrunedByTypes(t *testing.T) {
 		t.Errorf("expected %q to be pruned (%s); pruned: %+v", mut, why, c.rep.Pruned)
 	}
 	// x > -1 is x >= 0 on integers: a duplicate, dropped.
-	bits := lineOf(t, calcHead, "for x > 0")
+	bits := mutatetest.LineOf(t, calcHead, "for x > 0")
 	for _, m := range c.rep.Mutants {
 		if m.Line == bits && m.Operator == mutate.OpConstantBound && m.Mutated == "-1" {
 			t.Errorf("x > -1 duplicates the boundary mutant and should be pruned")
@@ -348,7 +348,7 @@ func TestPrunedByTypes(t *testing.T) {
 
 func TestInfiniteLoopTimesOut(t *testing.T) {
 	c := calcReport(t)
-	m := find(t, c.rep, lineOf(t, calcHead, "for x > 0"), mutate.OpConditionalBoundary, "x >= 0")
+	m := find(t, c.rep, mutatetest.LineOf(t, calcHead, "for x > 0"), mutate.OpConditionalBoundary, "x >= 0")
 	if m.Verdict != mutate.Timeout || m.KilledBy != "" {
 		t.Fatalf("x >= 0 loops forever: %s (killed by %q), want timeout and not killed", m.Verdict, m.KilledBy)
 	}
@@ -359,12 +359,12 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 
 func TestSuppression(t *testing.T) {
 	c := calcReport(t)
-	pos := lineOf(t, calcHead, "return u >= 0")
+	pos := mutatetest.LineOf(t, calcHead, "return u >= 0")
 	m := find(t, c.rep, pos, mutate.OpConditionalBoundary, "u > 0")
 	if m.Verdict != mutate.Ignored || !strings.HasPrefix(m.IgnoreReason, "always true for unsigned") {
 		t.Errorf("directive with a reason: %s %q, want ignored with its reason", m.Verdict, m.IgnoreReason)
 	}
-	last := lineOf(t, calcHead, "return s[len(s)-1]")
+	last := mutatetest.LineOf(t, calcHead, "return s[len(s)-1]")
 	var bare bool
 	for _, e := range c.rep.Errors {
 		if strings.Contains(e, "calc/calc.go:"+itoa(last)+":") && strings.Contains(e, "needs a reason") {
@@ -397,7 +397,7 @@ func TestFlakyBaselineQuarantined(t *testing.T) {
 
 func TestOnlyChangedLines(t *testing.T) {
 	c := calcReport(t)
-	old := lineOf(t, calcHead, "func Old")
+	old := mutatetest.LineOf(t, calcHead, "func Old")
 	for _, m := range append(append([]mutate.Mutant(nil), c.rep.Mutants...), c.rep.Pruned...) {
 		if m.Line == old || strings.HasSuffix(m.File, "_test.go") {
 			t.Errorf("mutant %s at %s:%d is not on a changed line of a non-test file", m.ID, m.File, m.Line)
@@ -534,7 +534,7 @@ func TestGitHubAndMutationReport(t *testing.T) {
 	if err := mutate.WriteGitHub(&gh, c.rep); err != nil {
 		t.Fatal(err)
 	}
-	line := lineOf(t, calcHead, "func SmallA") + 1
+	line := mutatetest.LineOf(t, calcHead, "func SmallA") + 1
 	want := "::warning file=calc/calc.go,line=" + itoa(line) + ",col=9,endLine=" + itoa(line) + ",endColumn=16,title=bcode%3A survived mutant conditional_boundary::"
 	if !strings.Contains(gh.String(), want) {
 		t.Errorf("GitHub annotations lack %q:\n%s", want, gh.String())
@@ -636,7 +636,7 @@ func TestReachMutatesCoveredFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := lineOf(t, calcHead, "func Old")
+	old := mutatetest.LineOf(t, calcHead, "func Old")
 	if len(rep.Mutants) == 0 {
 		t.Fatalf("no mutants from --reach")
 	}

@@ -291,12 +291,19 @@ func lineOf(t *testing.T, head map[string]string, s Site) int {
 	if !ok {
 		t.Fatalf("the fixture's Head has no %s", s.File)
 	}
-	for i, l := range strings.Split(src, "\n") {
-		if strings.Contains(l, s.Line) {
+	return LineOf(t, src, s.Line)
+}
+
+// LineOf is the 1-based line of the first line of content holding s; the
+// test fails when none does.
+func LineOf(t testing.TB, content, s string) int {
+	t.Helper()
+	for i, l := range strings.Split(content, "\n") {
+		if strings.Contains(l, s) {
 			return i + 1
 		}
 	}
-	t.Fatalf("%q is in no line of %s", s.Line, s.File)
+	t.Fatalf("%q is in no line of the source", s)
 	return 0
 }
 

@@ -230,7 +230,7 @@ func pyFind(t *testing.T, rep *mutate.Report, line int, op, mutated string) muta
 
 func TestPythonBoundaryNotPinnedSurvives(t *testing.T) {
 	c := pyCalcReports(t)
-	line := lineOf(t, pyCalcHead, "def small_a") + 1
+	line := mutatetest.LineOf(t, pyCalcHead, "def small_a") + 1
 	m := pyFind(t, c.schema, line, mutate.OpConditionalBoundary, "n < 10")
 	if m.Verdict != mutate.Survived {
 		t.Fatalf("n <= 10 -> n < 10 in small_a: %s (%s), want survived", m.Verdict, m.Detail)
@@ -245,7 +245,7 @@ func TestPythonBoundaryNotPinnedSurvives(t *testing.T) {
 
 func TestPythonBoundaryTestKills(t *testing.T) {
 	c := pyCalcReports(t)
-	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "def small_b")+1, mutate.OpConditionalBoundary, "n < 10")
+	m := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, "def small_b")+1, mutate.OpConditionalBoundary, "n < 10")
 	if m.Verdict != mutate.Killed || m.KilledBy != "tests/test_calc.py::test_small_b_boundary" {
 		t.Fatalf("n <= 10 -> n < 10 in small_b: %s by %q, want killed by test_small_b_boundary", m.Verdict, m.KilledBy)
 	}
@@ -263,11 +263,11 @@ func TestPythonBoundaryTestKills(t *testing.T) {
 
 func TestPythonUncoveredBranch(t *testing.T) {
 	c := pyCalcReports(t)
-	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, `return "negative"`), OpNoneReturn, "None")
+	m := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, `return "negative"`), OpNoneReturn, "None")
 	if m.Verdict != mutate.NotCovered || len(m.Tests) != 0 {
 		t.Fatalf("return \"negative\" is never reached: %s, tests %v; want not_covered", m.Verdict, m.Tests)
 	}
-	covered := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if n < 0"), mutate.OpRelationalNegation, "n >= 0")
+	covered := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, "if n < 0"), mutate.OpRelationalNegation, "n >= 0")
 	if covered.Verdict != mutate.Killed {
 		t.Errorf("n < 0 -> n >= 0 is reached by test_describe: %s", covered.Verdict)
 	}
@@ -275,7 +275,7 @@ func TestPythonUncoveredBranch(t *testing.T) {
 
 func TestPythonEquivalentPruned(t *testing.T) {
 	c := pyCalcReports(t)
-	line := lineOf(t, pyCalcHead, "if len(xs) < 3")
+	line := mutatetest.LineOf(t, pyCalcHead, "if len(xs) < 3")
 	var pruned *mutate.Mutant
 	for i, m := range c.schema.Pruned {
 		if m.Line == line && m.Operator == mutate.OpConstantBound && m.Mutated == "4" {
@@ -298,7 +298,7 @@ func TestPythonEquivalentPruned(t *testing.T) {
 
 func TestPythonInfiniteLoopTimesOut(t *testing.T) {
 	c := pyCalcReports(t)
-	line := lineOf(t, pyCalcHead, "while x != 0")
+	line := mutatetest.LineOf(t, pyCalcHead, "while x != 0")
 	for _, rep := range []*mutate.Report{c.schema, c.fresh} {
 		m := pyFind(t, rep, line, mutate.OpConstantBound, "1")
 		if m.Verdict != mutate.Timeout || m.KilledBy != "" {
@@ -312,12 +312,12 @@ func TestPythonInfiniteLoopTimesOut(t *testing.T) {
 
 func TestPythonSuppressionNeedsReason(t *testing.T) {
 	c := pyCalcReports(t)
-	pos := lineOf(t, pyCalcHead, "return n >= 0")
+	pos := mutatetest.LineOf(t, pyCalcHead, "return n >= 0")
 	m := pyFind(t, c.schema, pos, mutate.OpConditionalBoundary, "n > 0")
 	if m.Verdict != mutate.Ignored || m.IgnoreReason != "zero counts as positive: callers never pass it" {
 		t.Errorf("directive with a reason: %s %q, want ignored with its reason", m.Verdict, m.IgnoreReason)
 	}
-	last := lineOf(t, pyCalcHead, "return xs[len(xs) - 1]")
+	last := mutatetest.LineOf(t, pyCalcHead, "return xs[len(xs) - 1]")
 	var bare bool
 	for _, e := range c.schema.Errors {
 		if strings.HasPrefix(e, fmt.Sprintf("pkg/calc.py:%d:", last)) && strings.Contains(e, "needs a reason") {
@@ -335,10 +335,10 @@ func TestPythonSuppressionNeedsReason(t *testing.T) {
 
 func TestPythonOperators(t *testing.T) {
 	c := pyCalcReports(t)
-	id := pyFind(t, c.schema, lineOf(t, pyCalcHead, "is None"), OpIdentityNegation, "d.get(k) is not None")
-	in := pyFind(t, c.schema, lineOf(t, pyCalcHead, "return k in d"), OpMembershipNegation, "k not in d")
-	b := pyFind(t, c.schema, lineOf(t, pyCalcHead, "return True"), mutate.OpBoolLiteral, "False")
-	neg := pyFind(t, c.schema, lineOf(t, pyCalcHead, "if a or not b"), mutate.OpConditionNegation, "b")
+	id := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, "is None"), OpIdentityNegation, "d.get(k) is not None")
+	in := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, "return k in d"), OpMembershipNegation, "k not in d")
+	b := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, "return True"), mutate.OpBoolLiteral, "False")
+	neg := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, "if a or not b"), mutate.OpConditionNegation, "b")
 	for _, m := range []mutate.Mutant{id, in, b, neg} {
 		if m.Verdict != mutate.Killed {
 			t.Errorf("%s %q -> %q: %s, want killed", m.Operator, m.Original, m.Mutated, m.Verdict)
@@ -346,7 +346,7 @@ func TestPythonOperators(t *testing.T) {
 	}
 	// Only changed lines of non-test sources: not old(), not test files,
 	// not test support below tests/.
-	old := lineOf(t, pyCalcHead, "return n > 3")
+	old := mutatetest.LineOf(t, pyCalcHead, "return n > 3")
 	for _, m := range append(append([]mutate.Mutant(nil), c.schema.Mutants...), c.schema.Pruned...) {
 		if m.File != "pkg/calc.py" || m.Line == old {
 			t.Errorf("mutant %s at %s:%d is not on a changed line of a non-test source", m.ID, m.File, m.Line)
@@ -356,7 +356,7 @@ func TestPythonOperators(t *testing.T) {
 
 func TestPythonImportTimeMutantRunsFresh(t *testing.T) {
 	c := pyCalcReports(t)
-	m := pyFind(t, c.schema, lineOf(t, pyCalcHead, "MODULE_FLAG ="), mutate.OpRelationalNegation, "LIMIT <= 5")
+	m := pyFind(t, c.schema, mutatetest.LineOf(t, pyCalcHead, "MODULE_FLAG ="), mutate.OpRelationalNegation, "LIMIT <= 5")
 	if m.Verdict != mutate.Killed || m.Schema || m.KilledBy != "tests/test_calc.py::test_flag" {
 		t.Fatalf("module-level LIMIT > 5 -> LIMIT <= 5: %s by %q (schema %v), want killed by test_flag in a fresh process", m.Verdict, m.KilledBy, m.Schema)
 	}
@@ -397,7 +397,9 @@ func TestPythonIDsStable(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := &verify.Change{Files: []verify.FileChange{{Path: "pkg/calc.py", Status: verify.Modified, Changed: []verify.LineRange{{Start: 1, End: 200}}}}}
-	ps := &pySession{ctx: context.Background(), runner: host.New(), root: dir, opts: defaulted(mutate.Options{Python: "/usr/bin/python3"}), p: verify.NoProgress{},
+	// Its own cache directory: WithDefaults would choose the user's.
+	o := mutate.Options{Python: "/usr/bin/python3", CacheDir: t.TempDir()}.WithDefaults()
+	ps := &pySession{ctx: context.Background(), runner: host.New(), root: dir, opts: &o, p: verify.NoProgress{},
 		rep: &mutate.Report{Sources: map[string]string{}, TestFiles: map[string]string{}}, tmp: t.TempDir(), py: "/usr/bin/python3"}
 	ps.files = []*pyFile{{rel: "pkg/calc.py", abs: filepath.Join(dir, "pkg/calc.py"), src: []byte(moved), ranges: ch.Files[0].Changed}}
 	if err := os.MkdirAll(filepath.Join(ps.tmp, "py"), 0o755); err != nil {
@@ -555,7 +557,7 @@ func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 	if len(fresh.Mutants) < 8 {
 		t.Fatalf("%d mutants of pkg/cache.py, want at least 8", len(fresh.Mutants))
 	}
-	line := lineOf(t, pyCacheHead, "v = n * 2")
+	line := mutatetest.LineOf(t, pyCacheHead, "v = n * 2")
 	if m := pyFind(t, fresh, line, mutate.OpConstantBound, "2"); m.Verdict != mutate.Survived {
 		t.Fatalf("n > 1 -> n > 2 in a fresh process: %s, want survived (the fixture no longer tests what it should)", m.Verdict)
 	}
@@ -604,17 +606,17 @@ func TestPythonBatchTimeoutMidway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop := lineOf(t, pyLoopHead, "while x != 0")
+	loop := mutatetest.LineOf(t, pyLoopHead, "while x != 0")
 	want := []struct {
 		line        int
 		op, mutated string
 		verdict     mutate.Verdict
 	}{
-		{lineOf(t, pyLoopHead, "if x < 0"), mutate.OpRelationalNegation, "x >= 0", mutate.Killed},
+		{mutatetest.LineOf(t, pyLoopHead, "if x < 0"), mutate.OpRelationalNegation, "x >= 0", mutate.Killed},
 		{loop, mutate.OpRelationalNegation, "x == 0", mutate.Killed},
 		{loop, mutate.OpConstantBound, "1", mutate.Timeout},
 		{loop, mutate.OpConstantBound, "-1", mutate.Timeout},
-		{lineOf(t, pyLoopHead, "return x + 1"), OpNoneReturn, "None", mutate.Killed},
+		{mutatetest.LineOf(t, pyLoopHead, "return x + 1"), OpNoneReturn, "None", mutate.Killed},
 	}
 	for _, w := range want {
 		m := pyFind(t, rep, w.line, w.op, w.mutated)
