@@ -32,6 +32,10 @@ var liveLogPlugin []byte
 //go:embed bcode_pytest_boot.py
 var pytestBoot string
 
+// PytestBoot is the bootstrap's source, for the other processes that start
+// pytest by the same rule (mutation evidence imports it beside its script).
+func PytestBoot() []byte { return []byte(pytestBoot) }
+
 // childSite is written as sitecustomize.py and usercustomize.py first on
 // the PYTHONPATH of the processes a test starts, so that the snapshot's
 // own start-up files do not run there either.

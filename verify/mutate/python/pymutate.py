@@ -1196,57 +1196,31 @@ def describe_status(status):
     return "status %d" % status
 
 
-def load_system_pytest():
-    """Import pytest and its own plugins before any snapshot path is on
-    sys.path: a root pytest.py, pluggy.py or _pytest/ of the tree must not
-    run in their place and decide the verdicts."""
-    import importlib
+def pytest_boot():
+    """The gate's bootstrap (bcode_pytest_boot.py, written beside this
+    script): one rule for importing pytest before any snapshot path and
+    for where the snapshot's paths go."""
+    import importlib.util
 
-    import pytest  # noqa: F401
-    from _pytest import config
-
-    for name in config.essential_plugins + config.default_plugins:
-        try:
-            importlib.import_module("_pytest." + name)
-        except Exception:  # noqa: BLE001 - pytest reports it itself
-            pass
-
-
-def standard_dirs():
-    """The interpreter's standard library directories."""
-    import sysconfig
-
-    out = set()
-    for key in ("stdlib", "platstdlib"):
-        p = sysconfig.get_path(key)
-        if p:
-            out.add(os.path.realpath(p))
-    return out
-
-
-def is_standard(entry, std):
-    if not entry:
-        return False
-    real = os.path.realpath(entry)
-    if real in std:
-        return True
-    if os.path.basename(real) == "lib-dynload" and os.path.dirname(real) in std:
-        return True
-    base = os.path.basename(entry)  # the zipped standard library: python311.zip
-    return base.startswith("python") and base.endswith(".zip")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bcode_pytest_boot.py")
+    spec = importlib.util.spec_from_file_location("bcode_pytest_boot", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def run(cfg_path):
     with open(cfg_path) as f:
         cfg = json.load(f)
     sys.dont_write_bytecode = True
-    load_system_pytest()
-    # The snapshot's paths go after the standard library, as the gate's
-    # bootstrap puts them (verify/python/bcode_pytest_boot.py): a root
+    # pytest and its plugins from the system, before any snapshot path;
+    # then the snapshot's paths after the standard library, so a root
     # json.py or unittest.py of the tree is not the standard library's.
-    std = standard_dirs()
+    boot = pytest_boot()
+    boot._load_system()
+    std = boot._standard_dirs()
     at = 0
-    while at < len(sys.path) and is_standard(sys.path[at], std):
+    while at < len(sys.path) and boot._is_standard(sys.path[at], std):
         at += 1
     sys.path[at:at] = cfg["paths"]
     mode = cfg["mode"]

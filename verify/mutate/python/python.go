@@ -215,6 +215,11 @@ func (ps *pySession) run() error {
 	if err := os.WriteFile(ps.script, pyEngine, 0o644); err != nil {
 		return fmt.Errorf("mutate: %w", err)
 	}
+	// The gate's bootstrap, beside the script: pymutate.py imports pytest
+	// and puts the snapshot on sys.path by its rule.
+	if err := os.WriteFile(filepath.Join(dir, "bcode_pytest_boot.py"), pyadapter.PytestBoot(), 0o644); err != nil {
+		return fmt.Errorf("mutate: %w", err)
+	}
 	// The baseline needs no mutants: unless the cache holds it, it runs
 	// beside the generator, and the schema workers start (and collect)
 	// beside it, so a small change does not pay the three one after another.
