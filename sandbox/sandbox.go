@@ -56,8 +56,32 @@ type Command struct {
 	// means DefaultOutputLimit. What is cut is counted in Result.Truncated.
 	OutputLimit int64
 	// Stdout and Stderr, when set, also receive the stream as it is written
-	// (for progress and logs); Result still holds the capped copies.
+	// (for progress and logs); Result still holds the capped copies. When
+	// they are the same writer, the command's stderr is its stdout, as a
+	// shell's 2>&1 makes it (OneStream): one pipe, so what it wrote keeps
+	// its order (a panic's trace after the line before it), and
+	// Result.Stdout holds both.
 	Stdout, Stderr io.Writer
+}
+
+// OneStream reports whether the command's stderr goes where its stdout
+// goes: Stdout and Stderr are one writer.
+func (c Command) OneStream() bool {
+	if c.Stdout == nil || c.Stderr == nil {
+		return false
+	}
+	return sameWriter(c.Stdout, c.Stderr)
+}
+
+// sameWriter is a == b, false for writers whose type cannot be compared
+// (== on those panics).
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // Result is what a finished command left behind. A non-zero exit status is a

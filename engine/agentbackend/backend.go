@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,9 +223,38 @@ func (a *Agent) Recover(ctx context.Context, t engine.Task, lease engine.Lease) 
 	// that carries no task label) goes too; it is not this task's to count.
 	_, _ = e.ReapOrphans(ctx, "")
 	// With its containers gone, a dead runner's worktree disk can go too:
-	// its content is copied back, so the worktree can be moved.
+	// its content is copied back, so the worktree can be moved. Another
+	// task's disk that will not go is not this task's failure (its own
+	// runner's start tries again).
 	_, err = docker.ReleaseStaleDisks(ctx)
-	return n, err
+	return n, ownDiskErrors(err, t.ID)
+}
+
+// ownDiskErrors keeps the failures to release the disks of task id's
+// worktrees, named "<id>-f<fence>" (task.Engine.WorktreePath).
+func ownDiskErrors(err error, id string) error {
+	var errs []error
+	for _, e := range unjoin(err) {
+		var se *docker.StaleDiskError
+		if !errors.As(e, &se) || strings.HasPrefix(filepath.Base(se.Dir), id+"-f") {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unjoin is the errors errors.Join made err of, or err alone.
+func unjoin(err error) []error {
+	if _, one := err.(*docker.StaleDiskError); one {
+		return []error{err}
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // CheckSandbox implements agent.Sandboxed: the gate verifies the

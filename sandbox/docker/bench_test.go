@@ -36,7 +36,7 @@ func BenchmarkRunPerCommand(b *testing.B) {
 func BenchmarkExecLongLived(b *testing.B) {
 	r := benchRunner(b)
 	ctx := context.Background()
-	cc, hc, err := r.spec([]string{"sleep", "infinity"}, nil, r.cfg.Worktree, false)
+	cc, hc, err := r.spec([]string{"sleep", "infinity"}, nil, r.cfg.Worktree, false, false)
 	if err != nil {
 		b.Fatal(err)
 	}

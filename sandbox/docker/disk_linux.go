@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -22,10 +21,6 @@ import (
 // diskImageName is the name of every disk image bcode makes, which is how
 // a mount left behind by a killed runner is recognised as bcode's.
 const diskImageName = "bcode-disk.img"
-
-// ErrDiskLimit wraps every failure to put a runner's directory on a
-// filesystem of its own size.
-var ErrDiskLimit = errors.New("docker runner: the disk limit")
 
 // disk is the runner's directory made, for the runner's life, the mount
 // point of an ext4 filesystem of Config.DiskBytes in a sparse image file.
@@ -208,10 +203,9 @@ func stageRelease(ctx context.Context, dir, work, out string) error {
 	if err := os.Mkdir(out, 0o700); err != nil {
 		return err
 	}
-	if err := runTool(ctx, "mount", "--bind", dir, out); err != nil {
-		return err
-	}
-	if err := runTool(ctx, "mount", "-o", "remount,bind,ro", out); err != nil {
+	// One mount(8) binds and makes the binding read-only, so no kill of
+	// this process leaves a writable staging point between the two.
+	if err := runTool(ctx, "mount", "--bind", "-o", "ro", dir, out); err != nil {
 		return err
 	}
 	if err := unmount(ctx, dir); err != nil {
@@ -225,8 +219,24 @@ func stageRelease(ctx context.Context, dir, work, out string) error {
 
 // finishRelease makes dir a copy of the staged disk at out, then drops the
 // staging point. It can run again after a cut: it empties dir first.
+//
+// A kill between staging's bind and its unmount of dir leaves the disk on
+// both: dir is unmounted first, or emptying it would empty the disk. A
+// directory removed since (its task deleted) has nothing to receive the
+// copy: the staged disk is dropped.
 func finishRelease(ctx context.Context, dir, work, out string) error {
+	for onSameFilesystem(dir, out) {
+		if err := unmount(ctx, dir); err != nil {
+			return err
+		}
+	}
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := unmount(context.WithoutCancel(ctx), out); err != nil {
+			return err
+		}
+		return os.RemoveAll(work)
+	}
 	if err != nil {
 		return err
 	}
@@ -244,6 +254,16 @@ func finishRelease(ctx context.Context, dir, work, out string) error {
 	return os.RemoveAll(work)
 }
 
+// onSameFilesystem reports whether a and b are directories on one mounted
+// filesystem (the same device): a mount on both.
+func onSameFilesystem(a, b string) bool {
+	var sa, sb syscall.Stat_t
+	if syscall.Stat(a, &sa) != nil || syscall.Stat(b, &sb) != nil {
+		return false
+	}
+	return sa.Dev == sb.Dev
+}
+
 // finishStaged finishes the releases dead owners cut short: a staging
 // point whose scratch directory's owner is dead holds the only whole copy
 // of its directory's disk, which is copied back before it goes.
@@ -257,11 +277,11 @@ func finishStaged(ctx context.Context, dead func(owner string) bool) (int, []err
 		}
 		dir, err := stagedDir(out)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%w: a staged disk at %s names no directory: %v", ErrDiskLimit, out, err))
+			errs = append(errs, &StaleDiskError{Err: fmt.Errorf("the staging point %s names no directory: %w", out, err)})
 			continue
 		}
 		if err := finishRelease(ctx, dir, work, out); err != nil {
-			errs = append(errs, fmt.Errorf("%w: finishing the release of %s: %v", ErrDiskLimit, dir, err))
+			errs = append(errs, &StaleDiskError{Dir: dir, Err: fmt.Errorf("finishing a release a kill cut short: %w", err)})
 			continue
 		}
 		n++
@@ -275,7 +295,8 @@ func finishStaged(ctx context.Context, dead func(owner string) bool) (int, []err
 // next holder of a task can move or remove the worktree. A disk is a dead
 // runner's when its image lies in a dead owner's scratch directory. A
 // release a dead runner began is finished from its read-only staging
-// point, which holds the only whole copy. It returns how many it released.
+// point, which holds the only whole copy. It returns how many it released;
+// each failure is a *StaleDiskError naming its directory.
 func ReleaseStaleDisks(ctx context.Context) (int, error) {
 	return releaseStale(ctx, scratch.OwnerDead)
 }
@@ -296,7 +317,7 @@ func releaseStale(ctx context.Context, dead func(owner string) bool) (int, error
 			continue
 		}
 		if err := releaseMounted(ctx, dir, false); err != nil {
-			errs = append(errs, fmt.Errorf("%w: releasing %s: %v", ErrDiskLimit, dir, err))
+			errs = append(errs, &StaleDiskError{Dir: dir, Err: err})
 			continue
 		}
 		n++
@@ -306,15 +327,9 @@ func releaseStale(ctx context.Context, dead func(owner string) bool) (int, error
 
 // mountPoints lists this mount namespace's mount points.
 func mountPoints() []string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 4 {
-			out = append(out, unescapeMount(f[4]))
-		}
+	for _, m := range scratch.Mounts() {
+		out = append(out, m.Point)
 	}
 	return out
 }
@@ -334,29 +349,10 @@ func unmount(ctx context.Context, p string) error {
 // diskMountedAt reports whether the topmost mount on dir is a bcode disk,
 // and its image.
 func diskMountedAt(dir string) (string, bool) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
 	src := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint opts [optional...] - fstype source superopts
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, f := range fields {
-			if f == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+2 >= len(fields) {
-			continue
-		}
-		if unescapeMount(fields[4]) == dir {
-			src = fields[sep+2] // later lines are mounted on top
+	for _, m := range scratch.Mounts() {
+		if m.Point == dir {
+			src = m.Source // later lines are mounted on top
 		}
 	}
 	loop, ok := strings.CutPrefix(src, "/dev/loop")
@@ -372,25 +368,6 @@ func diskMountedAt(dir string) (string, bool) {
 	}
 	img := strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)")
 	return img, filepath.Base(img) == diskImageName
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // runTool runs a system tool (mkfs.ext4, mount, cp) with a bounded time.

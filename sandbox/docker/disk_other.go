@@ -7,10 +7,6 @@ import (
 	"errors"
 )
 
-// ErrDiskLimit wraps every failure to put a runner's directory on a
-// filesystem of its own size.
-var ErrDiskLimit = errors.New("docker runner: the disk limit")
-
 // disk: loop-mounted filesystems are Linux's; elsewhere the limit is not
 // enforced (see docs/sandbox.md).
 type disk struct{}

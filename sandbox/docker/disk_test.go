@@ -144,3 +144,95 @@ func BenchmarkDiskOpenClose(b *testing.B) {
 		}
 	}
 }
+
+// TestDiskReleaseCutBeforeUnmount: a runner SIGKILLed between staging's
+// bind and its unmount of the directory leaves the disk on both; the next
+// release must not empty the directory (which would empty the disk) but
+// unmount it and copy the disk back.
+func TestDiskReleaseCutBeforeUnmount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a disk needs root")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := mountDisk(ctx, dir, 64<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(d.work)
+	if err := os.WriteFile(filepath.Join(dir, "during"), []byte("disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	disks.Lock()
+	delete(disks.m, dir)
+	disks.Unlock()
+	work, err := scratch.MkdirTemp("bcode-disk-out-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	out := filepath.Join(work, stagingName(dir))
+	if err := os.Mkdir(out, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := runTool(ctx, "mount", "--bind", "-o", "ro", dir, out); err != nil {
+		t.Fatal(err)
+	}
+	me := filepath.Base(filepath.Dir(work))
+	if _, err := releaseStale(ctx, func(owner string) bool { return owner == me }); err != nil {
+		t.Fatalf("releaseStale: %v", err)
+	}
+	for _, m := range mountPoints() {
+		if m == out || m == dir {
+			t.Fatalf("%s is still mounted", m)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "during")); err != nil || string(b) != "disk\n" {
+		t.Errorf("what was written on the disk, after the finished release: %q %v", b, err)
+	}
+}
+
+// TestDiskReleaseOfARemovedDirectory: a staged disk whose directory was
+// removed since (its task deleted) is dropped, not an error that fails
+// every later runner's start.
+func TestDiskReleaseOfARemovedDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a disk needs root")
+	}
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "worktree")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, err := mountDisk(ctx, dir, 64<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(d.work)
+	disks.Lock()
+	delete(disks.m, dir)
+	disks.Unlock()
+	work, err := scratch.MkdirTemp("bcode-disk-out-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, stagingName(dir))
+	if err := stageRelease(ctx, dir, work, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	me := filepath.Base(filepath.Dir(work))
+	if _, err := releaseStale(ctx, func(owner string) bool { return owner == me }); err != nil {
+		t.Fatalf("releaseStale: %v", err)
+	}
+	for _, m := range mountPoints() {
+		if m == out {
+			t.Fatalf("the staging point %s is still mounted", out)
+		}
+	}
+	if _, err := os.Stat(work); !os.IsNotExist(err) {
+		t.Errorf("the staging directory is still there: %v", err)
+	}
+}

@@ -553,7 +553,7 @@ func (r *Runner) commandDir(c sandbox.Command) (string, error) {
 // too: track compares it with a weight set while the container is
 // created) and c's CPU time limit.
 func (r *Runner) commandSpec(c sandbox.Command, dir string) (*container.Config, *container.HostConfig, int64, error) {
-	cc, hc, err := r.spec(c.Args, c.Env, dir, c.Stdin != nil)
+	cc, hc, err := r.spec(c.Args, c.Env, dir, c.Stdin != nil, c.OneStream())
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -735,7 +735,7 @@ func (run *containerRun) explainKill(res *sandbox.Result) {
 
 // spec is the container for one command: every restriction of the
 // sandbox in one place.
-func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Config, *container.HostConfig, error) {
+func (r *Runner) spec(args, env []string, dir string, stdin, merged bool) (*container.Config, *container.HostConfig, error) {
 	masks, err := r.maskMounts()
 	if err != nil {
 		return nil, nil, err
@@ -748,8 +748,13 @@ func (r *Runner) spec(args, env []string, dir string, stdin bool) (*container.Co
 	// removes the containers of a bcode process that is gone.
 	labels[LabelOwner] = scratch.Self().String()
 	labels[LabelHost] = hostName()
-	if !stdin {
+	switch {
+	case !stdin && merged:
+		args = append([]string{"/bin/sh", "-c", superviseScript + mergeStreams, "bcode-supervise"}, args...)
+	case !stdin:
 		args = append([]string{"/bin/sh", "-c", superviseScript, "bcode-supervise"}, args...)
+	case merged:
+		args = append([]string{"/bin/sh", "-c", execScript + mergeStreams, "bcode-supervise"}, args...)
 	}
 	init := !r.cfg.NoInit
 	pids := r.cfg.PidsLimit
@@ -833,8 +838,15 @@ func isInitNotFound(stderr []byte) bool {
 const superviseScript = `exec 3<&0 </dev/null
 { cat <&3 >/dev/null; kill -KILL $$; } &
 exec 3<&-
-command -v -- "$1" >/dev/null 2>&1 || { printf '` + superviseNotFound + ` exec %s failed: No such file or directory\n' "$1" >&2; exit 127; }
+` + execScript
+
+// execScript runs "$@", saying so as Docker's init would when it does not
+// exist. With mergeStreams after it, the command's stderr is its stdout:
+// one pipe, so the order of what it wrote to the two is kept.
+const execScript = `command -v -- "$1" >/dev/null 2>&1 || { printf '` + superviseNotFound + ` exec %s failed: No such file or directory\n' "$1" >&2; exit 127; }
 exec "$@"`
+
+const mergeStreams = " 2>&1"
 
 // superviseNotFound starts the supervisor's message for a command that
 // does not exist, which Run turns into sandbox.ErrNotFound as it does

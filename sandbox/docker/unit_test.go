@@ -325,7 +325,7 @@ func TestReap(t *testing.T) {
 	label := map[string]string{"dev.bcode.attempt": "reap-" + filepath.Base(wt)}
 	r := newTestRunner(t, wt, func(c *Config) { c.Labels = label })
 	// A command still running when its caller dies leaves its container.
-	cc, hc, err := r.spec([]string{"sleep", "300"}, nil, wt, false)
+	cc, hc, err := r.spec([]string{"sleep", "300"}, nil, wt, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

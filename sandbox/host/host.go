@@ -182,6 +182,7 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	}
 	stdout := sandbox.NewCappedOutput(limit, c.Stdout)
 	stderr := sandbox.NewCappedOutput(limit, c.Stderr)
+	merged := c.OneStream()
 
 	cmd := exec.Command(bin, c.Args[1:]...)
 	cmd.Dir = c.Dir
@@ -192,6 +193,10 @@ func (r *Runner) Run(ctx context.Context, c sandbox.Command) (sandbox.Result, er
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
+	if merged {
+		// One writer given to exec.Cmd twice is one pipe for both.
+		cmd.Stderr = stdout
+	}
 	setProcessGroup(cmd)
 	began := time.Now()
 	forget, err := start(cmd)

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -74,6 +75,7 @@ func Run(t *testing.T, newRunner func(t *testing.T) sandbox.Runner, opts Options
 	}{
 		{"ExitCodes", s.exitCodes},
 		{"StdoutStderr", s.stdoutStderr},
+		{"OneStream", s.oneStream},
 		{"OutputLimit", s.outputLimit},
 		{"TimeoutKillsProcessTree", s.timeoutKillsTree},
 		{"CPULimit", s.cpuLimit},
@@ -331,6 +333,39 @@ func (s *suite) dir(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(sub, "made.txt")); err != nil || string(b) != "made\n" {
 		t.Errorf("%s: the file the command wrote: %q, %v", r.Name(), b, err)
 	}
+}
+
+// oneStream: with one writer for Stdout and Stderr, what the command
+// wrote to the two arrives in the order it wrote it, with or without
+// stdin, and a missing command is still sandbox.ErrNotFound.
+func (s *suite) oneStream(t *testing.T) {
+	r := s.newRunner(t)
+	var want strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&want, "out%d\nerr%d\n", i, i)
+	}
+	script := `i=0; while [ $i -lt 200 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done`
+	for _, stdin := range []io.Reader{nil, strings.NewReader("")} {
+		var both bytes.Buffer
+		res := s.run(t, r, sandbox.Command{Args: sh(script), Stdin: stdin, Stdout: &both, Stderr: &both, Timeout: time.Minute})
+		if got := string(res.Stdout); got != want.String() {
+			t.Errorf("%s (stdin %v): one stream holds %q..., want the lines in the order written", r.Name(), stdin != nil, firstLines(got, 6))
+		}
+		if len(res.Stderr) != 0 || both.String() != want.String() {
+			t.Errorf("%s (stdin %v): Stderr %q, the writer got %q..., want nothing and the one stream", r.Name(), stdin != nil, res.Stderr, firstLines(both.String(), 6))
+		}
+		var w bytes.Buffer
+		_, err := r.Run(context.Background(), sandbox.Command{Dir: s.opts.Dir(t), Args: []string{"bcode-no-such-command-4711"}, Stdin: stdin, Stdout: &w, Stderr: &w, Timeout: time.Minute})
+		if !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("%s (stdin %v): a missing command on one stream: err = %v, want sandbox.ErrNotFound", r.Name(), stdin != nil, err)
+		}
+	}
+}
+
+// firstLines is s's first n lines.
+func firstLines(s string, n int) string {
+	lines := strings.SplitAfterN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "")
 }
 
 func (s *suite) notFound(t *testing.T) {

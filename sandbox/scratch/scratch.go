@@ -209,6 +209,7 @@ func Release() error {
 type Swept struct {
 	Dirs      int // dead owners' directories removed
 	Processes int // their processes killed
+	Held      int // dead owners' directories left because a filesystem is mounted in them
 }
 
 // Sweep removes the scratch directories of dead owners and kills their
@@ -228,6 +229,12 @@ func sweep(root string, self Owner, isAlive func(Owner) bool) (Swept, error) {
 	if err != nil {
 		return s, fmt.Errorf("scratch: %w", err)
 	}
+	// The mount table names real paths.
+	real := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		real = r
+	}
+	mounts := Mounts()
 	var errs []error
 	for _, e := range ents {
 		o, ok := parseOwner(e.Name())
@@ -235,6 +242,14 @@ func sweep(root string, self Owner, isAlive func(Owner) bool) (Swept, error) {
 			continue
 		}
 		s.Processes += killOwned(filepath.Join(root, e.Name()), e.Name())
+		// A directory with a filesystem mounted in it (a worktree disk, or
+		// the staging point of one whose release a kill cut short) is left
+		// whole: removing through the mount would delete the only copy of
+		// a worktree. sandbox/docker releases the disk, then sweeps again.
+		if holdsMount(mounts, filepath.Join(real, e.Name())) {
+			s.Held++
+			continue
+		}
 		if err := removeAll(filepath.Join(root, e.Name())); err != nil {
 			errs = append(errs, err)
 			continue

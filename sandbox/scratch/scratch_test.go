@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,5 +165,19 @@ func TestRootRefusesPlanted(t *testing.T) {
 	os.Chmod(name, 0o777)
 	if _, err := Root(); err == nil {
 		t.Error("a world-writable root was accepted")
+	}
+}
+
+func TestParseMountInfo(t *testing.T) {
+	in := "36 35 98:0 /mnt1 /mnt/a\\040b rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n" +
+		"47 27 7:0 / /tmp/x rw,nosuid - ext4 /dev/loop0 rw\n" +
+		"short line\n"
+	got := parseMountInfo([]byte(in))
+	want := []Mount{{Point: "/mnt/a b", Source: "/dev/root"}, {Point: "/tmp/x", Source: "/dev/loop0"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("parseMountInfo: %+v, want %+v", got, want)
+	}
+	if !holdsMount(got, "/tmp") || !holdsMount(got, "/tmp/x") || holdsMount(got, "/tmp/x2") || holdsMount(got, "/tmp/x/y") {
+		t.Error("holdsMount: wrong answer for /tmp, /tmp/x, /tmp/x2 or /tmp/x/y")
 	}
 }

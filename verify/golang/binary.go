@@ -164,7 +164,8 @@ func (a *Adapter) runBinary(ctx context.Context, r sandbox.Runner, dir string, l
 	args := []string{bin, "-test.v=test2json", "-test.paniconexit0", "-test.timeout=" + flag,
 		"-test.count=" + strconv.Itoa(count), "-test.run=" + pattern}
 	// go test gives the binary one pipe for stdout and stderr, so a
-	// panic's trace (stderr) lands in the output of the test it ended.
+	// panic's trace (stderr) lands in the output of the test it ended:
+	// one writer for both is one pipe in every runner (OneStream).
 	var merged lockedBuffer
 	res, err := r.Run(ctx, sandbox.Command{Dir: pkgDir, Args: args, Env: env, Timeout: limit, Stdout: &merged, Stderr: &merged})
 	if err != nil {
