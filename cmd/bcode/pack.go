@@ -26,8 +26,9 @@ func init() {
 	})
 }
 
-// tokenizerProbe is how long `bcode pack` waits for llama-server's
-// /tokenize before counting with the estimate instead.
+// tokenizerProbe is how long bcode pack waits for the model server to
+// show it is llama-server (/props) and count (/tokenize) before counting
+// with the estimate instead.
 const tokenizerProbe = 300 * time.Millisecond
 
 func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
