@@ -366,10 +366,10 @@ func checkHelp(t *testing.T, name, help string) {
 		t.Errorf("bcode %s -h has a back-quoted word:\n%s", name, help)
 	}
 	usage, _, _ := strings.Cut(strings.TrimPrefix(help, "usage: "), "\n")
-	words := strings.Fields(usageBracket.Replace(usage))
+	words := strings.Fields(strings.NewReplacer("[", " ", "]", " ").Replace(usage))
 	for i, w := range words {
-		if i < len(strings.Fields(name))+1 || strings.HasPrefix(w, "-") {
-			continue // bcode, the command path, flags and --
+		if i < len(strings.Fields(name))+1 || strings.HasPrefix(w, "-") || w == "|" {
+			continue // bcode, the command path, flags (--json|--sarif), -- and a | between flags
 		}
 		if !placeholder.MatchString(w) {
 			t.Errorf("bcode %s: usage line %q: %q is not an UPPER placeholder", name, usage, w)
