@@ -212,6 +212,10 @@ func parseDocCommand(words []string) (docCommand, bool) {
 		if w == ">" || w == "--" {
 			break
 		}
+		if strings.ContainsAny(w, " \t") {
+			rest = append(rest, w) // quoted: one argument, whatever it holds
+			continue
+		}
 		// A usage line's brackets and alternatives: [--github | --sarif FILE].
 		rest = append(rest, strings.Fields(usageBracket.Replace(w))...)
 	}
