@@ -214,7 +214,7 @@ func findServer(flagPath string) (string, error) {
 	if p, err := exec.LookPath("bcode-ls"); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("bcode-ls not found next to bcode (%s) or on PATH: install it with `go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest`, or build it beside bcode with `go build -o %s ./cmd/bcode-ls`, or pass --server PATH", beside, beside)
+	return "", fmt.Errorf("bcode-ls not found next to bcode (%s) or on PATH: install it with bcode, from bcode's checkout: 'go install ./cmd/...'; or build it beside bcode with 'go build -o %s ./cmd/bcode-ls'; or pass --server PATH", beside, beside)
 }
 
 // ciClient is the LSP client end of the child server.
