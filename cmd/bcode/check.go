@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -30,31 +29,21 @@ const (
 )
 
 func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bcode check [--base REV] [--head REV] [--json] [--sandbox host|docker] [--repo DIR] [--state DIR]", stdout, stderr)
+	fs.about = "Exit status: 0 verified, 1 not verified (green, failed, tampered), 2 error."
 	var st stateFlags
-	st.register(fs)
-	base := fs.String("base", "", "base revision (default: merge-base with the upstream or main branch)")
-	head := fs.String("head", "", "head revision (default: the working tree, committed or not)")
+	st.register(fs.FlagSet)
+	base := fs.String("base", "", "the base revision `REV` (default: merge-base with the upstream or main branch)")
+	head := fs.String("head", "", "the head revision `REV` (default: the working tree, committed or not)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	quiet := fs.Bool("q", false, "do not print progress")
 	noEvidence := fs.Bool("no-evidence", false, "skip mutation evidence (credited tests must otherwise kill a mutant of the changed code)")
-	where := fs.String("sandbox", "host", "where the tests run: host, or docker for a change you have not read (the agent's sandbox: no network, no capabilities; needs `bcode sandbox build`)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode check [--base REV] [--head REV] [--json] [--sandbox host|docker] [--repo DIR] [--state DIR]")
-		fmt.Fprintln(stderr, "\nExit status: 0 verified, 1 not verified (green, failed, tampered), 2 error.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitError
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bcode check: unexpected argument %q\n", fs.Arg(0))
-		return exitError
+	where := fs.String("sandbox", "host", "where the tests run: `host|docker`; docker for a change you have not read (the agent's sandbox: no network, no capabilities; needs the image bcode sandbox build makes)")
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	if *where != "host" && *where != "docker" {
-		fmt.Fprintf(stderr, "bcode check: --sandbox %q: want host or docker\n", *where)
-		return exitError
+		return fs.usageErr("--sandbox %q: want host or docker", *where)
 	}
 	if err := st.use(eng); err != nil {
 		errorf(stderr, "bcode check", "%v", err)

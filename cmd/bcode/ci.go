@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,34 +36,26 @@ const (
 // way an editor does, runs evidence on the branch's change and prints the
 // diagnostics it published: CI uses the very server editors use.
 func cmdCI(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode ci", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	repoDir := fs.String("repo", ".", "the git checkout to check")
-	base := fs.String("base", "", "base revision (default: merge-base with the upstream or main branch)")
+	fs := newFlags("bcode ci [--base REV] [--github | --sarif FILE] [--mutation-report FILE] [--repo DIR] [--server PATH] [-q]", stdout, stderr)
+	fs.about = "Exit status: 0 no mutant survives, 1 some survive, 2 error."
+	repoDir := fs.String("repo", ".", "the git checkout `DIR` to check")
+	base := fs.String("base", "", "the base revision `REV` (default: merge-base with the upstream or main branch)")
 	github := fs.Bool("github", false, "print GitHub Actions workflow annotations")
-	sarif := fs.String("sarif", "", "write SARIF 2.1.0 to FILE")
-	mutationReportFile := fs.String("mutation-report", "", "also write the mutation-testing-report JSON (Stryker's viewer) to FILE")
-	serverPath := fs.String("server", "", "the bcode-ls binary (default: next to bcode, else on PATH)")
+	sarif := fs.String("sarif", "", "write SARIF 2.1.0 to `FILE`")
+	mutationReportFile := fs.String("mutation-report", "", "also write the mutation-testing-report JSON (Stryker's viewer) to `FILE`")
+	serverPath := fs.String("server", "", "the bcode-ls binary at `PATH` (default: next to bcode, else on PATH)")
 	var timeout time.Duration
 	durationFlag(fs, &timeout, "timeout", 30*time.Minute, time.Second, maxTimeout, "give up after this long")
 	quiet := fs.Bool("q", false, "do not print progress")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode ci [--base REV] [--github | --sarif FILE] [--repo DIR] [--server PATH]")
-		fmt.Fprintln(stderr, "\nExit status: 0 no mutant survives, 1 some survive, 2 error.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return ciError
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		errorf(stderr, "bcode ci", format, a...)
 		return ciError
 	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
-	}
 	if *github && *sarif != "" {
-		return fail("--github and --sarif are exclusive: pick one")
+		return fs.usageErr("--github and --sarif are exclusive: pick one")
 	}
 	root, err := filepath.Abs(*repoDir)
 	if err != nil {
@@ -223,7 +214,7 @@ func findServer(flagPath string) (string, error) {
 	if p, err := exec.LookPath("bcode-ls"); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("bcode-ls not found next to bcode (%s) or on PATH: install it with `go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest`, or build it beside bcode with `go build -o %s ./cmd/bcode-ls`, or pass --server PATH", beside, beside)
+	return "", fmt.Errorf("bcode-ls not found next to bcode (%s) or on PATH: install it with bcode, from bcode's checkout: 'go install ./cmd/...'; or build it beside bcode with 'go build -o %s ./cmd/bcode-ls'; or pass --server PATH", beside, beside)
 }
 
 // ciClient is the LSP client end of the child server.

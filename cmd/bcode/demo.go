@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,13 +29,13 @@ func init() {
 }
 
 func cmdDemo(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bcode demo [--dir DIR] [--state DIR]", stdout, stderr)
+	fs.about = "Builds three small repositories (a fix with a test that proves it, a weak test, a skipped test)\nand runs bcode check on each: no configuration, model or Docker needed, only go."
 	var st stateFlags
-	st.register(fs)
-	keep := fs.String("dir", "", "build the demo repositories here and keep them (default: a temporary directory, removed after)")
-	if err := fs.Parse(args); err != nil {
-		return exitError
+	st.register(fs.FlagSet)
+	keep := fs.String("dir", "", "build the demo repositories in `DIR` and keep them (default: a temporary directory, removed after)")
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	if _, err := exec.LookPath("go"); err != nil {
 		fmt.Fprintln(stderr, "bcode demo: the demo runs Go tests, and go is not on PATH: install Go from https://go.dev/dl")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,21 +59,13 @@ type doctorCheck struct {
 }
 
 func cmdDoctor(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bcode doctor [--repo DIR] [--state DIR] [--model-endpoint URL]", stdout, stderr)
+	fs.about = "Checks what bcode needs (Docker, the sandbox image, bcode-agent, the model server, the toolchains)\nand says how to fix each one that is not ready. Exit status: 0 all ready, 1 some not."
 	var st stateFlags
-	st.register(fs)
-	endpoint := fs.String("model-endpoint", "", "model server to check (default: [model] endpoint of .bcode/config.toml)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode doctor [--repo DIR] [--state DIR] [--model-endpoint URL]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bcode doctor: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	st.register(fs.FlagSet)
+	endpoint := fs.String("model-endpoint", "", "the model server `URL` to check (default: [model] endpoint of .bcode/config.toml)")
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	records := eng // where the sandbox images' records are; nil: unusable
 	if st.useLocal(eng) != nil {

@@ -128,7 +128,7 @@ func TestSandboxBuildAndDoctor(t *testing.T) {
 
 func TestSandboxUsage(t *testing.T) {
 	var o, e bytes.Buffer
-	if code := run([]string{"sandbox"}, &o, &e); code != 2 || !strings.Contains(e.String(), "bcode sandbox build") {
+	if code := run([]string{"sandbox"}, &o, &e); code != 2 || !strings.Contains(e.String(), "usage: bcode sandbox SUBCOMMAND") || !strings.Contains(e.String(), "  build [--image REF]") {
 		t.Errorf("exit %d: %s", code, e.String())
 	}
 	if code := run([]string{"sandbox", "build", "extra"}, &o, &e); code != 2 {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -30,34 +29,26 @@ const (
 )
 
 func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode evidence", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	repoDir := fs.String("repo", ".", "the git checkout to work on")
-	base := fs.String("base", "", "base revision (default: merge-base with the upstream or main branch)")
-	head := fs.String("head", "", "head revision (default: the working tree, committed or not)")
+	fs := newFlags("bcode evidence [--base REV] [--head REV] [--json|--sarif|--github] [--mutation-report FILE] [--repo DIR] [--reach] [--workers N]", stdout, stderr)
+	fs.about = "Exit status: 0 no mutant survives, 1 some survive, 2 error (or mutants left without a verdict)."
+	repoDir := fs.String("repo", ".", "the git checkout `DIR` to work on")
+	base := fs.String("base", "", "the base revision `REV` (default: merge-base with the upstream or main branch)")
+	head := fs.String("head", "", "the head revision `REV` (default: the working tree, committed or not)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	asSARIF := fs.Bool("sarif", false, "print SARIF 2.1.0 (for code-scanning UIs)")
 	asGitHub := fs.Bool("github", false, "print GitHub Actions workflow annotations")
-	mutationReport := fs.String("mutation-report", "", "also write a mutation-testing-report-schema JSON file (Stryker's HTML viewer reads it)")
+	mutationReport := fs.String("mutation-report", "", "also write a mutation-testing-report-schema JSON file to `FILE` (Stryker's HTML viewer reads it)")
 	reach := fs.Bool("reach", false, "also mutate the functions the change's new or modified tests cover")
 	var workers int
 	intFlag(fs, &workers, "workers", 0, 0, maxWorkers, "parallel mutant runs; 0: the number of CPUs")
 	overlay := fs.Bool("overlay", false, "build every mutant separately instead of one schema per package (slow; for comparison)")
 	quiet := fs.Bool("q", false, "do not print progress")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode evidence [--base REV] [--head REV] [--json|--sarif|--github] [--mutation-report FILE] [--repo DIR] [--reach] [--workers N]")
-		fmt.Fprintln(stderr, "\nExit status: 0 no mutant survives, 1 some survive, 2 error (or mutants left without a verdict).")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return evidenceError
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		errorf(stderr, "bcode evidence", format, a...)
 		return evidenceError
-	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
 	}
 	formats := 0
 	for _, b := range []bool{*asJSON, *asSARIF, *asGitHub} {
@@ -66,7 +57,7 @@ func cmdEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, st
 		}
 	}
 	if formats > 1 {
-		return fail("--json, --sarif and --github are exclusive: pick one")
+		return fs.usageErr("--json, --sarif and --github are exclusive: pick one")
 	}
 
 	var progress verify.Progress = verify.NoProgress{}

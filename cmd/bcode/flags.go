@@ -41,8 +41,13 @@ func (r intRange) Set(s string) error {
 	return nil
 }
 
+// flagDefiner is a *flag.FlagSet, or a command's cliFlags.
+type flagDefiner interface {
+	Var(value flag.Value, name, usage string)
+}
+
 // intFlag defines an int flag with a default and a range.
-func intFlag(fs *flag.FlagSet, p *int, name string, value, min, max int, usage string) {
+func intFlag(fs flagDefiner, p *int, name string, value, min, max int, usage string) {
 	*p = value
 	fs.Var(intRange{p, min, max}, name, fmt.Sprintf("%s (`N` from %d to %d)", usage, min, max))
 }
@@ -73,7 +78,7 @@ func (r durationRange) Set(s string) error {
 }
 
 // durationFlag defines a duration flag with a default and a range.
-func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, value, min, max time.Duration, usage string) {
+func durationFlag(fs flagDefiner, p *time.Duration, name string, value, min, max time.Duration, usage string) {
 	*p = value
 	fs.Var(durationRange{p, min, max}, name, fmt.Sprintf("%s (`DUR` from %s to %s)", usage, min, max))
 }

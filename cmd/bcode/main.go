@@ -40,9 +40,10 @@ func register(c command) {
 	commands[c.name] = c
 }
 
+const mainUsage = "bcode COMMAND [ARG...]"
+
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: bcode <command> [flags]")
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "usage: %s\n\n", mainUsage)
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -52,7 +53,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'bcode <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Run 'bcode COMMAND -h' (or 'bcode help COMMAND') for a command's help.")
 }
 
 func main() {
@@ -141,18 +142,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
 		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
+	case "help":
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		// bcode help task create is bcode task create -h.
+		args = append(args[1:len(args):len(args)], "-h")
 	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "bcode: unknown command %q\n\n", args[0])
 		usage(stderr)
-		return 2
+		return exitUsage
 	}
 	// Ctrl-C and SIGTERM cancel the context: long work ends its current
 	// step cleanly instead of dying mid-write.

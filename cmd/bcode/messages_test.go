@@ -47,7 +47,7 @@ func TestMessagesSayWhatHappened(t *testing.T) {
 		{"task cancel --wait -1s is a flag error", []string{"task", "cancel", "someid", "--wait", "-1s", "--state", state},
 			2, []string{`invalid value "-1s" for flag -wait: out of range: give a duration from 1s to 168h0m0s`}},
 		{"pack --task NOSUCH fails", []string{"pack", "--task", "NOSUCH", "--repo", repo, "--state", state, "--tokenizer", "http://127.0.0.1:1"},
-			2, []string{`bcode pack: no task "NOSUCH" in the ledger at ` + filepath.Join(state, "ledger.db") + ` (list them with bcode task status`}},
+			2, []string{`bcode pack: no task "NOSUCH" in the ledger at ` + filepath.Join(state, "ledger.db") + ` (list them with bcode task list`}},
 		{"pack --tokenizer with another scheme", []string{"pack", "--goal", "x", "--repo", repo, "--state", state, "--tokenizer", "ftp://127.0.0.1:8080"},
 			2, []string{`bcode pack: --tokenizer: "ftp://127.0.0.1:8080" is not an http(s) URL with a host (give the llama-server address, like http://127.0.0.1:8080)`}},
 		{"pack --tokenizer without a host", []string{"pack", "--goal", "x", "--repo", repo, "--tokenizer", "http://"},

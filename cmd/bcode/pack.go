@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -27,42 +26,38 @@ func init() {
 	})
 }
 
-// tokenizerProbe is how long `bcode pack` waits for llama-server's
-// /tokenize before counting with the estimate instead.
+// tokenizerProbe is how long bcode pack waits for the model server to
+// show it is llama-server (/props) and count (/tokenize) before counting
+// with the estimate instead.
 const tokenizerProbe = 300 * time.Millisecond
 
 func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode pack", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bcode pack [--goal TEXT] [--selection FILE:L1-L2] [--task TASK] [--budget N] [--json] [--tokenizer URL] [--repo DIR] [--state DIR]", stdout, stderr)
+	fs.about = "Prints the context pack an agent would get for the goal, the selection or the task: markdown, or\n" +
+		"JSON with --json, within the token budget. Tokens are counted by the configured model server when it is\n" +
+		"llama-server (its /props says so), else by a conservative local estimate; the pack says which."
 	var st stateFlags
-	st.register(fs)
-	goal := fs.String("goal", "", "what the change is for, in words")
-	selection := fs.String("selection", "", "FILE:L1-L2 (or FILE:L): the code the change is about")
-	task := fs.String("task", "", "a task ID whose history to include")
+	st.register(fs.FlagSet)
+	goal := fs.String("goal", "", "what the change is for, in words: `TEXT`")
+	selection := fs.String("selection", "", "the code the change is about: `FILE:L1-L2` (or FILE:L)")
+	task := fs.String("task", "", "the ID of a task, `TASK`, whose history to include")
 	var budget int
 	intFlag(fs, &budget, "budget", app.DefaultPackBudget, app.MinPackBudget, maxPackBudget, "token budget the pack never exceeds")
 	asJSON := fs.Bool("json", false, "print the pack as JSON instead of markdown")
-	tokenizer := fs.String("tokenizer", "", "llama-server endpoint for /tokenize (default: [model] endpoint of .bcode/config.toml)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode pack [--goal TEXT] [--selection FILE:L1-L2] [--task ID] [--budget N] [--json] [--repo DIR] [--state DIR]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	tokenizer := fs.String("tokenizer", "", "the llama-server `URL` to count tokens with (default: [model] endpoint of .bcode/config.toml)")
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		errorf(stderr, "bcode pack", format, a...)
 		return 2
 	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
-	}
 	if *goal == "" && *selection == "" && *task == "" {
-		return fail("nothing to pack for: give --goal, --selection or --task")
+		return fs.usageErr("nothing to pack for: give --goal, --selection or --task")
 	}
 	if *tokenizer != "" {
 		if err := checkEndpoint(*tokenizer); err != nil {
-			return fail("--tokenizer: %v", err)
+			return fs.usageErr("--tokenizer: %v", err)
 		}
 	}
 	repo, err := repoRoot(st.repo)
@@ -92,7 +87,7 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 	p, err := eng.Pack(ctx, req)
 	if errors.Is(err, engine.ErrNotFound) && *task != "" {
 		where, _ := st.ledgerPath()
-		return fail("no task %q in the ledger at %s (list them with bcode task status; pass --state if they live elsewhere)", *task, where)
+		return fail("no task %q in the ledger at %s (list them with bcode task list; pass --state if they live elsewhere)", *task, where)
 	}
 	if err != nil {
 		return fail("%v", err)

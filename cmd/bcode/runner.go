@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -23,9 +22,7 @@ func init() {
 	})
 }
 
-const runnerUsage = `usage: bcode runner [--ledger URL] [--state DIR] [--sessions ENDPOINT=N]... [--poll DUR] [--once]
-
-Claims the oldest runnable task in the ledger (queued, or left by a runner that
+const runnerAbout = `Claims the oldest runnable task in the ledger (queued, or left by a runner that
 died), runs it to its end, and claims the next, until interrupted. Several
 runners on several machines share one Postgres ledger (--ledger
 postgres://user@host/db, or $BCODE_LEDGER, or ~/.config/bcode/ledger); each
@@ -35,38 +32,36 @@ at most N agent sessions use the model at ENDPOINT at once (the GPU's share);
 every runner sharing the ledger obeys it.`
 
 func cmdRunner(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode runner", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bcode runner [--ledger URL] [--state DIR] [--sessions ENDPOINT=N]... [--poll DUR] [--once]", stdout, stderr)
+	fs.about = runnerAbout
 	var st stateFlags
-	st.register(fs)
+	st.register(fs.FlagSet)
 	var sessions multiFlag
-	fs.Var(&sessions, "sessions", "ENDPOINT=N: at most N agent sessions at once on the model at ENDPOINT (0 removes the limit); repeatable")
-	poll := fs.Duration("poll", 2*time.Second, "how long an idle runner waits before looking for work again")
+	fs.Var(&sessions, "sessions", "`ENDPOINT=N`: at most N agent sessions at once on the model at ENDPOINT (0 removes the limit); repeatable")
+	poll := fs.Duration("poll", 2*time.Second, "how long (`DUR`) an idle runner waits before looking for work again")
 	once := fs.Bool("once", false, "run at most one task, then exit (exit 3 when there was none)")
-	fs.Usage = func() { fmt.Fprintln(stderr, runnerUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bcode runner: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	type limit struct {
+		endpoint string
+		n        int
+	}
+	var limits []limit
+	for _, s := range sessions {
+		endpoint, n, ok := strings.Cut(s, "=")
+		l, err := strconv.Atoi(n)
+		if !ok || endpoint == "" || err != nil {
+			return fs.usageErr("--sessions %q: give ENDPOINT=N, e.g. --sessions http://gpu:8080=2", s)
+		}
+		limits = append(limits, limit{endpoint, l})
 	}
 	if err := st.use(eng); err != nil {
 		errorf(stderr, "bcode runner", "%v", err)
 		return 1
 	}
-	for _, s := range sessions {
-		endpoint, n, ok := strings.Cut(s, "=")
-		limit, err := strconv.Atoi(n)
-		if !ok || endpoint == "" || err != nil {
-			fmt.Fprintf(stderr, "bcode runner: --sessions %q: give ENDPOINT=N, e.g. --sessions http://gpu:8080=2\n", s)
-			return 2
-		}
-		if err := eng.SetSessionLimit(ctx, endpoint, limit); err != nil {
+	for _, l := range limits {
+		if err := eng.SetSessionLimit(ctx, l.endpoint, l.n); err != nil {
 			if runnerStopped(ctx, stderr) {
 				return 0
 			}

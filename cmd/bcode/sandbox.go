@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,38 +18,30 @@ func init() {
 	})
 }
 
+var sandboxGroup = commandGroup{
+	name:   "bcode sandbox",
+	about:  "  build [--image REF]   build the sandbox image offline (no registry) and record it",
+	subs:   map[string]subcommand{"build": cmdSandboxBuild, "gocache": cmdSandboxGoCache},
+	hidden: map[string]bool{"gocache": true},
+}
+
 func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "gocache" {
-		return cmdSandboxGoCache(args[1:], stderr)
-	}
-	if len(args) == 0 || args[0] != "build" {
-		fmt.Fprintln(stderr, "usage: bcode sandbox build [--image REF] [--state DIR]")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return 0
-		}
-		return 2
-	}
-	fs := flag.NewFlagSet("bcode sandbox build", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	return sandboxGroup.run(ctx, eng, args, stdout, stderr)
+}
+
+func cmdSandboxBuild(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("bcode sandbox build [--image REF] [--repo DIR] [--state DIR]", stdout, stderr)
+	fs.about = "Builds the sandbox image without a registry: a minimal root filesystem (users, scratch\n" +
+		"mount points, no programs) imported into Docker; toolchains are mounted read-only at run time."
 	var st stateFlags
-	st.register(fs)
-	ref := fs.String("image", "", "image reference to build (default: [sandbox] image of .bcode/config.toml, else "+config.DefaultSandboxImage+")")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode sandbox build [--image REF] [--repo DIR] [--state DIR]")
-		fmt.Fprintln(stderr, "Builds the sandbox image without a registry: a minimal root filesystem (users, scratch")
-		fmt.Fprintln(stderr, "mount points, no programs) imported into Docker; toolchains are mounted read-only at run time.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	st.register(fs.FlagSet)
+	ref := fs.String("image", "", "the image reference `REF` to build (default: [sandbox] image of .bcode/config.toml, else "+config.DefaultSandboxImage+")")
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		errorf(stderr, "bcode sandbox build", format, a...)
 		return 1
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "bcode sandbox build: unexpected argument %q\n", fs.Arg(0))
-		return 2
 	}
 	if *ref == "" {
 		*ref = repoConfig(st.repo).Sandbox.Image
@@ -67,21 +58,19 @@ func cmdSandbox(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	return 0
 }
 
-// cmdSandboxGoCache is `bcode sandbox gocache -lower DIR -upper DIR`: not
+// cmdSandboxGoCache is bcode sandbox gocache --lower DIR --upper DIR: not
 // for people, but for the go command inside a sandbox container, which
 // runs it as GOCACHEPROG over stdin and stdout (app.ServeGoCache). The
 // bcode binary is mounted read-only into the container for this.
-func cmdSandboxGoCache(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode sandbox gocache", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	lower := fs.String("lower", "", "the read-only seed build cache")
-	upper := fs.String("upper", "", "the writable build cache (the container's tmpfs)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+func cmdSandboxGoCache(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("bcode sandbox gocache --upper DIR [--lower DIR]", stdout, stderr)
+	lower := fs.String("lower", "", "the read-only seed build cache `DIR`")
+	upper := fs.String("upper", "", "the writable build cache `DIR` (the container's tmpfs)")
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	if *upper == "" {
-		fmt.Fprintln(stderr, "bcode sandbox gocache: -upper is required")
-		return 2
+		return fs.usageErr("--upper is required")
 	}
 	if err := app.ServeGoCache(*lower, *upper, os.Stdin, os.Stdout); err != nil {
 		errorf(stderr, "bcode sandbox gocache", "%v", err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,36 +31,32 @@ const (
 	shortCommitHash = 12
 )
 
+var secretsGroup = commandGroup{
+	name:  "bcode secrets",
+	about: "  scan-history [--repo DIR] [--baseline FILE]   scan every commit reachable from any ref for secrets",
+	subs:  map[string]subcommand{"scan-history": cmdSecretsScanHistory},
+}
+
 func cmdSecrets(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "scan-history" {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(stderr, "bcode secrets: unknown subcommand %q\n", args[0])
-		}
-		fmt.Fprintln(stderr, "usage: bcode secrets scan-history [--repo DIR] [--baseline FILE]")
-		return secretsError
-	}
-	fs := flag.NewFlagSet("bcode secrets scan-history", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	repoDir := fs.String("repo", ".", "the git repository whose history (every ref) is scanned")
-	baselineFile := fs.String("baseline", "", "a file of reviewed findings to accept, one COMMIT:PATH:RULE:LINE a line (# comments)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode secrets scan-history [--repo DIR] [--baseline FILE]")
-		fmt.Fprintln(stderr, "\nScans every line added by every commit reachable from any ref with gitleaks' default rules.")
-		fmt.Fprintln(stderr, "The repository's own .gitleaks.toml, .gitleaksignore and baselines are not read: the history")
-		fmt.Fprintln(stderr, "being judged does not get to allowlist itself. A --baseline file, kept outside what is judged, accepts")
-		fmt.Fprintln(stderr, "findings already reviewed (fake test credentials): each entry names one commit, so it can never hide a new one.")
-		fmt.Fprintln(stderr, "\nExit status: 0 no secret, 1 secrets found, 2 error.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return secretsError
+	return secretsGroup.run(ctx, eng, args, stdout, stderr)
+}
+
+func cmdSecretsScanHistory(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("bcode secrets scan-history [--repo DIR] [--baseline FILE]", stdout, stderr)
+	fs.about = `Scans every line added by every commit reachable from any ref with gitleaks' default rules.
+The repository's own .gitleaks.toml, .gitleaksignore and baselines are not read: the history
+being judged does not get to allowlist itself. A --baseline file, kept outside what is judged, accepts
+findings already reviewed (fake test credentials): each entry names one commit, so it can never hide a new one.
+
+Exit status: 0 no secret, 1 secrets found, 2 error.`
+	repoDir := fs.String("repo", ".", "the git repository `DIR` whose history (every ref) is scanned")
+	baselineFile := fs.String("baseline", "", "a `FILE` of reviewed findings to accept, one COMMIT:PATH:RULE:LINE a line (# comments)")
+	if code, ok := fs.noArgs(args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		errorf(stderr, "bcode secrets scan-history", format, a...)
 		return secretsError
-	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
 	}
 	var baseline map[string]bool
 	if *baselineFile != "" {

@@ -307,8 +307,9 @@ func checkSARIFURIs(t *testing.T, doc []byte, cs []showntest.Case) {
 
 // TestShownTaskText: a task's free text (its goal here; reasons and model
 // text travel the same way, as event data) reaches `task events --json`
-// with every attack escaped, and the one-line summaries (`task events`,
-// the task list) cut it short but let nothing hidden or forged through.
+// and `task list --json` with every attack escaped, and the one-line
+// summaries (`task events`, `task status`, `task list`) cut it short but
+// let nothing hidden or forged through.
 func TestShownTaskText(t *testing.T) {
 	r := testrepo.FromFiles(t, map[string]string{"calc.go": "package calc\n"})
 	state := t.TempDir()
@@ -323,11 +324,13 @@ func TestShownTaskText(t *testing.T) {
 		t.Fatalf("create: %d %s", code, errOut)
 	}
 	id := strings.TrimSpace(out)
-	t.Run("events --json", func(t *testing.T) {
-		_, out, _ := runTaskCmd(t, r.Dir, state, "events", id, "--json")
-		showntest.Check(t, opts, cs, jsonStrings(t, []byte(out)))
-	})
-	for _, args := range [][]string{{"events", id}, {"status"}} {
+	for _, args := range [][]string{{"events", id, "--json"}, {"list", "--json"}} {
+		t.Run(args[0]+" --json", func(t *testing.T) {
+			_, out, _ := runTaskCmd(t, r.Dir, state, args...)
+			showntest.Check(t, opts, cs, jsonStrings(t, []byte(out)))
+		})
+	}
+	for _, args := range [][]string{{"events", id}, {"status"}, {"list"}} {
 		t.Run(strings.Join(args[:1], " ")+" summary", func(t *testing.T) {
 			_, out, errOut := runTaskCmd(t, r.Dir, state, args...)
 			all := []byte(out + errOut)

@@ -17,9 +17,9 @@ type stateFlags struct {
 }
 
 func (s *stateFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.repo, "repo", ".", "the git checkout to work on")
-	fs.StringVar(&s.state, "state", "", "state directory holding the ledger (default $BCODE_STATE, else $XDG_STATE_HOME/bcode)")
-	fs.StringVar(&s.ledger, "ledger", "", "task ledger: postgres://user@host/db shared by a team's runners, or sqlite (default $BCODE_LEDGER, else ~/.config/bcode/ledger, else the SQLite file in the state directory)")
+	fs.StringVar(&s.repo, "repo", ".", "the git checkout `DIR` to work on")
+	fs.StringVar(&s.state, "state", "", "the state directory `DIR` holding the ledger (default $BCODE_STATE, else $XDG_STATE_HOME/bcode)")
+	fs.StringVar(&s.ledger, "ledger", "", "the task ledger `URL`: postgres://user@host/db shared by a team's runners, or sqlite (default $BCODE_LEDGER, else ~/.config/bcode/ledger, else the SQLite file in the state directory)")
 }
 
 // use points the process's engine at the ledger these flags chose.

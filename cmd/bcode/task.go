@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os/user"
@@ -20,45 +19,36 @@ import (
 func init() {
 	register(command{
 		name:    "task",
-		summary: "durable agent tasks: create, run, status, events, diff, cancel, resume, accept, reject",
+		summary: "durable agent tasks: create, list, run, status, events, diff, cancel, resume, accept, reject",
 		run:     cmdTask,
 	})
 }
 
-const taskUsage = `usage: bcode task <subcommand> [flags]
+// taskGroup is bcode task: every subcommand takes --repo DIR, --state DIR
+// and --ledger URL (stateFlags).
+var taskGroup = commandGroup{
+	name: "bcode task",
+	about: `  create GOAL [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]...   record a task, print its ID
+  list [--status STATUS]... [--repo DIR] [--json]   the tasks, most recently updated first
+  run TASK                        work on it: lease, worktree, attempts, check (needs a model)
+  status [TASK] [--json]          one task in detail, or every task of the repository
+  events TASK [--follow] [--json] what happened, in order
+  diff TASK                       the task branch against its base
+  cancel TASK [--wait DUR]        stop it (a running runner stops within one heartbeat)
+  resume TASK [--attempts N] [--turns N] [--tokens N] [--wall DUR]   run it again, with more budget
+  accept TASK [--force]           land a verified task on your current branch (never pushes)
+  reject TASK                     remove its worktree and branch; the record stays
+  approve-module TASK MODULE@VERSION   let the host fetch a module the task needs that the base's go.sum does not list
 
-  create "<goal>" [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]...   record a task, print its ID
-  run ID                          work on it: lease, worktree, attempts, check (needs a model)
-  status [ID] [--json]            one task in detail, or every task of the repository
-  events ID [--follow] [--json]   what happened, in order
-  diff ID                         the task branch against its base
-  cancel ID                       stop it (a running runner stops within one heartbeat)
-  resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]   run it again, with more budget
-  accept ID [--force]             land a verified task on your current branch (never pushes)
-  reject ID                       remove its worktree and branch; the record stays
-  approve-module ID MOD@VER       let the host fetch a module the task needs that the base's go.sum does not list
-
-Every subcommand takes --repo DIR, --state DIR and --ledger URL (a Postgres ledger a team shares; see bcode runner).`
-
-var taskSubcommands = map[string]func(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int{
-	"create": taskCreate, "run": taskRun, "status": taskStatus, "events": taskEvents, "diff": taskDiff,
-	"cancel": taskCancel, "resume": taskResume, "accept": taskAccept, "reject": taskReject,
+Every subcommand takes --repo DIR, --state DIR and --ledger URL (a Postgres ledger a team shares; see bcode runner -h).`,
+	subs: map[string]subcommand{
+		"create": taskCreate, "list": taskList, "run": taskRun, "status": taskStatus, "events": taskEvents, "diff": taskDiff,
+		"cancel": taskCancel, "resume": taskResume, "accept": taskAccept, "reject": taskReject,
+	},
 }
 
 func cmdTask(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(stderr, taskUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	sub, ok := taskSubcommands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "bcode task: unknown subcommand %q\n\n%s\n", args[0], taskUsage)
-		return 2
-	}
-	return sub(ctx, eng, args[1:], stdout, stderr)
+	return taskGroup.run(ctx, eng, args, stdout, stderr)
 }
 
 // taskCmd is what every subcommand shares: its flags, the positional
@@ -66,36 +56,26 @@ func cmdTask(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 type taskCmd struct {
 	eng    *app.Engine
 	name   string
-	fs     *flag.FlagSet
+	fs     *cliFlags
 	st     stateFlags
 	stderr io.Writer
 	args   []string
 }
 
-func newTaskCmd(eng *app.Engine, name, usage string, stderr io.Writer) *taskCmd {
-	c := &taskCmd{eng: eng, name: name, fs: flag.NewFlagSet("bcode task "+name, flag.ContinueOnError), stderr: stderr}
-	c.fs.SetOutput(stderr)
-	c.st.register(c.fs)
-	c.fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bcode task "+usage)
-		c.fs.PrintDefaults()
-	}
+// newTaskCmd makes the subcommand whose usage line (after "bcode task ")
+// is usage.
+func newTaskCmd(eng *app.Engine, usage string, stdout, stderr io.Writer) *taskCmd {
+	fs := newFlags("bcode task "+usage, stdout, stderr)
+	c := &taskCmd{eng: eng, name: strings.TrimPrefix(fs.Name(), "bcode task "), fs: fs, stderr: stderr}
+	c.st.register(c.fs.FlagSet)
 	return c
 }
 
-// parse accepts flags before and after positional arguments.
-func (c *taskCmd) parse(args []string) bool {
-	for {
-		if err := c.fs.Parse(args); err != nil {
-			return false
-		}
-		args = c.fs.Args()
-		if len(args) == 0 {
-			return true
-		}
-		c.args = append(c.args, args[0])
-		args = args[1:]
-	}
+// parse parses the flags and keeps the positional arguments; false: exit
+// with code (the help or the error was printed).
+func (c *taskCmd) parse(args []string) (code int, ok bool) {
+	c.args, code, ok = c.fs.parse(args)
+	return code, ok
 }
 
 func (c *taskCmd) fail(format string, a ...any) int {
@@ -104,9 +84,7 @@ func (c *taskCmd) fail(format string, a ...any) int {
 }
 
 func (c *taskCmd) usageErr(format string, a ...any) int {
-	errorf(c.stderr, "bcode task "+c.name, format, a...)
-	c.fs.Usage()
-	return 2
+	return c.fs.usageErr(format, a...)
 }
 
 // oneID checks that exactly one task ID was given.
@@ -121,8 +99,8 @@ func (c *taskCmd) oneID() (string, bool) {
 // flags, take exactly one task ID, point the engine at the ledger. A false
 // ok means stop and exit with code (the reason was printed).
 func (c *taskCmd) openOne(args []string) (id string, code int, ok bool) {
-	if !c.parse(args) {
-		return "", 2, false
+	if code, ok := c.parse(args); !ok {
+		return "", code, false
 	}
 	id, ok = c.oneID()
 	if !ok {
@@ -138,7 +116,7 @@ func (c *taskCmd) openOne(args []string) (id string, code int, ok bool) {
 func explain(id string, err error) string {
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
-		return fmt.Sprintf("no task %q in this ledger (list them with bcode task status; pass --state if they live elsewhere)", id)
+		return fmt.Sprintf("no task %q in this ledger (list them with bcode task list; pass --state if they live elsewhere)", id)
 	case errors.Is(err, app.ErrTaskRunning):
 		return err.Error()
 	case errors.Is(err, engine.ErrLeaseHeld):
@@ -148,14 +126,14 @@ func explain(id string, err error) string {
 }
 
 func taskCreate(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "create", `create "<goal>" [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]... [--json]`, stderr)
-	selection := c.fs.String("selection", "", "FILE:L1-L2 (or FILE:L): the code the task is about")
-	base := c.fs.String("base", "", "the commit the task starts from (default: HEAD)")
+	c := newTaskCmd(eng, "create GOAL [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]... [--json]", stdout, stderr)
+	selection := c.fs.String("selection", "", "the code the task is about: `FILE:L1-L2` (or FILE:L)")
+	base := c.fs.String("base", "", "the commit `REV` the task starts from (default: HEAD)")
 	var criteria multiFlag
-	c.fs.Var(&criteria, "criterion", "an acceptance criterion, in words (repeatable)")
+	c.fs.Var(&criteria, "criterion", "an acceptance criterion, in words: `TEXT` (repeatable)")
 	asJSON := c.fs.Bool("json", false, "print the task as JSON")
-	if !c.parse(args) {
-		return 2
+	if code, ok := c.parse(args); !ok {
+		return code
 	}
 	if len(c.args) != 1 {
 		return c.usageErr("give the goal as one quoted argument")
@@ -202,7 +180,7 @@ func printJSON(w io.Writer, v any) int {
 }
 
 func taskRun(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "run", "run ID", stderr)
+	c := newTaskCmd(eng, "run TASK", stdout, stderr)
 	id, code, ok := c.openOne(args)
 	if !ok {
 		return code
@@ -251,14 +229,14 @@ func stoppedMessage(id string, err error) string {
 }
 
 func taskResume(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "resume", "resume ID [--attempts N] [--turns N] [--tokens N] [--wall DUR]", stderr)
+	c := newTaskCmd(eng, "resume TASK [--attempts N] [--turns N] [--tokens N] [--wall DUR]", stdout, stderr)
 	var more engine.Budgets
 	intFlag(c.fs, &more.MaxAttempts, "attempts", 0, 0, maxMoreAttempts, "allow this many more attempts")
 	intFlag(c.fs, &more.MaxTurns, "turns", 0, 0, maxMoreTurns, "allow this many more agent turns")
 	intFlag(c.fs, &more.MaxTokens, "tokens", 0, 0, maxMoreTokens, "allow this many more model tokens")
 	durationFlag(c.fs, &more.WallClock, "wall", 0, 0, maxMoreWall, "allow this much more wall-clock time")
-	if !c.parse(args) {
-		return 2
+	if code, ok := c.parse(args); !ok {
+		return code
 	}
 	id, ok := c.oneID()
 	if !ok {
@@ -275,10 +253,10 @@ func taskResume(ctx context.Context, eng *app.Engine, args []string, stdout, std
 }
 
 func taskStatus(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "status", "status [ID] [--json]", stderr)
+	c := newTaskCmd(eng, "status [TASK] [--json]", stdout, stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON")
-	if !c.parse(args) {
-		return 2
+	if code, ok := c.parse(args); !ok {
+		return code
 	}
 	if len(c.args) > 1 {
 		return c.usageErr("give at most one task ID")
@@ -298,7 +276,7 @@ func taskStatus(ctx context.Context, eng *app.Engine, args []string, stdout, std
 			return printJSON(stdout, tasks)
 		}
 		if len(tasks) == 0 {
-			fmt.Fprintln(stdout, `no tasks in this repository (create one with bcode task create "<goal>")`)
+			fmt.Fprintln(stdout, `no tasks in this repository (create one with bcode task create GOAL)`)
 			return 0
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -399,7 +377,7 @@ func printEvent(w io.Writer, ev engine.Event) {
 }
 
 func taskEvents(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "events", "events ID [--follow] [--json]", stderr)
+	c := newTaskCmd(eng, "events TASK [--follow] [--json]", stdout, stderr)
 	follow := c.fs.Bool("follow", false, "keep printing events until the task settles (Ctrl-C stops)")
 	asJSON := c.fs.Bool("json", false, "print one JSON object per line")
 	id, code, ok := c.openOne(args)
@@ -429,7 +407,7 @@ func taskEvents(ctx context.Context, eng *app.Engine, args []string, stdout, std
 }
 
 func taskDiff(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "diff", "diff ID", stderr)
+	c := newTaskCmd(eng, "diff TASK", stdout, stderr)
 	id, code, ok := c.openOne(args)
 	if !ok {
 		return code
@@ -445,7 +423,7 @@ func taskDiff(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 }
 
 func taskCancel(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "cancel", "cancel ID [--wait DUR]", stderr)
+	c := newTaskCmd(eng, "cancel TASK [--wait DUR]", stdout, stderr)
 	var wait time.Duration
 	durationFlag(c.fs, &wait, "wait", 2*app.LeaseTTL, time.Second, maxTimeout, "how long to wait for a running runner to stop")
 	id, code, ok := c.openOne(args)
@@ -462,7 +440,7 @@ func taskCancel(ctx context.Context, eng *app.Engine, args []string, stdout, std
 }
 
 func taskAccept(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "accept", "accept ID [--force]", stderr)
+	c := newTaskCmd(eng, "accept TASK [--force]", stdout, stderr)
 	force := c.fs.Bool("force", false, "land a task that is not verified, or that lands files git acts on (recorded as forced)")
 	id, code, ok := c.openOne(args)
 	if !ok {
@@ -484,7 +462,7 @@ func taskAccept(ctx context.Context, eng *app.Engine, args []string, stdout, std
 }
 
 func taskReject(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "reject", "reject ID", stderr)
+	c := newTaskCmd(eng, "reject TASK", stdout, stderr)
 	id, code, ok := c.openOne(args)
 	if !ok {
 		return code

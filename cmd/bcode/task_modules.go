@@ -12,17 +12,17 @@ import (
 )
 
 func init() {
-	taskSubcommands["approve-module"] = taskApproveModule
+	taskGroup.subs["approve-module"] = taskApproveModule
 }
 
-// taskApproveModule is `bcode task approve-module ID MOD@VER`: the user's
+// taskApproveModule is bcode task approve-module TASK MODULE@VERSION: the user's
 // answer to a module.approval_needed event. The host fetches a module
 // version for a task only when the base's go.sum lists it or the user
 // approved it here; the next look (the next turn or attempt) fetches it.
 func taskApproveModule(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "approve-module", "approve-module ID MODULE@VERSION", stderr)
-	if !c.parse(args) {
-		return 2
+	c := newTaskCmd(eng, "approve-module TASK MODULE@VERSION", stdout, stderr)
+	if code, ok := c.parse(args); !ok {
+		return code
 	}
 	if len(c.args) != 2 {
 		return c.usageErr("give one task ID and one MODULE@VERSION")

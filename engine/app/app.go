@@ -113,7 +113,8 @@ type PackRequest struct {
 	TaskID    string
 	// Budget in tokens; 0: DefaultPackBudget.
 	Budget int
-	// Tokenizer is the llama-server to count tokens with; "": the [model]
+	// Tokenizer is the llama-server to count tokens with, once its /props
+	// shows it is one (else the estimate counts); "": the [model]
 	// endpoint of .bcode/config.toml at the task's base commit (HEAD when
 	// there is no task), the one an attempt counts with.
 	Tokenizer string

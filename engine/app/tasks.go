@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/agentbackend"
@@ -140,6 +142,67 @@ func (e *Engine) ListTasks(ctx context.Context, repo string) ([]engine.Task, err
 		return []engine.Task{}, err
 	}
 	return l.Tasks(ctx, repo)
+}
+
+// TaskStatuses is every status a task can be in, in lifecycle order.
+var TaskStatuses = []engine.TaskStatus{
+	engine.TaskQueued, engine.TaskRunning, engine.TaskVerified, engine.TaskBlocked,
+	engine.TaskFailed, engine.TaskCancelled, engine.TaskAccepted, engine.TaskRejected,
+}
+
+// ErrUnknownStatus: a task list was filtered by a status no task has; the
+// error wrapping it names the valid ones.
+var ErrUnknownStatus = errors.New("unknown task status")
+
+// ParseTaskStatuses reads the statuses a task list is filtered by: each
+// name one status, or several separated by commas ("verified,blocked").
+func ParseTaskStatuses(names []string) ([]engine.TaskStatus, error) {
+	var out []engine.TaskStatus
+	for _, n := range names {
+		for _, s := range strings.Split(n, ",") {
+			st := engine.TaskStatus(strings.TrimSpace(s))
+			if !slices.Contains(TaskStatuses, st) {
+				valid := make([]string, len(TaskStatuses))
+				for i, v := range TaskStatuses {
+					valid[i] = string(v)
+				}
+				return nil, fmt.Errorf("%w %q: give one of %s", ErrUnknownStatus, s, strings.Join(valid, ", "))
+			}
+			if !slices.Contains(out, st) {
+				out = append(out, st)
+			}
+		}
+	}
+	return out, nil
+}
+
+// TaskFilter chooses the tasks of a list.
+type TaskFilter struct {
+	// Repo is a directory inside a git checkout: only its tasks. "":
+	// every task in the ledger.
+	Repo string
+	// Statuses keeps the tasks in one of them; none: every status.
+	Statuses []engine.TaskStatus
+}
+
+// FindTasks is the tasks f chooses, the most recently updated first (the
+// one created last first among equals); none (and no ledger created) when
+// there is no ledger yet.
+func (e *Engine) FindTasks(ctx context.Context, f TaskFilter) ([]engine.Task, error) {
+	tasks, err := e.ListTasks(ctx, f.Repo)
+	if err != nil {
+		return nil, err
+	}
+	out := tasks[:0]
+	for _, t := range tasks {
+		if len(f.Statuses) == 0 || slices.Contains(f.Statuses, t.Status) {
+			out = append(out, t)
+		}
+	}
+	// The ledger lists them newest created first; a stable sort keeps
+	// that order among tasks updated at the same instant.
+	slices.SortStableFunc(out, func(a, b engine.Task) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	return out, nil
 }
 
 // checkoutDir is the top directory of the git checkout holding dir, the

@@ -3,8 +3,10 @@ package app_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bcode-dev/bcode/engine"
@@ -77,5 +79,68 @@ func TestTaskOperations(t *testing.T) {
 	}
 	if last.Kind != task.EventRejected {
 		t.Fatalf("last event %s, want %s", last.Kind, task.EventRejected)
+	}
+}
+
+// TestFindTasks: a task list filtered by status and by repository, the
+// most recently updated first; a status no task has is refused with the
+// valid ones named.
+func TestFindTasks(t *testing.T) {
+	ctx := context.Background()
+	repo := testrepo.FromTxtar(t, packRepo).Dir
+	other := testrepo.FromTxtar(t, packRepo).Dir
+	eng := app.Open(app.Options{LedgerPath: filepath.Join(t.TempDir(), "ledger.db"), By: "tester"})
+	t.Cleanup(func() { eng.Close() })
+
+	if ts, err := eng.FindTasks(ctx, app.TaskFilter{}); err != nil || len(ts) != 0 {
+		t.Fatalf("no ledger yet: %v, %v", ts, err)
+	}
+	create := func(dir, goal string) engine.Task {
+		t.Helper()
+		tk, err := eng.CreateTask(ctx, app.TaskRequest{Repo: dir, Goal: goal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *tk
+	}
+	first := create(repo, "first")
+	second := create(repo, "second")
+	elsewhere := create(other, "elsewhere")
+	if err := eng.CancelTask(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(f app.TaskFilter) string {
+		t.Helper()
+		ts, err := eng.FindTasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tk := range ts {
+			out = append(out, tk.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	// The cancelled task was updated last.
+	if got, want := ids(app.TaskFilter{}), strings.Join([]string{first.ID, elsewhere.ID, second.ID}, " "); got != want {
+		t.Errorf("every task: %s; want %s", got, want)
+	}
+	if got, want := ids(app.TaskFilter{Repo: repo}), first.ID+" "+second.ID; got != want {
+		t.Errorf("one repository: %s; want %s", got, want)
+	}
+	if got := ids(app.TaskFilter{Statuses: []engine.TaskStatus{engine.TaskCancelled}}); got != first.ID {
+		t.Errorf("cancelled: %s; want %s", got, first.ID)
+	}
+	if got := ids(app.TaskFilter{Repo: other, Statuses: []engine.TaskStatus{engine.TaskCancelled}}); got != "" {
+		t.Errorf("cancelled in the other repository: %s; want none", got)
+	}
+
+	sts, err := app.ParseTaskStatuses([]string{"verified,blocked", "queued", "blocked"})
+	if err != nil || fmt.Sprint(sts) != "[verified blocked queued]" {
+		t.Errorf("ParseTaskStatuses: %v, %v", sts, err)
+	}
+	_, err = app.ParseTaskStatuses([]string{"queued,done"})
+	if !errors.Is(err, app.ErrUnknownStatus) || !strings.Contains(err.Error(), `"done"`) || !strings.Contains(err.Error(), "queued, running, verified, blocked, failed, cancelled, accepted, rejected") {
+		t.Errorf("an unknown status: %v", err)
 	}
 }

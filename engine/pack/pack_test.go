@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -432,21 +433,17 @@ func TestTaskHistory(t *testing.T) {
 
 func TestLlamaServerCounter(t *testing.T) {
 	// A /tokenize that counts whitespace-separated words, as a stand-in
-	// for llama-server's endpoint shape.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ Content string }
-		if r.URL.Path != "/tokenize" || json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, "bad", http.StatusBadRequest)
-			return
-		}
-		toks := make([]int, len(strings.Fields(req.Content)))
-		json.NewEncoder(w).Encode(map[string]any{"tokens": toks})
-	}))
+	// for llama-server's endpoint shape, behind a /props with
+	// llama-server's fields.
+	srv := httptest.NewServer(fakeLlamaServer(`{"default_generation_settings":{"n_ctx":16384},"total_slots":1,"build_info":"b1234-test"}`))
 	defer srv.Close()
 	ctx := context.Background()
 	c, note := NewCounter(ctx, srv.URL, time.Second)
 	if _, ok := c.(*LlamaServer); !ok {
 		t.Fatalf("reachable endpoint not used: %s", note)
+	}
+	if !strings.Contains(note, "tokens counted by llama-server /tokenize at "+srv.URL) || !strings.Contains(note, "b1234-test") {
+		t.Errorf("note %q does not name the server and its build", note)
 	}
 	repo, store := bigRepo(t)
 	p := build(t, Input{Repo: repo, Store: store, Budget: 1000, Counter: c, Selection: &engine.Selection{File: "p2/p2.go", StartLine: 20, EndLine: 20}})
@@ -461,6 +458,52 @@ func TestLlamaServerCounter(t *testing.T) {
 	if _, ok := c.(Estimate); !ok || !strings.Contains(note, "not reachable") {
 		t.Fatalf("unreachable endpoint: %T, %q", c, note)
 	}
+}
+
+// TestCounterOnlyTrustsLlamaServer: a server whose /tokenize answers but
+// whose /props is missing, not JSON, or without llama-server's fields is
+// not counted with: the pack is sized by the estimate and says why.
+func TestCounterOnlyTrustsLlamaServer(t *testing.T) {
+	for name, props := range map[string]string{
+		"no /props":         "",
+		"not JSON":          "<html>hello</html>",
+		"another server":    `{"model":"gpt","version":"1"}`,
+		"fields wrong type": `{"default_generation_settings":"x","total_slots":"one"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(fakeLlamaServer(props))
+			defer srv.Close()
+			c, note := NewCounter(context.Background(), srv.URL, time.Second)
+			if _, ok := c.(Estimate); !ok || !strings.Contains(note, "tokens estimated: the server at "+srv.URL+" is not llama-server") {
+				t.Fatalf("counter %T, note %q; want the estimate, saying the server is not llama-server", c, note)
+			}
+		})
+	}
+}
+
+// fakeLlamaServer answers /tokenize with one token per word and /props
+// with props ("": 404, as a server without it).
+func fakeLlamaServer(props string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/props":
+			if props == "" {
+				http.NotFound(w, r)
+				return
+			}
+			io.WriteString(w, props)
+		case "/tokenize":
+			var req struct{ Content string }
+			if json.NewDecoder(r.Body).Decode(&req) != nil {
+				http.Error(w, "bad", http.StatusBadRequest)
+				return
+			}
+			toks := make([]int, len(strings.Fields(req.Content)))
+			json.NewEncoder(w).Encode(map[string]any{"tokens": toks})
+		default:
+			http.NotFound(w, r)
+		}
+	})
 }
 
 const pyRepo = `

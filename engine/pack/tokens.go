@@ -156,8 +156,53 @@ func (l *LlamaServer) Count(ctx context.Context, text string) (int, error) {
 	return len(out.Tokens), nil
 }
 
-// NewCounter returns a llama-server counter when endpoint answers a probe
-// within timeout, else the estimate; note says which and why.
+// ErrNotLlamaServer: the server at a tokenizer endpoint answers, but not
+// as llama-server does, so its /tokenize (if it has one) cannot be trusted
+// to count the way the model will.
+var ErrNotLlamaServer = errors.New("not llama-server")
+
+// Identify checks that llama-server answers at l.Endpoint: its /props is
+// a JSON object with llama-server's default_generation_settings (an
+// object) and total_slots (a number). It returns the server's build_info
+// ("" when it gives none). A server that answers otherwise gives an error
+// matching ErrNotLlamaServer; one that does not answer, the transport's.
+func (l *LlamaServer) Identify(ctx context.Context) (build string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(l.Endpoint, "/")+"/props", nil)
+	if err != nil {
+		return "", err
+	}
+	client := l.Client
+	if client == nil {
+		client = &http.Client{Timeout: 5 * time.Second}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%w: GET /props answers %s", ErrNotLlamaServer, resp.Status)
+	}
+	var props map[string]json.RawMessage
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&props); err != nil {
+		return "", fmt.Errorf("%w: GET /props is not a JSON object (%v)", ErrNotLlamaServer, err)
+	}
+	var settings map[string]json.RawMessage
+	var slots float64
+	if json.Unmarshal(props["default_generation_settings"], &settings) != nil || settings == nil ||
+		json.Unmarshal(props["total_slots"], &slots) != nil {
+		return "", fmt.Errorf("%w: GET /props lacks llama-server's default_generation_settings and total_slots", ErrNotLlamaServer)
+	}
+	_ = json.Unmarshal(props["build_info"], &build)
+	return build, nil
+}
+
+// NewCounter returns the counter for the model server at endpoint: its
+// /tokenize once /props shows it is llama-server and /tokenize answers,
+// both within timeout; else the estimate. Any server can answer on a
+// port, and a /tokenize of another kind (or another model family's)
+// would size packs the model then overflows. note says which counter and
+// why.
 func NewCounter(ctx context.Context, endpoint string, timeout time.Duration) (c Counter, note string) {
 	if endpoint == "" {
 		return Estimate{}, "tokens estimated: no tokenizer endpoint configured"
@@ -165,10 +210,21 @@ func NewCounter(ctx context.Context, endpoint string, timeout time.Duration) (c 
 	l := &LlamaServer{Endpoint: endpoint, Client: &http.Client{Timeout: 10 * time.Second}}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if _, err := l.Count(pctx, "probe"); err != nil {
+	build, err := l.Identify(pctx)
+	switch {
+	case errors.Is(err, ErrNotLlamaServer):
+		return Estimate{}, fmt.Sprintf("tokens estimated: the server at %s is not llama-server (%v)", endpoint, shortErr(err))
+	case err != nil:
 		return Estimate{}, fmt.Sprintf("tokens estimated: %s not reachable (%v)", endpoint, shortErr(err))
 	}
-	return l, "tokens counted by " + l.Name()
+	if _, err := l.Count(pctx, "probe"); err != nil {
+		return Estimate{}, fmt.Sprintf("tokens estimated: llama-server at %s did not count (%v)", endpoint, shortErr(err))
+	}
+	note = "tokens counted by " + l.Name()
+	if build != "" {
+		note += " (build " + build + ")"
+	}
+	return l, note
 }
 
 func shortErr(err error) string {

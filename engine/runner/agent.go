@@ -52,8 +52,9 @@ type PackBuilder struct {
 }
 
 // NewPackBuilder is the PackBuilder for a repository whose [model]
-// endpoint is endpoint: its tokenizer when it answers within probe, else
-// the calibrated estimate, with the note saying which.
+// endpoint is endpoint: its tokenizer when it shows it is llama-server
+// and answers within probe (pack.NewCounter), else the calibrated
+// estimate, with the note saying which.
 func NewPackBuilder(ctx context.Context, endpoint string, probe time.Duration, redactor pack.Redactor, history pack.TaskHistory) PackBuilder {
 	counter, note := pack.NewCounter(ctx, endpoint, probe)
 	return PackBuilder{Redactor: redactor, Counter: counter, CounterNote: note, History: history}
