@@ -435,7 +435,10 @@ end
 --- start_again attaches the workspace buffers (starting a server per
 --- root) and says what it did; done(started) is called with the roots.
 local function start_again(was_running, done)
+  -- Nothing of bcode-ls runs now: what the old servers wrote and how the
+  -- last one died are not the new ones' story.
   M.last_exit = nil
+  M.stderr[config.options.cmd[1]] = nil
   local per_root, order = {}, {}
   for _, b in ipairs(workspace_buffers()) do
     local id = M.attach(b)
@@ -481,8 +484,6 @@ function M.restart(done)
   state.next = function()
     if restarting ~= state then return end
     restarting = nil
-    -- What the old servers wrote is not the new ones' story.
-    M.stderr[exe] = nil
     start_again(true, done)
   end
   for _, c in ipairs(clients) do state.waiting[c.id] = true end
