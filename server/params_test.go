@@ -15,7 +15,7 @@ import (
 func TestNoParamsForms(t *testing.T) {
 	e, ctx := setup(t, "boundary.txtar", server.Options{})
 	forms := map[string]json.RawMessage{"absent": nil, "null": json.RawMessage("null"), "{}": json.RawMessage("{}"), "[]": json.RawMessage("[]"), "[{}]": json.RawMessage("[{}]")}
-	for _, method := range []string{server.MethodTasks, server.MethodEvidence, server.MethodContextPack} {
+	for _, method := range []string{server.MethodTasks, server.MethodEvidence, server.MethodContextPack, server.MethodHealth} {
 		for name, raw := range forms {
 			t.Run(method+" "+name, func(t *testing.T) {
 				var params any = raw

@@ -59,6 +59,19 @@ return {
     survivor_of(first)
   end },
 
+  { 'progress ends at its end; a report after it does not bring it back', function()
+    local buf = vim.fn.bufnr(file)
+    wait(RUN_MS, function() return next(lsp.progress) == nil end, 'the run at start to end')
+    local progress = first.config.handlers['$/progress']
+    local ctx = { client_id = first.id, method = '$/progress' }
+    progress(nil, { token = 'bcode-test-0', value = { kind = 'begin', title = 'bcode task t-1' } }, ctx, {})
+    eq('bcode: task t-1', require('bcode').statusline(buf), 'begin')
+    progress(nil, { token = 'bcode-test-0', value = { kind = 'end', message = 'done' } }, ctx, {})
+    progress(nil, { token = 'bcode-test-0', value = { kind = 'report', message = 'late' } }, ctx, {})
+    eq(nil, lsp.progress['bcode-test-0'], 'ended')
+    eq('bcode: 1 mutant survives', require('bcode').statusline(buf), 'the statusline after the end')
+  end },
+
   { ':checkhealth bcode from the user\'s buffer checks its client', function()
     vim.cmd('checkhealth bcode')
     local report = h.buf_text(0)
@@ -77,6 +90,14 @@ return {
 
   { 'a killed server is one notification with its exit and last stderr lines', function()
     local pid = health(first).pid
+    -- Work in progress when it dies (as bcode-ls reports it: begin, report)
+    -- must not stay in the statusline.
+    local buf = vim.fn.bufnr(file)
+    local progress = first.config.handlers['$/progress']
+    local ctx = { client_id = first.id, method = '$/progress' }
+    progress(nil, { token = 'bcode-test-1', value = { kind = 'begin', title = 'bcode evidence', cancellable = true } }, ctx, {})
+    progress(nil, { token = 'bcode-test-1', value = { kind = 'report', message = 'running 6 mutants', percentage = 40 } }, ctx, {})
+    eq('bcode: evidence 40% running 6 mutants', require('bcode').statusline(buf), 'the statusline during work')
     -- Something the server says on stderr now, at INFO: a cancel for a
     -- progress it does not run. Its own line is then among the last.
     first.notify('window/workDoneProgress/cancel', { token = 'bcode-test-marker' })
@@ -95,8 +116,8 @@ return {
     -- Once: nothing more is said of it.
     vim.wait(1000)
     eq(1, #messages_like('was killed by signal'), 'one notification')
-    eq('', require('bcode').statusline(vim.fn.bufnr(file)), 'the statusline shows nothing of a dead server')
-    eq(nil, next(lsp.progress), 'no progress left running')
+    eq('', require('bcode').statusline(buf), 'the statusline shows nothing of a dead server')
+    eq(nil, next(lsp.progress), 'its progress ended with it')
   end },
 
   { ':BcodeRestart starts it again on the same root and diagnostics come back', function()
