@@ -490,13 +490,12 @@ function M.restart(done)
   restarting = state
   for _, c in ipairs(clients) do
     M.stopping[c.id] = true
-    c.stop()
+    vim.lsp.stop_client(c.id)
   end
   vim.defer_fn(function()
     if restarting ~= state then return end
     for id in pairs(state.waiting) do
-      local c = vim.lsp.get_client_by_id(id)
-      if c then c.stop(true) else state.waiting[id] = nil end
+      if vim.lsp.get_client_by_id(id) then vim.lsp.stop_client(id, true) else state.waiting[id] = nil end
     end
     if next(state.waiting) == nil then state.next() end
   end, M.restart_grace_ms)
