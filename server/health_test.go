@@ -25,6 +25,7 @@ func TestHealth(t *testing.T) {
 	if h.Name != "bcode-ls" || h.Version != server.Version || h.PID != os.Getpid() || h.Root != root {
 		t.Errorf("health = %+v, want bcode-ls %s, pid %d, root %s", h, server.Version, os.Getpid(), root)
 	}
+	t.Logf("bcode/health: %+v", h)
 	if h.Docker.Detail == "" {
 		t.Errorf("docker: no detail: %+v", h.Docker)
 	}
