@@ -46,6 +46,9 @@ function M.one_prefix()
       if not m.msg:find('^bcode: ') then error(('a message without the prefix: %q'):format(m.msg), 2) end
       local _, count = m.msg:gsub('bcode: ', '')
       if count ~= 1 then error(('a message with "bcode: " %d times: %q'):format(count, m.msg), 2) end
+      -- Nor a second "bcode" right after it ("bcode: bcode evidence: ...",
+      -- "bcode: bcode/tasks failed"); the server's name, bcode-ls, is fine.
+      if m.msg:find('^bcode: bcode[%s:/%.]') then error(('a message that says bcode twice: %q'):format(m.msg), 2) end
     end
   end
   return n

@@ -126,6 +126,7 @@ return {
     ok(not done.err, 'no error: ' .. vim.inspect(done.err))
     local qf = vim.fn.getqflist({ items = 1, title = 1 })
     match(qf.title, '^bcode evidence: 1 of %d+ mutants survive$', 'title')
+    ok(h.take_message('^bcode: evidence: 1 of %d+ mutants survive$'), 'the message says bcode once: ' .. vim.inspect(h.messages))
     local it = qf.items[1]
     eq(vim.fn.bufnr(file), it.bufnr, 'file')
     eq(bcode_line, it.lnum, 'line')
