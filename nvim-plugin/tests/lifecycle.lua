@@ -169,6 +169,20 @@ return {
     wait(30000, attached_client, 'the new client')
   end },
 
+  { 'a server that dies at start says why: its first stderr line too', function()
+    local cfg = require('bcode.config').options
+    local cmd = cfg.cmd
+    cfg.cmd = { cmd[1], '--stdio', '--no-such-flag' }
+    vim.cmd('BcodeRestart')
+    local m = wait(30000, function() return h.take_message('^bcode: bcode%-ls for .* exited with code 2') end, 'the exit notification')
+    match(m.msg, 'flag provided but not defined: %-no%-such%-flag', 'the reason, first in its stderr')
+    match(m.msg, 'usage: bcode%-ls', 'its usage')
+    cfg.cmd = cmd
+    vim.cmd('BcodeRestart')
+    wait(30000, function() return h.take_message('^bcode: started bcode%-ls for ') end, 'the start with the right command')
+    wait(30000, attached_client, 'the new client')
+  end },
+
   { 'every message says "bcode: " once, at its start', function()
     ok(h.one_prefix() >= 4, 'messages were said: ' .. vim.inspect(h.all_messages))
   end },

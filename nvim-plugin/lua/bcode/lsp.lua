@@ -223,7 +223,9 @@ end
 -- A client's exit: M.stopping holds the clients someone asked to stop
 -- (the user, :BcodeRestart, Neovim quitting), whose exit is no news.
 M.stopping = {}
--- roots and server_info of the running clients, by client id.
+-- roots, server_info and whether initialize was answered, of the running
+-- clients, by client id.
+M.initialized = {}
 M.roots = {}
 M.server_info = {}
 -- last_exit is the newest unasked exit: { root, message }.
@@ -234,6 +236,7 @@ local restarting = nil
 --- on_init remembers what the server said of itself and marks the
 --- client when anyone stops it.
 function M.on_init(client, result)
+  M.initialized[client.id] = true
   M.roots[client.id] = client.config and client.config.root_dir
   M.server_info[client.id] = type(result) == 'table' and result.serverInfo or nil
   local stop = client.stop
@@ -271,8 +274,8 @@ end
 --- callback: nothing here may call the API before vim.schedule.
 function M.on_exit(code, signal, client_id, root)
   root = root or M.roots[client_id]
-  local asked = M.stopping[client_id]
-  M.stopping[client_id], M.roots[client_id], M.server_info[client_id] = nil, nil, nil
+  local asked, initialized = M.stopping[client_id], M.initialized[client_id]
+  M.stopping[client_id], M.roots[client_id], M.server_info[client_id], M.initialized[client_id] = nil, nil, nil, nil
   if root and started[root] == client_id then started[root] = nil end
   -- Its work ends with it: nothing of it stays in the statusline.
   for token, p in pairs(M.progress) do
@@ -285,10 +288,12 @@ function M.on_exit(code, signal, client_id, root)
   end
   if asked and (signal ~= 0 or code == 0) then return end
   -- It died (or failed its shutdown): say so once, with what it wrote
-  -- last, after the rest of its stderr has been read.
+  -- last, after the rest of its stderr has been read. A server that died
+  -- before it answered initialize (a bad flag in cmd, a broken install)
+  -- says why first and its usage after: all its lines are said.
   local exe = config.options.cmd[1]
   vim.defer_fn(function()
-    local msg = M.exit_message(code, signal, root, M.stderr_lines(exe))
+    local msg = M.exit_message(code, signal, root, M.stderr_lines(exe, not initialized and STDERR_KEEP or nil))
     M.last_exit = { root = root, message = msg }
     notify(msg, vim.log.levels.ERROR)
   end, 200)
