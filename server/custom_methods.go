@@ -156,8 +156,10 @@ func (s *Server) Custom(ctx context.Context, method string, params json.RawMessa
 		serve = s.customEvidence
 	case MethodDocumentContent:
 		serve = s.customDocumentContent
+	case MethodHealth:
+		serve = s.customHealth
 	default:
-		return nil, lsp.Errorf(lsp.CodeMethodNotFound, "bcode-ls has no method %q (it serves %s, %s, %s, %s, %s and %s)", method, MethodTasks, MethodTask, MethodTaskDiff, MethodContextPack, MethodEvidence, MethodDocumentContent)
+		return nil, lsp.Errorf(lsp.CodeMethodNotFound, "bcode-ls has no method %q (it serves %s, %s, %s, %s, %s, %s and %s)", method, MethodTasks, MethodTask, MethodTaskDiff, MethodContextPack, MethodEvidence, MethodDocumentContent, MethodHealth)
 	}
 	return serve(ctx, method, params)
 }

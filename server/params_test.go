@@ -15,7 +15,7 @@ import (
 func TestNoParamsForms(t *testing.T) {
 	e, ctx := setup(t, "boundary.txtar", server.Options{})
 	forms := map[string]json.RawMessage{"absent": nil, "null": json.RawMessage("null"), "{}": json.RawMessage("{}"), "[]": json.RawMessage("[]"), "[{}]": json.RawMessage("[{}]")}
-	for _, method := range []string{server.MethodTasks, server.MethodEvidence, server.MethodContextPack} {
+	for _, method := range []string{server.MethodTasks, server.MethodEvidence, server.MethodContextPack, server.MethodHealth} {
 		for name, raw := range forms {
 			t.Run(method+" "+name, func(t *testing.T) {
 				var params any = raw
@@ -101,7 +101,7 @@ func TestBadParams(t *testing.T) {
 	// never an internal error (a panic would be one).
 	junk := []string{`0`, `-1`, `1e309`, `true`, `"x"`, `[[]]`, `[null]`, `[1,2]`, `{"id":null}`, `{"id":[]}`, `{"id":"` + strings.Repeat("x", 5000) + `"}`,
 		`{"id":"t","path":""}`, `{"id":"t","path":"\u0000"}`, `{"uri":""}`, `{"uri":"bcode-pack:"}`, `{"budget":1e12}`, `{"eventsLimit":null}`, `{"":1}`}
-	for _, method := range []string{server.MethodTasks, server.MethodTask, server.MethodTaskDiff, server.MethodContextPack, server.MethodEvidence, server.MethodDocumentContent} {
+	for _, method := range []string{server.MethodTasks, server.MethodTask, server.MethodTaskDiff, server.MethodContextPack, server.MethodEvidence, server.MethodDocumentContent, server.MethodHealth} {
 		for _, j := range junk {
 			err := e.Conn.Call(ctx, method, json.RawMessage(j), nil)
 			var le *lsp.Error

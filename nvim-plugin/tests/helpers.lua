@@ -26,9 +26,33 @@ function M.wait(ms, cond, what)
   return v
 end
 
---- Messages sent through vim.notify since the last take.
+--- Messages sent through vim.notify since the last take; all_messages
+--- keeps every one, for the single-prefix check.
 M.messages = {}
-vim.notify = function(msg, level) table.insert(M.messages, { msg = msg, level = level }) end
+M.all_messages = {}
+vim.notify = function(msg, level)
+  table.insert(M.messages, { msg = msg, level = level })
+  table.insert(M.all_messages, { msg = msg, level = level })
+end
+
+--- one_prefix fails unless every message bcode sent says "bcode: " at its
+--- start and nowhere else. Neovim's own messages (0.7 says "Client 1 quit
+--- with exit code 0 and signal 9" when a server is killed) are not bcode's.
+function M.one_prefix()
+  local n = 0
+  for _, m in ipairs(M.all_messages) do
+    if not m.msg:find('^Client %d+ quit with exit code') then
+      n = n + 1
+      if not m.msg:find('^bcode: ') then error(('a message without the prefix: %q'):format(m.msg), 2) end
+      local _, count = m.msg:gsub('bcode: ', '')
+      if count ~= 1 then error(('a message with "bcode: " %d times: %q'):format(count, m.msg), 2) end
+      -- Nor a second "bcode" right after it ("bcode: bcode evidence: ...",
+      -- "bcode: bcode/tasks failed"); the server's name, bcode-ls, is fine.
+      if m.msg:find('^bcode: bcode[%s:/%.]') then error(('a message that says bcode twice: %q'):format(m.msg), 2) end
+    end
+  end
+  return n
+end
 
 function M.take_message(pattern)
   for i, m in ipairs(M.messages) do

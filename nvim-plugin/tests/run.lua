@@ -11,8 +11,16 @@ package.path = here .. '/?.lua;' .. package.path
 local out = io.stdout
 local function say(s) out:write(s .. '\n'); out:flush() end
 
-local files = vim.fn.glob(here .. '/test_*.lua', false, true)
-table.sort(files)
+-- BCODE_TEST_FILES (comma-separated names in tests/) runs those files
+-- instead of test_*.lua.
+local files = {}
+local only = os.getenv('BCODE_TEST_FILES')
+if only and only ~= '' then
+  for name in only:gmatch('[^,]+') do files[#files + 1] = here .. '/' .. vim.trim(name) end
+else
+  files = vim.fn.glob(here .. '/test_*.lua', false, true)
+  table.sort(files)
+end
 local filter = os.getenv('BCODE_TEST_FILTER')
 local pass, fail, n = 0, 0, 0
 for _, f in ipairs(files) do

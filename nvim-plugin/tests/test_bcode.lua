@@ -32,10 +32,11 @@ end
 
 -- lifecycle_result waits for what the user is told about a lifecycle
 -- command: success (pattern_ok) or the server's refusal with its reason.
+local doing = { ['bcode.task.accept'] = 'accepting', ['bcode.task.reject'] = 'rejecting' }
 local function lifecycle_result(cmd, id, pattern_ok)
   local m
   local found = vim.wait(15000, function()
-    m = h.take_message(pattern_ok) or h.take_message('^bcode: ' .. cmd:gsub('%.', '%%.') .. ' ' .. id .. ': ')
+    m = h.take_message(pattern_ok) or h.take_message('^bcode: ' .. doing[cmd] .. ' task ' .. id .. ': ')
     return m
   end, 50)
   if not found then
@@ -88,7 +89,7 @@ return {
     -- A run may still be going (the save and the disk watcher both ask):
     -- the statusline shows it while it lasts, then the survivor.
     if next(require('bcode.lsp').progress) then
-      match(require('bcode').statusline(), '^bcode: bcode evidence', 'statusline during a run')
+      match(require('bcode').statusline(), '^bcode: evidence', 'statusline during a run (bcode said once)')
     end
     wait(90000, function() return next(require('bcode.lsp').progress) == nil end, 'running evidence to end')
     eq('bcode: 1 mutant survives', require('bcode').statusline(), 'statusline in the changed file')
@@ -112,7 +113,7 @@ return {
     vim.api.nvim_win_close(win, true)
     vim.cmd('checkhealth bcode')
     local report = h.buf_text(0)
-    match(report, 'OK:? bcode%-ls: ', 'bcode-ls found')
+    match(report, 'OK:? bcode%-ls found: ', 'bcode-ls found')
     match(report, 'OK:? bcode%-ls is running for ', 'the running client')
     vim.cmd('bwipeout!')
     vim.cmd('edit ' .. vim.fn.fnameescape(file))
@@ -125,6 +126,7 @@ return {
     ok(not done.err, 'no error: ' .. vim.inspect(done.err))
     local qf = vim.fn.getqflist({ items = 1, title = 1 })
     match(qf.title, '^bcode evidence: 1 of %d+ mutants survive$', 'title')
+    ok(h.take_message('^bcode: evidence: 1 of %d+ mutants survive$'), 'the message says bcode once: ' .. vim.inspect(h.messages))
     local it = qf.items[1]
     eq(vim.fn.bufnr(file), it.bufnr, 'file')
     eq(bcode_line, it.lnum, 'line')
@@ -331,5 +333,23 @@ return {
     -- A bad request gets the server's reason, not silence.
     tasks.create(3, 3, '   ')
     wait(15000, function() return h.take_message('creating the task: .*the goal is empty') end, 'the empty-goal error')
+  end },
+
+  { 'every message says "bcode: " once, at its start', function()
+    ok(h.one_prefix() > 5, 'the tests above said things: ' .. vim.inspect(h.all_messages))
+    -- A message that already carries the prefix (the server's own say
+    -- "bcode: task ..." or "bcode-ls: ...") is not prefixed again.
+    local lsp = require('bcode.lsp')
+    lsp.notify('bcode: task t-1 is blocked')
+    lsp.notify('bcode-ls: initializationOptions: bad')
+    local m = h.all_messages
+    eq('bcode: task t-1 is blocked', m[#m - 1].msg, 'an already prefixed message')
+    eq('bcode: initializationOptions: bad', m[#m].msg, 'a server-prefixed message')
+    -- The server's window/showMessage goes through the same door.
+    local handler = client().config.handlers['window/showMessage']
+    handler(nil, { type = 3, message = 'bcode: task t-2 is running in another bcode process' }, { client_id = client().id }, {})
+    eq('bcode: task t-2 is running in another bcode process', h.all_messages[#h.all_messages].msg, 'showMessage')
+    eq(vim.log.levels.INFO, h.all_messages[#h.all_messages].level, 'showMessage level')
+    h.one_prefix()
   end },
 }

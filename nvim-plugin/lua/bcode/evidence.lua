@@ -64,12 +64,13 @@ function M.run(bang, done)
   local function load()
     lsp.request('bcode/evidence', { wait = true }, function(err, report)
       if err then
-        lsp.notify('bcode/evidence: ' .. err_text(err), vim.log.levels.ERROR)
+        lsp.notify('loading the evidence report: ' .. err_text(err), vim.log.levels.ERROR)
       elseif report.state == 'failed' then
         lsp.notify('evidence failed: ' .. (report.error or '?'), vim.log.levels.ERROR)
       else
         local items, title = M.fill(report, root)
-        lsp.notify(title)
+        -- The quickfix title names bcode; the message has the prefix.
+        lsp.notify((title:gsub('^bcode evidence: ', 'evidence: ')))
         if config.options.open_quickfix and #items > 0 then vim.cmd('copen') end
       end
       if done then done(err, report) end
@@ -78,7 +79,7 @@ function M.run(bang, done)
   if bang then return load() end
   lsp.command('bcode.evidence.run', vim.empty_dict(), function(err)
     if err then
-      lsp.notify('bcode.evidence.run: ' .. err_text(err), vim.log.levels.ERROR)
+      lsp.notify('starting evidence: ' .. err_text(err), vim.log.levels.ERROR)
       if done then done(err) end
       return
     end

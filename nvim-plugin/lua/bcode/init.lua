@@ -23,6 +23,8 @@ function M.setup(opts)
     local n = lsp.cancel_progress()
     lsp.notify(n > 0 and ('asked bcode-ls to cancel %d running job%s'):format(n, n == 1 and '' or 's') or 'nothing to cancel')
   end, { desc = 'bcode: cancel what bcode-ls is running (evidence, pack)' })
+  cmd('BcodeRestart', function() lsp.restart() end,
+    { desc = 'bcode: stop bcode-ls, start it again for the same workspaces and attach their buffers' })
   M.helptags()
   lsp.enable()
 end

@@ -22,7 +22,10 @@ function M.statusline(bufnr)
   if not c or not vim.lsp.buf_is_attached(bufnr, c.id) then return '' end
   for _, p in pairs(lsp.progress) do
     if p.client_id == c.id then
-      local s = 'bcode: ' .. (p.title or 'working')
+      -- The server's titles name bcode already ("bcode evidence"): the
+      -- statusline says it once.
+      local title = (p.title or 'working'):gsub('^bcode:? ', '')
+      local s = 'bcode: ' .. title
       if p.percentage then s = s .. (' %d%%'):format(p.percentage) end
       if p.message and p.message ~= '' then s = s .. ' ' .. p.message end
       return s

@@ -46,7 +46,7 @@ end
 function M.refresh(cb)
   lsp.request('bcode/tasks', vim.empty_dict(), function(err, result)
     if err then
-      lsp.notify('bcode/tasks failed: ' .. err_text(err), vim.log.levels.ERROR)
+      lsp.notify('listing the tasks: ' .. err_text(err), vim.log.levels.ERROR)
     else
       state.tasks = result.tasks or {}
       render()
@@ -92,10 +92,16 @@ end
 -- confirm is vim.fn.confirm, replaceable by tests.
 M.confirm = function(msg, choices) return vim.fn.confirm(msg, choices, 2) end
 
+-- What a lifecycle command is doing, for its error message.
+local doing = {
+  ['bcode.task.accept'] = 'accepting', ['bcode.task.reject'] = 'rejecting',
+  ['bcode.task.resume'] = 'resuming', ['bcode.task.cancel'] = 'cancelling',
+}
+
 local function lifecycle(cmd, t, done)
   lsp.command(cmd, { id = t.id }, function(err, r)
     if err then
-      lsp.notify(cmd .. ' ' .. t.id .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      lsp.notify(('%s task %s: %s'):format(doing[cmd] or cmd, t.id, err_text(err)), vim.log.levels.ERROR)
     else
       lsp.notify(('task %s is %s%s'):format(r.id, r.status, r.message and (': ' .. r.message) or ''))
       M.refresh()
@@ -107,7 +113,7 @@ end
 local function detail(id, cb)
   lsp.request('bcode/task', { id = id }, function(err, d)
     if err then
-      lsp.notify('bcode/task ' .. id .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      lsp.notify('reading task ' .. id .. ': ' .. err_text(err), vim.log.levels.ERROR)
       return
     end
     cb(d)
@@ -168,7 +174,7 @@ function M.diff(t)
   if not t then return end
   lsp.request('bcode/taskDiff', { id = t.id }, function(err, r)
     if err then
-      lsp.notify('bcode/taskDiff ' .. t.id .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      lsp.notify('the diff of task ' .. t.id .. ': ' .. err_text(err), vim.log.levels.ERROR)
       return
     end
     vim.cmd('tabnew')
