@@ -41,6 +41,7 @@ export function announceStart(r: TaskResult): void {
   void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `bcode: task ${r.id} ${verb}starting its run…` }, () => new Promise<void>((resolve) => {
     const done = () => { clearTimeout(timer); if (waiting.get(r.id) === done) waiting.delete(r.id); resolve(); };
     const timer = setTimeout(done, startWaitMs);
+    timer.unref?.(); // never what keeps a process alive
     waiting.set(r.id, done);
   }));
 }
