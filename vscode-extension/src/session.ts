@@ -27,6 +27,22 @@ export interface SessionHooks {
 
 const stoppedProblem = 'bcode-ls stopped: see the bcode output channel, then run "bcode: Restart Language Server"';
 
+/**
+ * BcodeClient leaves telling the user to the session. vscode-languageclient
+ * forces its own error notifications ("couldn't create connection to
+ * server", "Server initialization failed", the crash notice) beside the
+ * session's, which say the same failure with what to do; they stay in the
+ * output channel.
+ */
+class BcodeClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | 'force'): void {
+    super.error(message, data, false);
+  }
+}
+
+/** How long a stopped client may take to restart itself before the user is told it stopped. */
+const restartGraceMs = 5000;
+
 /** The server commands whose answer is a task that may be starting. */
 const startsTask = new Set<string>([ServerCommand.taskCreate, ServerCommand.taskRun, ServerCommand.taskResume]);
 
@@ -97,6 +113,11 @@ export class Session implements vscode.Disposable {
       } else if (e.newState === State.Stopped) {
         this.api = undefined;
         this.set('stopped', stoppedProblem);
+        // The client restarts a crashed server by itself (Stopped, then
+        // Starting): only one that stays stopped is news, told once.
+        setTimeout(() => {
+          if (this.client === client && client.state === State.Stopped) void this.offerFix(`bcode: ${stoppedProblem}`, false);
+        }, restartGraceMs).unref?.();
       } else {
         this.api = undefined;
         this.set('starting', undefined);
@@ -149,6 +170,9 @@ export class Session implements vscode.Disposable {
       // user itself, once (a second toast for the same failure said the
       // same thing twice).
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // A failed initialize stops the client without its own message: the
+      // session's "failed to start" (with Restart and Show Log) says it.
+      initializationFailedHandler: () => false,
       workspaceFolder: this.folder,
       outputChannel: log,
       // bcode-ls's stderr is its slog log: INFO is info, not an error.
@@ -176,7 +200,7 @@ export class Session implements vscode.Disposable {
       },
     };
     const name = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders.length > 1 ? `bcode (${this.folder.name})` : 'bcode';
-    return new LanguageClient('bcode', name, serverOptions, clientOptions);
+    return new BcodeClient('bcode', name, serverOptions, clientOptions);
   }
 
   /**
