@@ -11,7 +11,7 @@ import { EvidenceStatus } from './statusBar';
 import { acceptPlan } from './tasksModel';
 import { Node, TasksTree } from './tasksTree';
 import { eventsUri, taskDiffUri } from './virtualDocs';
-import { LspRange, TaskSummary } from './protocol';
+import { DocumentResult, LspRange, PackArgs, TaskSummary } from './protocol';
 
 export interface Deps {
   api: () => BcodeApi | undefined;
@@ -68,6 +68,27 @@ export function fileEditor(what: string): vscode.TextEditor {
     throw new Error(`${what} works on files of the workspace; this editor shows ${kind}. Open the file itself (or save it) and run it there.`);
   }
   return ed;
+}
+
+/**
+ * previewPack builds a context pack with a progress notification the user
+ * can cancel (indexing a large repository takes a while; Cancel sends
+ * $/cancelRequest and bcode-ls stops), then opens it unless the server
+ * showed it already. where names the place in the title.
+ */
+export async function previewPack(api: BcodeApi, args: PackArgs, where: string | undefined): Promise<DocumentResult> {
+  const r = await vscode.window.withProgress({
+    location: vscode.ProgressLocation.Notification,
+    title: `bcode: building the context pack${where ? ` for ${where}` : ''}…`,
+    cancellable: true,
+  }, (_progress, token) => api.previewPack(args, token));
+  if (!r.shown) {
+    // The server could not show it (or the client lacks showDocument):
+    // open the bcode-pack: URI; its content comes from the server.
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+  return r;
 }
 
 export function registerCommands(d: Deps): vscode.Disposable[] {
@@ -179,20 +200,7 @@ export function registerCommands(d: Deps): vscode.Disposable[] {
       // must be a file (bcode-ls reads the selection from the checkout).
       const ed = vscode.window.activeTextEditor ? fileEditor('Preview Context Pack') : undefined;
       const args = ed ? { uri: ed.document.uri.toString(), range: toRange(ed.selection) } : {};
-      const api = need();
-      // A large repository takes a while to index: say so, and let the
-      // user stop it (Cancel sends $/cancelRequest; bcode-ls stops).
-      const r = await vscode.window.withProgress({
-        location: vscode.ProgressLocation.Notification,
-        title: `bcode: building the context pack${ed ? ` for ${vscode.workspace.asRelativePath(ed.document.uri)}` : ''}…`,
-        cancellable: true,
-      }, (_progress, token) => api.previewPack(args, token));
-      if (r.shown) return;
-      // The server could not show it (or the client lacks showDocument):
-      // open the bcode-pack: URI ourselves; its content comes from the
-      // server, read-only.
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
-      await vscode.window.showTextDocument(doc, { preview: true });
+      await previewPack(need(), args, ed ? vscode.workspace.asRelativePath(ed.document.uri) : undefined);
     }),
 
     run('bcode.runEvidence', async () => {

@@ -7,10 +7,10 @@
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, State, WorkspaceEdit as LspWorkspaceEdit } from 'vscode-languageclient/node';
 import * as readline from 'readline';
-import { BcodeApi } from './api';
+import { BcodeApi, Cancelled } from './api';
 import { contentWithFallback } from './content';
-import { askGoal } from './commands';
-import { LineMutants, LspCodeAction, Method, ServerCommand, TaskChanged, TaskCreateArgs, TaskResult } from './protocol';
+import { askGoal, previewPack } from './commands';
+import { LineMutants, LspCodeAction, Method, PackArgs, ServerCommand, TaskChanged, TaskCreateArgs, TaskResult } from './protocol';
 import { announceStart } from './taskStart';
 import { levelOf } from './serverLog';
 import { serverSettings } from './settings';
@@ -219,6 +219,11 @@ export class Session implements vscode.Disposable {
         a = { ...a, goal, ask: false };
         args = [a];
       }
+      if (command === ServerCommand.packPreview && this.api) {
+        // The code action's preview, with the same cancellable progress.
+        const p = (a ?? {}) as PackArgs;
+        return await previewPack(this.api, p, p.uri ? vscode.workspace.asRelativePath(vscode.Uri.parse(p.uri)) : undefined);
+      }
       const r = await next(command, args);
       if (command === ServerCommand.mutantActions) {
         await this.pickMutantAction(r as LineMutants);
@@ -227,7 +232,7 @@ export class Session implements vscode.Disposable {
       }
       return r;
     } catch (e) {
-      void vscode.window.showErrorMessage(`bcode: ${(e as Error).message}`);
+      if (!(e instanceof Cancelled)) void vscode.window.showErrorMessage(`bcode: ${(e as Error).message}`);
       return undefined;
     }
   }
