@@ -13,7 +13,8 @@ import (
 
 // CodeAction offers, each through a typed command: on a selection, "Create
 // task from selection"; on a surviving-mutant diagnostic, "Show mutant
-// diff" and "Add a test for this boundary"; anywhere, "Preview context
+// diff", "Add a test for this boundary" and the mutant's other quick fixes,
+// at most three per line (see mutantActions); anywhere, "Preview context
 // pack", "Resume task" (when a task can be resumed) and "Run evidence now".
 func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp.CodeAction, error) {
 	abs, rel, err := s.fileOf(p.URI)
