@@ -329,6 +329,7 @@ async function main() {
     await pickAction(/Show all surviving mutants on this line/);
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 20_000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /Go to covering test/ }).first().waitFor({ timeout: 10_000 });
     const title = await page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '');
     if (!/surviving mutants? on line 5/.test(title)) throw new Error(`the picker's title is "${title}"`);
     const rows = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rs) => rs.map((r) => r.innerText.replace(/\s+/g, ' ').trim()));
