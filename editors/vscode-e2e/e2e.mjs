@@ -22,7 +22,7 @@
 //
 // Run by editors/editorstest/vscode_browser_test.go, which builds bcode-ls,
 // the fixture and the .vsix and passes them in the environment:
-//   BCODE_LS, BCODE_STATE, BCODE_FIXTURE_REPO, BCODE_FIXTURE_FAILED,
+//   BCODE_LS, BCODE_STATE, BCODE_FIXTURE_REPO, BCODE_FIXTURE_FAILED, BCODE_FIXTURE_TAMPERED,
 //   BCODE_VSIX, BCODE_E2E_SCREENSHOTS (a directory, optional),
 //   BCODE_E2E_CHROMIUM (default /usr/bin/chromium).
 // Each step prints one line, `step <ms> <name>`; a failure prints
