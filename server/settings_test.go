@@ -210,33 +210,30 @@ func TestMutantActionsNameTheirMutant(t *testing.T) {
 // entry among as by every action it lists, as a client's picker shows them.
 func allQuickFixes(t *testing.T, ctx context.Context, e *fake.Editor, as []lsp.CodeAction) []lsp.CodeAction {
 	t.Helper()
-	var out []lsp.CodeAction
-	listed := false
+	var others, listed []lsp.CodeAction
+	capped := false
 	for _, a := range as {
-		if a.Command == nil || a.Command.Command != command.MutantActions {
-			out = append(out, a)
+		if a.Kind != lsp.KindQuickFix {
+			others = append(others, a)
 			continue
 		}
+		if a.Command == nil || a.Command.Command != command.MutantActions {
+			continue
+		}
+		capped = true
 		var line command.LineMutants
 		if err := e.Execute(ctx, *a.Command, &line); err != nil {
 			t.Fatalf("%s: %v", a.Title, err)
 		}
-		if !listed {
-			// The line's own first actions came before the entry: the list
-			// has them too, so keep only the list's.
-			out = out[:0]
-			for _, b := range as {
-				if b.Kind != lsp.KindQuickFix {
-					out = append(out, b)
-				}
-			}
-			listed = true
-		}
 		for _, m := range line.Mutants {
-			out = append(out, m.Actions...)
+			listed = append(listed, m.Actions...)
 		}
 	}
-	return out
+	if !capped {
+		return as
+	}
+	// The line's own first actions are in its list too: keep the list's.
+	return append(listed, others...)
 }
 
 // TestQuickFixesCappedPerLine: a line with several surviving mutants
