@@ -657,12 +657,20 @@ const mutantFix = /Show mutant diff|Add a test for this boundary|Show all surviv
 
 // openFile opens rel with Ctrl+P and waits for a line with text.
 async function openFile(rel, text) {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(rel);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor();
-  await page.keyboard.press('Enter');
+  const name = path.basename(rel);
+  const tab = page.locator('.tab', { has: page.locator('.label-name', { hasText: new RegExp(`^${name.replace(/\./g, '\\.')}$`) }) }).first();
+  if (await tab.count()) {
+    await tab.click();
+  } else {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(rel);
+    // Enter only once the filtered list has the file in focus (before,
+    // Enter opens the editor history's first entry).
+    await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first().waitFor();
+    await page.keyboard.press('Enter');
+  }
   await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
   await page.locator('.monaco-editor .view-line', { hasText: text }).first().waitFor();
 }
