@@ -114,6 +114,8 @@ func TestVSCodeBrowser(t *testing.T) {
 		if strings.HasPrefix(l, "step ") {
 			steps++
 			t.Log(l)
+		} else if strings.HasPrefix(l, "note ") {
+			t.Log(l)
 		}
 	}
 	if err != nil {

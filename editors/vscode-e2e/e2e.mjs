@@ -25,7 +25,8 @@
 //   BCODE_LS, BCODE_STATE, BCODE_FIXTURE_REPO, BCODE_FIXTURE_FAILED, BCODE_FIXTURE_TAMPERED,
 //   BCODE_VSIX, BCODE_E2E_SCREENSHOTS (a directory, optional),
 //   BCODE_E2E_CHROMIUM (default /usr/bin/chromium).
-// Each step prints one line, `step <ms> <name>`; a failure prints
+// Each step prints one line, `step <ms> <name>` (and what it saw on `note`
+// lines); a failure prints
 // `fail <step>: <why>` and leaves a screenshot named after the step.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -266,7 +267,7 @@ async function main() {
   await step('bcode-ls, found in $GOPATH/bin, runs: the status bar says "starting", never "server off", then the evidence state', async () => {
     await waitStatus(/no evidence yet|mutant|evidence/, 60_000, 'after activation');
     const seen = (await page.evaluate(() => window.__bcodeStatus || [])).filter((t) => t !== '');
-    console.log(`status texts: ${JSON.stringify(seen)}`);
+    console.log(`note status texts: ${JSON.stringify(seen)}`);
     if (!seen.length || !/starting/.test(seen[0])) throw new Error(`the status bar's first text is not "starting": ${JSON.stringify(seen)}`);
     const off = seen.find((t) => /server off/.test(t));
     if (off) throw new Error(`the status bar said "${off}" during start-up: ${JSON.stringify(seen)}`);
@@ -313,7 +314,7 @@ async function main() {
     // entry that lists them all.
     const labels = await page.locator('.action-widget .monaco-list-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') || r.innerText));
     const fixes = labels.filter((l) => mutantFix.test(l));
-    console.log(`quick fixes: ${JSON.stringify(fixes)}`);
+    console.log(`note quick fixes: ${JSON.stringify(fixes)}`);
     if (fixes.length > 3) throw new Error(`${fixes.length} mutant quick fixes on one line: ${JSON.stringify(fixes)}`);
     if (!fixes.some((l) => /Show all surviving mutants on this line/.test(l))) throw new Error(`no "Show all surviving mutants on this line" among ${JSON.stringify(labels)}`);
     await pickAction(/Show mutant diff/i);
@@ -333,7 +334,7 @@ async function main() {
     const title = await page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '');
     if (!/surviving mutants? on line 5/.test(title)) throw new Error(`the picker's title is "${title}"`);
     const rows = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rs) => rs.map((r) => r.innerText.replace(/\s+/g, ' ').trim()));
-    console.log(`picker: ${JSON.stringify(rows)}`);
+    console.log(`note picker: ${JSON.stringify(rows)}`);
     for (const want of [/Show mutant diff/, /Add a test for this boundary/, /Go to covering test TestAllowed/, /Ignore this mutant/]) {
       if (!rows.some((r) => want.test(r))) throw new Error(`the picker has no ${want}: ${JSON.stringify(rows)}`);
     }
@@ -363,10 +364,11 @@ async function main() {
         cancelled = true;
       } catch (e) {
         if (await toast.isVisible().catch(() => false)) throw e;
-        console.log('the pack was built before Cancel could be pressed');
+        console.log('note the pack was built before Cancel could be pressed');
       }
       if (cancelled) {
-        await toast.waitFor({ state: 'hidden', timeout: 10_000 });
+        console.log('note the pack preview was cancelled from its notification');
+      await toast.waitFor({ state: 'hidden', timeout: 10_000 });
         await page.waitForTimeout(1500);
         const errors = await page.locator('.notification-toast', { hasText: /bcode: .*(failed|cancel|error)/i }).count();
         if (errors) throw new Error(`a cancelled preview left ${errors} message(s): ${await page.locator('.notification-toast').first().innerText()}`);
@@ -609,7 +611,7 @@ async function taskFlow(port) {
       await toast.waitFor({ timeout: 15_000 });
       id = /task (\w+) created/.exec(await toast.innerText())[1];
     } catch {
-      console.log('the start notification closed before it was seen');
+      console.log('note the start notification closed before it was seen');
     }
   });
 
@@ -626,7 +628,7 @@ async function taskFlow(port) {
       await page.waitForTimeout(500);
     }
     if (!/running · attempt 1/.test(text)) throw new Error(`the row never showed the running attempt: "${text}"`);
-    console.log(`row: ${text.replace(/\n/g, ' ')}`);
+    console.log(`note row: ${text.replace(/\n/g, ' ')}`);
     await shot('vscode-task-running');
   });
 
