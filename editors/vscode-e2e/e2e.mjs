@@ -357,6 +357,7 @@ async function main() {
       await palette('bcode: Preview Context Pack');
       const toast = page.locator('.notification-toast', { hasText: /building the context pack/ }).first();
       await toast.waitFor({ state: 'visible', timeout: 20_000 });
+      await page.waitForTimeout(300); // the toast's fade-in, for the picture
       await shot('vscode-pack-progress');
       let cancelled = false;
       try {
@@ -384,8 +385,18 @@ async function main() {
   });
 
   await step('an untitled buffer: Preview Context Pack says it needs a file, once', async () => {
-    await palette('File: New Untitled Text File');
-    await page.locator('.tab.active', { hasText: /Untitled/ }).waitFor({ timeout: 15_000 });
+    // The palette's own command (not "Compare New Untitled Text Files").
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').fill('>File: New Untitled Text File');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /^File: New Untitled Text File/ }).first().waitFor({ timeout: 10_000 });
+    for (let i = 0; ; i++) {
+      const focused = (await page.locator('.quick-input-list .monaco-list-row.focused').first().innerText().catch(() => '')).trim();
+      if (/^File: New Untitled Text File/.test(focused)) break;
+      if (i > 10) throw new Error(`no "File: New Untitled Text File" in the palette (focus on "${focused}")`);
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: /^\s*Untitled-\d+\s*$/ }).waitFor({ timeout: 15_000 });
     await palette('bcode: Preview Context Pack');
     const says = /Preview Context Pack works on files of the workspace; this editor shows an untitled buffer/;
     const toast = page.locator('.notification-toast', { hasText: says });
@@ -393,6 +404,8 @@ async function main() {
     await page.waitForTimeout(1000);
     const n = await page.locator('.notification-toast', { hasText: /bcode:/ }).count();
     if (n !== 1) throw new Error(`${n} bcode messages for one refusal`);
+    // Expanded, so the picture shows the whole sentence.
+    await toast.first().locator('.codicon-notifications-expand').first().click({ timeout: 3_000 }).catch(() => {});
     await shot('vscode-pack-untitled');
     await page.keyboard.press('Escape');
     await palette('View: Revert and Close Editor');
