@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/bcode-dev/bcode/server/command"
@@ -12,7 +13,8 @@ import (
 
 // CodeAction offers, each through a typed command: on a selection, "Create
 // task from selection"; on a surviving-mutant diagnostic, "Show mutant
-// diff" and "Add a test for this boundary"; anywhere, "Preview context
+// diff", "Add a test for this boundary" and the mutant's other quick fixes,
+// at most three per line (see mutantActions); anywhere, "Preview context
 // pack", "Resume task" (when a task can be resumed) and "Run evidence now".
 func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp.CodeAction, error) {
 	abs, rel, err := s.fileOf(p.URI)
@@ -59,51 +61,130 @@ func (s *Server) createTaskCommand(abs, rel string, p *lsp.CodeActionParams) lsp
 	return command.New(command.TitleCreateTask, command.TaskCreate, command.TaskCreateArgs{Goal: goal, URI: p.URI, Range: &r, Run: true, Ask: true})
 }
 
-// mutantActions adds, for each surviving mutant under p's range: show its
-// diff, add a test that kills it, go to or run the tests that ran against
-// it, and ignore it. The covering tests come from the diagnostics' data.
+// maxQuickFixesPerLine caps the quick fixes a line offers: past it the
+// line offers its best two and one "Show all surviving mutants on this
+// line" entry (bcode.mutant.actions), so a line with several mutants and
+// tests never floods the lightbulb menu.
+const maxQuickFixesPerLine = 3
+
+// mutantActions adds the quick fixes of the surviving mutants under p's
+// range, line by line: all of a line's actions when they are at most
+// maxQuickFixesPerLine, else the first mutant's "Show mutant diff" and
+// "Add a test for this boundary" and one entry that lists them all.
 func (s *Server) mutantActions(acts *codeActions, abs string, p *lsp.CodeActionParams) {
+	if !kindWanted(lsp.KindQuickFix, acts.only) {
+		return
+	}
+	for _, line := range s.lineActions(abs, p) {
+		n := 0
+		for _, m := range line.Mutants {
+			n += len(m.Actions)
+		}
+		if n <= maxQuickFixesPerLine {
+			for _, m := range line.Mutants {
+				acts.out = append(acts.out, m.Actions...)
+			}
+			continue
+		}
+		acts.out = append(acts.out, line.Mutants[0].Actions[:2]...)
+		title := fmt.Sprintf("%s (%d mutants, %d actions)", command.TitleShowAllMutants, len(line.Mutants), n)
+		if len(line.Mutants) == 1 {
+			title = fmt.Sprintf("%s (%d actions)", command.TitleShowAllMutants, n)
+		}
+		c := command.New(title, command.MutantActions, command.MutantActionsArgs{URI: p.URI, Line: line.Line})
+		acts.out = append(acts.out, lsp.CodeAction{Title: c.Title, Kind: lsp.KindQuickFix, Diagnostics: line.Mutants[0].Actions[0].Diagnostics, Command: &c})
+	}
+}
+
+// lineActions are every action of each surviving mutant under p's range,
+// grouped by the line the mutant's diagnostic starts on, in the order the
+// survivors come.
+func (s *Server) lineActions(abs string, p *lsp.CodeActionParams) []command.LineMutants {
 	goTo := map[string]bool{}           // one "Go to covering test" per test, however many mutants it covers
 	var own map[string][]lsp.Diagnostic // the server's own diagnostics, made once per request
-	for _, at := range s.survivorsAt(p) {
-		d, m := at.diag, at.mutant
-		// Several mutants can sit on one line: each action names its own.
-		which := ": " + m.Rewrite()
-		acts.add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleShowMutant+which, command.MutantDiff, command.MutantArgs{ID: m.ID}))
-		r := d.Range
-		// The task starts at once: a click that only queued a task looked
-		// like nothing happened.
-		acts.add(lsp.KindQuickFix, []lsp.Diagnostic{d}, command.New(command.TitleAddTest+which, command.TaskCreate, command.TaskCreateArgs{
-			Goal:     testGoal(m),
-			URI:      p.URI,
-			Range:    &r,
-			MutantID: m.ID,
-			Criteria: []string{fmt.Sprintf("bcode evidence reports mutant %s as killed", m.ID)},
-			Run:      true,
-		}))
-		// The tests that ran against it: go to each, or run them.
+	var lines []command.LineMutants
+	at := map[uint32]int{} // line → index in lines
+	for _, sv := range s.survivorsAt(p) {
 		if own == nil {
 			own = s.ownDiagnostics()
 		}
-		for _, t := range coveringTests(own[p.URI], m.ID, at.data) {
-			if t.Location == nil {
-				continue // bcode-ls did not find its declaration
-			}
-			loc := *t.Location
-			if title := command.TitleGoToTest + " " + t.Name; !goTo[title] {
-				goTo[title] = true
-				acts.add(lsp.KindQuickFix, nil, command.New(title, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
-			}
+		line := sv.diag.Range.Start.Line
+		i, ok := at[line]
+		if !ok {
+			i = len(lines)
+			at[line] = i
+			lines = append(lines, command.LineMutants{URI: p.URI, Line: line})
 		}
-		if len(m.Tests) > 0 {
-			acts.add(lsp.KindQuickFix, nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.ID}))
+		lines[i].Mutants = append(lines[i].Mutants, command.MutantActionList{
+			ID:      sv.mutant.ID,
+			Rewrite: sv.mutant.Rewrite(),
+			Actions: s.survivorActions(abs, p.URI, sv, coveringTests(own[p.URI], sv.mutant.ID, sv.data), goTo),
+		})
+	}
+	return lines
+}
+
+// survivorActions are one surviving mutant's quick fixes: show its diff,
+// add a test that kills it, go to or run the tests that ran against it,
+// and ignore it. The first two always come first: they are the line's
+// best when it offers only a few.
+func (s *Server) survivorActions(abs, uri string, at survivorAt, tests []CoveringTest, goTo map[string]bool) []lsp.CodeAction {
+	d, m := at.diag, at.mutant
+	var out []lsp.CodeAction
+	add := func(diags []lsp.Diagnostic, c lsp.Command) {
+		out = append(out, lsp.CodeAction{Title: c.Title, Kind: lsp.KindQuickFix, Diagnostics: diags, Command: &c})
+	}
+	// Several mutants can sit on one line: each action names its own.
+	which := ": " + m.Rewrite()
+	add([]lsp.Diagnostic{d}, command.New(command.TitleShowMutant+which, command.MutantDiff, command.MutantArgs{ID: m.ID}))
+	r := d.Range
+	// The task starts at once: a click that only queued a task looked
+	// like nothing happened.
+	add([]lsp.Diagnostic{d}, command.New(command.TitleAddTest+which, command.TaskCreate, command.TaskCreateArgs{
+		Goal:     testGoal(m),
+		URI:      uri,
+		Range:    &r,
+		MutantID: m.ID,
+		Criteria: []string{fmt.Sprintf("bcode evidence reports mutant %s as killed", m.ID)},
+		Run:      true,
+	}))
+	// The tests that ran against it: go to each, or run them.
+	for _, t := range tests {
+		if t.Location == nil {
+			continue // bcode-ls did not find its declaration
 		}
-		if kindWanted(lsp.KindQuickFix, acts.only) {
-			if edit, ok := s.ignoreEdit(abs, p.URI, d.Range.Start.Line); ok {
-				acts.out = append(acts.out, lsp.CodeAction{Title: command.TitleIgnoreMutant + which, Kind: lsp.KindQuickFix, Diagnostics: []lsp.Diagnostic{d}, Edit: edit})
-			}
+		loc := *t.Location
+		if title := command.TitleGoToTest + " " + t.Name; !goTo[title] {
+			goTo[title] = true
+			add(nil, command.New(title, command.TestOpen, command.TestOpenArgs{URI: loc.URI, Range: &loc.Range}))
 		}
 	}
+	if len(m.Tests) > 0 {
+		add(nil, command.New(command.TitleRunTests+which, command.TestRun, command.MutantArgs{ID: m.ID}))
+	}
+	if edit, ok := s.ignoreEdit(abs, uri, d.Range.Start.Line); ok {
+		out = append(out, lsp.CodeAction{Title: command.TitleIgnoreMutant + which, Kind: lsp.KindQuickFix, Diagnostics: []lsp.Diagnostic{d}, Edit: edit})
+	}
+	return out
+}
+
+// MutantActions lists every quick fix of the surviving mutants on one
+// line: the "Show all surviving mutants on this line" entry. A client
+// shows them as a picker; one that does not know the entry can ignore it.
+func (s *Server) MutantActions(ctx context.Context, a command.MutantActionsArgs) (command.LineMutants, error) {
+	abs, _, err := s.fileOf(a.URI)
+	if err != nil {
+		return command.LineMutants{}, err
+	}
+	// The whole line; survivorsAt keeps the diagnostics touching it, and
+	// only those starting on it are the line's.
+	p := &lsp.CodeActionParams{URI: a.URI, Range: lsp.Range{Start: lsp.Position{Line: a.Line}, End: lsp.Position{Line: a.Line, Character: math.MaxUint32}}}
+	for _, l := range s.lineActions(abs, p) {
+		if l.Line == a.Line {
+			return l, nil
+		}
+	}
+	return command.LineMutants{}, lsp.Errorf(lsp.CodeInvalidParams, "no surviving mutant on line %d of %s in the last evidence report: run evidence again (bcode.evidence.run)", a.Line+1, a.URI)
 }
 
 // ownDiagnostics are the diagnostics the server makes from its last

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,7 @@ func TestMutantActionsNameTheirMutant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	as = allQuickFixes(t, ctx, e, as)
 	seen := map[string]bool{}
 	var ignore *lsp.CodeAction
 	for i, a := range as {
@@ -201,6 +203,85 @@ func TestMutantActionsNameTheirMutant(t *testing.T) {
 	edits := ignore.Edit.Changes[e.URI(file)]
 	if len(edits) != 1 || edits[0].NewText != "\t//bcode:ignore-mutant \n" || edits[0].Range.Start.Line != 4 || edits[0].Range.Start.Character != 0 {
 		t.Errorf("ignore edit %+v", ignore.Edit.Changes)
+	}
+}
+
+// allQuickFixes replaces each "Show all surviving mutants on this line"
+// entry among as by every action it lists, as a client's picker shows them.
+func allQuickFixes(t *testing.T, ctx context.Context, e *fake.Editor, as []lsp.CodeAction) []lsp.CodeAction {
+	t.Helper()
+	var others, listed []lsp.CodeAction
+	capped := false
+	for _, a := range as {
+		if a.Kind != lsp.KindQuickFix {
+			others = append(others, a)
+			continue
+		}
+		if a.Command == nil || a.Command.Command != command.MutantActions {
+			continue
+		}
+		capped = true
+		var line command.LineMutants
+		if err := e.Execute(ctx, *a.Command, &line); err != nil {
+			t.Fatalf("%s: %v", a.Title, err)
+		}
+		for _, m := range line.Mutants {
+			listed = append(listed, m.Actions...)
+		}
+	}
+	if !capped {
+		return as
+	}
+	// The line's own first actions are in its list too: keep the list's.
+	return append(listed, others...)
+}
+
+// TestQuickFixesCappedPerLine: a line with several surviving mutants
+// offers at most three quick fixes: the first mutant's diff and test, and
+// one entry that lists every mutant of the line with all its actions.
+func TestQuickFixesCappedPerLine(t *testing.T) {
+	needGo(t)
+	e, ctx, w := boundarySurvivors(t)
+	const file = "price/price.go"
+	if len(w) < 2 {
+		t.Fatalf("the fixture has %d survivors on the line, want several", len(w))
+	}
+	as, err := e.CodeActions(ctx, file, w[0].Range, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixes []lsp.CodeAction
+	for _, a := range as {
+		if a.Kind == lsp.KindQuickFix {
+			fixes = append(fixes, a)
+		}
+	}
+	if len(fixes) != 3 || !strings.HasPrefix(fixes[0].Title, command.TitleShowMutant) || !strings.HasPrefix(fixes[1].Title, command.TitleAddTest) ||
+		!strings.HasPrefix(fixes[2].Title, command.TitleShowAllMutants) {
+		t.Fatalf("quick fixes %q, want the diff, the test and the show-all entry", titlesOf(fixes))
+	}
+	var line command.LineMutants
+	if err := e.Execute(ctx, *fixes[2].Command, &line); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range line.Mutants {
+		n += len(m.Actions)
+		if len(m.Actions) < 2 || !strings.HasPrefix(m.Actions[0].Title, command.TitleShowMutant) || !strings.Contains(m.Actions[0].Title, m.Rewrite) {
+			t.Errorf("mutant %s: actions %q", m.ID, titlesOf(m.Actions))
+		}
+	}
+	if line.Line != w[0].Range.Start.Line || len(line.Mutants) != len(w) {
+		t.Errorf("the list names line %d with %d mutants, want line %d with %d", line.Line, len(line.Mutants), w[0].Range.Start.Line, len(w))
+	}
+	if want := fmt.Sprintf("(%d mutants, %d actions)", len(line.Mutants), n); !strings.HasSuffix(fixes[2].Title, want) {
+		t.Errorf("entry %q does not say %s", fixes[2].Title, want)
+	}
+	// A line without survivors is an error that says what to do.
+	var none command.LineMutants
+	err = e.Execute(ctx, command.New("", command.MutantActions, command.MutantActionsArgs{URI: e.URI(file), Line: 0}), &none)
+	if err == nil || !strings.Contains(err.Error(), "no surviving mutant on line 1") {
+		t.Errorf("line 1: %v, want no surviving mutant", err)
 	}
 }
 
@@ -246,6 +327,7 @@ func TestCoveringTestActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	as = allQuickFixes(t, ctx, e, as)
 	var goTo, run *lsp.CodeAction
 	for i, a := range as {
 		switch {

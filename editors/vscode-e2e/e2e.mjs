@@ -4,9 +4,14 @@
 // editors/editorstest. It does what a user does, with the mouse and the
 // keyboard, and checks what the screen shows:
 //
-//   open quota.go → run evidence → the squiggle on `n <= limit` → its hover
-//   → the quick fix "Show mutant diff" → the Tasks view → the failed task's
-//   reason → "bcode: Restart Language Server" and the status bar back from
+//   the status bar says "starting" (never "server off") until bcode-ls
+//   answers → open quota.go → run evidence → the squiggle on `n <= limit` →
+//   its hover → at most three quick fixes on the line, "Show mutant diff"
+//   → "Show all surviving mutants on this line": the quick pick of every
+//   action → Preview Context Pack: its progress notification, cancelled →
+//   an untitled buffer: one message saying it needs a file → the Tasks view
+//   → the failed task's reason → the tampered task's check: what was
+//   tampered with and the test table → "bcode: Restart Language Server" and the status bar back from
 //   "server off" → bcode-ls missing: a toast with the install line → the
 //   server installed where `go install` puts it → the toast's Restart works.
 //   With BCODE_FLOW_REPO (a clean checkout naming the scripted model and the
@@ -17,10 +22,11 @@
 //
 // Run by editors/editorstest/vscode_browser_test.go, which builds bcode-ls,
 // the fixture and the .vsix and passes them in the environment:
-//   BCODE_LS, BCODE_STATE, BCODE_FIXTURE_REPO, BCODE_FIXTURE_FAILED,
+//   BCODE_LS, BCODE_STATE, BCODE_FIXTURE_REPO, BCODE_FIXTURE_FAILED, BCODE_FIXTURE_TAMPERED,
 //   BCODE_VSIX, BCODE_E2E_SCREENSHOTS (a directory, optional),
 //   BCODE_E2E_CHROMIUM (default /usr/bin/chromium).
-// Each step prints one line, `step <ms> <name>`; a failure prints
+// Each step prints one line, `step <ms> <name>` (and what it saw on `note`
+// lines); a failure prints
 // `fail <step>: <why>` and leaves a screenshot named after the step.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -39,6 +45,7 @@ const env = (name) => {
 const ls = env('BCODE_LS');
 const repo = env('BCODE_FIXTURE_REPO');
 const failedTask = env('BCODE_FIXTURE_FAILED');
+const tamperedTask = env('BCODE_FIXTURE_TAMPERED');
 const vsix = env('BCODE_VSIX');
 const shots = process.env.BCODE_E2E_SCREENSHOTS || '';
 const browserPath = process.env.BCODE_E2E_CHROMIUM || '/usr/bin/chromium';
@@ -234,6 +241,9 @@ async function main() {
   await step('open the workspace in chromium', async () => {
     browser = await chromium.launch({ executablePath: browserPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
     const ctx = await browser.newContext({ viewport: { width: 1440, height: 860 }, deviceScaleFactor: 1 });
+    // Every text the extension's status-bar item ever shows, from the
+    // first: a poll could miss a short "server off".
+    await ctx.addInitScript(statusRecorder);
     page = await ctx.newPage();
     // The machine may be busy (CI runs other tests in parallel): generous
     // waits, each still bounded.
@@ -254,8 +264,13 @@ async function main() {
     await page.locator('.monaco-editor .view-line', { hasText: 'if n <= limit' }).waitFor();
   });
 
-  await step('bcode-ls, found in $GOPATH/bin, runs: the status bar leaves "starting"', async () => {
+  await step('bcode-ls, found in $GOPATH/bin, runs: the status bar says "starting", never "server off", then the evidence state', async () => {
     await waitStatus(/no evidence yet|mutant|evidence/, 60_000, 'after activation');
+    const seen = (await page.evaluate(() => window.__bcodeStatus || [])).filter((t) => t !== '');
+    console.log(`note status texts: ${JSON.stringify(seen)}`);
+    if (!seen.length || !/starting/.test(seen[0])) throw new Error(`the status bar's first text is not "starting": ${JSON.stringify(seen)}`);
+    const off = seen.find((t) => /server off/.test(t));
+    if (off) throw new Error(`the status bar said "${off}" during start-up: ${JSON.stringify(seen)}`);
   });
 
   await step('run evidence: the squiggle on the boundary', async () => {
@@ -295,19 +310,105 @@ async function main() {
       }
     }
     await shot('vscode-quickfix');
-    // The keyboard, as a user of Ctrl+. does (the menu's pointer guard
-    // swallows synthetic clicks).
-    for (let i = 0; ; i++) {
-      const focused = (await page.locator('.action-widget .monaco-list-row.focused').first().getAttribute('aria-label')) || '';
-      if (/Show mutant diff/i.test(focused)) break;
-      if (i > 8) throw new Error(`no "Show mutant diff" among the quick fixes (focus on "${focused}")`);
-      await page.keyboard.press('ArrowDown');
-    }
-    await page.keyboard.press('Enter');
+    // At most three quick fixes for the line's mutants, one of them the
+    // entry that lists them all.
+    const labels = await page.locator('.action-widget .monaco-list-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') || r.innerText));
+    const fixes = labels.filter((l) => mutantFix.test(l));
+    console.log(`note quick fixes: ${JSON.stringify(fixes)}`);
+    if (fixes.length > 3) throw new Error(`${fixes.length} mutant quick fixes on one line: ${JSON.stringify(fixes)}`);
+    if (!fixes.some((l) => /Show all surviving mutants on this line/.test(l))) throw new Error(`no "Show all surviving mutants on this line" among ${JSON.stringify(labels)}`);
+    await pickAction(/Show mutant diff/i);
     // The mutant's diff is a read-only bcode-mutant: document from bcode-ls.
     const editor = page.locator('.editor-group-container .monaco-editor', { hasText: /n < limit/ }).first();
     await editor.waitFor({ timeout: 15_000 });
     await shot('vscode-mutant-diff');
+  });
+
+  await step('"Show all surviving mutants on this line": a quick pick of every action, grouped by mutant', async () => {
+    await openFile('quota/quota.go', 'if n <= limit');
+    await openQuickFixes(/Show all surviving mutants on this line/);
+    await pickAction(/Show all surviving mutants on this line/);
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 20_000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /Go to covering test/ }).first().waitFor({ timeout: 10_000 });
+    const title = await page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '');
+    if (!/surviving mutants? on line 5/.test(title)) throw new Error(`the picker's title is "${title}"`);
+    const rows = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rs) => rs.map((r) => r.innerText.replace(/\s+/g, ' ').trim()));
+    console.log(`note picker: ${JSON.stringify(rows)}`);
+    for (const want of [/Show mutant diff/, /Add a test for this boundary/, /Go to covering test TestAllowed/, /Ignore this mutant/]) {
+      if (!rows.some((r) => want.test(r))) throw new Error(`the picker has no ${want}: ${JSON.stringify(rows)}`);
+    }
+    if (!rows.some((r) => /n <= limit.*n < limit/.test(r))) throw new Error(`the picker does not name the mutant: ${JSON.stringify(rows)}`);
+    await shot('vscode-mutant-picker');
+    // Go to the covering test: its file opens.
+    await input.fill('Go to covering test');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Go to covering test TestAllowed' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: 'quota_test.go' }).waitFor({ timeout: 15_000 });
+  });
+
+  await step('Preview Context Pack: a progress notification with Cancel; cancelling stops it quietly', async () => {
+    await openFile('quota/quota.go', 'if n <= limit');
+    // A model server that accepts and never answers, where bcode looks
+    // for one by default: the pack waits for its tokenizer, long enough
+    // to press Cancel (when the port is taken, the pack may end first).
+    const tarpit = await listenTarpit(8080);
+    try {
+      await palette('bcode: Preview Context Pack');
+      const toast = page.locator('.notification-toast', { hasText: /building the context pack/ }).first();
+      await toast.waitFor({ state: 'visible', timeout: 20_000 });
+      await page.waitForTimeout(300); // the toast's fade-in, for the picture
+      await shot('vscode-pack-progress');
+      let cancelled = false;
+      try {
+        await toast.locator('.monaco-button, .action-label', { hasText: /^Cancel$/ }).first().click({ timeout: 5_000 });
+        cancelled = true;
+      } catch (e) {
+        if (await toast.isVisible().catch(() => false)) throw e;
+        console.log('note the pack was built before Cancel could be pressed');
+      }
+      if (cancelled) {
+        console.log('note the pack preview was cancelled from its notification');
+      await toast.waitFor({ state: 'hidden', timeout: 10_000 });
+        await page.waitForTimeout(1500);
+        const errors = await page.locator('.notification-toast', { hasText: /bcode: .*(failed|cancel|error)/i }).count();
+        if (errors) throw new Error(`a cancelled preview left ${errors} message(s): ${await page.locator('.notification-toast').first().innerText()}`);
+        if (await page.locator('.tab', { hasText: /\.md\b/ }).count()) throw new Error('a cancelled preview opened the pack');
+      }
+    } finally {
+      tarpit?.close();
+    }
+    // Not cancelled, it opens the pack.
+    await palette('bcode: Preview Context Pack');
+    await page.locator('.tab.active', { hasText: /\.md/ }).waitFor({ timeout: 60_000 });
+    await page.locator('.monaco-editor .view-line', { hasText: /Context pack|quota/ }).first().waitFor({ timeout: 15_000 });
+  });
+
+  await step('an untitled buffer: Preview Context Pack says it needs a file, once', async () => {
+    // The palette's own command (not "Compare New Untitled Text Files").
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').fill('>File: New Untitled Text File');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /^File: New Untitled Text File/ }).first().waitFor({ timeout: 10_000 });
+    for (let i = 0; ; i++) {
+      const focused = (await page.locator('.quick-input-list .monaco-list-row.focused').first().innerText().catch(() => '')).trim();
+      if (/^File: New Untitled Text File/.test(focused)) break;
+      if (i > 10) throw new Error(`no "File: New Untitled Text File" in the palette (focus on "${focused}")`);
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: /^\s*Untitled-\d+\s*$/ }).waitFor({ timeout: 15_000 });
+    await palette('bcode: Preview Context Pack');
+    const says = /Preview Context Pack works on files of the workspace; this editor shows an untitled buffer/;
+    const toast = page.locator('.notification-toast', { hasText: says });
+    await toast.first().waitFor({ state: 'visible', timeout: 15_000 });
+    await page.waitForTimeout(1000);
+    const n = await page.locator('.notification-toast', { hasText: /bcode:/ }).count();
+    if (n !== 1) throw new Error(`${n} bcode messages for one refusal`);
+    // Expanded, so the picture shows the whole sentence.
+    await toast.first().locator('.codicon-notifications-expand').first().click({ timeout: 3_000 }).catch(() => {});
+    await shot('vscode-pack-untitled');
+    await page.keyboard.press('Escape');
+    await palette('View: Revert and Close Editor');
   });
 
   await step('the Tasks view lists the tasks', async () => {
@@ -338,6 +439,24 @@ async function main() {
     if (after !== tabs) throw new Error(`a click on a task opened ${after - tabs} editors: it should only expand it`);
     await shot('vscode-tasks-failed');
     void failedTask;
+  });
+
+  await step('a tampered task names what was tampered with, with its test table', async () => {
+    // The failed task folded again, so the rows below fit.
+    await page.locator('.monaco-list-row', { hasText: 'Make Allowed count bursts' }).first().click();
+    const row = page.locator('.monaco-list-row', { hasText: 'Make Allowed faster' }).first();
+    await row.waitFor({ timeout: 15_000 });
+    const desc = await row.innerText();
+    if (!/failed/.test(desc) || !/tampered/.test(desc)) throw new Error(`the tampered row says: ${desc}`);
+    await row.click();
+    await page.locator('.monaco-list-row', { hasText: 'Check: tampered with quota/quota_test.go:5: TestAllowed is deleted (+1 more)' }).waitFor({ timeout: 15_000 });
+    await page.locator('.monaco-list-row', { hasText: 'Tampered: quota/fast_test.go:9: TestAllowedBurst calls t.Skip' }).waitFor();
+    const test = page.locator('.monaco-list-row', { hasText: 'TestAllowedFast' }).first();
+    await test.waitFor();
+    const t = await test.innerText();
+    if (!/base fail → head pass · credited/.test(t)) throw new Error(`the test row says: ${t}`);
+    await shot('vscode-tasks-tampered');
+    void tamperedTask;
   });
 
   await step('restart bcode-ls: the status bar and the Tasks view recover', async () => {
@@ -497,9 +616,16 @@ async function taskFlow(port) {
     await shot('vscode-create-task-goal');
     await input.fill(flowGoal);
     await page.keyboard.press('Enter');
-    const toast = page.locator('.notification-toast', { hasText: /task \w+ created and started/ }).first();
-    await toast.waitFor({ timeout: 30_000 });
-    id = /task (\w+) created/.exec(await toast.innerText())[1];
+    // One notification that closes by itself once the run gets going (or
+    // cannot start): no "created and started" toast. A fast start may
+    // close it before it is seen; the end's notification names the task.
+    const toast = page.locator('.notification-toast', { hasText: /task \w+ created, starting its run/ }).first();
+    try {
+      await toast.waitFor({ timeout: 15_000 });
+      id = /task (\w+) created/.exec(await toast.innerText())[1];
+    } catch {
+      console.log('note the start notification closed before it was seen');
+    }
   });
 
   await step('task flow: the Tasks view shows it running, with its attempt', async () => {
@@ -515,14 +641,15 @@ async function taskFlow(port) {
       await page.waitForTimeout(500);
     }
     if (!/running · attempt 1/.test(text)) throw new Error(`the row never showed the running attempt: "${text}"`);
-    console.log(`row: ${text.replace(/\n/g, ' ')}`);
+    console.log(`note row: ${text.replace(/\n/g, ' ')}`);
     await shot('vscode-task-running');
   });
 
   await step('task flow: it ends verified; the notification\'s Accept lands it', async () => {
     // Any end: one that is not verified fails here with what it says.
-    const ended = new RegExp(`task ${id} .* is (verified|blocked|failed)`);
+    const ended = new RegExp(`task ${id || '\\w+'} "${flowGoal}" is (verified|blocked|failed)`);
     const text = await notificationText(ended, 600_000);
+    id = id || /task (\w+) /.exec(text)[1];
     if (!/is verified/.test(text)) throw new Error(`the task ended: ${text}`);
     await notificationButton(ended, /^Accept$/, 60_000);
     await shot('vscode-task-verified');
@@ -538,6 +665,91 @@ async function taskFlow(port) {
     await page.locator('.monaco-list-row', { hasText: flowGoal }).filter({ hasText: /accepted/ }).first().waitFor({ timeout: 20_000 });
     await shot('vscode-task-accepted');
   });
+}
+
+// The quick fixes a surviving mutant's line offers (their titles).
+const mutantFix = /Show mutant diff|Add a test for this boundary|Show all surviving mutants|Go to covering test|Run the covering tests|Ignore this mutant/;
+
+// openFile opens rel with Ctrl+P and waits for a line with text.
+async function openFile(rel, text) {
+  const name = path.basename(rel);
+  const tab = page.locator('.tab', { has: page.locator('.label-name', { hasText: new RegExp(`^${name.replace(/\./g, '\\.')}$`) }) }).first();
+  if (await tab.count()) {
+    await tab.click();
+  } else {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(rel);
+    // Enter only once the filtered list has the file in focus (before,
+    // Enter opens the editor history's first entry).
+    await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first().waitFor();
+    await page.keyboard.press('Enter');
+  }
+  await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
+  await page.locator('.monaco-editor .view-line', { hasText: text }).first().waitFor();
+}
+
+// openQuickFixes puts the cursor on the squiggle and opens Ctrl+.'s menu
+// until a row matching re shows (a busy machine: the actions may be late).
+async function openQuickFixes(re) {
+  const squiggle = await page.locator('.monaco-editor .squiggly-warning').first().boundingBox();
+  await page.mouse.click(squiggle.x + squiggle.width / 2, squiggle.y + squiggle.height / 2);
+  await page.mouse.move(10, 10);
+  const item = page.locator('.action-widget .monaco-list-row', { hasText: re }).first();
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Control+.');
+    try {
+      await item.waitFor({ state: 'visible', timeout: 10_000 });
+      return;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(1000);
+    }
+  }
+}
+
+// pickAction moves the focus of Ctrl+.'s menu to the row matching re with
+// the keyboard, as a user of Ctrl+. does (the menu's pointer guard
+// swallows synthetic clicks), and runs it.
+async function pickAction(re) {
+  for (let i = 0; ; i++) {
+    const focused = (await page.locator('.action-widget .monaco-list-row.focused').first().getAttribute('aria-label')) || '';
+    if (re.test(focused)) break;
+    if (i > 12) throw new Error(`no ${re} among the code actions (focus on "${focused}")`);
+    await page.keyboard.press('ArrowDown');
+  }
+  await page.keyboard.press('Enter');
+}
+
+// listenTarpit accepts connections on 127.0.0.1:port and never answers;
+// undefined when the port is taken.
+function listenTarpit(port) {
+  return new Promise((resolve) => {
+    const held = [];
+    const s = net.createServer((c) => { held.push(c); c.on('error', () => {}); });
+    s.once('error', () => resolve(undefined));
+    s.listen(port, '127.0.0.1', () => resolve({ close: () => { for (const c of held) c.destroy(); s.close(); } }));
+  });
+}
+
+// statusRecorder runs in the page before VS Code does: it records each
+// new text of the extension's status-bar item in window.__bcodeStatus.
+function statusRecorder() {
+  if (window.top !== window) return;
+  const seen = [];
+  window.__bcodeStatus = seen;
+  let last = null;
+  const look = () => {
+    const el = document.getElementById('bcode-dev.bcode.bcode.evidence');
+    const text = el ? (el.textContent || '').trim() : null;
+    if (text !== null && text !== last) {
+      last = text;
+      seen.push(text);
+    }
+  };
+  new MutationObserver(look).observe(document, { subtree: true, childList: true, characterData: true });
 }
 
 function findFiles(dir, re) {

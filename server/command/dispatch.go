@@ -37,6 +37,7 @@ var table = []entry{
 	bind(TaskDiff, Interface.TaskDiff),
 	bind(TestOpen, Interface.TestOpen),
 	bind(TestRun, Interface.TestRun),
+	bind(MutantActions, Interface.MutantActions),
 	bind(TaskApproveModule, Interface.TaskApproveModule),
 }
 

@@ -65,6 +65,11 @@ func (r *recorder) TaskApproveModule(_ context.Context, a TaskModuleArgs) (TaskR
 	return TaskResult{ID: a.ID}, nil
 }
 
+func (r *recorder) MutantActions(_ context.Context, a MutantActionsArgs) (LineMutants, error) {
+	r.got = a
+	return LineMutants{}, nil
+}
+
 func (r *recorder) TestRun(_ context.Context, a MutantArgs) (TestRunResult, error) {
 	r.got = a
 	return TestRunResult{}, nil
@@ -87,6 +92,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		TaskDiff:          TaskDiffArgs{ID: "t6", Path: "a/b.go"},
 		TestOpen:          TestOpenArgs{URI: "file:///x_test.go", Range: &r},
 		TestRun:           MutantArgs{ID: "m3"},
+		MutantActions:     MutantActionsArgs{URI: "file:///x.go", Line: 4},
 		TaskApproveModule: TaskModuleArgs{ID: "t7", Module: "golang.org/x/text@v0.14.0"},
 	}
 	if len(args) != len(Names()) {

@@ -26,6 +26,9 @@ const (
 	TaskDiff    = "bcode.task.diff"
 	TestOpen    = "bcode.test.open"
 	TestRun     = "bcode.test.run"
+	// MutantActions lists every quick fix of the surviving mutants on a
+	// line: the "Show all surviving mutants on this line" entry.
+	MutantActions = "bcode.mutant.actions"
 	// TaskApproveModule is the editor's answer to module.approval_needed.
 	TaskApproveModule = "bcode.task.approveModule"
 )
@@ -71,6 +74,10 @@ type Interface interface {
 	// TestRun runs the tests that covered a mutant, in the workspace, and
 	// answers when they end: whether they pass and the end of their output.
 	TestRun(ctx context.Context, a MutantArgs) (TestRunResult, error)
+	// MutantActions answers every quick fix of the surviving mutants on
+	// one line, mutant by mutant: a client shows them as a picker (the
+	// code actions of a line are capped; this entry lists the rest).
+	MutantActions(ctx context.Context, a MutantActionsArgs) (LineMutants, error)
 	// TaskApproveModule lets the host fetch one module version the task's
 	// code needs and its base does not (a module.approval_needed event).
 	TaskApproveModule(ctx context.Context, a TaskModuleArgs) (TaskResult, error)
@@ -86,6 +93,29 @@ type TaskModuleArgs struct {
 type TestOpenArgs struct {
 	URI   string     `json:"uri"`
 	Range *lsp.Range `json:"range,omitempty"`
+}
+
+// MutantActionsArgs name a line of a document (Line is 0-based, as LSP's).
+type MutantActionsArgs struct {
+	URI  string `json:"uri"`
+	Line uint32 `json:"line"`
+}
+
+// LineMutants are the surviving mutants of one line with their actions.
+type LineMutants struct {
+	URI     string             `json:"uri"`
+	Line    uint32             `json:"line"`
+	Mutants []MutantActionList `json:"mutants"`
+}
+
+// MutantActionList is one surviving mutant and every quick fix it has,
+// each a code action as textDocument/codeAction gives it (a command or an
+// edit).
+type MutantActionList struct {
+	ID string `json:"id"`
+	// Rewrite is the mutant in a few words: `a` → `b`.
+	Rewrite string           `json:"rewrite"`
+	Actions []lsp.CodeAction `json:"actions"`
 }
 
 // TestRunResult is the outcome of bcode.test.run.
@@ -251,6 +281,9 @@ const (
 	TitlePreviewPack = "bcode: Preview context pack"
 	TitleResumeTask  = "bcode: Resume task"
 	TitleRunEvidence = "bcode: Run evidence now"
+	// TitleShowAllMutants is the entry past a line's cap, followed by how
+	// many mutants and actions it lists.
+	TitleShowAllMutants = "bcode: Show all surviving mutants on this line"
 )
 
 // Names lists every command, for the server's executeCommandProvider.

@@ -1,5 +1,5 @@
 import {
-  DocumentResult, EvidenceReport, EvidenceRunResult, Method, PackArgs, ServerCommand,
+  DocumentResult, EvidenceReport, EvidenceRunResult, LineMutants, Method, PackArgs, ServerCommand,
   TaskCreateArgs, TaskDetail, TaskDiffResult, TaskResult, TasksResult,
 } from './protocol';
 
@@ -9,7 +9,18 @@ import {
  * it, so the same code runs in the editor and in the protocol tests.
  */
 export interface RequestSender {
-  sendRequest(method: string, params?: unknown): Promise<unknown>;
+  sendRequest(method: string, params?: unknown, token?: CancelToken): Promise<unknown>;
+}
+
+/** The part of a cancellation token the API passes on (vscode's and vscode-jsonrpc's both fit). */
+export interface CancelToken {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => unknown): { dispose(): unknown };
+}
+
+/** Cancelled is the error of a request the user cancelled. */
+export class Cancelled extends Error {
+  constructor() { super('cancelled'); this.name = 'Cancelled'; }
 }
 
 /** BcodeApi is every request the extension makes of bcode-ls, typed. */
@@ -44,8 +55,21 @@ export class BcodeApi {
     return r.text;
   }
 
-  private command<T>(command: string, arg: unknown): Promise<T> {
-    return this.conn.sendRequest('workspace/executeCommand', { command, arguments: [arg] }) as Promise<T>;
+  /**
+   * command runs a server command. With a token, cancelling it sends
+   * $/cancelRequest (the client does) and rejects at once with Cancelled,
+   * without waiting for the server to stop.
+   */
+  private command<T>(command: string, arg: unknown, token?: CancelToken): Promise<T> {
+    const params = { command, arguments: [arg] };
+    if (!token) return this.conn.sendRequest('workspace/executeCommand', params) as Promise<T>;
+    if (token.isCancellationRequested) return Promise.reject(new Cancelled());
+    return new Promise<T>((resolve, reject) => {
+      const sub = token.onCancellationRequested(() => { sub.dispose(); reject(new Cancelled()); });
+      (this.conn.sendRequest('workspace/executeCommand', params, token) as Promise<T>).then(
+        (r) => { sub.dispose(); resolve(r); },
+        (e) => { sub.dispose(); reject(token.isCancellationRequested ? new Cancelled() : e); });
+    });
   }
 
   createTask(a: TaskCreateArgs): Promise<TaskResult> { return this.command(ServerCommand.taskCreate, a); }
@@ -54,7 +78,9 @@ export class BcodeApi {
   cancelTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskCancel, { id }); }
   acceptTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskAccept, { id }); }
   rejectTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskReject, { id }); }
-  previewPack(a: PackArgs): Promise<DocumentResult> { return this.command(ServerCommand.packPreview, a); }
+  previewPack(a: PackArgs, token?: CancelToken): Promise<DocumentResult> { return this.command(ServerCommand.packPreview, a, token); }
+  /** Every quick fix of the surviving mutants on one line (0-based). */
+  mutantActions(uri: string, line: number): Promise<LineMutants> { return this.command(ServerCommand.mutantActions, { uri, line }); }
   runEvidence(base?: string): Promise<EvidenceRunResult> {
     return this.command(ServerCommand.evidenceRun, base ? { base } : {});
   }

@@ -4,13 +4,14 @@
 // are registered by vscode-languageclient for the code actions; these wrap
 // them with the editor's context, confirmations and views.
 import * as vscode from 'vscode';
-import { BcodeApi } from './api';
+import { BcodeApi, Cancelled } from './api';
+import { announceStart } from './taskStart';
 import { checkoutState } from './git';
 import { EvidenceStatus } from './statusBar';
 import { acceptPlan } from './tasksModel';
 import { Node, TasksTree } from './tasksTree';
 import { eventsUri, taskDiffUri } from './virtualDocs';
-import { LspRange, TaskSummary } from './protocol';
+import { DocumentResult, LspRange, PackArgs, TaskSummary } from './protocol';
 
 export interface Deps {
   api: () => BcodeApi | undefined;
@@ -51,6 +52,45 @@ export async function askGoal(suggestion: string): Promise<string | undefined> {
   return goal === undefined || goal.trim() === '' ? undefined : goal.trim();
 }
 
+/**
+ * fileEditor is the active editor when it shows a file on disk; else the
+ * error says why the command cannot work there (an untitled buffer, a git
+ * diff's side, an output channel) and what to do. what names the command.
+ */
+export function fileEditor(what: string): vscode.TextEditor {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed) throw new Error(`${what} needs a file of the workspace: open one in the editor first`);
+  const u = ed.document.uri;
+  if (u.scheme !== 'file') {
+    const kind = u.scheme === 'untitled' ? 'an untitled buffer, not saved to a file'
+      : u.scheme === 'git' ? 'a git view of a file (a diff side or an old version)'
+      : `a ${u.scheme}: document, not a file on disk`;
+    throw new Error(`${what} works on files of the workspace; this editor shows ${kind}. Open the file itself (or save it) and run it there.`);
+  }
+  return ed;
+}
+
+/**
+ * previewPack builds a context pack with a progress notification the user
+ * can cancel (indexing a large repository takes a while; Cancel sends
+ * $/cancelRequest and bcode-ls stops), then opens it unless the server
+ * showed it already. where names the place in the title.
+ */
+export async function previewPack(api: BcodeApi, args: PackArgs, where: string | undefined): Promise<DocumentResult> {
+  const r = await vscode.window.withProgress({
+    location: vscode.ProgressLocation.Notification,
+    title: `bcode: building the context pack${where ? ` for ${where}` : ''}…`,
+    cancellable: true,
+  }, (_progress, token) => api.previewPack(args, token));
+  if (!r.shown) {
+    // The server could not show it (or the client lacks showDocument):
+    // open the bcode-pack: URI; its content comes from the server.
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+  return r;
+}
+
 export function registerCommands(d: Deps): vscode.Disposable[] {
   const need = (): BcodeApi => {
     const api = d.api();
@@ -62,6 +102,7 @@ export function registerCommands(d: Deps): vscode.Disposable[] {
       try {
         return await f(...args);
       } catch (e) {
+        if (e instanceof Cancelled) return undefined; // the user asked for it: nothing to say
         void vscode.window.showErrorMessage(`bcode: ${(e as Error).message}`);
         return undefined;
       }
@@ -115,7 +156,7 @@ export function registerCommands(d: Deps): vscode.Disposable[] {
 
     run('bcode.tasks.resume', async (arg) => {
       const r = await need().resumeTask(pick(arg).id);
-      void vscode.window.showInformationMessage(`bcode: task ${r.id} ${r.message ?? r.status}`);
+      announceStart(r);
     }),
 
     run('bcode.tasks.cancel', async (arg) => {
@@ -144,26 +185,22 @@ export function registerCommands(d: Deps): vscode.Disposable[] {
     }),
 
     run('bcode.createTask', async () => {
-      const ed = vscode.window.activeTextEditor;
-      if (!ed || ed.selection.isEmpty) throw new Error('select the code the task is about first');
+      const ed = fileEditor('Create Task from Selection');
+      if (ed.selection.isEmpty) throw new Error('select the code the task is about first');
       const first = ed.document.lineAt(ed.selection.start.line).text.trim();
       const goal = await askGoal(`Change ${vscode.workspace.asRelativePath(ed.document.uri)} lines ${ed.selection.start.line + 1}-${ed.selection.end.line + 1}: ${first}`);
       if (!goal) return;
       const r = await need().createTask({ goal, uri: ed.document.uri.toString(), range: toRange(ed.selection), run: true });
       d.tree.refresh();
-      void vscode.window.showInformationMessage(`bcode: task ${r.id} ${r.message ?? r.status}`);
+      announceStart(r);
     }),
 
     run('bcode.previewPack', async () => {
-      const ed = vscode.window.activeTextEditor;
+      // No editor: the workspace's pack; an editor: its file's, which
+      // must be a file (bcode-ls reads the selection from the checkout).
+      const ed = vscode.window.activeTextEditor ? fileEditor('Preview Context Pack') : undefined;
       const args = ed ? { uri: ed.document.uri.toString(), range: toRange(ed.selection) } : {};
-      const r = await need().previewPack(args);
-      if (r.shown) return;
-      // The server could not show it (or the client lacks showDocument):
-      // open the bcode-pack: URI ourselves; its content comes from the
-      // server, read-only.
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
-      await vscode.window.showTextDocument(doc, { preview: true });
+      await previewPack(need(), args, ed ? vscode.workspace.asRelativePath(ed.document.uri) : undefined);
     }),
 
     run('bcode.runEvidence', async () => {

@@ -7,6 +7,7 @@ import { registerCommands } from './commands';
 import { Session } from './session';
 import { EvidenceStatus } from './statusBar';
 import { endNotice } from './tasksModel';
+import { taskStartSeen } from './taskStart';
 import { TasksTree } from './tasksTree';
 import { TaskChanged } from './protocol';
 import { EventsProvider, eventsScheme, TaskDiffProvider, taskDiffScheme } from './virtualDocs';
@@ -23,6 +24,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = new EvidenceStatus();
   const view = vscode.window.createTreeView('bcode.tasks', { treeDataProvider: tree, showCollapseAll: true });
   let current: Session | undefined;
+  // Until the workspace's folders are looked at, bcode-ls is about to
+  // start, not off: the status bar says "starting".
+  let scanning = true;
   const api = (): BcodeApi | undefined => current?.api;
   const problem = (): string | undefined => current ? current.problem : 'no Go or Python project in this workspace: bcode-ls starts when one is opened';
   const events = new EventsProvider(api);
@@ -32,7 +36,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(() => {
       const s = current;
-      s?.api?.evidence().then((r) => { if (s === current && s.api) status.show(r); }, (e) => output.warn(`bcode/evidence: ${(e as Error).message}`));
+      s?.api?.evidence().then((r) => { if (s === current && s.api) status.show(r); }, (e) => {
+        output.warn(`bcode/evidence: ${(e as Error).message}`);
+        if (s === current && s.api) status.show(undefined);
+      });
     }, 200);
   };
 
@@ -45,9 +52,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     view.description = s && sessions.size > 1 ? s.folder.name : undefined;
     if (running) {
       tree.setApi(s!.api);
-      status.show(undefined);
+      // "starting" stays until bcode/evidence answers: the next text is
+      // the real evidence state, not a guess.
+      if (!status.showsEvidence) status.starting();
       refreshStatus();
-    } else if (s?.state === 'starting') {
+    } else if (s?.state === 'starting' || (!s && scanning)) {
       tree.setApi(undefined, 'bcode-ls is starting…');
       status.starting();
     } else {
@@ -75,6 +84,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       output,
       diagnostics: (from) => { if (from === current) refreshStatus(); },
       taskChanged: (from, c) => {
+        taskStartSeen(c);
         if (from !== current) return;
         tree.taskChanged(c);
         events.refresh(c.id);
@@ -147,8 +157,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   show();
-  await Promise.all((vscode.workspace.workspaceFolders ?? []).map(consider));
-  for (const doc of vscode.workspace.textDocuments) considerDocument(doc);
+  try {
+    await Promise.all((vscode.workspace.workspaceFolders ?? []).map(consider));
+    for (const doc of vscode.workspace.textDocuments) considerDocument(doc);
+  } finally {
+    scanning = false;
+    if (!current) show();
+  }
 }
 
 // announceEnd tells the user a run ended, with the task's diff, accept

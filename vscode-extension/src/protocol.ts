@@ -24,6 +24,7 @@ export const ServerCommand = {
   evidenceRun: 'bcode.evidence.run',
   mutantDiff: 'bcode.mutant.diff',
   taskDiff: 'bcode.task.diff',
+  mutantActions: 'bcode.mutant.actions',
 } as const;
 
 export type TaskStatus =
@@ -79,7 +80,31 @@ export interface TaskDetail {
   events: TaskEvent[];
   /** how many older events were left out */
   eventsOmitted?: number;
-  verification?: { verdict: string; base: string; head: string };
+  /** the task's last gate run; report is the whole verify.Report (`bcode check --json`) */
+  verification?: { verdict: string; base: string; head: string; report?: CheckReport };
+}
+
+/** One new or modified test and what it earned (verify.TestReport). */
+export interface CheckTest {
+  name: string;
+  package?: string;
+  file?: string;
+  base_outcome?: string;
+  head_outcome?: string;
+  credited?: boolean;
+  reason?: string;
+  reason_text?: string;
+}
+
+/** What the gate found the change tampered with (verify.Finding). */
+export interface CheckFinding { code: string; path: string; line?: number; message: string }
+
+/** The gate's report, the parts the Tasks view shows (verify.Report). */
+export interface CheckReport {
+  verdict: string;
+  reasons?: Array<{ code: string; message: string }>;
+  tests?: CheckTest[] | null;
+  tamper?: CheckFinding[] | null;
 }
 
 export interface TaskChanged {
@@ -152,6 +177,21 @@ export interface EvidenceReport {
 }
 
 export interface TaskResult { id: string; status: string; message?: string }
+
+/** A code action as bcode-ls sends it: a command or an edit (LSP CodeAction). */
+export interface LspCodeAction {
+  title: string;
+  kind?: string;
+  command?: { title: string; command: string; arguments?: unknown[] };
+  edit?: unknown;
+}
+
+/** bcode.mutant.actions's answer: every quick fix of one line's surviving mutants. */
+export interface LineMutants {
+  uri: string;
+  line: number;
+  mutants: Array<{ id: string; rewrite: string; actions: LspCodeAction[] }>;
+}
 export interface DocumentResult { uri: string; shown: boolean; text: string }
 export interface EvidenceRunResult { run: number; token: string }
 

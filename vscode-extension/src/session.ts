@@ -5,12 +5,13 @@
 // setting fixed after a failure is picked up by "Restart"; and its state,
 // which the status bar and the Tasks view follow through onDidChange.
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, State, WorkspaceEdit as LspWorkspaceEdit } from 'vscode-languageclient/node';
 import * as readline from 'readline';
-import { BcodeApi } from './api';
+import { BcodeApi, Cancelled } from './api';
 import { contentWithFallback } from './content';
-import { askGoal } from './commands';
-import { Method, ServerCommand, TaskChanged, TaskCreateArgs, TaskResult } from './protocol';
+import { askGoal, previewPack } from './commands';
+import { LineMutants, LspCodeAction, Method, PackArgs, ServerCommand, TaskChanged, TaskCreateArgs, TaskResult } from './protocol';
+import { announceStart } from './taskStart';
 import { levelOf } from './serverLog';
 import { serverSettings } from './settings';
 import { goBinDirs, installCommand, resolveServer } from './serverPath';
@@ -26,10 +27,31 @@ export interface SessionHooks {
 
 const stoppedProblem = 'bcode-ls stopped: see the bcode output channel, then run "bcode: Restart Language Server"';
 
+/**
+ * BcodeClient leaves telling the user to the session. vscode-languageclient
+ * forces its own error notifications ("couldn't create connection to
+ * server", "Server initialization failed", the crash notice) beside the
+ * session's, which say the same failure with what to do; they stay in the
+ * output channel.
+ */
+class BcodeClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | 'force'): void {
+    super.error(message, data, false);
+  }
+}
+
+/** How long a stopped client may take to restart itself before the user is told it stopped. */
+const restartGraceMs = 5000;
+
+/** The server commands whose answer is a task that may be starting. */
+const startsTask = new Set<string>([ServerCommand.taskCreate, ServerCommand.taskRun, ServerCommand.taskResume]);
+
 export class Session implements vscode.Disposable {
-  state: SessionState = 'stopped';
+  // A session is made to be started: it says "starting" until its server
+  // answers initialize (or fails), never "off" in between.
+  state: SessionState = 'starting';
   /** why the server is not running, when it is not */
-  problem: string | undefined = 'bcode-ls is not started yet';
+  problem: string | undefined;
   api: BcodeApi | undefined;
   private client: LanguageClient | undefined;
   private generation = 0;
@@ -91,6 +113,11 @@ export class Session implements vscode.Disposable {
       } else if (e.newState === State.Stopped) {
         this.api = undefined;
         this.set('stopped', stoppedProblem);
+        // The client restarts a crashed server by itself (Stopped, then
+        // Starting): only one that stays stopped is news, told once.
+        setTimeout(() => {
+          if (this.client === client && client.state === State.Stopped) void this.offerFix(`bcode: ${stoppedProblem}`, false);
+        }, restartGraceMs).unref?.();
       } else {
         this.api = undefined;
         this.set('starting', undefined);
@@ -139,6 +166,13 @@ export class Session implements vscode.Disposable {
       // workspace/didChangeConfiguration (see serverSettings).
       initializationOptions: serverSettings(this.folder),
       documentSelector: [{ scheme: 'file', language: 'go', pattern }, { scheme: 'file', language: 'python', pattern }],
+      // A failed request is logged, not shown: the extension tells the
+      // user itself, once (a second toast for the same failure said the
+      // same thing twice).
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // A failed initialize stops the client without its own message: the
+      // session's "failed to start" (with Restart and Show Log) says it.
+      initializationFailedHandler: () => false,
       workspaceFolder: this.folder,
       outputChannel: log,
       // bcode-ls's stderr is its slog log: INFO is info, not an error.
@@ -153,23 +187,11 @@ export class Session implements vscode.Disposable {
           next(uri, diagnostics);
           this.hooks.diagnostics(this);
         },
-        // The code action "Create task from selection" carries the
-        // server's suggested goal with `ask`: the user writes the goal,
-        // then the task is created and started.
-        executeCommand: async (command, args, next) => {
-          const a = args?.[0] as TaskCreateArgs | undefined;
-          if (command !== ServerCommand.taskCreate || !a?.ask) return next(command, args);
-          const goal = await askGoal(a.goal);
-          if (goal === undefined) return undefined;
-          try {
-            const r = (await next(command, [{ ...a, goal, ask: false }])) as TaskResult;
-            void vscode.window.showInformationMessage(`bcode: task ${r.id} ${r.message ?? r.status}`);
-            return r;
-          } catch (e) {
-            void vscode.window.showErrorMessage(`bcode: ${(e as Error).message}`);
-            return undefined;
-          }
-        },
+        // Every server command a code action runs comes through here, so
+        // each outcome is told once: a failure is one error (the client's
+        // own "Request failed" notification is off, see
+        // revealOutputChannelOn), a started task one closing progress.
+        executeCommand: (command, args, next) => this.runServerCommand(command, args, next),
         provideTextDocumentContent: (uri, token, next) =>
           contentWithFallback(uri.toString(), () => next(uri, token) as PromiseLike<string | null | undefined>, (u) => {
             if (!this.api) throw new Error(this.problem ?? 'bcode-ls is not running');
@@ -178,7 +200,68 @@ export class Session implements vscode.Disposable {
       },
     };
     const name = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders.length > 1 ? `bcode (${this.folder.name})` : 'bcode';
-    return new LanguageClient('bcode', name, serverOptions, clientOptions);
+    return new BcodeClient('bcode', name, serverOptions, clientOptions);
+  }
+
+  /**
+   * runServerCommand runs a server command a code action carries. "Create
+   * task from selection" (`ask`) asks the user for the goal first; "Show
+   * all surviving mutants on this line" becomes a quick pick of every
+   * mutant's actions; a task that starts gets its start notification; a
+   * failure is one error message.
+   */
+  private async runServerCommand(command: string, args: any[], next: (command: string, args: any[]) => Promise<any>): Promise<unknown> {
+    try {
+      let a = args?.[0] as TaskCreateArgs | undefined;
+      if (command === ServerCommand.taskCreate && a?.ask) {
+        const goal = await askGoal(a.goal);
+        if (goal === undefined) return undefined;
+        a = { ...a, goal, ask: false };
+        args = [a];
+      }
+      if (command === ServerCommand.packPreview && this.api) {
+        // The code action's preview, with the same cancellable progress.
+        const p = (a ?? {}) as PackArgs;
+        return await previewPack(this.api, p, p.uri ? vscode.workspace.asRelativePath(vscode.Uri.parse(p.uri)) : undefined);
+      }
+      const r = await next(command, args);
+      if (command === ServerCommand.mutantActions) {
+        await this.pickMutantAction(r as LineMutants);
+      } else if (startsTask.has(command) && r && typeof (r as TaskResult).id === 'string') {
+        announceStart(r as TaskResult);
+      }
+      return r;
+    } catch (e) {
+      if (!(e instanceof Cancelled)) void vscode.window.showErrorMessage(`bcode: ${(e as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /** pickMutantAction shows every action of a line's surviving mutants, mutant by mutant, and runs the one picked. */
+  private async pickMutantAction(line: LineMutants): Promise<void> {
+    type Item = vscode.QuickPickItem & { action?: LspCodeAction };
+    const items: Item[] = [];
+    for (const m of line.mutants ?? []) {
+      items.push({ label: `mutant ${m.rewrite}`, kind: vscode.QuickPickItemKind.Separator });
+      for (const action of m.actions) {
+        items.push({ label: action.title.replace(/^bcode: /, '').replace(/: `[^]*$/, ''), description: m.rewrite, action });
+      }
+    }
+    const n = line.mutants?.length ?? 0;
+    const pick = await vscode.window.showQuickPick(items, {
+      title: `bcode: ${n} surviving mutant${n === 1 ? '' : 's'} on line ${line.line + 1}`,
+      placeHolder: 'Pick what to do about one of them',
+      matchOnDescription: true,
+    });
+    const act = pick?.action;
+    if (!act) return;
+    if (act.edit) {
+      const client = this.client;
+      if (!client) throw new Error(this.problem ?? 'bcode-ls is not running');
+      const edit = await client.protocol2CodeConverter.asWorkspaceEdit(act.edit as LspWorkspaceEdit);
+      if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the edit of "${act.title}" could not be applied (the file changed?)`);
+    }
+    if (act.command) await vscode.commands.executeCommand(act.command.command, ...(act.command.arguments ?? []));
   }
 
   private async stopClient(): Promise<void> {

@@ -6,16 +6,21 @@ import { EvidenceReport } from './protocol';
 export class EvidenceStatus implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
 
+  /** whether the item shows an evidence state (not "starting" nor "off") */
+  showsEvidence = false;
+
   constructor() {
     this.item = vscode.window.createStatusBarItem('bcode.evidence', vscode.StatusBarAlignment.Left, 50);
     this.item.name = 'bcode evidence';
-    this.item.command = 'bcode.runEvidence';
-    this.show(undefined);
+    // The extension starts bcode-ls as soon as it is active: "starting"
+    // until the server answers, never "server off" in between.
+    this.starting();
     this.item.show();
   }
 
   show(r: EvidenceReport | undefined): void {
     const s = summarize(r);
+    this.showsEvidence = true;
     this.item.command = 'bcode.runEvidence';
     this.item.text = s.text;
     this.item.tooltip = s.tooltip;
@@ -23,6 +28,7 @@ export class EvidenceStatus implements vscode.Disposable {
   }
 
   starting(): void {
+    this.showsEvidence = false;
     this.item.command = undefined;
     this.item.text = '$(sync~spin) bcode: starting…';
     this.item.tooltip = 'bcode-ls is starting';
@@ -31,6 +37,7 @@ export class EvidenceStatus implements vscode.Disposable {
 
   /** unavailable: the server is off; a click restarts it. */
   unavailable(why: string): void {
+    this.showsEvidence = false;
     this.item.command = 'bcode.restartServer';
     this.item.text = '$(error) bcode: server off';
     this.item.tooltip = `${why}\n\nClick to restart bcode-ls.`;

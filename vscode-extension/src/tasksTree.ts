@@ -7,6 +7,7 @@ import { BcodeApi } from './api';
 import { FileDiff, TaskChanged, TaskDetail, TaskDiffResult, TaskSummary } from './protocol';
 import { TaskDiffs } from './taskDiffs';
 import { applyChanged, describe } from './tasksModel';
+import { checkRows, checkSummary, CheckRow } from './checkReport';
 
 export type Node =
   | { kind: 'task'; task: TaskSummary }
@@ -15,6 +16,8 @@ export type Node =
   | { kind: 'events'; task: TaskSummary }
   | { kind: 'event'; task: TaskSummary; seq: number; label: string; description: string }
   | { kind: 'reason'; task: TaskSummary; text: string }
+  | { kind: 'check'; task: TaskSummary; detail: TaskDetail }
+  | { kind: 'checkRow'; task: TaskSummary; row: CheckRow; n: number }
   | { kind: 'message'; text: string; tooltip?: string };
 
 const fileStatus: Record<string, string> = { A: 'added', M: 'modified', D: 'deleted', T: 'type changed' };
@@ -88,6 +91,28 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
           new vscode.ThemeColor(n.task.status === 'failed' ? 'testing.iconFailed' : 'list.warningForeground'));
         return item;
       }
+      case 'check': {
+        const v = n.detail.verification!;
+        const s = checkSummary(v.verdict, v.report);
+        // Expanded: the test table and the findings are why the task
+        // ended as it did, for every verdict.
+        const item = new vscode.TreeItem(s.label, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = 'check:' + n.task.id;
+        item.description = s.description;
+        item.tooltip = `${s.label} (${v.base.slice(0, 7)}..${v.head.slice(0, 7)})`;
+        const bad = v.verdict === 'tampered' || v.verdict === 'failed' || v.verdict === 'error';
+        item.iconPath = new vscode.ThemeIcon(v.verdict === 'verified' ? 'pass' : bad ? 'shield' : 'beaker',
+          new vscode.ThemeColor(v.verdict === 'verified' ? 'testing.iconPassed' : bad ? 'testing.iconFailed' : 'list.warningForeground'));
+        return item;
+      }
+      case 'checkRow': {
+        const item = new vscode.TreeItem(n.row.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `check:${n.task.id}:${n.n}`;
+        item.description = n.row.description;
+        item.tooltip = n.row.tooltip || n.row.label;
+        item.iconPath = new vscode.ThemeIcon(n.row.icon.id, n.row.icon.color ? new vscode.ThemeColor(n.row.icon.color) : undefined);
+        return item;
+      }
       case 'files': {
         const item = new vscode.TreeItem('Changes', vscode.TreeItemCollapsibleState.Expanded);
         item.id = 'files:' + n.task.id;
@@ -142,7 +167,13 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
       case 'task': {
         const kids: Node[] = [{ kind: 'files', task: n.task }, { kind: 'events', task: n.task }];
         if (n.task.reason) kids.unshift({ kind: 'reason', task: n.task, text: n.task.reason });
+        // The last gate run, whatever its verdict: its test table and findings.
+        const detail = await this.detail(n.task.id).catch(() => undefined);
+        if (detail?.verification) kids.push({ kind: 'check', task: n.task, detail });
         return kids;
+      }
+      case 'check': {
+        return checkRows(n.detail.verification?.report).map((row, i) => ({ kind: 'checkRow', task: n.task, row, n: i }));
       }
       case 'files': {
         try {

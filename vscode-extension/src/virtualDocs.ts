@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { BcodeApi } from './api';
 import { Side, sideText, TaskDiffs } from './taskDiffs';
 import { TaskDetail } from './protocol';
+import { checkTable } from './checkReport';
 
 export const taskDiffScheme = 'bcode-taskdiff';
 export const eventsScheme = 'bcode-task';
@@ -42,14 +43,14 @@ export function eventsUri(id: string): vscode.Uri {
 /** renderEvents is a task's detail as the text of its events document. */
 export function renderEvents(d: TaskDetail): string {
   const t = d.task;
-  const lines = [
+  const lines: string[] = [
     `task ${t.id}: ${t.goal}`,
     `status ${t.status}${t.verdict ? `, verdict ${t.verdict}` : ''}${t.reason ? ` — ${t.reason}` : ''}`,
     `branch ${t.branch} from base ${t.base}`,
     `attempts: ${d.attempts.length}${d.verification ? `; last check ${d.verification.verdict} (${d.verification.base.slice(0, 7)}..${d.verification.head.slice(0, 7)})` : ''}`,
-    '',
-    'events:',
   ];
+  if (d.verification) lines.push('', ...checkTable(d.verification.verdict, d.verification.report));
+  lines.push('', 'events:');
   if (d.eventsOmitted) lines.push(`(${d.eventsOmitted} older events not shown)`);
   for (const e of d.events) {
     const data = e.data === undefined || e.data === null ? '' : ' ' + JSON.stringify(e.data);

@@ -5,7 +5,7 @@
 'use strict';
 
 const calls = [];
-const answers = { warning: [], error: [], info: [], input: [] };
+const answers = { warning: [], error: [], info: [], input: [], pick: [], cancelProgress: [] };
 const commands = new Map();
 const providers = new Map();
 
@@ -47,6 +47,23 @@ class Selection extends Range {}
 
 function record(kind, args) { calls.push({ kind, args }); }
 
+// A cancellation token as vscode's: a test cancels a progress with
+// answers.cancelProgress (true: the user presses Cancel at once).
+class CancellationTokenSource {
+  constructor() {
+    const listeners = [];
+    this.token = {
+      isCancellationRequested: false,
+      onCancellationRequested: (l) => { listeners.push(l); return { dispose() { const i = listeners.indexOf(l); if (i >= 0) listeners.splice(i, 1); } }; },
+    };
+    this.cancel = () => {
+      if (this.token.isCancellationRequested) return;
+      this.token.isCancellationRequested = true;
+      for (const l of listeners.slice()) l();
+    };
+  }
+}
+
 const window = {
   activeTextEditor: undefined,
   createStatusBarItem(id, alignment, priority) {
@@ -58,6 +75,14 @@ const window = {
   async showErrorMessage(...args) { record('showErrorMessage', args); return answers.error.shift(); },
   async showInformationMessage(...args) { record('showInformationMessage', args); return answers.info.shift(); },
   async showInputBox(opts) { record('showInputBox', [opts]); return answers.input.length ? answers.input.shift() : opts.value; },
+  async showQuickPick(items, opts) { record('showQuickPick', [items, opts]); const a = answers.pick.shift(); return typeof a === 'function' ? a(items) : a; },
+  async withProgress(opts, task) {
+    record('withProgress', [opts]);
+    const src = new CancellationTokenSource();
+    const p = task({ report(v) { record('progress', [v]); } }, src.token);
+    if (answers.cancelProgress.shift()) setImmediate(src.cancel);
+    return p;
+  },
   async showTextDocument(doc, opts) { record('showTextDocument', [doc, opts]); return {}; },
   createTreeView(id, opts) { record('createTreeView', [id]); return { dispose() {} }; },
   createOutputChannel(name) { return { appendLine() {}, dispose() {} }; },
@@ -98,6 +123,9 @@ module.exports = {
   EventEmitter, Uri, TreeItem, ThemeIcon, ThemeColor, MarkdownString, Position, Range, Selection,
   TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
   StatusBarAlignment: { Left: 1, Right: 2 },
+  ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
+  QuickPickItemKind: { Separator: -1, Default: 0 },
+  CancellationTokenSource,
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
   window, workspace, commands: vscodeCommands,
   Disposable: class { constructor(f) { this.dispose = f; } },

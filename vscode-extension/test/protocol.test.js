@@ -135,7 +135,17 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
   assert.equal(addTest.command.command, 'bcode.task.create');
   assert.equal(addTest.command.arguments[0].mutantId, boundary.data.id);
   assert.equal(addTest.command.arguments[0].run, true, 'Add a test starts the task');
-  const ignore = actions.find((a) => a.title.startsWith('bcode: Ignore this mutant'));
+  // At most three quick fixes on the line: the diff, the test and one
+  // entry listing every mutant's actions (the extension's quick pick).
+  const fixes = actions.filter((a) => a.kind === 'quickfix');
+  assert.ok(fixes.length <= 3, `${fixes.length} quick fixes on one line: ${fixes.map((a) => a.title).join(', ')}`);
+  const all = fixes.find((a) => a.command && a.command.command === 'bcode.mutant.actions');
+  assert.ok(all, `no "Show all surviving mutants on this line" among ${titles.join(', ')}`);
+  assert.match(all.title, /^bcode: Show all surviving mutants on this line \(\d+ (mutants, \d+ )?actions\)$/);
+  const line1 = await api.mutantActions(all.command.arguments[0].uri, all.command.arguments[0].line);
+  assert.equal(line1.line, line);
+  const listed = line1.mutants.flatMap((m) => m.actions);
+  const ignore = listed.find((a) => a.title.startsWith('bcode: Ignore this mutant'));
   assert.ok(ignore && ignore.edit && ignore.edit.changes[uri], 'the ignore quick fix carries its edit');
   assert.match(ignore.edit.changes[uri][0].newText, /^\s*\/\/bcode:ignore-mutant \n$/);
 

@@ -50,6 +50,16 @@ function scripted(r) {
     task: { id, repo: r.dir, goal: 'Bump A', base: r.base, branch: 'bcode/' + id, status: tasks.find((t) => t.id === id).status, created_at: '', updated_at: '' },
     attempts: [{ number: 1, status: 'finished', verdict: 'verified' }],
     events: [{ seq: 1, task_id: id, kind: 'task.created', at: '2025-01-02T09:00:00Z' }, { seq: 3, task_id: id, attempt: 1, kind: 'check.finished', at: '2025-01-02T10:00:00Z', data: { verdict: 'verified' } }],
+    // t2's last check found the change tampering with the tests.
+    verification: id === 't2' ? {
+      verdict: 'tampered', base: r.base, head: 'def4567890',
+      report: {
+        verdict: 'tampered',
+        reasons: [{ code: 'tamper', message: 'the change weakens the tests' }],
+        tests: [{ name: 'TestA', file: 'pkg/a_test.go', base_outcome: 'fail', head_outcome: 'pass', credited: true, reason: 'credited', reason_text: 'fails on the base, passes on the head' }],
+        tamper: [{ code: 'test_deleted', path: 'pkg/b_test.go', line: 3, message: 'TestB is deleted' }, { code: 'test_skipped', path: 'pkg/a_test.go', message: 'TestC is skipped' }],
+      },
+    } : undefined,
   });
   // What bcode-ls answers for t1's change: a text file on both sides, an
   // added one, a binary one (named, not sent) and one past the answer's
@@ -138,6 +148,20 @@ test('the tree lists tasks with their inline actions, changed files and events',
   assert.equal(s.tree.getTreeItem(why).iconPath.id, 'error');
   // A task without a branch says why it shows nothing.
   assert.match((await s.tree.getChildren(failedFiles))[0].text, /branch bcode\/t2 does not exist/);
+  // Its last check, whatever the verdict: a tampered one names what was
+  // tampered with, then the findings and the test table.
+  const failedKids = await s.tree.getChildren(roots[1]);
+  const check = failedKids[failedKids.length - 1];
+  assert.equal(check.kind, 'check');
+  const checkItem = s.tree.getTreeItem(check);
+  assert.equal(checkItem.label, 'Check: tampered with pkg/b_test.go:3: TestB is deleted (+1 more)');
+  assert.equal(checkItem.description, '2 findings · 1 test');
+  assert.equal(checkItem.collapsibleState, vscode.TreeItemCollapsibleState.Expanded);
+  const rows = (await s.tree.getChildren(check)).map((n) => s.tree.getTreeItem(n));
+  assert.deepEqual(rows.map((i) => i.label), ['the change weakens the tests', 'Tampered: pkg/b_test.go:3: TestB is deleted', 'Tampered: pkg/a_test.go: TestC is skipped', 'TestA']);
+  assert.equal(rows[3].description, 'base fail → head pass · credited');
+  // The verified task has no recorded check: no check node.
+  assert.ok((await s.tree.getChildren(roots[0])).every((n) => n.kind !== 'check'));
   const eventNodes = await s.tree.getChildren(events);
   assert.deepEqual(eventNodes.map((n) => n.label), ['check.finished', 'task.created'], 'newest first');
   assert.match(s.tree.getTreeItem(eventNodes[0]).description, /^#3 2025-01-02 10:00:00 · attempt 1$/);
