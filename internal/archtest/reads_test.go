@@ -90,11 +90,10 @@ var readExceptions = map[string]string{
 	// The kernel's mount table and loop devices, and the disk image bcode
 	// creates for a worktree; the mount point listed is the worktree's root
 	// itself (bcode's path), emptied before the disk's files are copied in.
-	"sandbox/docker.mountPoints": "reads /proc/self/mountinfo",
 	// The kernel's account of a language server's CPU time, which decides
 	// whether the server is stalled (the kernel writes it, not the agent).
 	"engine/codegraph/lspclient.cpuTime": "reads /proc/PID/stat",
-	"sandbox/docker.diskMountedAt":       "reads /proc/self/mountinfo and /sys",
+	"sandbox/docker.diskMountedAt":       "reads /sys (the loop device's backing file)",
 	"sandbox/docker.disk.mount":          "creates bcode's own disk image",
 	"sandbox/docker.stagedDir":           "reads the name bcode wrote into its own scratch directory when a path was too long for the staging point's name",
 	"sandbox/docker.finishRelease":       "lists only the names at the top of the directory it empties (RemoveAll follows no link)",
