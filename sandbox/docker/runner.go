@@ -709,6 +709,12 @@ func (run *containerRun) outcome(ctx context.Context, exit int64, killed bool, w
 	if waitErr != nil {
 		return sandbox.Result{}, fmt.Errorf("docker runner: waiting for the container: %w", run.r.e.wrap(ctx, waitErr))
 	}
+	// Past the deadline is a timeout even when the exit was seen before
+	// the context's timer ran (a busy scheduler runs timers late): the
+	// clock's answer, as sandbox/host gives it.
+	if ended(ctx) {
+		return run.ended(int(exit))
+	}
 	res := run.r.result(run.start, run.stdout, run.stderr, int(exit))
 	if exit == 127 && isInitNotFound(res.Stderr) {
 		return res, fmt.Errorf("%s: %w", run.c.Args[0], sandbox.ErrNotFound)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -142,12 +143,54 @@ func (a *Adapter) JudgeBaseFailure(change *verify.Change, r verify.TestResult) v
 	if name == "" {
 		return r // no name to look up: stay on the side of no credit
 	}
-	if signature && signatureChanged(change, name) || !signature && a.addsName(change, name) {
+	if !signature && a.addsName(change, name) {
+		return r
+	}
+	// A call with a signature the change makes is the test using new API
+	// when the test (or its infrastructure) makes it; raised inside the
+	// code under test, about a name both sides have, it is the base's own
+	// code calling its own function wrongly: the bug itself.
+	site := raiseSite(text)
+	if signature && signatureChanged(change, name) && !a.isProductionFile(site) {
 		return r
 	}
 	r.Outcome = verify.Fail
-	r.Detail = fmt.Sprintf("%s is not a name the change adds: the failure is the code's own\n%s", name, r.Detail)
+	why := "the failure is the code's own"
+	if a.isProductionFile(site) {
+		why = "raised in " + site + ", in the code under test: the failure is the code's own"
+	}
+	r.Detail = fmt.Sprintf("%s is not a name the change adds: %s\n%s", name, why, r.Detail)
 	return r
+}
+
+// raiseSiteLine is the last line of pytest's long traceback: the file
+// and line the exception was raised at ("pkg/calc.py:5: TypeError").
+var raiseSiteLine = regexp.MustCompile(`(?m)^(\S+\.py):\d+: [A-Za-z_][\w.]*$`)
+
+// raiseSite is the file the traceback in text ends in, or "".
+func raiseSite(text string) string {
+	ms := raiseSiteLine.FindAllStringSubmatch(text, -1)
+	if len(ms) == 0 {
+		return ""
+	}
+	return ms[len(ms)-1][1]
+}
+
+// isProductionFile reports whether p, a path pytest printed, is a Python
+// file of the repository's code under test: relative (inside the
+// rootdir), and neither a test file, a conftest, nor under a test
+// directory (where test helpers live).
+func (a *Adapter) isProductionFile(p string) bool {
+	if p == "" || path.IsAbs(p) || filepath.IsAbs(p) || strings.HasPrefix(p, "..") || a.IsTestFile(p) {
+		return false
+	}
+	for _, el := range strings.Split(filepath.ToSlash(p), "/") {
+		switch el {
+		case "conftest.py", "test", "tests", "testing":
+			return false
+		}
+	}
+	return true
 }
 
 // addsName reports whether the change defines name where the base did

@@ -222,7 +222,13 @@ func detail(typ string, c Case) string {
 	if typ != "" && !strings.HasPrefix(head, typ) {
 		head = strings.TrimSpace(typ + ": " + head)
 	}
-	return firstLines(head+"\n"+c.Text, 20)
+	text := firstLines(head+"\n"+c.Text, 20)
+	// Where it was raised (the traceback's last line) stays, however long
+	// the traceback: whether the code under test raised it decides credit.
+	if site := raiseSiteLine.FindAllString(c.Text, -1); len(site) > 0 && !strings.Contains(text, site[len(site)-1]) {
+		text += "\n…\n" + site[len(site)-1]
+	}
+	return text
 }
 
 func firstLine(s string) string {

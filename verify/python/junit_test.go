@@ -1,6 +1,7 @@
 package python
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -160,4 +161,22 @@ func FuzzParseJUnit(f *testing.F) {
 			_ = c.key()
 		}
 	})
+}
+
+// TestDetailKeepsTheRaiseSite: however long the traceback, the detail
+// ends with where the exception was raised, which decides credit.
+func TestDetailKeepsTheRaiseSite(t *testing.T) {
+	var tb strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&tb, "    frame line %d\n", i)
+	}
+	tb.WriteString("E   TypeError: scale() takes 1 positional argument but 2 were given\n\npkg/calc.py:5: TypeError")
+	c := Case{ClassName: "tests.test_calc", Name: "test_total", Status: Failure, Message: "TypeError: scale() takes 1 positional argument but 2 were given", Text: tb.String()}
+	_, d := Classify(c)
+	if raiseSite(d) != "pkg/calc.py" {
+		t.Fatalf("the detail lost the raise site:\n%s", d)
+	}
+	if n := strings.Count(d, "\n"); n > 25 {
+		t.Errorf("detail of %d lines, want it capped", n+1)
+	}
 }

@@ -99,6 +99,41 @@ func TestGateCreditsAttributeErrorRaisedByTheBug(t *testing.T) {
 	runPyCase(t, pyCase{base: base, head: head, want: verify.Verified, credited: []string{"test_size"}})
 }
 
+// TestGateCreditsTypeErrorRaisedByTheBug: the base's code calls its own
+// helper with the wrong arguments, and the fix gives the helper the
+// parameter it was called with. The TypeError is raised inside the code
+// under test about a name both sides have: the bug itself, credited.
+func TestGateCreditsTypeErrorRaisedByTheBug(t *testing.T) {
+	t.Parallel()
+	code := "def scale(x):\n    return x * 2\n\ndef total(a, b):\n    return scale(a, b)\n"
+	fixed := "def scale(x, y=0):\n    return (x + y) * 2\n\ndef total(a, b):\n    return scale(a, b)\n"
+	test := "import calc\n\ndef test_total():\n    assert calc.total(1, 2) == 6\n"
+	base := map[string]string{"calc.py": code}
+	head := map[string]string{"calc.py": fixed, "tests/test_calc.py": test}
+	rep := runPyCase(t, pyCase{base: base, head: head, want: verify.Verified, credited: []string{"test_total"}})
+	for _, tr := range rep.Credited() {
+		if tr.Name == "test_total" && !strings.Contains(tr.BaseDetail, "raised in calc.py") {
+			t.Errorf("the credit does not say where the failure was raised: %q", tr.BaseDetail)
+		}
+	}
+}
+
+// TestGateNoCreditForANewSignatureTheTestCalls: the test itself calls
+// the helper with the parameter the change adds: it fails on the base
+// because the API is new, which earns no credit.
+func TestGateNoCreditForANewSignatureTheTestCalls(t *testing.T) {
+	t.Parallel()
+	code := "def scale(x):\n    return x * 2\n"
+	fixed := "def scale(x, y=0):\n    return (x + y) * 2\n"
+	test := "import calc\n\ndef test_scale():\n    assert calc.scale(1, 2) == 6\n"
+	base := map[string]string{"calc.py": code}
+	head := map[string]string{"calc.py": fixed, "tests/test_calc.py": test}
+	rep := runPyCase(t, pyCase{base: base, head: head, want: verify.Green})
+	for _, tr := range rep.Credited() {
+		t.Errorf("%s credited for calling a signature the change adds", tr.Name)
+	}
+}
+
 // TestGateSrcLayout: the package lives under src/ with a pyproject.toml;
 // each snapshot imports its own src/.
 func TestGateSrcLayout(t *testing.T) {
