@@ -71,9 +71,18 @@ type Outcomes struct {
 	// PanicText; Skip skips itself.
 	Pass, Fail, Panic, Skip verify.Test
 	FailText, PanicText     string
-	// ParamPass and ParamFail are rows of one parameterised test (Go
-	// subtests, pytest parametrize), each run by its own ID.
-	ParamPass, ParamFail verify.Test
+	// Param is a parameterised test (Go subtests, pytest parametrize) and
+	// ParamPass and ParamFail two of its rows, each reported by its own ID
+	// in RunSuite's Results.
+	Param, ParamPass, ParamFail verify.Test
+	// RowsFold says RunTests answers for a parameterised test as a whole
+	// (the function, as ChangedTests lists it), folding its rows into one
+	// result: then the suite asks RunTests for Param, which fails, instead
+	// of each row. pytest's adapter folds; Go's runs a subtest by its name.
+	RowsFold bool
+	// Unit is the unit holding Pass, Fail, Skip and Param, in the form
+	// RunSuite accepts as a target.
+	Unit string
 	// Missing names a test no file defines: NotRun.
 	Missing verify.Test
 	// Broken is a test in a unit that does not build or import; it ends
@@ -145,6 +154,7 @@ func Run(t *testing.T, lang Language) {
 		{"RunTestsTimeout", s.runTestsTimeout},
 		{"RunTestsCancel", s.runTestsCancel},
 		{"Suite", s.suite},
+		{"SuiteResults", s.suiteResults},
 		{"SuiteWithoutTests", s.suiteWithoutTests},
 		{"Targets", s.targets},
 		{"Tamper", s.tamper},
@@ -278,16 +288,18 @@ type outcomeCase struct {
 
 func (s *suite) outcomeCases() []outcomeCase {
 	o := s.lang.Outcomes
-	return []outcomeCase{
+	cases := []outcomeCase{
 		{o.Pass, verify.Pass, ""},
 		{o.Fail, verify.Fail, o.FailText},
 		{o.Panic, verify.Fail, o.PanicText},
 		{o.Skip, verify.Skip, ""},
-		{o.ParamPass, verify.Pass, ""},
-		{o.ParamFail, verify.Fail, ""},
 		{o.Missing, verify.NotRun, ""},
 		{o.Broken, o.BrokenOutcome, o.BrokenText},
 	}
+	if o.RowsFold {
+		return append(cases, outcomeCase{o.Param, verify.Fail, ""})
+	}
+	return append(cases, outcomeCase{o.ParamPass, verify.Pass, ""}, outcomeCase{o.ParamFail, verify.Fail, ""})
 }
 
 // runOutcomes runs every outcome case count times and checks each result.
@@ -385,6 +397,37 @@ func (s *suite) suite(t *testing.T) {
 	}
 	if !slices.ContainsFunc(res.Results, func(r verify.TestResult) bool { return r.Outcome == verify.Fail }) {
 		t.Errorf("failing suite: no per-test result is a failure: %+v", res.Results)
+	}
+}
+
+// suiteResults runs the Outcomes unit as a suite target: Results holds
+// every test and every row of a parameterised test by its own ID.
+func (s *suite) suiteResults(t *testing.T) {
+	o := s.lang.Outcomes
+	res, err := s.adapter().RunSuite(t.Context(), s.lang.Runner, repo(t, o.Files), []string{o.Unit}, 5*time.Minute)
+	if err != nil {
+		t.Fatalf("RunSuite(%q): %v", o.Unit, err)
+	}
+	if res.Outcome != verify.Fail {
+		t.Errorf("RunSuite(%q): %s (%q), want fail", o.Unit, res.Outcome, res.Detail)
+	}
+	byID := map[string]verify.TestResult{}
+	for _, r := range res.Results {
+		byID[r.Test.ID()] = r
+	}
+	for _, want := range []outcomeCase{
+		{o.Pass, verify.Pass, ""}, {o.Fail, verify.Fail, o.FailText}, {o.Skip, verify.Skip, ""},
+		{o.ParamPass, verify.Pass, ""}, {o.ParamFail, verify.Fail, ""},
+	} {
+		r, ok := byID[want.test.ID()]
+		switch {
+		case !ok:
+			t.Errorf("RunSuite(%q): no result for %s among %d", o.Unit, want.test.ID(), len(res.Results))
+		case r.Outcome != want.outcome:
+			t.Errorf("RunSuite(%q): %s %s (%q), want %s", o.Unit, want.test.ID(), r.Outcome, r.Detail, want.outcome)
+		case !strings.Contains(r.Detail, want.text):
+			t.Errorf("RunSuite(%q): %s detail %q lacks %q", o.Unit, want.test.ID(), r.Detail, want.text)
+		}
 	}
 }
 

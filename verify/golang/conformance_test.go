@@ -73,11 +73,6 @@ func TestAssert(t *testing.T) {
 	}
 }
 
-func TestPanics(t *testing.T) {
-	var m map[string]int
-	m["boom"] = Add(1, 1)
-}
-
 func TestSkipped(t *testing.T) { t.Skip("not on this machine") }
 
 func TestTable(t *testing.T) {
@@ -92,6 +87,17 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
+}
+`,
+		// Last: a panic ends the test binary, and the tests after it
+		// would not run in a suite run.
+		"calc/panic_test.go": `package calc
+
+import "testing"
+
+func TestPanics(t *testing.T) {
+	var m map[string]int
+	m["boom"] = Add(1, 1)
 }
 `,
 		"broken/broken.go": "package broken\n\nfunc Old() int { return 1 }\n",
@@ -118,9 +124,10 @@ func TestSlow(t *testing.T) { time.Sleep(10 * time.Minute) }
 	Pass:          goTest("./calc", "calc/calc_test.go", "TestPass"),
 	Fail:          goTest("./calc", "calc/calc_test.go", "TestAssert"),
 	FailText:      "Add(2, 2) = 4, want 5",
-	Panic:         goTest("./calc", "calc/calc_test.go", "TestPanics"),
+	Panic:         goTest("./calc", "calc/panic_test.go", "TestPanics"),
 	PanicText:     "assignment to entry in nil map",
 	Skip:          goTest("./calc", "calc/calc_test.go", "TestSkipped"),
+	Param:         goTest("./calc", "calc/calc_test.go", "TestTable"),
 	ParamPass:     goTest("./calc", "calc/calc_test.go", "TestTable/one_plus_one"),
 	ParamFail:     goTest("./calc", "calc/calc_test.go", "TestTable/wrong"),
 	Missing:       goTest("./calc", "calc/calc_test.go", "TestMissing"),
@@ -128,6 +135,7 @@ func TestSlow(t *testing.T) { time.Sleep(10 * time.Minute) }
 	BrokenOutcome: verify.BuildError,
 	BrokenText:    "undefined: New",
 	Slow:          goTest("./slow", "slow/slow_test.go", "TestSlow"),
+	Unit:          "./calc",
 }
 
 var goChange = adaptertest.Change{
