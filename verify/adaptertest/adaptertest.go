@@ -226,12 +226,17 @@ func (s *suite) identity(t *testing.T) {
 		t.Fatal("Language() is empty")
 	}
 	o, c := s.lang.Outcomes, s.lang.Change
-	for _, tc := range []verify.Test{o.Pass, o.Fail, o.Skip, o.Broken, c.Added, c.Modified, c.Skipped} {
+	for _, tc := range []verify.Test{o.Pass, o.Fail, o.Panic, o.Skip, o.Param, o.Broken, o.Slow, c.Added, c.Modified, c.Moved, c.Deleted, c.Skipped} {
 		if tc.Language != a.Language() {
 			t.Errorf("fixture test %s: Language %q, the adapter says %q", tc.Name, tc.Language, a.Language())
 		}
 		if !a.Owns(tc.File) || !a.IsTestFile(tc.File) {
 			t.Errorf("%s (a test file): Owns=%v IsTestFile=%v, want both true", tc.File, a.Owns(tc.File), a.IsTestFile(tc.File))
+		}
+	}
+	for _, p := range s.fixturePaths() {
+		if a.IsTestFile(p) && !a.Owns(p) {
+			t.Errorf("%s: a test file the adapter does not own", p)
 		}
 	}
 	if !a.Owns(c.Source) || a.IsTestFile(c.Source) {
@@ -240,6 +245,17 @@ func (s *suite) identity(t *testing.T) {
 	if f := s.lang.Foreign; f == "" || a.Owns(f) || a.IsTestFile(f) {
 		t.Errorf("foreign file %q: Owns=%v IsTestFile=%v, want a path of another language, neither owned nor a test", f, a.Owns(f), a.IsTestFile(f))
 	}
+}
+
+// fixturePaths are the paths of every fixture file.
+func (s *suite) fixturePaths() []string {
+	var out []string
+	for _, files := range []map[string]string{s.lang.Outcomes.Files, s.lang.Change.Base, s.lang.Change.Head, s.lang.Suite.Passing, s.lang.Suite.Failing} {
+		for p := range files {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (s *suite) changedTests(t *testing.T) {
