@@ -49,7 +49,7 @@ const tamperedTask = env('BCODE_FIXTURE_TAMPERED');
 const vsix = env('BCODE_VSIX');
 const shots = process.env.BCODE_E2E_SCREENSHOTS || '';
 const browserPath = process.env.BCODE_E2E_CHROMIUM || '/usr/bin/chromium';
-const installLine = 'go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest';
+const installLine = "in bcode's checkout: editors/install.sh vscode (or go install ./cmd/...)";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bcode-vscode-e2e-'));
 const dirs = {

@@ -18,14 +18,14 @@ local function run()
     if m.msg:find('bcode%-ls') then said[#said + 1] = m end
   end
   h.eq(1, #said, 'one message about the missing server: ' .. vim.inspect(h.messages))
-  h.match(said[1].msg, 'not executable or not on PATH: install it with `go install github.com/bcode%-dev/bcode/cmd/bcode%-ls@latest`', 'the install command')
+  h.match(said[1].msg, 'not executable or not on PATH: install it in bcode\'s checkout with `editors/install%.sh neovim` %(or `go install %./cmd/%.%.%.`', 'the install command')
   h.eq(vim.log.levels.ERROR, said[1].level, 'level')
   h.ok(not said[1].msg:find('LspInfo'), 'no pointer at :LspInfo, which 0.7 lacks')
   h.eq('', vim.v.errmsg, 'no error raised')
   vim.cmd('checkhealth bcode')
   local report = h.buf_text(0)
   h.match(report, 'ERROR:? /nonexistent/bcode%-ls is not executable or not on PATH', 'health error')
-  h.match(report, 'go install github.com/bcode%-dev/bcode/cmd/bcode%-ls@latest', 'health advice')
+  h.match(report, 'editors/install%.sh neovim', 'health advice')
 end
 
 local ok, err = xpcall(run, debug.traceback)

@@ -6,8 +6,15 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-/** The line that installs bcode-ls; every "not found" says it. */
-export const installCommand = 'go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest';
+/**
+ * The command that installs bcode-ls (and this extension) from bcode's
+ * checkout; *Copy Install Command* copies it. The module is not published,
+ * so `go install …@latest` cannot install it.
+ */
+export const installCommand = 'editors/install.sh vscode';
+
+/** Where and how to install bcode-ls; every "not found" says it. */
+export const installHint = `in bcode's checkout: ${installCommand} (or go install ./cmd/...)`;
 
 export type Resolved = { ok: true; path: string } | { ok: false; message: string; fix: string };
 
@@ -30,7 +37,7 @@ function executable(p: string): boolean {
  */
 export function resolveServer(setting: string | undefined, pathEnv: string | undefined, workspaceDir?: string, goBins: string[] = []): Resolved {
   const name = (setting ?? '').trim() || 'bcode-ls';
-  const install = `Install it with \`${installCommand}\` (it lands in $(go env GOPATH)/bin), or set "bcode.serverPath" to the full path of bcode-ls.`;
+  const install = `Install it ${installHint}, which puts it in $(go env GOPATH)/bin, or set "bcode.serverPath" to the full path of bcode-ls.`;
   if (name.includes('/') || name.includes('\\')) {
     let p = name.startsWith('~') ? path.join(process.env.HOME ?? '', name.slice(1)) : name;
     if (!path.isAbsolute(p) && workspaceDir) p = path.join(workspaceDir, p);

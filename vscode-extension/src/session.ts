@@ -14,7 +14,7 @@ import { LineMutants, LspCodeAction, Method, PackArgs, ServerCommand, TaskChange
 import { announceStart } from './taskStart';
 import { levelOf } from './serverLog';
 import { serverSettings } from './settings';
-import { goBinDirs, installCommand, resolveServer } from './serverPath';
+import { goBinDirs, installCommand, installHint, resolveServer } from './serverPath';
 
 export type SessionState = 'starting' | 'running' | 'stopped' | 'missing';
 
@@ -100,7 +100,7 @@ export class Session implements vscode.Disposable {
     if (!found.ok) {
       this.set('missing', `${found.message} ${found.fix}`);
       this.hooks.output.warn(`${this.folder.name}: ${found.message}`);
-      void this.offerFix(`bcode: ${found.message} Install it with: ${installCommand}`, true);
+      void this.offerFix(`bcode: ${found.message} Install it ${installHint}.`, true);
       return;
     }
     const client = this.newClient(found.path, cfg);

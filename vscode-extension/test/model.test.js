@@ -10,7 +10,7 @@ const os = require('os');
 const path = require('path');
 const { actionsFor, contextValue, describe, applyChanged, acceptPlan, ago } = require('../out/src/tasksModel');
 const { summarize } = require('../out/src/evidenceStatus');
-const { resolveServer, goBinDirs, installCommand } = require('../out/src/serverPath');
+const { resolveServer, goBinDirs, installCommand, installHint } = require('../out/src/serverPath');
 const { levelOf } = require('../out/src/serverLog');
 const { contentWithFallback } = require('../out/src/content');
 
@@ -169,9 +169,12 @@ test('bcode-ls is found on PATH or through the setting, and a miss says how to f
   const miss = resolveServer(undefined, '/nonexistent');
   assert.equal(miss.ok, false);
   assert.match(miss.message, /not on PATH/);
-  assert.match(miss.fix, /go install github\.com\/bcode-dev\/bcode\/cmd\/bcode-ls@latest/);
+  assert.match(miss.fix, /in bcode's checkout: editors\/install\.sh vscode \(or go install \.\/cmd\/\.\.\.\)/);
   assert.match(miss.fix, /bcode\.serverPath/);
-  assert.match(installCommand, /^go install github\.com\/bcode-dev\/bcode\/cmd\/bcode-ls@latest$/);
+  assert.equal(installCommand, 'editors/install.sh vscode');
+  assert.ok(installHint.includes(installCommand), installHint);
+  // The command it names is there, from the checkout's root.
+  assert.ok(fs.statSync(path.join(__dirname, '..', '..', installCommand.split(' ')[0])).mode & 0o111, 'editors/install.sh is executable');
   // Where `go install` puts it counts even when PATH lacks it.
   assert.deepEqual(resolveServer(undefined, '/nonexistent', undefined, ['/also-nonexistent', dir]), { ok: true, path: exe });
   assert.match(resolveServer(undefined, '/nonexistent', undefined, ['/gopath/bin']).message, /nor in \/gopath\/bin/);

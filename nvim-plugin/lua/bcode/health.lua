@@ -27,10 +27,11 @@ end
 
 --- server_found reports whether the server command runs.
 local function server_found(r)
+  lsp.resolve_cmd()
   local exe = config.options.cmd[1]
   local path = vim.fn.exepath(exe)
   if path == '' then
-    r.error(('%s is not executable or not on PATH'):format(exe), { lsp.install_hint })
+    r.error(lsp.not_found(exe), { lsp.install_hint })
     return
   end
   local out = vim.fn.system({ path, '-h' })

@@ -301,7 +301,71 @@ end
 
 local function has(v) return vim.fn.has(v) == 1 end
 
-M.install_hint = 'install it with `go install github.com/bcode-dev/bcode/cmd/bcode-ls@latest` (then make sure $(go env GOPATH)/bin is on PATH) or set cmd in require("bcode").setup{}'
+M.install_hint = 'install it in bcode\'s checkout with `editors/install.sh neovim` (or `go install ./cmd/...`; bcode looks in $(go env GOPATH)/bin too) or set cmd in require("bcode").setup{}'
+
+-- The directories `go install` writes to, found once per session.
+local go_bins = nil
+
+--- go_bin_dirs are the directories `go install` writes to: $GOBIN, each
+--- $(go env GOPATH)/bin, ~/go/bin. A Neovim started from a desktop often
+--- has none of them on PATH. `go env` runs in the home directory with
+--- GOTOOLCHAIN=local, never in the workspace, whose go.mod could otherwise
+--- make go download and run a toolchain.
+function M.go_bin_dirs()
+  if go_bins then return go_bins end
+  local dirs, seen = {}, {}
+  local function add(d)
+    if d and d ~= '' and not seen[d] then
+      seen[d] = true
+      dirs[#dirs + 1] = d
+    end
+  end
+  add(vim.env.GOBIN)
+  local gobin, gopath = '', vim.env.GOPATH or ''
+  if vim.fn.has('win32') == 0 and vim.fn.executable('go') == 1 then
+    local out = vim.fn.system({ 'sh', '-c', 'cd && GOTOOLCHAIN=local GOFLAGS= exec go env GOBIN GOPATH' })
+    if vim.v.shell_error == 0 then
+      local lines = vim.split(out, '\n', { plain = true })
+      gobin = vim.trim(lines[1] or '')
+      if vim.trim(lines[2] or '') ~= '' then gopath = vim.trim(lines[2]) end
+    end
+  end
+  add(gobin)
+  for _, p in ipairs(vim.split(gopath, ':', { plain = true })) do
+    if p ~= '' then add(p .. '/bin') end
+  end
+  if vim.env.HOME and vim.env.HOME ~= '' then add(vim.env.HOME .. '/go/bin') end
+  go_bins = dirs
+  return dirs
+end
+
+--- resolve_cmd reports whether the server command can run: cmd[1] as it
+--- is (a path, or a name on PATH), else a bare name in a directory `go
+--- install` writes to, which then becomes cmd[1]'s full path so that the
+--- client, its stderr and :checkhealth bcode name the same executable.
+function M.resolve_cmd()
+  local cmd = config.options.cmd
+  local exe = cmd[1]
+  if vim.fn.executable(exe) == 1 then return true end
+  if exe:find('/', 1, true) then return false end
+  for _, d in ipairs(M.go_bin_dirs()) do
+    local p = d .. '/' .. exe
+    if vim.fn.executable(p) == 1 then
+      -- A new table: cmd may be the user's own, given to setup{}.
+      config.options.cmd = vim.list_extend({ p }, cmd, 2)
+      return true
+    end
+  end
+  return false
+end
+
+--- not_found says that the server executable exe is missing, and where
+--- bcode looked for a bare name.
+function M.not_found(exe)
+  local msg = ('%s is not executable or not on PATH'):format(exe)
+  if not exe:find('/', 1, true) then msg = msg .. ' nor in ' .. table.concat(M.go_bin_dirs(), ', ') end
+  return msg
+end
 
 -- Said once per session: a missing server is one message, not one per buffer.
 local warned_missing = false
@@ -309,11 +373,11 @@ local warned_missing = false
 --- check_cmd reports whether the server command can run, telling the user
 --- once how to install it when it cannot.
 function M.check_cmd()
+  if M.resolve_cmd() then return true end
   local exe = config.options.cmd[1]
-  if vim.fn.executable(exe) == 1 then return true end
   if not warned_missing then
     warned_missing = true
-    notify(('%s is not executable or not on PATH: %s; :checkhealth bcode says more'):format(exe, M.install_hint), vim.log.levels.ERROR)
+    notify(('%s: %s; :checkhealth bcode says more'):format(M.not_found(exe), M.install_hint), vim.log.levels.ERROR)
   end
   return false
 end
@@ -478,9 +542,9 @@ function M.restart(done)
     notify('a restart of bcode-ls is already under way', vim.log.levels.WARN)
     return
   end
-  local exe = config.options.cmd[1]
-  if vim.fn.executable(exe) ~= 1 then
-    notify(('cannot restart: %s is not executable or not on PATH: %s'):format(exe, M.install_hint), vim.log.levels.ERROR)
+  if not M.resolve_cmd() then
+    local exe = config.options.cmd[1]
+    notify(('cannot restart: %s: %s'):format(M.not_found(exe), M.install_hint), vim.log.levels.ERROR)
     return
   end
   local clients = M.clients()
