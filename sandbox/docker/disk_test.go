@@ -76,17 +76,7 @@ func TestDiskReleaseCutShortIsFinished(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := mountDisk(ctx, dir, 64<<20, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(d.work)
-	if err := os.WriteFile(filepath.Join(dir, "during"), []byte("disk\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	disks.Lock()
-	delete(disks.m, dir)
-	disks.Unlock()
+	deadRunnersDisk(t, dir, "disk\n")
 	// The release, cut after staging: the disk is off dir, which holds a
 	// half copy, and only the staging point has the whole.
 	work, err := scratch.MkdirTemp("bcode-disk-out-*")
@@ -119,6 +109,25 @@ func TestDiskReleaseCutShortIsFinished(t *testing.T) {
 	if _, err := os.Stat(work); !os.IsNotExist(err) {
 		t.Errorf("the staging directory is still there: %v", err)
 	}
+}
+
+// deadRunnersDisk mounts a disk on dir, writes content (unless empty) to
+// dir/during on it, and forgets it, as a runner's death would leave it.
+func deadRunnersDisk(t *testing.T, dir, content string) {
+	t.Helper()
+	d, err := mountDisk(context.Background(), dir, 64<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d.work) })
+	if content != "" {
+		if err := os.WriteFile(filepath.Join(dir, "during"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disks.Lock()
+	delete(disks.m, dir)
+	disks.Unlock()
 }
 
 // BenchmarkDiskOpenClose is what the disk adds to opening and closing a
@@ -155,17 +164,7 @@ func TestDiskReleaseCutBeforeUnmount(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := mountDisk(ctx, dir, 64<<20, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(d.work)
-	if err := os.WriteFile(filepath.Join(dir, "during"), []byte("disk\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	disks.Lock()
-	delete(disks.m, dir)
-	disks.Unlock()
+	deadRunnersDisk(t, dir, "disk\n")
 	work, err := scratch.MkdirTemp("bcode-disk-out-*")
 	if err != nil {
 		t.Fatal(err)
@@ -204,14 +203,7 @@ func TestDiskReleaseOfARemovedDirectory(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d, err := mountDisk(ctx, dir, 64<<20, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(d.work)
-	disks.Lock()
-	delete(disks.m, dir)
-	disks.Unlock()
+	deadRunnersDisk(t, dir, "")
 	work, err := scratch.MkdirTemp("bcode-disk-out-*")
 	if err != nil {
 		t.Fatal(err)
