@@ -142,11 +142,17 @@ func (f *testFinder) callee(x js.IExpr) (kind string, mods map[string]bool, ok b
 			}
 			return "", nil, false
 		case *js.DotExpr:
-			prop, ok := v.Y.(*js.LiteralExpr)
-			if !ok {
+			var name string
+			switch y := v.Y.(type) {
+			case js.LiteralExpr: // the parser stores a property name by value
+				name = string(y.Data)
+			case *js.LiteralExpr:
+				name = string(y.Data)
+			case *js.Var:
+				name = string(y.Data)
+			default:
 				return "", nil, false
 			}
-			name := string(prop.Data)
 			switch name {
 			case "skip", "only", "todo":
 				mods[name] = true

@@ -87,7 +87,7 @@ func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, fil
 	cmd := sandbox.Command{
 		Dir: dir,
 		// NODE_OPTIONS could carry the repository's reporters or preloads.
-		Env:  []string{"NODE_OPTIONS=", "NODE_TEST_CONTEXT=", "FORCE_COLOR=0", "NO_COLOR=1"},
+		Env:  []string{"NODE_OPTIONS=", "FORCE_COLOR=0", "NO_COLOR=1"},
 		Args: args,
 	}
 	if timeout > 0 {
