@@ -83,23 +83,24 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		out.Outcome, out.Targets = verify.Pass, nil
 		return out, nil
 	}
+	out.Outcome = verify.Pass
+	if len(run) > 0 {
+		nr, err := a.runNode(ctx, r, dir, run, "", timeout)
+		switch {
+		case errors.Is(err, ErrNoNode):
+			out.Outcome, out.Detail = verify.EnvError, err.Error()
+		case err != nil:
+			return verify.SuiteResult{}, err
+		default:
+			judgeSuite(&out, nr, run, timeout)
+		}
+	}
 	if len(ts) > 0 {
-		out.Detail = fmt.Sprintf("%s: %s", ErrTypeScriptRun, strings.Join(ts, ", "))
-	}
-	if len(run) == 0 {
-		out.Outcome = verify.Pass
-		return out, nil
-	}
-	nr, err := a.runNode(ctx, r, dir, run, "", timeout)
-	if errors.Is(err, ErrNoNode) {
-		out.Outcome, out.Detail, out.Duration = verify.EnvError, err.Error(), time.Since(start)
-		return out, nil
-	}
-	if err != nil {
-		return verify.SuiteResult{}, err
+		// Said after what the run found, which matters more.
+		note := fmt.Sprintf("%s: %s", ErrTypeScriptRun, strings.Join(ts, ", "))
+		out.Detail = strings.TrimPrefix(out.Detail+"; "+note, "; ")
 	}
 	out.Duration = time.Since(start)
-	judgeSuite(&out, nr, run, timeout)
 	return out, nil
 }
 
