@@ -99,3 +99,22 @@ func slicesContain(ss []string, s string) bool {
 	}
 	return false
 }
+
+func TestRunTestsEnvError(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"test/a.test.js": "test('a', () => {});\n"})
+	tc := verify.Test{Language: language, Package: "test/a.test.js", File: "test/a.test.js", Name: "a"}
+	for _, node := range []string{"bcode-no-such-node", "false"} {
+		res, err := (&Adapter{Node: node}).RunTests(t.Context(), host.New(), dir, []verify.Test{tc}, verify.RunOptions{Count: 2})
+		if err != nil {
+			t.Fatalf("%s: %v", node, err)
+		}
+		if len(res) != 2 || res[0].Outcome != verify.EnvError || res[1].Outcome != verify.EnvError {
+			t.Errorf("node %s: %+v, want two env errors", node, res)
+		}
+	}
+	suite, err := (&Adapter{Node: "bcode-no-such-node"}).RunSuite(t.Context(), host.New(), dir, nil, time.Minute)
+	if err != nil || suite.Outcome != verify.EnvError {
+		t.Errorf("RunSuite without node: %+v, %v; want env error", suite, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -78,21 +79,25 @@ func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir string, tes
 		case ok:
 			out[i] = rec.result(t)
 		default:
-			out[i] = missing(t, loads, run.res, timeout)
+			out[i] = run.missing(t, loads, timeout)
 		}
 	}
 	return out, nil
 }
 
 // missing is the result of a test the run gave no result for: its file's
-// load failure, the run's timeout, or NotRun.
-func missing(t verify.Test, loads map[string]record, res sandbox.Result, timeout time.Duration) verify.TestResult {
+// load failure, the run's timeout, node failing before any test reported
+// (an option this node does not know, a crash: EnvError), or NotRun.
+func (run nodeRun) missing(t verify.Test, loads map[string]record, timeout time.Duration) verify.TestResult {
 	if rec, ok := loads[fileOf(t)]; ok {
 		oc, d := rec.loadFailure()
 		return verify.TestResult{Test: t, Outcome: oc, Detail: d}
 	}
-	if res.TimedOut || res.CPULimited {
+	switch res := run.res; {
+	case res.TimedOut || res.CPULimited:
 		return verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not finish before the %s timeout", timeout)}
+	case len(run.records) == 0 && res.ExitCode != 0:
+		return verify.TestResult{Test: t, Outcome: verify.EnvError, Detail: clip(fmt.Sprintf("node --test exited %d without reporting a test: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr))))}
 	}
 	return verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "node reported no result for this test"}
 }
