@@ -70,6 +70,12 @@ type nodeRun struct {
 // every test) and reads the reporter's records. The reporter and its
 // output live in a hidden scratch directory inside dir, which a container
 // runner sees at the same path, and is removed afterwards.
+//
+// --test-force-exit (Node 20.14+) ends each file's process once its tests
+// have finished: a server or timer a test leaves open (common in
+// JavaScript suites, and what a timed-out test leaves behind) would
+// otherwise hold the run until the sandbox kills it. The price is that an
+// error thrown by such leftovers after the last test is not seen.
 func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, files []string, pattern string, timeout time.Duration) (nodeRun, error) {
 	scratch, err := os.MkdirTemp(dir, ".bcode-node-")
 	if err != nil {

@@ -130,13 +130,22 @@ func judgeSuite(out *verify.SuiteResult, nr nodeRun, files []string, timeout tim
 		}
 	}
 	timedOut := nr.res.TimedOut || nr.res.CPULimited
+	ran := map[string]bool{}
+	for _, r := range out.Results {
+		ran[r.Test.File] = true
+	}
 	for _, f := range files {
 		u := verify.UnitResult{Unit: f, Outcome: verify.Pass}
 		if rec, ok := loads[f]; ok {
-			u.Outcome, u.Detail = rec.loadFailure()
+			// A file whose process failed after its tests reported (an
+			// uncaught error once they finished) ran them: the unit
+			// passes, the suite fails.
+			if !ran[f] {
+				u.Outcome, u.Detail = rec.loadFailure()
+			}
 			out.Failed = append(out.Failed, f)
 			if out.Detail == "" {
-				out.Detail = u.Detail
+				_, out.Detail = rec.loadFailure()
 			}
 		} else if timedOut {
 			u.Outcome = verify.Timeout
