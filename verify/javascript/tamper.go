@@ -1,0 +1,86 @@
+package javascript
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bcode-dev/bcode/verify"
+)
+
+// Tamper implements verify.Adapter: tests the change deletes (or deletes
+// with their file), tests it newly skips or marks todo (on the test or a
+// suite around it), and tests or suites it newly marks .only, which under
+// --test-only stops every other test from running.
+func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.Finding, error) {
+	var out []verify.Finding
+	for _, f := range change.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if f.Binary || !a.IsTestFile(f.Path) {
+			continue
+		}
+		var base, head []staticTest
+		var err error
+		if f.Base != nil {
+			if base, err = staticTests(f.Path, f.Base); err != nil {
+				continue // nothing the base's tests can be compared with
+			}
+		}
+		if f.Head != nil {
+			if head, err = staticTests(f.Path, f.Head); err != nil {
+				continue // ChangedTests reports a head that does not parse
+			}
+		}
+		out = append(out, fileTamper(f.Path, base, head)...)
+	}
+	return out, nil
+}
+
+// fileTamper compares one test file's tests on both sides.
+func fileTamper(p string, base, head []staticTest) []verify.Finding {
+	byName := map[string]staticTest{}
+	for _, t := range head {
+		byName[t.Name] = t
+	}
+	var out []verify.Finding
+	seen := map[string]bool{}
+	for _, t := range base {
+		if t.Suite || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		h, ok := byName[t.Name]
+		switch {
+		case !ok:
+			out = append(out, verify.Finding{Code: verify.FindingTestDeleted, Path: p, Message: fmt.Sprintf("test %q was deleted", t.Name)})
+		case h.Skipped && !t.Skipped:
+			out = append(out, verify.Finding{Code: verify.FindingTestSkipped, Path: p, Message: fmt.Sprintf("test %q is newly skipped", t.Name)})
+		}
+	}
+	only := map[string]bool{}
+	for _, t := range base {
+		if t.Only {
+			only[t.Name] = true
+		}
+	}
+	for _, t := range head {
+		if t.Only && !only[t.Name] {
+			out = append(out, verify.Finding{Code: verify.FindingTestSkipped, Path: p, Message: fmt.Sprintf("%q is newly marked .only: under --test-only every other test stops running", t.Name)})
+		}
+	}
+	return out
+}
+
+// sortTests orders tests by file, then name, so results do not depend on
+// map order.
+func sortTests(ts []verify.Test) {
+	slices.SortFunc(ts, func(a, b verify.Test) int {
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
