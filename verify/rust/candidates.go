@@ -21,8 +21,9 @@ import (
 func (a *Adapter) Candidates(ctx context.Context, _ sandbox.Runner, dir string, change *verify.Change) (verify.Candidates, error) {
 	var c verify.Candidates
 	unitSet := map[string]bool{}
-	crateTests := map[string]bool{} // crates all of whose integration tests are candidates
 	hasLib := libFinder(ctx, change)
+	var crates []crate
+	onDisk := map[string]bool{} // every unit of the head's crates
 	for _, f := range change.Files {
 		if inBuildOutput(f.Path) {
 			continue
@@ -31,37 +32,35 @@ func (a *Adapter) Candidates(ctx context.Context, _ sandbox.Runner, dir string, 
 		if !ok {
 			continue
 		}
-		if l.area == "tests" {
-			c.Support = append(c.Support, f.Path)
-			if !strings.HasSuffix(f.Path, ".rs") || f.Head == nil {
-				crateTests[l.crate] = true
-				continue
+		if l.area != "tests" {
+			if a.rustSource(f) && f.Head != nil && hasChangedTests(f, hasLib) {
+				if unit, _, ok := unitOf(f.Path, hasLib); ok {
+					unitSet[unit] = true
+				}
 			}
-			unit, _, _ := unitOf(f.Path, hasLib)
-			if len(l.rest) > 1 && !exists(dir, unit) {
-				crateTests[l.crate] = true // a helper module, not a target of its own
-				continue
+			continue
+		}
+		c.Support = append(c.Support, f.Path)
+		if crates == nil {
+			var err error
+			if crates, err = findCrates(dir); err != nil {
+				return c, fmt.Errorf("rust adapter: finding crates in %s: %w", dir, err)
 			}
+			for _, cr := range crates {
+				for _, u := range cr.units {
+					onDisk[u] = true
+				}
+			}
+		}
+		if unit, _, ok := unitOf(f.Path, hasLib); ok && strings.HasSuffix(f.Path, ".rs") && onDisk[unit] {
 			unitSet[unit] = true
 			continue
 		}
-		if a.rustSource(f) && f.Head != nil && hasChangedTests(f, hasLib) {
-			if unit, _, ok := unitOf(f.Path, hasLib); ok {
-				unitSet[unit] = true
-			}
-		}
-	}
-	if len(crateTests) > 0 {
-		crates, err := findCrates(dir)
-		if err != nil {
-			return c, fmt.Errorf("rust adapter: finding crates in %s: %w", dir, err)
-		}
-		for _, cr := range crates {
-			if !crateTests[cr.dir] {
-				continue
-			}
-			for _, u := range units(dir, cr) {
-				if l, ok := locate(u); ok && l.area == "tests" {
+		// A helper module or data: any integration test of the crate
+		// may include or read it.
+		if cr, ok := crateOf(crates, f.Path); ok {
+			for _, u := range cr.units {
+				if ul, ok := locate(u); ok && ul.area == "tests" {
 					unitSet[u] = true
 				}
 			}

@@ -3,23 +3,29 @@ package rust
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
-// maxManifests caps the Cargo.toml files a walk reads.
-const maxManifests = 5000
+// maxManifests caps the Cargo.toml files a walk reads; maxManifestBytes
+// caps each.
+const (
+	maxManifests     = 5000
+	maxManifestBytes = 1 << 20
+)
 
 // crate is one Cargo package of the tree.
 type crate struct {
 	dir      string   // relative to the root, "." for the root
 	name     string   // [package] name
 	pathDeps []string // the crate directories its path dependencies name
+	units    []string // its test targets on disk, as Test.Package names them
 }
 
 // manifest is what bcode reads of a Cargo.toml.
@@ -32,19 +38,30 @@ type manifest struct {
 	BuildDependencies map[string]any `toml:"build-dependencies"`
 }
 
-// findCrates reads every Cargo.toml below root (build output, VCS and
-// hidden directories left out) and returns its packages; workspace roots
-// without a [package] are not crates. Members are found by the walk, so a
-// workspace's member list needs no reading.
+var errTooManyManifests = errors.New("rust adapter: too many Cargo.toml files")
+
+// findCrates reads every Cargo.toml below root through the confined reader
+// (build output, VCS and hidden directories left out) and returns its
+// packages with their test targets; workspace roots without a [package]
+// are not crates. Members are found by the walk, so a workspace's member
+// list needs no reading.
 func findCrates(root string) ([]crate, error) {
+	conf, err := sandbox.OpenConfined(root)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
 	var out []crate
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if p == "." {
+				return err
+			}
+			return nil // an unreadable directory: nothing of ours in it
 		}
 		if d.IsDir() {
 			n := d.Name()
-			if p != root && (n == "target" || n == "node_modules" || strings.HasPrefix(n, ".")) {
+			if p != "." && (n == "target" || n == "node_modules" || strings.HasPrefix(n, ".")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -55,12 +72,8 @@ func findCrates(root string) ([]crate, error) {
 		if len(out) >= maxManifests {
 			return errTooManyManifests
 		}
-		rel, err := filepath.Rel(root, filepath.Dir(p))
-		if err != nil {
-			return err
-		}
-		c, ok := readManifest(p, filepath.ToSlash(rel))
-		if ok {
+		if c, ok := readManifest(conf, p); ok {
+			c.units = crateUnits(conf, c.dir)
 			out = append(out, c)
 		}
 		return nil
@@ -72,12 +85,10 @@ func findCrates(root string) ([]crate, error) {
 	return out, err
 }
 
-var errTooManyManifests = errors.New("rust adapter: too many Cargo.toml files")
-
 // readManifest reads the package of one Cargo.toml; a manifest that does
 // not parse or has no [package] is no crate (cargo says why when it runs).
-func readManifest(file, dir string) (crate, bool) {
-	data, err := os.ReadFile(file)
+func readManifest(conf *sandbox.Confined, file string) (crate, bool) {
+	data, err := conf.ReadFile(file, maxManifestBytes)
 	if err != nil {
 		return crate{}, false
 	}
@@ -85,6 +96,7 @@ func readManifest(file, dir string) (crate, bool) {
 	if toml.Unmarshal(data, &m) != nil || m.Package == nil {
 		return crate{}, false
 	}
+	dir := path.Dir(file)
 	c := crate{dir: dir, name: m.Package.Name}
 	for _, deps := range []map[string]any{m.Dependencies, m.DevDependencies, m.BuildDependencies} {
 		for _, v := range deps {
@@ -100,26 +112,27 @@ func readManifest(file, dir string) (crate, bool) {
 	return c, true
 }
 
-// units lists a crate's test targets on disk as Test.Package names them.
-func units(root string, c crate) []string {
-	var out []string
-	exists := func(rel string) bool {
-		fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(inCrate(c.dir, rel))))
+// crateUnits lists a crate's test targets on disk: src/lib.rs,
+// src/main.rs, src/bin/*, tests/*.rs and tests/*/main.rs.
+func crateUnits(conf *sandbox.Confined, dir string) []string {
+	isFile := func(rel string) bool {
+		fi, err := conf.Lstat(inCrate(dir, rel))
 		return err == nil && fi.Mode().IsRegular()
 	}
+	var out []string
 	for _, rel := range []string{"src/lib.rs", "src/main.rs"} {
-		if exists(rel) {
-			out = append(out, inCrate(c.dir, rel))
+		if isFile(rel) {
+			out = append(out, inCrate(dir, rel))
 		}
 	}
 	for _, area := range []string{"src/bin", "tests"} {
-		entries, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(inCrate(c.dir, area))))
+		entries, _ := conf.ReadDir(inCrate(dir, area))
 		for _, e := range entries {
 			switch {
 			case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".rs"):
-				out = append(out, inCrate(c.dir, area+"/"+e.Name()))
-			case e.IsDir() && exists(area+"/"+e.Name()+"/main.rs"):
-				out = append(out, inCrate(c.dir, area+"/"+e.Name()+"/main.rs"))
+				out = append(out, inCrate(dir, area+"/"+e.Name()))
+			case e.IsDir() && isFile(area+"/"+e.Name()+"/main.rs"):
+				out = append(out, inCrate(dir, area+"/"+e.Name()+"/main.rs"))
 			}
 		}
 	}
@@ -137,10 +150,4 @@ func crateOf(crates []crate, p string) (crate, bool) {
 		}
 	}
 	return best, found
-}
-
-// exists reports whether rel (slash-separated) is a regular file below root.
-func exists(root, rel string) bool {
-	fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
-	return err == nil && fi.Mode().IsRegular()
 }

@@ -58,7 +58,7 @@ func planSuite(dir string, targets []string) ([]crateRun, error) {
 		}
 		var out []crateRun
 		for _, c := range crates {
-			out = append(out, crateRun{crate: c.dir, units: units(dir, c)})
+			out = append(out, crateRun{crate: c.dir, units: c.units})
 		}
 		return out, nil
 	}

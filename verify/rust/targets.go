@@ -44,7 +44,7 @@ func (a *Adapter) Targets(ctx context.Context, _ sandbox.Runner, dir string, cha
 	var out []string
 	for _, c := range crates {
 		if reached[c.dir] {
-			out = append(out, units(dir, c)...)
+			out = append(out, c.units...)
 		}
 	}
 	sort.Strings(out)
