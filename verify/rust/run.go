@@ -123,15 +123,23 @@ func (a *Adapter) runUnit(ctx context.Context, r sandbox.Runner, dir string, tes
 	}
 	if isDocTest(tests[0].Name) {
 		flags = []string{"--doc"}
-	} else if o, detail, err := a.build(ctx, r, dir, crateDir, flags, buildAllowance); err != nil || o != verify.Pass {
-		return u.fillAll(o, detail), err
+	} else {
+		flags = binFlags(dir, crateDir, flags)
+		if o, detail, err := a.build(ctx, r, dir, crateDir, flags, buildAllowance); err != nil || o != verify.Pass {
+			return u.fillAll(o, detail), err
+		}
 	}
-	names := make([]string, len(tests))
-	for i, t := range tests {
-		names[i] = t.Name
+	testArgs := []string{"--exact"}
+	if isDocTest(tests[0].Name) {
+		// rustdoc's tests match no --exact filter; their names, each
+		// ending in "(line N)", select them as substrings.
+		testArgs = nil
+	}
+	for _, t := range tests {
+		testArgs = append(testArgs, t.Name)
 	}
 	for range opts.Count {
-		res, err := a.cargoTest(ctx, r, dir, crateDir, flags, append([]string{"--exact"}, names...), opts.Timeout)
+		res, err := a.cargoTest(ctx, r, dir, crateDir, flags, testArgs, opts.Timeout)
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return u.fillAll(verify.EnvError, a.cargo()+" not found: "+installHint), nil
 		}
@@ -244,4 +252,22 @@ func (a *Adapter) env(dir string) []string {
 		"RUST_BACKTRACE=0",
 	}
 	return append(env, a.Env...)
+}
+
+// binFlags narrows --bins (src/main.rs) to the bin src/main.rs builds,
+// named after the package, so the tests of src/bin/* do not answer for it.
+func binFlags(dir, crateDir string, flags []string) []string {
+	if len(flags) != 1 || flags[0] != "--bins" {
+		return flags
+	}
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return flags
+	}
+	defer conf.Close()
+	c, ok := readManifest(conf, inCrate(crateDir, "Cargo.toml"))
+	if !ok || c.name == "" {
+		return flags
+	}
+	return []string{"--bin", c.name}
 }

@@ -14,7 +14,10 @@
 // "tests/api/main.rs" (integration tests), each under the crate's
 // directory in a workspace ("calc/tests/api.rs"). Test.Name is libtest's
 // name: the module path and the fn name ("tests::adds", "adds" at the root
-// of an integration test), or a doc test's "src/lib.rs - add (line 3)".
+// of an integration test), or a doc test's name as rustdoc gives it, its
+// file from the workspace's root ("core/src/lib.rs - add (line 3)"), under
+// the library's unit. Tests a macro writes (table tests) have the names
+// libtest reports, though ChangedTests, reading tokens, cannot list them.
 // These units are also what RunSuite, Targets and Candidates deal in.
 //
 // Unit tests live in source files (#[cfg(test)] mod tests): such a file is

@@ -75,7 +75,7 @@ func planSuite(dir string, targets []string) ([]crateRun, error) {
 			byCrate[c] = cr
 			order = append(order, c)
 		}
-		cr.flags = append(cr.flags, flags...)
+		cr.flags = append(cr.flags, binFlags(dir, c, flags)...)
 		cr.units = append(cr.units, t)
 	}
 	sort.Strings(order)
