@@ -139,7 +139,7 @@ func (a *Adapter) runUnit(ctx context.Context, r sandbox.Runner, dir string, tes
 		testArgs = append(testArgs, t.Name)
 	}
 	for range opts.Count {
-		res, err := a.cargoTest(ctx, r, dir, crateDir, flags, testArgs, opts.Timeout)
+		res, err := a.cargoTest(ctx, r, dir, crateDir, flags, testArgs, opts.Timeout, opts.Timeout)
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return u.fillAll(verify.EnvError, a.cargo()+" not found: "+installHint), nil
 		}
@@ -171,8 +171,8 @@ func (u *unitRuns) addRound(unit string, res sandbox.Result, timeout time.Durati
 		switch {
 		case ok:
 			u.got[t.Name] = append(u.got[t.Name], verify.TestResult{Test: t, Outcome: c.outcome, Detail: c.detail})
-		case res.TimedOut:
-			u.fill(t, verify.Timeout, fmt.Sprintf("cargo test %s was stopped after %s", unit, timeout))
+		case res.TimedOut || res.CPULimited:
+			u.fill(t, verify.Timeout, fmt.Sprintf("cargo test %s was stopped after %s (of wall-clock or CPU time)", unit, timeout))
 		case !finished && res.ExitCode != 0:
 			// The binary ended before its summary: a crash (an abort,
 			// a stack overflow) under some test.
@@ -183,7 +183,7 @@ func (u *unitRuns) addRound(unit string, res sandbox.Result, timeout time.Durati
 				Detail: fmt.Sprintf("cargo test %s reported no result for %s (no such test on this side?)", unit, t.Name)})
 		}
 	}
-	return res.TimedOut
+	return res.TimedOut || res.CPULimited
 }
 
 // tail keeps the last detailLines lines of s.
@@ -195,7 +195,7 @@ func tail(s string) string {
 // build compiles a crate's selected test targets without running them.
 // It returns Pass, or the outcome every test of the targets gets.
 func (a *Adapter) build(ctx context.Context, r sandbox.Runner, dir, crateDir string, flags []string, timeout time.Duration) (verify.Outcome, string, error) {
-	res, err := a.cargoTest(ctx, r, dir, crateDir, append(append([]string(nil), flags...), "--no-run"), nil, timeout)
+	res, err := a.cargoTest(ctx, r, dir, crateDir, append(append([]string(nil), flags...), "--no-run"), nil, timeout, 0)
 	switch {
 	case errors.Is(err, sandbox.ErrNotFound):
 		return verify.EnvError, a.cargo() + " not found: " + installHint, nil
@@ -227,19 +227,24 @@ func isToolchainProblem(text string) bool {
 // cargoTest runs `cargo test --offline` on one crate with stdout and
 // stderr in one stream, in order, as cargo's headers and libtest's lines
 // must be read together. testArgs, when set, go to the test binaries.
-func (a *Adapter) cargoTest(ctx context.Context, r sandbox.Runner, dir, crateDir string, flags, testArgs []string, timeout time.Duration) (sandbox.Result, error) {
+//
+// cpu, when set, is each process's CPU limit (sandbox.Command.CPULimit):
+// the test binary's, so that a test spinning in a loop ends after the same
+// work however loaded the machine is.
+func (a *Adapter) cargoTest(ctx context.Context, r sandbox.Runner, dir, crateDir string, flags, testArgs []string, timeout, cpu time.Duration) (sandbox.Result, error) {
 	args := []string{a.cargo(), "test", "--offline", "--no-fail-fast", "--manifest-path", inCrate(crateDir, "Cargo.toml")}
 	args = append(args, flags...)
 	if testArgs != nil {
 		args = append(append(args, "--"), testArgs...)
 	}
 	return r.Run(ctx, sandbox.Command{
-		Dir:     dir,
-		Args:    args,
-		Env:     a.env(dir),
-		Timeout: timeout,
-		Stdout:  io.Discard,
-		Stderr:  io.Discard,
+		Dir:      dir,
+		Args:     args,
+		Env:      a.env(dir),
+		Timeout:  timeout,
+		CPULimit: cpu,
+		Stdout:   io.Discard,
+		Stderr:   io.Discard,
 	})
 }
 

@@ -108,7 +108,7 @@ func (a *Adapter) runCrate(ctx context.Context, r sandbox.Runner, dir string, cr
 		a.unitsEnd(res, cr, o, detail)
 		return nil
 	}
-	out, err := a.cargoTest(ctx, r, dir, cr.crate, cr.flags, nil, left())
+	out, err := a.cargoTest(ctx, r, dir, cr.crate, cr.flags, nil, left(), 0)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		a.unitsEnd(res, cr, verify.EnvError, a.cargo()+" not found: "+installHint)
 		return nil
