@@ -219,16 +219,23 @@ func (l *lexer) number() {
 	}
 }
 
+// ident reads an identifier; a byte that starts none (a symbol outside
+// ASCII, invalid UTF-8) is a token of its own, so lexing always moves on.
 func (l *lexer) ident() {
+	start := l.pos
 	if strings.HasPrefix(l.src[l.pos:], "r#") {
 		l.advance(2)
 	}
 	for l.pos < len(l.src) {
 		r, size := utf8.DecodeRuneInString(l.src[l.pos:])
 		if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			return
+			break
 		}
 		l.advance(size)
+	}
+	if l.pos == start {
+		_, size := utf8.DecodeRuneInString(l.src[l.pos:])
+		l.advance(max(size, 1))
 	}
 }
 
