@@ -18,6 +18,14 @@ type testFn struct {
 	Body string
 }
 
+// modDecl is a `mod name;` declaration: its module's code is in another
+// file, compiled only where the declaration is.
+type modDecl struct {
+	Name  string // the module path within the file: "tests", "a::b"
+	Line  int
+	Gates []string // as testFn.Gates
+}
+
 // frame is one open brace: a module (name set) or any other block.
 type frame struct {
 	module bool
@@ -32,6 +40,13 @@ func testFns(src []byte) []testFn {
 	return p.tests
 }
 
+// modDecls finds the out-of-line module declarations of a Rust file.
+func modDecls(src []byte) []modDecl {
+	p := &itemParser{toks: lex(src)}
+	p.parse()
+	return p.decls
+}
+
 type itemParser struct {
 	toks    []token
 	i       int
@@ -39,6 +54,7 @@ type itemParser struct {
 	pending []string // outer attributes waiting for their item
 	inner   []string // the file's inner cfg attributes (#![cfg(…)])
 	tests   []testFn
+	decls   []modDecl
 }
 
 func (p *itemParser) at(i int) token {
@@ -67,6 +83,10 @@ func (p *itemParser) parse() {
 			}
 		case t.kind == tokIdent && t.text == "mod" && p.at(p.i+1).kind == tokIdent && p.at(p.i+2).text == "{" && p.inModule():
 			p.stack = append(p.stack, frame{module: true, name: p.at(p.i + 1).text, gates: gatesOf(p.pending)})
+			p.pending = nil
+			p.i += 3
+		case t.kind == tokIdent && t.text == "mod" && p.at(p.i+1).kind == tokIdent && p.at(p.i+2).text == ";" && p.inModule():
+			p.decls = append(p.decls, modDecl{Name: p.modulePath(p.at(p.i + 1).text), Line: t.line, Gates: p.gates(p.pending)})
 			p.pending = nil
 			p.i += 3
 		case t.kind == tokIdent && t.text == "fn" && p.at(p.i+1).kind == tokIdent:

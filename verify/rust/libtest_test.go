@@ -111,3 +111,17 @@ func TestCompilerErrorsSkipWarnings(t *testing.T) {
 		t.Errorf("compilerErrors = %q, want it to start at the error", got)
 	}
 }
+
+func TestToolchainProblemIsNotABuildError(t *testing.T) {
+	for _, text := range []string{
+		"error: rustup could not choose a version of cargo to run, because one wasn't specified explicitly, and no default is configured.",
+		"error: no matching package named `serde` found\nlocation searched: registry `crates-io`\nAs a reminder, you're using offline mode (--offline)",
+	} {
+		if !isToolchainProblem(text) {
+			t.Errorf("%q: not taken for the toolchain's problem", text)
+		}
+	}
+	if isToolchainProblem("error[E0425]: cannot find function `new` in crate `calc`") {
+		t.Error("a compile error taken for the toolchain's problem")
+	}
+}

@@ -216,7 +216,7 @@ func (a *Adapter) build(ctx context.Context, r sandbox.Runner, dir, crateDir str
 // isToolchainProblem tells a cargo that cannot work here (no toolchain,
 // a dependency it would have to download) from code that does not compile.
 func isToolchainProblem(text string) bool {
-	for _, s := range []string{"no default toolchain", "toolchain '", "attempting to make an HTTP request", "--offline", "failed to get `", "no matching package named"} {
+	for _, s := range []string{"rustup could not choose a version", "no default toolchain", "toolchain '", "attempting to make an HTTP request", "--offline", "failed to get `", "no matching package named"} {
 		if strings.Contains(text, s) {
 			return true
 		}

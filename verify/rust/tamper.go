@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,7 +20,8 @@ const FindingShouldPanicLoosened = "should_panic_loosened"
 // Tamper implements verify.Adapter: tests deleted (test_deleted), newly
 // #[ignore]d or put under a cfg that the test build may leave out — a
 // #[cfg(any())], a feature, a made-up name — on the fn or a module around
-// it (test_skipped), #[should_panic] newly added or stripped of its
+// it, or on the `mod x;` declaring the file it is in (test_skipped),
+// #[should_panic] newly added or stripped of its
 // expected message, changed build scripts (test_infra_changed: they
 // decide what is compiled for the tests), and changed cargo configuration
 // or manifest lines that turn tests off (config_changed).
@@ -36,6 +38,7 @@ func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.F
 		if !a.rustSource(f) {
 			continue
 		}
+		out = append(out, gatedModules(ctx, change, f)...)
 		for _, t := range testsOf(f.Path, f.Base, hasLib) {
 			base[t.test.ID()] = t
 		}
@@ -74,14 +77,8 @@ func weakened(b, h fileTest) (verify.Finding, bool) {
 			return at(verify.FindingTestSkipped, fmt.Sprintf("%s is now ignored: #[%s] was added", name, a))
 		}
 	}
-	had := map[string]bool{}
-	for _, g := range b.fn.Gates {
-		had[g] = true
-	}
-	for _, g := range h.fn.Gates {
-		if !had[g] {
-			return at(verify.FindingTestSkipped, fmt.Sprintf("%s is now under #[%s], which the test build may leave out", name, g))
-		}
+	if g, ok := newGate(b.fn.Gates, h.fn.Gates); ok {
+		return at(verify.FindingTestSkipped, fmt.Sprintf("%s is now under #[%s], which the test build may leave out", name, g))
 	}
 	hp, hasPanic := attrNamed(h.fn.Attrs, "should_panic")
 	bp, hadPanic := attrNamed(b.fn.Attrs, "should_panic")
@@ -122,4 +119,67 @@ func firstChanged(f verify.FileChange) int {
 		return f.Changed[0].Start
 	}
 	return 0
+}
+
+// gatedModules reports `mod x;` declarations the head newly puts under a
+// cfg, when the module's file holds tests: they leave the test build
+// without a line of theirs changing.
+func gatedModules(ctx context.Context, change *verify.Change, f verify.FileChange) []verify.Finding {
+	if f.Base == nil || f.Head == nil {
+		return nil
+	}
+	base := map[string][]string{}
+	for _, d := range modDecls(f.Base) {
+		base[d.Name] = d.Gates
+	}
+	var out []verify.Finding
+	for _, d := range modDecls(f.Head) {
+		had, ok := base[d.Name]
+		if !ok {
+			continue
+		}
+		gate, ok := newGate(had, d.Gates)
+		if !ok {
+			continue
+		}
+		if file, n := moduleTests(ctx, change, f.Path, d.Name); n > 0 {
+			out = append(out, verify.Finding{Code: verify.FindingTestSkipped, Path: f.Path, Line: d.Line,
+				Message: fmt.Sprintf("module %s (%s, %d tests) is now under #[%s], which the test build may leave out", d.Name, file, n, gate)})
+		}
+	}
+	return out
+}
+
+// newGate returns a gate of head that base lacks.
+func newGate(base, head []string) (string, bool) {
+	for _, g := range head {
+		if !slices.Contains(base, g) {
+			return g, true
+		}
+	}
+	return "", false
+}
+
+// moduleTests finds the file of module name declared in the file at
+// declaredIn (on the head, else the base) and counts its tests.
+func moduleTests(ctx context.Context, change *verify.Change, declaredIn, name string) (string, int) {
+	dir := path.Dir(declaredIn)
+	switch path.Base(declaredIn) {
+	case "lib.rs", "main.rs", "mod.rs":
+	default:
+		dir = path.Join(dir, strings.TrimSuffix(path.Base(declaredIn), ".rs"))
+	}
+	rel := strings.ReplaceAll(name, "::", "/")
+	for _, p := range []string{path.Join(dir, rel+".rs"), path.Join(dir, rel, "mod.rs")} {
+		var src []byte
+		if f, ok := change.File(p); ok {
+			src = f.Head
+		} else if change.Workspace != nil {
+			src, _ = change.Workspace.ReadBase(ctx, p)
+		}
+		if src != nil {
+			return p, len(testFns(src))
+		}
+	}
+	return "", 0
 }

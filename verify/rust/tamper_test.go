@@ -1,6 +1,9 @@
 package rust
 
 import (
+	"context"
+	"errors"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -139,5 +142,39 @@ func TestTamper(t *testing.T) {
 	}
 	if len(got) != 7 {
 		t.Errorf("%d findings, want 7: %+v", len(got), got)
+	}
+}
+
+// baseTree is a verify.Workspace that only reads base files from a map.
+type baseTree map[string]string
+
+func (b baseTree) Materialize(context.Context, verify.Side, []verify.FileChange) (string, error) {
+	return "", errors.ErrUnsupported
+}
+
+func (b baseTree) ReadBase(_ context.Context, p string) ([]byte, error) {
+	if s, ok := b[p]; ok {
+		return []byte(s), nil
+	}
+	return nil, fs.ErrNotExist
+}
+
+func (baseTree) Close() error { return nil }
+
+func TestTamperGatedModuleDeclaration(t *testing.T) {
+	change := rustChangeOf(fileChange("src/lib.rs",
+		"pub fn f() {}\n\n#[cfg(test)]\nmod tests;\nmod plain;\n",
+		"pub fn f() {}\n\n#[cfg(all(test, feature = \"never\"))]\nmod tests;\n#[cfg(unix)]\nmod plain;\n"))
+	change.Workspace = baseTree{
+		"src/lib.rs":   "",
+		"src/tests.rs": "#[test]\nfn one() {}\n#[test]\nfn two() {}\n",
+		"src/plain.rs": "pub fn g() {}\n",
+	}
+	got, err := New().Tamper(t.Context(), change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Code != verify.FindingTestSkipped || got[0].Line != 4 || !strings.Contains(got[0].Message, "src/tests.rs, 2 tests") {
+		t.Errorf("Tamper = %+v, want one test_skipped at src/lib.rs:4 naming src/tests.rs and its 2 tests", got)
 	}
 }
