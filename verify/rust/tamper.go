@@ -21,8 +21,8 @@ const FindingShouldPanicLoosened = "should_panic_loosened"
 // #[ignore]d or put under a cfg that the test build may leave out — a
 // #[cfg(any())], a feature, a made-up name — on the fn or a module around
 // it, or on the `mod x;` declaring the file it is in (test_skipped),
-// #[should_panic] newly added or stripped of its
-// expected message, changed build scripts (test_infra_changed: they
+// #[should_panic] newly added or stripped of its expected message
+// (should_panic_loosened), changed build scripts (test_infra_changed: they
 // decide what is compiled for the tests), and changed cargo configuration
 // or manifest lines that turn tests off (config_changed).
 func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.Finding, error) {
