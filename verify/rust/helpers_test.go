@@ -13,7 +13,7 @@ import (
 // the real cargo when it is missing.
 func needCargo(t *testing.T) {
 	t.Helper()
-	testenv.Command(t, "cargo", "install Rust from https://rustup.rs (cargo on PATH)")
+	testenv.Command(t, "cargo", "apt-get install cargo (or rustup's, with ~/.cargo/bin on PATH)")
 }
 
 // toolchainEnv keeps rustup's proxies finding their toolchains under the
