@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/mutate"
 	jsadapter "github.com/bcode-dev/bcode/verify/javascript"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // language is the engine's and verify/javascript's Test.Language.

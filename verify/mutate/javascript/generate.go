@@ -29,8 +29,8 @@ type token struct {
 
 // site is a mutant found in a file: its byte range, operator and texts.
 type site struct {
-	op, fn             string
-	start, end         int
+	op, fn            string
+	start, end        int
 	original, mutated string
 }
 

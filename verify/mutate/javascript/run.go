@@ -16,8 +16,8 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/mutate"
 	jsadapter "github.com/bcode-dev/bcode/verify/javascript"
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // Caps on what one read may hold.
