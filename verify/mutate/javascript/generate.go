@@ -2,7 +2,9 @@ package javascript
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,7 +58,7 @@ func lex(src []byte) ([]token, error) {
 	for {
 		tt, data := l.Next()
 		if tt == js.ErrorToken {
-			if err := l.Err(); err != nil && err.Error() != "EOF" {
+			if err := l.Err(); err != nil && !errors.Is(err, io.EOF) {
 				return nil, err
 			}
 			return out, nil

@@ -248,7 +248,7 @@ func (j *job) judge(m *jsMutant, sr verify.SuiteResult, err error, r budgeted) {
 	switch {
 	case timedOut:
 		m.Verdict = mutate.Timeout
-		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (%dx their baseline time + %s)", r.cpu, budgetFactor, budgetExtra)
+		m.Detail = fmt.Sprintf("the covering tests did not finish within %s (%dx their baseline time + %s)", r.cpu.Round(time.Millisecond), budgetFactor, budgetExtra)
 	case sr.Outcome == verify.Pass:
 		m.Verdict = mutate.Survived
 	default:
