@@ -2,6 +2,15 @@
 // result, suite result and test file that failed to load, with the path of
 // names that led to it. Written by bcode into a scratch directory for each
 // run; the repository's own reporters are never used.
+//
+// Each line is written to the file BCODE_NODE_LOG names with a synchronous
+// write before the next event is read, not yielded to node's reporter
+// stream: bcode runs node with --test-force-exit, which exits the process
+// once the tests are done, and a stream's pending writes die with it (a
+// loaded machine lost the last results that way).
+import { openSync, writeSync } from 'node:fs';
+
+const log = process.env.BCODE_NODE_LOG ? openSync(process.env.BCODE_NODE_LOG, 'a') : null;
 const stacks = new Map(); // file -> names by nesting
 const stderr = new Map(); // file -> what it wrote to stderr (a load failure's reason)
 
@@ -54,7 +63,9 @@ export default async function* bcodeReporter(source) {
           rec.load = true; // the file itself: it did not load, or its process failed
           rec.output = stderr.get(d.file) || '';
         }
-        yield JSON.stringify(rec) + '\n';
+        const line = JSON.stringify(rec) + '\n';
+        if (log !== null) writeSync(log, line);
+        else yield line;
         break;
       }
     }

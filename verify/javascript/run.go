@@ -25,6 +25,13 @@ import (
 //go:embed bcode_node_reporter.mjs
 var reporter []byte
 
+// preload makes every node process of a run write its stdout and stderr
+// blocking, so --test-force-exit cannot drop a test file's last results
+// (see the file's comment).
+//
+//go:embed bcode_node_preload.mjs
+var preload []byte
+
 // ErrNoNode reports that node is not installed where the tests run.
 var ErrNoNode = errors.New("node not found")
 
@@ -86,14 +93,22 @@ func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, fil
 	if err := os.WriteFile(rep, reporter, 0o644); err != nil {
 		return nodeRun{}, err
 	}
-	args := []string{a.node(), "--test", "--test-reporter=" + rep, "--test-reporter-destination=" + filepath.Join(scratch, "log.jsonl"), "--test-force-exit"}
+	pre := filepath.Join(scratch, "bcode-preload.mjs")
+	if err := os.WriteFile(pre, preload, 0o644); err != nil {
+		return nodeRun{}, err
+	}
+	// The reporter writes its log itself, synchronously (see the
+	// reporter's comment); node's own destination gets nothing.
+	logPath := filepath.Join(scratch, "log.jsonl")
+	args := []string{a.node(), "--test", "--test-reporter=" + rep, "--test-reporter-destination=" + filepath.Join(scratch, "unused"), "--test-force-exit"}
 	if pattern != "" {
 		args = append(args, "--test-name-pattern="+pattern)
 	}
 	cmd := sandbox.Command{
 		Dir: dir,
-		// NODE_OPTIONS could carry the repository's reporters or preloads.
-		Env:  []string{"NODE_OPTIONS=", "FORCE_COLOR=0", "NO_COLOR=1"},
+		// NODE_OPTIONS could carry the repository's reporters or preloads:
+		// it holds bcode's preload only.
+		Env:  []string{"NODE_OPTIONS=" + nodeImport(pre), "FORCE_COLOR=0", "NO_COLOR=1", "BCODE_NODE_LOG=" + logPath},
 		Args: args,
 	}
 	if timeout > 0 {
@@ -118,6 +133,13 @@ func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, fil
 	}
 	run.records = parseRecords(data, dir)
 	return run, nil
+}
+
+// nodeImport is NODE_OPTIONS' --import of the module at p, quoted as
+// NODE_OPTIONS quotes (a path may hold spaces).
+func nodeImport(p string) string {
+	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p)
+	return `--import="` + q + `"`
 }
 
 // parseRecords reads the reporter's lines (a torn last line, from a killed
