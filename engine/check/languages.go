@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/bcode-dev/bcode/config"
@@ -83,35 +84,46 @@ func rustHomes(getenv func(string) string, userHome func() (string, error)) []st
 // runner, does not run: TypeScript, types and all.
 var typeScriptExts = map[string]bool{".ts": true, ".tsx": true, ".mts": true, ".cts": true}
 
-// holdTypeScript takes a green or verified verdict back to error when the
-// change touches TypeScript. The JavaScript adapter parses TypeScript but
-// runs its tests with node --test, which runs none
-// (javascript.ErrTypeScriptRun): its TypeScript test files are left out
-// of every suite, and a JavaScript test cannot import the changed .ts
-// file. So no test of that code ran, and neither verdict may stand for it.
-// Failed and tampered verdicts stay: they need no test of it to be right.
+// holdTypeScript names the change's TypeScript files as not judged
+// (Report.Unsupported), and takes a green or verified verdict back to
+// error when they are all the change has of code. The JavaScript adapter
+// parses TypeScript but runs tests with node --test, which runs none
+// (javascript.ErrTypeScriptRun): TypeScript test files are left out of
+// every suite, and a JavaScript test cannot import a .ts file. So no test
+// of that code ran, and, as for a language bcode has no adapter for
+// (verify's unsupported files), a verdict stands only for the rest of the
+// change. Failed and tampered verdicts stay: they need no test of it.
 func holdTypeScript(rep *verify.Report, change *verify.Change) {
-	if rep.Verdict != verify.Green && rep.Verdict != verify.Verified {
-		return
-	}
 	js := javascript.New()
+	adapters := Adapters(nil, config.Default())
 	var files []string
+	judged := false
 	for _, f := range change.Files {
-		if f.Status != verify.Deleted && js.Owns(f.Path) && typeScriptExts[path.Ext(f.Path)] {
-			files = append(files, f.Path)
-			rep.Unsupported = append(rep.Unsupported, verify.Finding{
-				Code:    verify.FindingUnsupported,
-				Path:    f.Path,
-				Message: fmt.Sprintf("TypeScript (%s): %v, so no test of it ran", f.Status, javascript.ErrTypeScriptRun),
-			})
+		ts := js.Owns(f.Path) && typeScriptExts[path.Ext(f.Path)]
+		if !ts {
+			for _, a := range adapters {
+				judged = judged || a.Owns(f.Path)
+			}
+			continue
 		}
+		files = append(files, f.Path)
+		what := "code"
+		if js.IsTestFile(f.Path) {
+			what = "test"
+		}
+		rep.Unsupported = append(rep.Unsupported, verify.Finding{
+			Code:    verify.FindingUnsupported,
+			Path:    f.Path,
+			Message: fmt.Sprintf("TypeScript %s (%s): node --test, bcode's JavaScript runner, does not run TypeScript, so no test of it ran", what, f.Status),
+		})
 	}
-	if len(files) == 0 {
+	sort.Slice(rep.Unsupported, func(i, j int) bool { return rep.Unsupported[i].Path < rep.Unsupported[j].Path })
+	if len(files) == 0 || judged || (rep.Verdict != verify.Green && rep.Verdict != verify.Verified) {
 		return
 	}
 	rep.Verdict = verify.Error
 	rep.Reasons = []verify.Reason{{
 		Code:    verify.ReasonUnsupported,
-		Message: fmt.Sprintf("bcode cannot judge this change: %v (node --test runs JavaScript only), so no test of %s ran", javascript.ErrTypeScriptRun, strings.Join(files, ", ")),
+		Message: fmt.Sprintf("bcode cannot judge this change: %v (node --test runs JavaScript only): TypeScript (%s), so none of its tests ran", javascript.ErrTypeScriptRun, strings.Join(files, ", ")),
 	}}
 }
