@@ -97,7 +97,16 @@ func untilRight(t *testing.T, try func() string) {
 // line are in the report, killed by the JavaScript tests by name.
 func TestGateJavaScriptFix(t *testing.T) {
 	r := jsClampRepo(t, jsTestHead+jsInside+"\n"+jsBelow+"\n"+jsAbove)
-	untilRight(t, func() string { return jsFixProblem(checkHead(t, r.dir, true)) })
+	untilRight(t, func() string {
+		rep := checkHead(t, r.dir, true)
+		problem := jsFixProblem(rep)
+		if problem == "" {
+			for _, mv := range rep.Mutants.Mutants {
+				t.Logf("%s %s %s", mv.Rewrite(), mv.Verdict, mv.KilledBy)
+			}
+		}
+		return problem
+	})
 }
 
 // jsFixProblem says what is wrong with the JavaScript fix's report, or "".
