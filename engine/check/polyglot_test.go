@@ -76,7 +76,7 @@ func hasTamper(rep *verify.Report, code string) bool {
 // process sends (nodejs/node#64833, #54327): seen here about once in
 // five gate runs on a loaded machine, as a test that "produced no
 // result". Every failed try is logged.
-const nodeFlakeRuns = 3
+const nodeFlakeRuns = 5
 
 // untilRight runs try until it reports no problem, at most nodeFlakeRuns
 // times, and fails the test with the last problem.
