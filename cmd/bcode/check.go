@@ -130,7 +130,7 @@ func printReport(w io.Writer, r *verify.Report) {
 	}
 	printFindings(w, "tamper findings", r.Tamper)
 	printFindings(w, "changed expectations (the base's version of a test fails against the change)", r.ChangedExpectations)
-	printFindings(w, "not judged (no adapter for their language; none of their tests ran)", r.Unsupported)
+	printFindings(w, "not judged (bcode cannot run their tests: none of them ran)", r.Unsupported)
 	if m := r.Mutants; m != nil {
 		fmt.Fprintf(w, "\n  mutants: %d, %d survive, %d killed by credited tests", len(m.Mutants), m.Survived, m.CreditedKills)
 		if m.Note != "" {

@@ -10,7 +10,8 @@ import (
 )
 
 // TestCheckNamesWhatItCannotJudge: a change to code in a language bcode
-// has no adapter for is error (unsupported), naming the files and their
+// has no adapter for (Ruby here), or in TypeScript, whose tests node
+// --test does not run, is error (unsupported), naming the files and their
 // languages, in the text and the JSON, where it used to be green with
 // "the change adds or modifies no test" without a test run. Beside a Go
 // fix the files are named and the Go part keeps its verdict; docs and data
@@ -21,9 +22,9 @@ func TestCheckNamesWhatItCannotJudge(t *testing.T) {
 		"go.mod":            "module example.com/m\n\ngo 1.22\n",
 		"calc/calc.go":      "package calc\n\nfunc Abs(x int) int { return x }\n",
 		"calc/calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAbs(t *testing.T) {\n\tif Abs(2) != 2 {\n\t\tt.Fatal()\n\t}\n}\n",
-		"web/app.js":        "export function abs(x) { return x }\n",
-		"web/app.test.js":   "import {abs} from './app.js'\ntest('abs', () => expect(abs(2)).toBe(2))\n",
-		"src/lib.rs":        "pub fn abs(x: i32) -> i32 { x }\n",
+		"lib/abs.rb":        "def abs(x) = x\n",
+		"test/abs_test.rb":  "require_relative '../lib/abs'\nraise unless abs(2) == 2\n",
+		"web/util.ts":       "export const abs = (x: number): number => x;\n",
 		"README.md":         "# m\n",
 	}
 	fixedGo := map[string]string{
@@ -40,26 +41,26 @@ func TestCheckNamesWhatItCannotJudge(t *testing.T) {
 		inText   []string
 		notInTxt []string
 	}{
-		{"JavaScript code and its new test", map[string]string{
-			"web/app.js":      "export function abs(x) { return x < 0 ? -x : x }\n",
-			"web/app.test.js": "import {abs} from './app.js'\ntest('abs', () => expect(abs(2)).toBe(2))\ntest('negative', () => expect(abs(-3)).toBe(3))\n",
-		}, verify.Error, exitError, verify.ReasonUnsupported, []string{"web/app.js", "web/app.test.js"},
-			[]string{"ERROR", "bcode cannot judge this change: it has no adapter for JavaScript (web/app.js, web/app.test.js)", "not judged", "JavaScript test (modified): bcode has no JavaScript adapter"},
+		{"Ruby code and its new test", map[string]string{
+			"lib/abs.rb":       "def abs(x) = x.abs\n",
+			"test/abs_test.rb": "require_relative '../lib/abs'\nraise unless abs(2) == 2\nraise unless abs(-3) == 3\n",
+		}, verify.Error, exitError, verify.ReasonUnsupported, []string{"lib/abs.rb", "test/abs_test.rb"},
+			[]string{"ERROR", "bcode cannot judge this change: it has no adapter for Ruby (lib/abs.rb, test/abs_test.rb)", "not judged", "Ruby test (modified): bcode has no Ruby adapter"},
 			[]string{"adds or modifies no test"}},
-		{"Rust code and a new integration test", map[string]string{
-			"src/lib.rs":   "pub fn abs(x: i32) -> i32 { x.abs() }\n",
-			"tests/abs.rs": "#[test]\nfn negative() { assert_eq!(m::abs(-3), 3); }\n",
-			"README.md":    "# m\n\nabs fixed.\n",
-		}, verify.Error, exitError, verify.ReasonUnsupported, []string{"src/lib.rs", "tests/abs.rs"},
-			[]string{"no adapter for Rust (src/lib.rs, tests/abs.rs)"}, nil},
+		{"TypeScript code and a new test", map[string]string{
+			"web/util.ts":      "export const abs = (x: number): number => Math.abs(x);\n",
+			"web/util.test.ts": "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { abs } from './util.ts';\ntest('negative', () => assert.strictEqual(abs(-3), 3));\n",
+			"README.md":        "# m\n\nabs fixed.\n",
+		}, verify.Error, exitError, verify.ReasonUnsupported, []string{"web/util.test.ts", "web/util.ts"},
+			[]string{"TypeScript (web/util.test.ts, web/util.ts)", "TypeScript test (added)"}, nil},
 		{"docs and data only", map[string]string{
 			"README.md":        "# m\n\nmore.\n",
 			"web/config.json":  "{\"a\": 1}\n",
 			"deploy/site.yaml": "a: 1\n",
 		}, verify.Green, exitNotVerified, verify.ReasonNoTestsChanged, nil, nil, []string{"not judged"}},
-		{"a Go fix beside TypeScript", merge(fixedGo, map[string]string{"web/util.ts": "export const two = 2\n"}),
-			verify.Verified, exitVerified, verify.ReasonCredited, []string{"web/util.ts"},
-			[]string{"VERIFIED", "not judged", "web/util.ts", "TypeScript code (added)"}, nil},
+		{"a Go fix beside TypeScript", merge(fixedGo, map[string]string{"web/two.ts": "export const two = 2\n"}),
+			verify.Verified, exitVerified, verify.ReasonCredited, []string{"web/two.ts"},
+			[]string{"VERIFIED", "not judged", "web/two.ts", "TypeScript code (added)"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -29,8 +29,9 @@ func strictJSON(t *testing.T, rel string, v any) {
 }
 
 // TestEditorConfigs parses every ready config and checks that it starts
-// bcode-ls --stdio for Go and Python: the check for editors Debian does not
-// package (Helix, Zed, Sublime, kak-lsp).
+// bcode-ls --stdio for the languages bcode judges (Go, Python, JavaScript,
+// TypeScript, Rust): the check for editors Debian does not package (Helix,
+// Zed, Sublime, kak-lsp).
 func TestEditorConfigs(t *testing.T) {
 	wantCmd := []string{"bcode-ls", "--stdio"}
 	t.Run("helix", func(t *testing.T) {
@@ -57,8 +58,8 @@ func TestEditorConfigs(t *testing.T) {
 				langs = append(langs, l.Name)
 			}
 		}
-		if !slices.Equal(langs, []string{"go", "python"}) {
-			t.Errorf("bcode-ls serves %v, want go and python", langs)
+		if want := []string{"go", "python", "javascript", "jsx", "typescript", "tsx", "rust"}; !slices.Equal(langs, want) {
+			t.Errorf("bcode-ls serves %v, want %v", langs, want)
 		}
 	})
 	t.Run("kakoune", func(t *testing.T) {
@@ -74,7 +75,7 @@ func TestEditorConfigs(t *testing.T) {
 			t.Fatalf("kak-lsp.toml: %v", err)
 		}
 		s := c.LanguageServer["bcode-ls"]
-		if !slices.Equal(append([]string{s.Command}, s.Args...), wantCmd) || !slices.Equal(s.Filetypes, []string{"go", "python"}) || !slices.Contains(s.Roots, ".git") {
+		if !slices.Equal(append([]string{s.Command}, s.Args...), wantCmd) || !slices.Equal(s.Filetypes, []string{"go", "python", "javascript", "typescript", "rust"}) || !slices.Contains(s.Roots, ".git") {
 			t.Errorf("language_server.bcode-ls = %+v", s)
 		}
 	})
@@ -95,7 +96,7 @@ func TestEditorConfigs(t *testing.T) {
 		if !slices.Equal(append([]string{b.Path}, b.Arguments...), wantCmd) {
 			t.Errorf("lsp.bcode-ls.binary = %+v", b)
 		}
-		for _, l := range []string{"Go", "Python"} {
+		for _, l := range []string{"Go", "Python", "JavaScript", "TypeScript", "TSX", "Rust"} {
 			if !slices.Contains(c.Languages[l].LanguageServers, "bcode-ls") {
 				t.Errorf("%s does not use bcode-ls: %+v", l, c.Languages[l])
 			}
@@ -111,8 +112,13 @@ func TestEditorConfigs(t *testing.T) {
 		}
 		strictJSON(t, "sublime/LSP-bcode.sublime-settings", &c)
 		s := c.Clients["bcode-ls"]
-		if !s.Enabled || !slices.Equal(s.Command, wantCmd) || !strings.Contains(s.Selector, "source.go") || !strings.Contains(s.Selector, "source.python") {
+		if !s.Enabled || !slices.Equal(s.Command, wantCmd) {
 			t.Errorf("clients.bcode-ls = %+v", s)
+		}
+		for _, scope := range []string{"source.go", "source.python", "source.js", "source.ts", "source.tsx", "source.rust"} {
+			if !strings.Contains(s.Selector, scope) {
+				t.Errorf("clients.bcode-ls.selector %q lacks %s", s.Selector, scope)
+			}
 		}
 	})
 	t.Run("neovim 0.11 config", func(t *testing.T) {
@@ -120,7 +126,7 @@ func TestEditorConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{`cmd = { 'bcode-ls', '--stdio' }`, `filetypes = { 'go', 'python' }`, `root_markers = { '.git' }`} {
+		for _, want := range []string{`cmd = { 'bcode-ls', '--stdio' }`, `filetypes = { 'go', 'python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'rust' }`, `root_markers = { '.git' }`} {
 			if !strings.Contains(string(b), want) {
 				t.Errorf("lsp/bcode_ls.lua lacks %s", want)
 			}

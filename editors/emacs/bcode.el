@@ -28,12 +28,13 @@
   :type '(repeat string))
 
 (add-to-list 'eglot-server-programs
-             `((go-mode go-ts-mode python-mode python-ts-mode) . ,(lambda (&rest _) bcode-server-command)))
+             `((go-mode go-ts-mode python-mode python-ts-mode js-mode js-ts-mode typescript-mode typescript-ts-mode tsx-ts-mode rust-mode rust-ts-mode)
+               . ,(lambda (&rest _) bcode-server-command)))
 
 (defun bcode--server ()
   "The eglot server of the current buffer, or an error saying what to do."
   (or (eglot-current-server)
-      (user-error "No bcode-ls here: open a Go or Python file of a git checkout and M-x eglot")))
+      (user-error "No bcode-ls here: open a Go, Python, JavaScript, TypeScript or Rust file of a git checkout and M-x eglot")))
 
 (defun bcode--request (method params)
   "Send METHOD with PARAMS to bcode-ls and return the result."

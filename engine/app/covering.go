@@ -7,14 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/golang"
-	"github.com/bcode-dev/bcode/verify/python"
 )
 
 // ErrNotATestName: a covering test's name is not one the evidence report
-// gives (a Go test name, or a Python file::name).
+// gives (a Go test name, or a Python or JavaScript file::name).
 var ErrNotATestName = fmt.Errorf("app: not a covering test's name")
 
 // CoveringTestsRequest is a mutant's covering tests, to run on the
@@ -26,56 +25,72 @@ type CoveringTestsRequest struct {
 	// language, and for Go the package the tests are in.
 	File string
 	// Tests are the names the evidence report gives: Go test names
-	// ("TestX", "TestX/sub"), or Python file::name.
+	// ("TestX", "TestX/sub"), or Python or JavaScript file::name.
 	Tests   []string
 	Timeout time.Duration
 	// Runner runs them; nil: the engine's.
 	Runner sandbox.Runner
 }
 
-// RunCoveringTests runs req's tests once each through the language's
-// adapter (verify/golang, verify/python: the gate's own way of running
-// tests, with the interpreter the base configuration names), on the
-// engine's runner, and returns one result per test.
+// RunCoveringTests runs req's tests once each through the adapter that
+// owns req.File (check.Adapters: the gate's own way of running tests, with
+// the interpreter the base configuration names), on the engine's runner,
+// and returns one result per test.
 func (e *Engine) RunCoveringTests(ctx context.Context, req CoveringTestsRequest) ([]verify.TestResult, error) {
-	var a verify.Adapter
-	tests := make([]verify.Test, 0, len(req.Tests))
-	switch {
-	case strings.HasSuffix(req.File, ".go"):
-		a = golang.New()
-		pkg := "./" + path.Dir(req.File)
-		if path.Dir(req.File) == "." {
-			pkg = "."
-		}
-		for _, n := range req.Tests {
-			if !goTestName(n) {
-				return nil, fmt.Errorf("covering test %q: %w", n, ErrNotATestName)
-			}
-			tests = append(tests, verify.Test{Language: "go", Package: pkg, File: req.File, Name: n})
-		}
-	case strings.HasSuffix(req.File, ".py"):
-		cfg := baseConfig(ctx, req.Dir, "HEAD")
-		py := python.New(cfg.Gate.Python)
-		py.StartupFiles = cfg.Python.StartupFiles
-		a = py
-		for _, n := range req.Tests {
-			file, name, ok := strings.Cut(n, "::")
-			if !ok || file == "" || name == "" || strings.ContainsAny(n, " \t\n") || strings.HasPrefix(file, "-") {
-				return nil, fmt.Errorf("covering test %q: %w", n, ErrNotATestName)
-			}
-			tests = append(tests, verify.Test{Language: "python", Package: file, File: file, Name: name})
-		}
-	default:
-		return nil, fmt.Errorf("%s: no language adapter runs its tests", req.File)
-	}
 	r := req.Runner
 	if r == nil {
 		r = e.runner()
+	}
+	var a verify.Adapter
+	for _, c := range check.Adapters(r, baseConfig(ctx, req.Dir, "HEAD")) {
+		if c.Owns(req.File) {
+			a = c
+			break
+		}
+	}
+	if a == nil {
+		return nil, fmt.Errorf("%s: no language adapter runs its tests", req.File)
+	}
+	tests := make([]verify.Test, 0, len(req.Tests))
+	for _, n := range req.Tests {
+		t, ok := coveringTest(a.Language(), req.File, n)
+		if !ok {
+			return nil, fmt.Errorf("covering test %q: %w", n, ErrNotATestName)
+		}
+		tests = append(tests, t)
 	}
 	if p, ok := a.(verify.Preparer); ok {
 		p.Prepare(ctx, r, req.Dir)
 	}
 	return a.RunTests(ctx, r, req.Dir, tests, verify.RunOptions{Count: 1, Timeout: req.Timeout})
+}
+
+// coveringTest is the test the evidence report names n, a test of lang
+// covering file: a Go test name, run in file's package, or a Python or
+// JavaScript file::name (the engines' KillerName). Rust has no mutation
+// engine, so no evidence report names its tests.
+func coveringTest(lang, file, n string) (verify.Test, bool) {
+	switch lang {
+	case "go":
+		pkg := "./" + path.Dir(file)
+		if path.Dir(file) == "." {
+			pkg = "."
+		}
+		return verify.Test{Language: lang, Package: pkg, File: file, Name: n}, goTestName(n)
+	case "python", "javascript":
+		f, name, ok := strings.Cut(n, "::")
+		// A pytest name has no spaces; a JavaScript one (describe path,
+		// test name) may, but not a line break.
+		bad := " \t\n"
+		if lang == "javascript" {
+			bad = "\n\r\x00"
+		}
+		if !ok || f == "" || name == "" || strings.ContainsAny(n, bad) || strings.HasPrefix(f, "-") {
+			return verify.Test{}, false
+		}
+		return verify.Test{Language: lang, Package: f, File: f, Name: name}, true
+	}
+	return verify.Test{}, false
 }
 
 // goTestName reports whether n is a Go test's name and its subtests: an

@@ -62,3 +62,36 @@ def test_other():
 		t.Errorf("a Python name without its file: %v, want ErrNotATestName", err)
 	}
 }
+
+// TestRunCoveringTestsJavaScript: a JavaScript mutant's covering tests,
+// named file::describe path › test as the evidence report names them
+// (spaces and all), run through verify/javascript.
+func TestRunCoveringTestsJavaScript(t *testing.T) {
+	testenv.Node(t)
+	ctx := context.Background()
+	eng := app.Open(app.Options{})
+	repo := testrepo.FromTxtar(t, `
+-- calc.js --
+module.exports = { small: (x) => x < 10 };
+-- test/calc.test.js --
+const { describe, it } = require('node:test');
+const assert = require('node:assert');
+const { small } = require('../calc.js');
+describe('small', () => {
+  it('says yes below ten', () => assert.ok(small(3) && !small(10)));
+  it('is wrong', () => assert.fail('no'));
+});
+`)
+	res, err := eng.RunCoveringTests(ctx, app.CoveringTestsRequest{Dir: repo.Dir, File: "calc.js", Tests: []string{"test/calc.test.js::small › says yes below ten"}, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Outcome != verify.Pass || res[0].Test.Language != "javascript" {
+		t.Fatalf("JavaScript: %+v", res)
+	}
+	for _, bad := range []string{"small › says yes below ten", "-x.js::a", "test/calc.test.js::a\nb"} {
+		if _, err := eng.RunCoveringTests(ctx, app.CoveringTestsRequest{Dir: repo.Dir, File: "calc.js", Tests: []string{bad}}); !errors.Is(err, app.ErrNotATestName) {
+			t.Errorf("JavaScript test %q: %v, want ErrNotATestName", bad, err)
+		}
+	}
+}

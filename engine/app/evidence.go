@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine/check"
@@ -222,7 +223,11 @@ func nothingToMutate(change *verify.Change) string {
 			return ""
 		}
 	}
-	return "the change has no Go or Python sources, so there is nothing to mutate"
+	langs := make([]string, len(engines))
+	for i, e := range engines {
+		langs[i] = e.Language()
+	}
+	return "the change has no sources a mutation engine mutates (" + strings.Join(langs, ", ") + "), so there is nothing to mutate"
 }
 
 // shortID is a commit's first 12 hex digits, for notes.

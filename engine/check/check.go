@@ -22,10 +22,7 @@ import (
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/gitchange"
-	"github.com/bcode-dev/bcode/verify/golang"
 	"github.com/bcode-dev/bcode/verify/mutate"
-	mutgo "github.com/bcode-dev/bcode/verify/mutate/golang"
-	mutpy "github.com/bcode-dev/bcode/verify/mutate/python"
 	"github.com/bcode-dev/bcode/verify/python"
 	"github.com/bcode-dev/bcode/verify/secrets"
 	"github.com/bcode-dev/bcode/verify/tamper"
@@ -177,6 +174,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
 		rep.Repo = repo.Dir
+		holdTypeScript(rep, change)
 	}
 	return rep, err
 }
@@ -230,12 +228,6 @@ func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mut
 	return o
 }
 
-// MutationEngines are the language engines every surface mutates with
-// (EvidenceOptions gives them): Go, then Python.
-func MutationEngines() []mutate.Engine {
-	return []mutate.Engine{mutgo.New(), mutpy.New()}
-}
-
 // EvidenceConfig is the base commit's configuration for an evidence run
 // outside the gate; a broken file gives the defaults and a note saying so
 // (the gate itself refuses to judge with it).
@@ -250,11 +242,9 @@ func EvidenceConfig(ctx context.Context, change *verify.Change) (config.Config, 
 // GateWith builds the gate with every language adapter and change-wide
 // check, and the caller's secret scanner (required).
 func GateWith(r sandbox.Runner, cfg config.Config, p verify.Progress, scanner *secrets.Scanner) *verify.Gate {
-	py := python.New(cfg.Gate.Python)
-	py.StartupFiles = cfg.Python.StartupFiles
 	return &verify.Gate{
 		Runner:   r,
-		Adapters: []verify.Adapter{golang.New(), py},
+		Adapters: Adapters(r, cfg),
 		Checks: []verify.Check{
 			func(_ context.Context, c *verify.Change, cfg config.Config) ([]verify.Finding, error) {
 				return tamper.Check(c, cfg), nil

@@ -3,7 +3,7 @@
 -- (require('bcode').setup{} does this and adds bcode's commands).
 return {
   cmd = { 'bcode-ls', '--stdio' },
-  filetypes = { 'go', 'python' },
+  filetypes = { 'go', 'python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'rust' },
   root_markers = { '.git' },
   capabilities = { window = { showDocument = { support = true }, workDoneProgress = true } },
 }

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { BcodeApi } from './api';
 import { registerCommands } from './commands';
-import { Session } from './session';
+import { projectLanguages, Session } from './session';
 import { EvidenceStatus } from './statusBar';
 import { endNotice } from './tasksModel';
 import { taskStartSeen } from './taskStart';
@@ -13,8 +13,7 @@ import { TaskChanged } from './protocol';
 import { EventsProvider, eventsScheme, TaskDiffProvider, taskDiffScheme } from './virtualDocs';
 
 /** What makes a folder a bcode project; package.json's activationEvents name the same files. */
-export const projectFiles = '**/{go.mod,pyproject.toml,setup.py,setup.cfg,pytest.ini}';
-const projectLanguages = new Set(['go', 'python']);
+export const projectFiles = '**/{go.mod,pyproject.toml,setup.py,setup.cfg,pytest.ini,package.json,Cargo.toml}';
 
 const sessions = new Map<string, Session>();
 
@@ -110,8 +109,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
 
   // A folder is a bcode project when it holds go.mod, pyproject.toml,
-  // setup.py, setup.cfg or pytest.ini outside node_modules, or when a Go or
-  // Python file in it is opened.
+  // setup.py, setup.cfg, pytest.ini, package.json or Cargo.toml outside
+  // node_modules, or when a file of a language bcode judges is opened.
   const consider = async (folder: vscode.WorkspaceFolder) => {
     const hits = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, projectFiles), '**/node_modules/**', 1);
     if (hits.length > 0) open(folder);

@@ -14,6 +14,13 @@ import { LineMutants, LspCodeAction, Method, PackArgs, ServerCommand, TaskChange
 import { announceStart } from './taskStart';
 import { levelOf } from './serverLog';
 import { serverSettings } from './settings';
+
+/**
+ * The languages whose documents bcode-ls serves: those bcode judges
+ * (engine/check.Adapters: Go, Python, JavaScript and TypeScript, Rust).
+ * package.json's onLanguage activation events name the same.
+ */
+export const projectLanguages = new Set(['go', 'python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'rust']);
 import { goBinDirs, installCommand, installHint, resolveServer } from './serverPath';
 
 export type SessionState = 'starting' | 'running' | 'stopped' | 'missing';
@@ -165,7 +172,7 @@ export class Session implements vscode.Disposable {
       // bcode-ls's settings (docs/lsp.md); later changes go through
       // workspace/didChangeConfiguration (see serverSettings).
       initializationOptions: serverSettings(this.folder),
-      documentSelector: [{ scheme: 'file', language: 'go', pattern }, { scheme: 'file', language: 'python', pattern }],
+      documentSelector: [...projectLanguages].map((language) => ({ scheme: 'file', language, pattern })),
       // A failed request is logged, not shown: the extension tells the
       // user itself, once (a second toast for the same failure said the
       // same thing twice).

@@ -67,7 +67,9 @@ test('every contributed command has a title, and tree-only commands stay out of 
   // Activation: projects bcode applies to, not every git repository.
   assert.ok(!manifest.activationEvents.includes('workspaceContains:.git'));
   assert.ok(!manifest.activationEvents.includes('*'));
-  assert.deepEqual(manifest.activationEvents.filter((e) => e.startsWith('onLanguage:')), ['onLanguage:go', 'onLanguage:python']);
+  assert.deepEqual(manifest.activationEvents.filter((e) => e.startsWith('onLanguage:')), ['onLanguage:go', 'onLanguage:python', 'onLanguage:javascript', 'onLanguage:javascriptreact', 'onLanguage:typescript', 'onLanguage:typescriptreact', 'onLanguage:rust']);
+  assert.ok(manifest.activationEvents.includes('workspaceContains:**/package.json'));
+  assert.ok(manifest.activationEvents.includes('workspaceContains:**/Cargo.toml'));
   assert.ok(manifest.activationEvents.includes('workspaceContains:**/go.mod'));
   assert.ok(manifest.activationEvents.includes('workspaceContains:**/pyproject.toml'));
   assert.equal(manifest.contributes.views.bcode[0].id, 'bcode.tasks');

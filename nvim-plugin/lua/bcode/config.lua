@@ -4,8 +4,8 @@ local M = {}
 M.defaults = {
   -- The server command. bcode-ls must be on PATH, or give its full path.
   cmd = { 'bcode-ls', '--stdio' },
-  -- Filetypes whose buffers attach to bcode-ls.
-  filetypes = { 'go', 'python' },
+  -- Filetypes whose buffers attach to bcode-ls: the languages bcode judges.
+  filetypes = { 'go', 'python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'rust' },
   -- Files or directories that mark a workspace root (searched upwards).
   root_markers = { '.git' },
   -- Start a task right after :BcodeTask creates it.
