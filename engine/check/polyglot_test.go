@@ -70,26 +70,14 @@ func hasTamper(rep *verify.Report, code string) bool {
 	return false
 }
 
-// nodeFlakeRuns is how many times a case that runs node tries before it
-// fails. Node's test runner under --test-force-exit (which
-// verify/javascript passes) can drop the last results a test file's
-// process sends (nodejs/node#64833, #54327): seen here about once in
-// five gate runs on a loaded machine, as a test that "produced no
-// result". Every failed try is logged.
-const nodeFlakeRuns = 5
-
-// untilRight runs try until it reports no problem, at most nodeFlakeRuns
-// times, and fails the test with the last problem.
-func untilRight(t *testing.T, try func() string) {
+// once runs try and fails the test with the problem it reports. (Node's
+// forced exit used to drop results, nodejs/node#64833; verify/javascript's
+// preload ends that, so a case runs once.)
+func once(t *testing.T, try func() string) {
 	t.Helper()
-	problem := ""
-	for i := range nodeFlakeRuns {
-		if problem = try(); problem == "" {
-			return
-		}
-		t.Logf("try %d: %s", i+1, problem)
+	if problem := try(); problem != "" {
+		t.Fatal(problem)
 	}
-	t.Fatal(problem)
 }
 
 // TestGateJavaScriptFix: a JavaScript bug fix with a new node:test test is
@@ -97,7 +85,7 @@ func untilRight(t *testing.T, try func() string) {
 // line are in the report, killed by the JavaScript tests by name.
 func TestGateJavaScriptFix(t *testing.T) {
 	r := jsClampRepo(t, jsTestHead+jsInside+"\n"+jsBelow+"\n"+jsAbove)
-	untilRight(t, func() string {
+	once(t, func() string {
 		rep := checkHead(t, r.dir, true)
 		problem := jsFixProblem(rep)
 		if problem == "" {
@@ -289,7 +277,7 @@ func TestGateGoRepositoryWithJavaScript(t *testing.T) {
 				testenv.Node(t)
 			}
 			r := goFixRepo(t, extra)
-			untilRight(t, func() string {
+			once(t, func() string {
 				log := &commandLog{Runner: host.New()}
 				rep, err := check.Run(context.Background(), check.Options{Scanner: testScanner(), Repo: r.dir, Base: "HEAD~1", Head: "HEAD", Runner: log, NoEvidence: true})
 				switch {
