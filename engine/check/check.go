@@ -22,6 +22,7 @@ import (
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/gitchange"
+	"github.com/bcode-dev/bcode/verify/javascript"
 	"github.com/bcode-dev/bcode/verify/mutate"
 	"github.com/bcode-dev/bcode/verify/python"
 	"github.com/bcode-dev/bcode/verify/secrets"
@@ -149,10 +150,13 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	g.AgentTask = o.TaskID != ""
 	if o.TaskID == "" && o.Sandbox == nil {
 		// The user's own change on the host: their untracked .venv is the
-		// interpreter the tests run with.
+		// interpreter the tests run with, their node_modules the packages.
 		for _, a := range g.Adapters {
-			if py, ok := a.(*python.Adapter); ok {
-				py.Checkout = repo.Dir
+			switch a := a.(type) {
+			case *python.Adapter:
+				a.Checkout = repo.Dir
+			case *javascript.Adapter:
+				a.Checkout = repo.Dir
 			}
 		}
 	}
@@ -162,6 +166,9 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 		g.Evidence = o.Evidence
 	default:
 		eo := mutate.Options{TempDir: work}
+		if o.TaskID == "" && o.Sandbox == nil {
+			eo.Checkout = repo.Dir
+		}
 		for _, a := range g.Adapters {
 			if py, ok := a.(*python.Adapter); ok {
 				// The mutants run under the interpreter the gate's runs
@@ -217,6 +224,9 @@ func EvidenceOptionsIn(cfg config.Config, o mutate.Options, checkout string) mut
 		// The interpreter the gate runs the tests with is the one the
 		// Python mutants run under.
 		o.Python = cfg.Gate.Python
+	}
+	if o.Checkout == "" {
+		o.Checkout = checkout
 	}
 	if o.PythonFor == nil {
 		// Chosen as the gate's Python adapter chooses, with the answers it

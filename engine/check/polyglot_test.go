@@ -331,3 +331,35 @@ func TestGateTypeScriptIsNotJudged(t *testing.T) {
 		})
 	}
 }
+
+// TestGateJavaScriptUsesTheCheckoutsPackages: the project imports a
+// package the user installed (node_modules, ignored by git, so in no
+// snapshot). The gate's runs and the mutants' link the checkout's
+// node_modules into each snapshot: the fix is verified, and its mutants
+// run (without the link every test fails to load on both sides).
+func TestGateJavaScriptUsesTheCheckoutsPackages(t *testing.T) {
+	testenv.Node(t)
+	r := newGitRepo(t)
+	calc := func(above string) string {
+		return "const { lower } = require('bounds');\nfunction clamp(x, lo, hi) {\n  if (x < lower(lo)) return lo;\n  if (x > hi) return " + above + ";\n  return x;\n}\nmodule.exports = { clamp };\n"
+	}
+	r.write(map[string]string{
+		".gitignore":        "node_modules/\n",
+		"package.json":      "{\n  \"name\": \"calc\",\n  \"version\": \"1.0.0\",\n  \"dependencies\": { \"bounds\": \"1.0.0\" }\n}\n",
+		"calc.js":           calc("x"),
+		"test/calc.test.js": jsTestHead + jsInside,
+		// Installed, not committed: what npm ci left in the checkout.
+		"node_modules/bounds/package.json": "{\n  \"name\": \"bounds\",\n  \"version\": \"1.0.0\",\n  \"main\": \"index.js\"\n}\n",
+		"node_modules/bounds/index.js":     "exports.lower = (lo) => lo;\n",
+	})
+	r.commit("clamp")
+	r.write(map[string]string{"calc.js": calc("hi"), "test/calc.test.js": jsTestHead + jsInside + "\n" + jsAbove})
+	r.commit("clamp values above the range")
+	rep := checkHead(t, r.dir, true)
+	if rep.Verdict != verify.Verified {
+		t.Fatalf("verdict %s, want verified: %s", rep.Verdict, describe(rep))
+	}
+	if rep.Mutants == nil || rep.Mutants.CreditedKills == 0 {
+		t.Fatalf("no mutant killed by the credited test: %+v", rep.Mutants)
+	}
+}

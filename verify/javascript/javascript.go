@@ -33,6 +33,11 @@ const language = "javascript"
 type Adapter struct {
 	// Node is the node executable on the sandbox's PATH (empty: "node").
 	Node string
+	// Checkout is the user's checkout, whose installed node_modules
+	// (untracked, so absent from snapshots) the tests import: each run
+	// links them into the snapshot it runs in (linkModules). Empty for an
+	// agent's change.
+	Checkout string
 }
 
 // New returns an Adapter that runs tests with node's built-in runner.

@@ -84,6 +84,9 @@ type nodeRun struct {
 // otherwise hold the run until the sandbox kills it. The price is that an
 // error thrown by such leftovers after the last test is not seen.
 func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, files []string, pattern string, timeout time.Duration) (nodeRun, error) {
+	if err := a.linkModules(dir); err != nil {
+		return nodeRun{}, fmt.Errorf("linking the checkout's node_modules: %w", err)
+	}
 	scratch, err := os.MkdirTemp(dir, ".bcode-node-")
 	if err != nil {
 		return nodeRun{}, fmt.Errorf("scratch directory for node: %w", err)

@@ -105,6 +105,10 @@ type Options struct {
 	// under the interpreter its test runs used (the user's checkout .venv
 	// included) and the probe's answer kept on disk serves both.
 	PythonFor func(ctx context.Context, r sandbox.Runner, dir string) (string, error)
+	// Checkout is the user's checkout on the host ("" none: an agent's
+	// worktree, a container): the dependencies installed there
+	// (node_modules) serve the mutants' runs as they serve the gate's.
+	Checkout string
 	// PythonIsolation is how a Python schema worker separates mutants:
 	// PythonIsolateState (the default, "") or PythonIsolateFork.
 	PythonIsolation string

@@ -45,7 +45,7 @@ var mutableExts = map[string]bool{".js": true, ".mjs": true, ".cjs": true}
 // Mutable implements mutate.Engine: JavaScript sources outside
 // node_modules that are not test files by node --test's patterns.
 func (e *Engine) Mutable(p string) bool {
-	a := e.adapter()
+	a := e.adapter(mutate.Options{})
 	return mutableExts[path.Ext(p)] && a.Owns(p) && !a.IsTestFile(p)
 }
 
@@ -67,14 +67,16 @@ func testFile(name string) string {
 	return f
 }
 
-func (e *Engine) adapter() *jsadapter.Adapter {
-	return &jsadapter.Adapter{Node: e.Node}
+// adapter runs the tests as the gate's adapter does, with the user's
+// installed packages when the run is on their checkout.
+func (e *Engine) adapter(o mutate.Options) *jsadapter.Adapter {
+	return &jsadapter.Adapter{Node: e.Node, Checkout: o.Checkout}
 }
 
 // Prepare implements mutate.Engine: it finds the mutants; the baseline
 // and the mutants run in Finish.
 func (e *Engine) Prepare(s *mutate.Session) (mutate.Job, error) {
-	j := &job{s: s, adapter: e.adapter()}
+	j := &job{s: s, adapter: e.adapter(s.Options)}
 	if err := j.generate(s.Files(e)); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,70 @@
+package javascript
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/bcode-dev/bcode/sandbox"
+)
+
+// linkModules gives the snapshot in dir the dependencies the user
+// installed in their checkout: for every package.json of the snapshot
+// whose directory has no node_modules, a symbolic link to the checkout's
+// node_modules at the same place, when there is one. A snapshot comes
+// from git, and node_modules is never committed, so without this a test
+// that imports an installed package cannot load on either side. It links
+// nothing when the adapter has no checkout (an agent's worktree, whose
+// dependencies the sandbox provides) and leaves a node_modules the tree
+// has alone.
+func (a *Adapter) linkModules(dir string) error {
+	if a.Checkout == "" {
+		return nil
+	}
+	conf, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return err
+	}
+	var projects []string
+	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil // an unreadable corner is not the whole tree
+		case d.IsDir() && p != "." && skipDir(d.Name()):
+			return fs.SkipDir
+		case !d.IsDir() && d.Name() == "package.json":
+			projects = append(projects, path.Dir(p))
+		}
+		return nil
+	})
+	conf.Close()
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		if err := a.linkProject(dir, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linkProject links the checkout's node_modules of project p (a slash
+// path relative to the root) into the snapshot, if the checkout has one
+// and the snapshot does not.
+func (a *Adapter) linkProject(dir, p string) error {
+	from := filepath.Join(a.Checkout, filepath.FromSlash(p), "node_modules")
+	if fi, err := os.Stat(from); err != nil || !fi.IsDir() {
+		return nil
+	}
+	to := filepath.Join(dir, filepath.FromSlash(p), "node_modules")
+	if _, err := os.Lstat(to); !errors.Is(err, fs.ErrNotExist) {
+		return nil // the tree's own, or linked by an earlier run
+	}
+	if err := os.Symlink(from, to); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
