@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -84,6 +85,7 @@ type checkRun struct {
 	baseDir, headDir, beforeDir, oldDir, supportDir string
 	preparing                                       sync.WaitGroup
 	beforeIsHead, oldIsBase                         bool
+	spliced                                         int // code files whose tests the mixed snapshots take from the other side
 	supportOnly                                     []FileChange
 	oldTargets                                      map[string][]string // the units old runs
 	addedInfra                                      []string            // test files and support the change added, left out of old
@@ -357,7 +359,7 @@ func (r *checkRun) overlays() bool {
 	// the head's tests is the head, and when it adds no file either, the
 	// head with the base's tests is the base. Their targeted runs are then
 	// the units' part of the full runs, which run anyway.
-	r.beforeIsHead = r.nUnits > 0 && len(overBase) == len(r.change.Files) && !slices.ContainsFunc(r.change.Files, isSubmodule)
+	r.beforeIsHead = r.nUnits > 0 && r.spliced == 0 && len(overBase) == len(r.change.Files) && !slices.ContainsFunc(r.change.Files, isSubmodule)
 	r.oldIsBase = r.beforeIsHead && len(overHead) == len(r.change.Files)
 	if r.nUnits > 0 {
 		var beforeErr, oldErr, supportErr error
@@ -411,6 +413,10 @@ func (r *checkRun) overlays() bool {
 func (r *checkRun) overlayFiles() (overBase, overHead, supportOnly []FileChange) {
 	for _, f := range r.change.Files {
 		if !r.support[f.Path] && !r.g.isTestSupport(f.Path) {
+			if b, h, ok := r.g.spliced(f); ok {
+				overBase, overHead = append(overBase, b), append(overHead, h)
+				r.spliced++
+			}
 			continue
 		}
 		overBase = append(overBase, f)
@@ -427,6 +433,30 @@ func (r *checkRun) overlayFiles() (overBase, overHead, supportOnly []FileChange)
 		}
 	}
 	return overBase, overHead, supportOnly
+}
+
+// spliced are the two mixed versions of f, a code file that holds tests
+// (verify.TestSplicer): the base's code with the head's tests, and the
+// head's code with the base's tests. False when no adapter splices it or
+// its tests did not change.
+func (g *Gate) spliced(f FileChange) (overBase, overHead FileChange, ok bool) {
+	if f.Base == nil || f.Head == nil || f.Binary {
+		return FileChange{}, FileChange{}, false
+	}
+	for _, a := range g.Adapters {
+		s, is := a.(TestSplicer)
+		if !is || !a.Owns(f.Path) {
+			continue
+		}
+		before, ok1 := s.SpliceTests(f.Path, f.Base, f.Head)
+		old, ok2 := s.SpliceTests(f.Path, f.Head, f.Base)
+		if !ok1 || !ok2 || bytes.Equal(before, f.Base) && bytes.Equal(old, f.Head) {
+			return FileChange{}, FileChange{}, false
+		}
+		return FileChange{Path: f.Path, Status: f.Status, Head: before, HeadMode: f.BaseMode},
+			FileChange{Path: f.Path, Status: f.Status, Head: old, HeadMode: f.HeadMode}, true
+	}
+	return FileChange{}, FileChange{}, false
 }
 
 // oldUnits are the candidate units the head with the base's tests runs:

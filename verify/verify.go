@@ -268,6 +268,15 @@ type Adapter interface {
 	Candidates(ctx context.Context, r sandbox.Runner, dir string, change *Change) (Candidates, error)
 }
 
+// TestSplicer is implemented by adapters whose tests can live in a code
+// file (Rust's #[cfg(test)] modules). The gate's mixed snapshots take such
+// a file's code from one side and its tests from the other: SpliceTests
+// returns code's file with the tests of tests, or false when p is not
+// such a file or its tests cannot be told apart from its code.
+type TestSplicer interface {
+	SpliceTests(p string, code, tests []byte) ([]byte, bool)
+}
+
 // BaseFailureJudge is implemented by adapters that can tell, from the
 // change, whether a failure on the base that looks like a missing name is
 // one: a name the change adds (no credit) or a name the bug itself got

@@ -178,14 +178,39 @@ func rustClampRepo(t *testing.T, head map[string]string) *gitRepo {
 }
 
 // TestGateRustFix: a Rust fix with a new #[test] is verified and credited
-// by the test's ID; #[ignore] on the test that passed is tampered.
-//
-// The new test is an integration test (tests/): one added to the
-// #[cfg(test)] module of the fixed file itself cannot be run on the base
-// (the gate lays test files over the base, and that file is code), so it
-// is not_run there and earns no credit: such a fix is green, not
-// verified (verify/rust's Candidates).
+// by the test's ID, whether the test is an integration test (tests/) or
+// in the #[cfg(test)] module of the fixed file itself (the mixed
+// snapshots take that file's code from one side and its tests from the
+// other: verify.TestSplicer); #[ignore] on the test that passed is
+// tampered, and so is an in-file test whose expectation the change
+// rewrote to pass on wrong code (the base's version of it fails on the
+// head).
 func TestGateRustFix(t *testing.T) {
+	t.Run("fix with its test in the same file", func(t *testing.T) {
+		rep := checkHead(t, rustClampRepo(t, map[string]string{
+			"src/lib.rs": rustFixed + rustTestsHead + rustInside + "\n" + rustAbove + "}\n",
+		}).dir, false)
+		if rep.Verdict != verify.Verified {
+			t.Fatalf("verdict %s, want verified: %s", rep.Verdict, describe(rep))
+		}
+		if ids := creditedIDs(rep); len(ids) != 1 || ids[0] != "rust:src/lib.rs:tests::above" {
+			t.Errorf("credited %v, want rust:src/lib.rs:tests::above", ids)
+		}
+	})
+	t.Run("rewritten expectation in the same file", func(t *testing.T) {
+		// A wrong change (values inside the range come back one higher)
+		// with the existing test's expectation rewritten to match it: the
+		// base's version of the test, run on the head's code, fails.
+		wrong := strings.Replace(rustFixed, "    } else {\n        x\n", "    } else {\n        x + 1\n", 1)
+		lax := strings.Replace(rustInside, "clamp(5, 0, 10), 5", "clamp(5, 0, 10), 6", 1)
+		rep := checkHead(t, rustClampRepo(t, map[string]string{
+			"src/lib.rs": wrong + rustTestsHead + lax + "}\n",
+		}).dir, false)
+		if len(rep.ChangedExpectations) == 0 {
+			t.Fatalf("no changed expectation found (verdict %s): %s", rep.Verdict, describe(rep))
+		}
+		t.Logf("verdict %s, changed expectations %+v", rep.Verdict, rep.ChangedExpectations)
+	})
 	t.Run("fix", func(t *testing.T) {
 		rep := checkHead(t, rustClampRepo(t, map[string]string{
 			"src/lib.rs":     rustFixed + rustTestsHead + rustInside + "}\n",

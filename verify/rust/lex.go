@@ -22,6 +22,7 @@ type token struct {
 	kind tokenKind
 	text string
 	line int // 1-based
+	off  int // byte offset of its first byte in the source
 }
 
 // lex splits src into tokens. It never fails: text it cannot read (an
@@ -43,7 +44,7 @@ type lexer struct {
 }
 
 func (l *lexer) emit(kind tokenKind, start, startLine int) {
-	l.out = append(l.out, token{kind: kind, text: l.src[start:l.pos], line: startLine})
+	l.out = append(l.out, token{kind: kind, text: l.src[start:l.pos], line: startLine, off: start})
 }
 
 // advance moves past n bytes, counting newlines.

@@ -46,7 +46,10 @@ type Adapter struct {
 // New returns an Adapter that runs "cargo" from the sandbox's PATH.
 func New() *Adapter { return &Adapter{Cargo: "cargo"} }
 
-var _ verify.Adapter = (*Adapter)(nil)
+var (
+	_ verify.Adapter     = (*Adapter)(nil)
+	_ verify.TestSplicer = (*Adapter)(nil)
+)
 
 // Language implements verify.Adapter.
 func (a *Adapter) Language() string { return "rust" }
