@@ -102,4 +102,45 @@ func TestCheckInDockerSandbox(t *testing.T) {
 	if code, _, errOut := bcode("check", "--repo", repo, "--sandbox", "vm"); code != exitError || !strings.Contains(errOut, "want host or docker") {
 		t.Errorf("--sandbox vm: exit %d, %s", code, errOut)
 	}
+
+	// JavaScript and Rust in the same sandbox: node from the host's /usr,
+	// the host's Rust toolchain from its read-only mount, offline.
+	for _, c := range []struct {
+		lang, credited string
+		base, head     map[string]string
+	}{
+		{"javascript", "above", map[string]string{
+			"package.json":      "{\n  \"name\": \"calc\",\n  \"version\": \"1.0.0\"\n}\n",
+			"calc.js":           "exports.clamp = (x, hi) => x;\n",
+			"test/calc.test.js": "const { test } = require('node:test');\nconst assert = require('node:assert');\nconst { clamp } = require('../calc.js');\ntest('inside', () => { assert.strictEqual(clamp(5, 10), 5); });\n",
+		}, map[string]string{
+			"calc.js":           "exports.clamp = (x, hi) => Math.min(x, hi);\n",
+			"test/calc.test.js": "const { test } = require('node:test');\nconst assert = require('node:assert');\nconst { clamp } = require('../calc.js');\ntest('inside', () => { assert.strictEqual(clamp(5, 10), 5); });\ntest('above', () => { assert.strictEqual(clamp(15, 10), 10); });\n",
+		}},
+		{"rust", "tests::above", map[string]string{
+			"Cargo.toml": "[package]\nname = \"clamp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+			".gitignore": "/target\n",
+			"src/lib.rs": "pub fn clamp(x: i32, hi: i32) -> i32 { x }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn inside() { assert_eq!(super::clamp(5, 10), 5); }\n}\n",
+		}, map[string]string{
+			"src/lib.rs": "pub fn clamp(x: i32, hi: i32) -> i32 { x.min(hi) }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn inside() { assert_eq!(super::clamp(5, 10), 5); }\n    #[test]\n    fn above() { assert_eq!(super::clamp(15, 10), 10); }\n}\n",
+		}},
+	} {
+		c.base[".bcode/config.toml"] = "[sandbox]\nimage = \"" + ref + "\"\n"
+		repo := evidenceRepo(t, c.base, c.head)
+		code, out, errOut := bcode("check", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD", "--sandbox", "docker", "--json", "-q", "--no-evidence")
+		var rep struct {
+			Verdict string `json:"verdict"`
+			Tests   []struct {
+				Name     string `json:"name"`
+				Credited bool   `json:"credited"`
+			} `json:"tests"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.Verdict != "verified" {
+			t.Errorf("%s in the sandbox: exit %d, verdict %q (%v)\n%s\n%s", c.lang, code, rep.Verdict, err, out, errOut)
+			continue
+		}
+		if len(rep.Tests) != 1 || rep.Tests[0].Name != c.credited || !rep.Tests[0].Credited {
+			t.Errorf("%s in the sandbox: tests %+v, want %s credited", c.lang, rep.Tests, c.credited)
+		}
+	}
 }

@@ -137,7 +137,7 @@ func (e *Engine) BuildImage(ctx context.Context, ref string) (Image, error) {
 	changes := []string{
 		"USER " + strconv.Itoa(SandboxUID) + ":" + strconv.Itoa(SandboxGID),
 		"WORKDIR " + Home,
-		"ENV PATH=" + containerPath(""),
+		"ENV PATH=" + containerPath("", ""),
 		"LABEL " + labelSandbox + ".rootfs=" + rootfsVersion,
 	}
 	rc, err := e.cli.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, ref,

@@ -50,6 +50,10 @@ type Config struct {
 	Go GoEnv
 	// Toolchains are the read-only mounts; nil means HostToolchains(Go).
 	Toolchains []Mount
+	// Rust is the sysroot of the host's Rust toolchain, mounted read-only
+	// beside Toolchains with its bin on PATH; empty means ask
+	// HostRustSysroot (none found: no Rust in the container).
+	Rust string
 	// User is "uid:gid" inside the container. Empty means the host user
 	// bcode runs as, unless that is root: then SandboxUID:SandboxGID, and
 	// the worktree is opened to that user with GrantWrite.
@@ -116,6 +120,7 @@ type Config struct {
 // why one container per command rather than exec into a long-lived one).
 // It implements sandbox.Runner.
 type Runner struct {
+	rust     string // the Rust sysroot in the container ("" none or on PATH already)
 	e        *Engine
 	ownE     bool
 	cfg      Config
@@ -179,6 +184,11 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Toolchains == nil {
 		cfg.Toolchains = HostToolchains(cfg.Go)
 	}
+	if cfg.Rust == "" {
+		cfg.Rust = HostRustSysroot(ctx)
+	}
+	var rust string // the sysroot in the container
+	cfg.Toolchains, rust = rustMount(cfg.Toolchains, cfg.Rust)
 	def := func(v *int64, d int64) {
 		if *v <= 0 {
 			*v = d
@@ -191,7 +201,7 @@ func (e *Engine) NewRunner(ctx context.Context, cfg Config) (*Runner, error) {
 	def(&cfg.HomeBytes, DefaultHomeBytes)
 	def(&cfg.DiskBytes, DefaultDiskBytes)
 
-	r := &Runner{e: e, cfg: cfg}
+	r := &Runner{e: e, cfg: cfg, rust: rust}
 	if err := r.prepare(ctx); err != nil {
 		if r.disk != nil {
 			_ = r.disk.release(context.WithoutCancel(ctx))
@@ -228,7 +238,7 @@ func (r *Runner) prepare(ctx context.Context) error {
 	if cfg.ModCache != "" {
 		modcache = ModCacheTarget
 	}
-	r.env = mergeEnv(baseEnv(cfg.Go, gocache, modcache), cfg.Env)
+	r.env = mergeEnv(baseEnv(cfg.Go, r.rust, gocache, modcache), cfg.Env)
 	r.tmpfs = map[string]string{
 		// go test runs the test binaries it builds from $TMPDIR, so /tmp
 		// must allow exec; Docker mounts tmpfs noexec unless told.

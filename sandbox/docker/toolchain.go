@@ -46,10 +46,52 @@ func HostGoEnv(ctx context.Context) (GoEnv, error) {
 	return g, nil
 }
 
+// HostRustSysroot is the host's Rust toolchain as its rustc (first on
+// PATH, with the caller's environment: rustup's choice of toolchain is the
+// user's) says: the directory holding bin/cargo and bin/rustc and their
+// libraries. "" when there is no rustc.
+func HostRustSysroot(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "rustc", "--print", "sysroot").Output()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Clean(strings.TrimSpace(string(out)))
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	if fi, err := os.Stat(filepath.Join(p, "bin", "cargo")); err != nil || fi.IsDir() {
+		return "" // rustc without cargo: nothing to run tests with
+	}
+	return p
+}
+
+// RustTarget is where a host Rust sysroot outside /usr appears in the
+// container: not at its host path, which is usually in the user's home
+// (~/.rustup), whose name the container has no business seeing. A
+// toolchain finds its libraries from its own binaries' place, so it runs
+// from there.
+const RustTarget = "/opt/bcode/rust"
+
+// rustMount is the mount of the Rust sysroot, and the sysroot's path in the
+// container ("" none): nothing when a mount covers it already (Debian's
+// cargo lives under /usr, on PATH there).
+func rustMount(ms []Mount, sysroot string) ([]Mount, string) {
+	if sysroot == "" {
+		return ms, ""
+	}
+	for _, m := range ms {
+		if sysroot == m.target() || strings.HasPrefix(sysroot, m.target()+"/") {
+			return ms, ""
+		}
+	}
+	return append(ms, Mount{Source: sysroot, Target: RustTarget}), RustTarget
+}
+
 // HostToolchains lists the read-only mounts that give the container the
 // host's toolchains: /usr (the system's shell, coreutils, git, python3 and
 // its site packages, and a GOROOT below /usr), the top-level directories a
-// non-merged-/usr host keeps outside it, and a GOROOT elsewhere. Never the
+// non-merged-/usr host keeps outside it, /etc/alternatives (links into
+// /usr), and a GOROOT elsewhere. Never the
 // host's Go module cache, which holds every project's modules: the
 // container gets a view of the task's own (Config.ModCache).
 func HostToolchains(g GoEnv) []Mount {
@@ -70,6 +112,12 @@ func HostToolchains(g GoEnv) []Mount {
 		}
 		return false
 	}
+	// Debian names its compilers (cc, c++) and many tools through links in
+	// /etc/alternatives, which point back into /usr: without them /usr/bin/cc
+	// is a dangling link in the container, and cargo cannot link a test.
+	if fi, err := os.Stat("/etc/alternatives"); err == nil && fi.IsDir() {
+		ms = append(ms, Mount{Source: "/etc/alternatives"})
+	}
 	if p := filepath.Clean(g.GOROOT); g.GOROOT != "" {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() && !covered(p) {
 			ms = append(ms, Mount{Source: p})
@@ -79,9 +127,13 @@ func HostToolchains(g GoEnv) []Mount {
 }
 
 // containerPath is the PATH inside the container: the Go toolchain first
-// (when goroot is known), then the usual system directories.
-func containerPath(goroot string) string {
+// (when goroot is known), then the Rust one (when its sysroot is), then
+// the usual system directories.
+func containerPath(goroot, rust string) string {
 	p := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if rust != "" {
+		p = rust + "/bin:" + p
+	}
 	if goroot != "" {
 		p = goroot + "/bin:" + p
 	}
@@ -97,9 +149,9 @@ const ModCacheTarget = "/opt/bcode/gomodcache"
 // caller's, only what the sandbox sets. Go runs offline against the
 // read-only module view (modcache: its path in the container); a missing
 // module fails fast (see ExplainOffline).
-func baseEnv(g GoEnv, gocache, modcache string) []string {
+func baseEnv(g GoEnv, rust, gocache, modcache string) []string {
 	env := []string{
-		"PATH=" + containerPath(g.GOROOT),
+		"PATH=" + containerPath(g.GOROOT, rust),
 		"HOME=" + Home,
 		"USER=sandbox",
 		"LOGNAME=sandbox",

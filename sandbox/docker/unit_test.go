@@ -146,7 +146,7 @@ func TestRefuseSensitive(t *testing.T) {
 }
 
 func TestMergeEnvAndBase(t *testing.T) {
-	env := mergeEnv(baseEnv(GoEnv{GOROOT: "/usr/local/go"}, "/c", "/m"), []string{"GOFLAGS=-mod=readonly", "X=1"})
+	env := mergeEnv(baseEnv(GoEnv{GOROOT: "/usr/local/go"}, "", "/c", "/m"), []string{"GOFLAGS=-mod=readonly", "X=1"})
 	got := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
