@@ -25,6 +25,15 @@ import (
 //go:embed bcode_node_reporter.mjs
 var reporter []byte
 
+// vitestReporter and jestReporter are bcode's reporters for vitest and
+// jest, writing the node reporter's records to $BCODE_TEST_LOG.
+var (
+	//go:embed bcode_vitest_reporter.mjs
+	vitestReporter []byte
+	//go:embed bcode_jest_reporter.cjs
+	jestReporter []byte
+)
+
 // ErrNoNode reports that node is not installed where the tests run.
 var ErrNoNode = errors.New("node not found")
 
@@ -59,65 +68,146 @@ type record struct {
 	Output  string   `json:"output"`  // the file's stderr, for Load
 }
 
-// nodeRun is what one node --test process left: its records, with files
-// relative to the snapshot, and how it ended.
+// nodeRun is what one runner process (node --test, vitest or jest) left:
+// its records, with files relative to the snapshot, and how it ended.
 type nodeRun struct {
 	records []record
 	res     sandbox.Result
+	runner  Runner
 }
 
 // runNode runs node --test on files (relative to dir) with pattern (empty:
-// every test) and reads the reporter's records. The reporter and its
-// output live in a hidden scratch directory inside dir, which a container
-// runner sees at the same path, and is removed afterwards.
-//
-// --test-force-exit (Node 20.14+) ends each file's process once its tests
-// have finished: a server or timer a test leaves open (common in
-// JavaScript suites, and what a timed-out test leaves behind) would
-// otherwise hold the run until the sandbox kills it. The price is that an
-// error thrown by such leftovers after the last test is not seen.
+// every test) and reads the reporter's records.
 func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, files []string, pattern string, timeout time.Duration) (nodeRun, error) {
+	return a.runProject(ctx, r, dir, project{Root: ".", Runner: NodeTest}, files, pattern, timeout)
+}
+
+// runProject runs the project's runner on files (relative to dir) with
+// pattern (empty: every test; see namePattern and fullNamePattern) and
+// reads the records bcode's reporter wrote. The reporter and its output
+// live in a hidden scratch directory inside dir, which a container runner
+// sees at the same path, and is removed afterwards. The runner starts in
+// the project's directory, so it finds the project's own configuration
+// (transforms, setup files), but never its reporters.
+//
+// node --test gets --test-force-exit (Node 20.14+) and jest --forceExit:
+// each ends once its tests have finished, as a server or timer a test
+// leaves open (common in JavaScript suites, and what a timed-out test
+// leaves behind) would otherwise hold the run until the sandbox kills it.
+// The price is that an error thrown by such leftovers after the last test
+// is not seen.
+func (a *Adapter) runProject(ctx context.Context, r sandbox.Runner, dir string, p project, files []string, pattern string, timeout time.Duration) (nodeRun, error) {
 	scratch, err := os.MkdirTemp(dir, ".bcode-node-")
 	if err != nil {
-		return nodeRun{}, fmt.Errorf("scratch directory for node: %w", err)
+		return nodeRun{}, fmt.Errorf("scratch directory for %s: %w", p.Runner, err)
 	}
 	defer os.RemoveAll(scratch)
-	rep := filepath.Join(scratch, "bcode-reporter.mjs")
-	if err := os.WriteFile(rep, reporter, 0o644); err != nil {
-		return nodeRun{}, err
-	}
-	args := []string{a.node(), "--test", "--test-reporter=" + rep, "--test-reporter-destination=" + filepath.Join(scratch, "log.jsonl"), "--test-force-exit"}
-	if pattern != "" {
-		args = append(args, "--test-name-pattern="+pattern)
-	}
+	log := filepath.Join(scratch, "log.jsonl")
 	cmd := sandbox.Command{
-		Dir: dir,
+		Dir: filepath.Join(dir, filepath.FromSlash(p.Root)),
 		// NODE_OPTIONS could carry the repository's reporters or preloads.
-		Env:  []string{"NODE_OPTIONS=", "FORCE_COLOR=0", "NO_COLOR=1"},
-		Args: args,
+		Env: []string{"NODE_OPTIONS=", "FORCE_COLOR=0", "NO_COLOR=1", "BCODE_TEST_LOG=" + log},
 	}
 	if timeout > 0 {
-		cmd.Args = append(cmd.Args, "--test-timeout="+strconv.FormatInt(timeout.Milliseconds(), 10))
 		cmd.Timeout, cmd.CPULimit = timeout+grace, timeout+grace
 	}
-	cmd.Args = append(append(cmd.Args, "--"), files...)
+	rel := make([]string, len(files))
+	for i, f := range files {
+		rel[i] = strings.TrimPrefix(f, p.Root+"/")
+	}
+	switch p.Runner {
+	case Vitest, Jest:
+		entry, err := runnerEntry(dir, p)
+		if err != nil {
+			return nodeRun{}, err
+		}
+		cmd.Args, err = a.runnerArgs(scratch, entry, p.Runner, pattern, timeout)
+		if err != nil {
+			return nodeRun{}, err
+		}
+		// CI: neither runner writes a snapshot a test has not got yet.
+		cmd.Env = append(cmd.Env, "CI=true")
+	default:
+		cmd.Args, err = a.nodeArgs(scratch, log, p, rel, pattern, timeout)
+		if err != nil {
+			return nodeRun{}, err
+		}
+		rel = append([]string{"--"}, rel...)
+	}
+	cmd.Args = append(cmd.Args, rel...)
 	res, err := r.Run(ctx, cmd)
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return nodeRun{}, fmt.Errorf("%s: %w", a.node(), ErrNoNode)
 		}
-		return nodeRun{}, fmt.Errorf("running node --test: %w", err)
+		return nodeRun{}, fmt.Errorf("running %s: %w", p.Runner, err)
 	}
-	run := nodeRun{res: res}
+	run := nodeRun{res: res, runner: p.Runner}
 	data, err := sandbox.ReadFile(scratch, "log.jsonl", maxLog)
 	if err != nil {
 		if _, refused := sandbox.Refused(err); refused {
-			return nodeRun{}, fmt.Errorf("reading node's test log: %w", err)
+			return nodeRun{}, fmt.Errorf("reading %s's test log: %w", p.Runner, err)
 		}
-		return run, nil // no log: node did not start the runner
+		return run, nil // no log: the runner did not start
 	}
 	run.records = parseRecords(data, dir)
 	return run, nil
+}
+
+// nodeArgs is node --test's command line before the files, with bcode's
+// reporter written into scratch. TypeScript files run with --import tsx
+// when the project depends on tsx.
+func (a *Adapter) nodeArgs(scratch, log string, p project, files []string, pattern string, timeout time.Duration) ([]string, error) {
+	rep := filepath.Join(scratch, "bcode-reporter.mjs")
+	if err := os.WriteFile(rep, reporter, 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{a.node()}
+	if p.TSX && slices.ContainsFunc(files, isTypeScript) {
+		args = append(args, "--import", "tsx")
+	}
+	args = append(args, "--test", "--test-reporter="+rep, "--test-reporter-destination="+log, "--test-force-exit")
+	if pattern != "" {
+		args = append(args, "--test-name-pattern="+pattern)
+	}
+	if timeout > 0 {
+		args = append(args, "--test-timeout="+strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
+	return args, nil
+}
+
+// runnerArgs is vitest's or jest's command line before the files: the
+// package's own script run with node, bcode's reporter in place of the
+// project's, the runner's per-test timeout, and no failure for a filter
+// that selects no test (the missing tests are NotRun). vitest reads its
+// files as filters of its include patterns, jest with --runTestsByPath as
+// paths; both match -t against the test's names joined by spaces.
+func (a *Adapter) runnerArgs(scratch, entry string, runner Runner, pattern string, timeout time.Duration) ([]string, error) {
+	var args []string
+	switch runner {
+	case Vitest:
+		rep := filepath.Join(scratch, "bcode-vitest-reporter.mjs")
+		if err := os.WriteFile(rep, vitestReporter, 0o644); err != nil {
+			return nil, err
+		}
+		args = []string{a.node(), entry, "run", "--reporter=" + rep, "--allowOnly", "--passWithNoTests"}
+	default:
+		rep := filepath.Join(scratch, "bcode-jest-reporter.cjs")
+		if err := os.WriteFile(rep, jestReporter, 0o644); err != nil {
+			return nil, err
+		}
+		args = []string{a.node(), entry, "--ci", "--reporters=" + rep, "--watchman=false", "--forceExit", "--passWithNoTests"}
+	}
+	if pattern != "" {
+		args = append(args, "--testNamePattern="+pattern)
+	}
+	if timeout > 0 {
+		args = append(args, "--testTimeout="+strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
+	if runner == Jest {
+		args = append(args, "--runTestsByPath")
+	}
+	return args, nil
 }
 
 // parseRecords reads the reporter's lines (a torn last line, from a killed
@@ -188,6 +278,20 @@ func namePattern(tests []verify.Test) string {
 		for _, n := range strings.Split(t.Name, NameSep) {
 			names = append(names, regexp.QuoteMeta(n))
 		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	return "^(?:" + strings.Join(names, "|") + ")$"
+}
+
+// fullNamePattern selects tests by name for vitest's and jest's -t, which
+// match a test's names joined by spaces: each test's full name, anchored
+// and escaped. Names whose joins coincide ("a b" › "c" and "a" › "b c")
+// run both; results are read by their whole path.
+func fullNamePattern(tests []verify.Test) string {
+	var names []string
+	for _, t := range tests {
+		names = append(names, regexp.QuoteMeta(strings.ReplaceAll(t.Name, NameSep, " ")))
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
