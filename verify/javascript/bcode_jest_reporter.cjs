@@ -14,6 +14,12 @@ function write(rec) {
 
 const outcomes = { passed: 'pass', failed: 'fail', pending: 'skip', skipped: 'skip', disabled: 'skip', todo: 'todo' };
 
+// withoutStack drops a failure message's stack frames: the detail is the
+// assertion, and the frames name bcode's cache paths, not the test's.
+function withoutStack(msg) {
+  return String(msg).split('\n').filter((l) => !/^\s+at /.test(l)).join('\n').trim();
+}
+
 class BcodeJestReporter {
   onTestResult(_test, tr) {
     if (tr.testExecError) {
@@ -25,7 +31,7 @@ class BcodeJestReporter {
       if (!outcome) continue; // focused: not a result
       const rec = { file: tr.testFilePath, path: [...r.ancestorTitles, r.title], outcome, ms: r.duration || 0 };
       if (outcome === 'fail') {
-        rec.error = (r.failureMessages || []).join('\n');
+        rec.error = (r.failureMessages || []).map(withoutStack).join('\n');
         if (/Exceeded timeout of \d+ ms for a test/.test(rec.error)) rec.failure = 'testTimeoutFailure';
       }
       write(rec);
