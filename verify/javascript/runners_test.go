@@ -353,3 +353,45 @@ test.skipIf(true)('skipped on purpose', () => {});
 		t.Errorf("RunSuite: %s (%q), results %v", suite.Outcome, suite.Detail, got)
 	}
 }
+
+// TypeScript under jest runs as the project configures it: here ts-jest,
+// named by the project's jest.config.js.
+func TestRunTestsJestTypeScript(t *testing.T) {
+	a := linkedAdapter{Adapter: New(), modules: npmFixture(t, "jest")}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"package.json":   fixturePackageJSON(t, "jest"),
+		"jest.config.js": "module.exports = { preset: 'ts-jest', testEnvironment: 'node' };\n",
+		"src/calc.ts":    "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
+		"test/calc.test.ts": `import { describe, expect, it } from '@jest/globals';
+import { add } from '../src/calc';
+
+describe('calc', () => {
+  it.each([[1, 1, 2], [2, 2, 5]])('%i+%i=%i', (a: number, b: number, want: number) => {
+    expect(add(a, b)).toBe(want);
+  });
+});
+`,
+	})
+	tests := []verify.Test{
+		{Language: language, Package: "test/calc.test.ts", File: "test/calc.test.ts", Name: "calc › 1+1=2"},
+		{Language: language, Package: "test/calc.test.ts", File: "test/calc.test.ts", Name: "calc › 2+2=5"},
+	}
+	res, err := a.RunTests(t.Context(), host.New(), dir, tests, verify.RunOptions{Count: 1, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []verify.Outcome{verify.Pass, verify.Fail} {
+		if res[i].Outcome != want {
+			t.Errorf("%s: %s (%q), want %s", tests[i].Name, res[i].Outcome, res[i].Detail, want)
+		}
+	}
+	// The static side agrees with the runner on the rows' names.
+	got, err := New().ChangedTests(t.Context(), change(map[string][2]string{"test/calc.test.ts": {"", readFile(t, dir, "test/calc.test.ts")}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != tests[0].Name || got[1].Name != tests[1].Name {
+		t.Errorf("ChangedTests = %+v, want the two rows", got)
+	}
+}
