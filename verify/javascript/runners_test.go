@@ -395,3 +395,38 @@ describe('calc', () => {
 		t.Errorf("ChangedTests = %+v, want the two rows", got)
 	}
 }
+
+// node --test runs TypeScript test files with --import tsx when the
+// project depends on tsx.
+func TestRunTestsNodeTSX(t *testing.T) {
+	a := linkedAdapter{Adapter: New(), modules: npmFixture(t, "vitest")} // it holds tsx too
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"package.json": `{"private": true, "devDependencies": {"tsx": "4.19.2"}}`,
+		"test/calc.test.ts": `import { test } from 'node:test';
+import assert from 'node:assert';
+
+interface Pair { a: number; b: number }
+
+test('typed', () => {
+  const p: Pair = { a: 1, b: 2 };
+  assert.strictEqual(p.a + p.b, 3);
+});
+`,
+	})
+	tests := []verify.Test{{Language: language, Package: "test/calc.test.ts", File: "test/calc.test.ts", Name: "typed"}}
+	res, err := a.RunTests(t.Context(), host.New(), dir, tests, verify.RunOptions{Count: 1, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Outcome != verify.Pass {
+		t.Errorf("typed: %s (%q), want pass", res[0].Outcome, res[0].Detail)
+	}
+	suite, err := a.RunSuite(t.Context(), host.New(), dir, nil, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if suite.Outcome != verify.Pass || len(suite.Results) != 1 {
+		t.Errorf("RunSuite: %s (%q), %d results, want pass with 1", suite.Outcome, suite.Detail, len(suite.Results))
+	}
+}
