@@ -37,9 +37,9 @@ var (
 // ErrNoNode reports that node is not installed where the tests run.
 var ErrNoNode = errors.New("node not found")
 
-// ErrTypeScriptRun reports a TypeScript test file: the node runner does
-// not run TypeScript yet (parsing it works).
-var ErrTypeScriptRun = errors.New("running TypeScript test files is not supported yet")
+// ErrTypeScriptRun reports a TypeScript test file of a node --test project
+// without tsx: node does not run TypeScript by itself (parsing it works).
+var ErrTypeScriptRun = errors.New("node --test runs TypeScript test files only when the project depends on tsx")
 
 const (
 	// maxLog caps the reporter's output bcode reads.
