@@ -85,10 +85,10 @@ func staticTests(p string, src []byte) ([]staticTest, error) {
 type testFinder struct {
 	out     []staticTest
 	path    []string
-	skipped bool // a suite around here is skipped
-	fails   bool // a suite around here is marked .fails or .failing
-	cond    bool // a suite around here is marked .skipIf or .runIf
-	inTest  bool // inside a test's (not a suite's) function
+	skipped bool   // a suite around here is skipped
+	fails   bool   // a suite around here is marked .fails or .failing
+	cond    bool   // a suite around here is marked .skipIf or .runIf
+	inTest  bool   // inside a test's (not a suite's) function
 	row     string // the .each rows of the suites around here, printed
 }
 
