@@ -104,15 +104,20 @@ func (a *Adapter) Owns(p string) bool {
 	return true
 }
 
-// IsTestFile implements verify.Adapter with node --test's default patterns
-// (Node's "Running tests from the command line"): **/*.test.EXT,
-// **/*-test.EXT, **/*_test.EXT, **/test-*.EXT, **/test.EXT and
-// **/test/**/*.EXT, where EXT is js, cjs or mjs, and ts, cts or mts for
-// TypeScript (.jsx and .tsx are never run by node's default patterns).
+// IsTestFile implements verify.Adapter with the default patterns of the
+// three runners. node --test's ("Running tests from the command line"):
+// **/*.test.EXT, **/*-test.EXT, **/*_test.EXT, **/test-*.EXT, **/test.EXT
+// and **/test/**/*.EXT, where EXT is js, cjs or mjs, and ts, cts or mts
+// for TypeScript; vitest's and jest's add **/*.spec.EXT and
+// **/__tests__/**/*.EXT, where EXT may also be jsx or tsx, whose
+// *.test.EXT files count too.
 func (a *Adapter) IsTestFile(p string) bool {
 	ext := path.Ext(p)
+	jsx := false
 	switch ext {
 	case ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts":
+	case ".jsx", ".tsx":
+		jsx = true
 	default:
 		return false
 	}
@@ -121,12 +126,14 @@ func (a *Adapter) IsTestFile(p string) bool {
 	}
 	stem := strings.TrimSuffix(path.Base(p), ext)
 	switch {
-	case stem == "test", strings.HasPrefix(stem, "test-"),
-		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, "-test"), strings.HasSuffix(stem, "_test"):
+	case strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"):
+		return true
+	case jsx:
+	case stem == "test", strings.HasPrefix(stem, "test-"), strings.HasSuffix(stem, "-test"), strings.HasSuffix(stem, "_test"):
 		return true
 	}
 	for _, el := range strings.Split(path.Dir(p), "/") {
-		if el == "test" {
+		if el == "__tests__" || (el == "test" && !jsx) {
 			return true
 		}
 	}
