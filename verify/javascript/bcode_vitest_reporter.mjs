@@ -1,8 +1,10 @@
-// bcode's reporter for vitest 3 (the Reporter API's onTestCaseResult and
-// onTestRunEnd): one JSON line per test result and per test file that
-// failed to load, in the format of bcode's node --test reporter, appended
-// to the file BCODE_TEST_LOG names. Written by bcode into a scratch
-// directory for each run; the repository's own reporters are never used.
+// bcode's reporter for vitest: one JSON line per test result and per test
+// file that failed to load, in the format of bcode's node --test reporter,
+// appended to the file BCODE_TEST_LOG names. vitest 3 reports through the
+// Reporter API's onTestCaseResult and onTestRunEnd; vitest 1 and 2, which
+// have neither, through onFinished's task tree. Written by bcode into a
+// scratch directory for each run; the repository's own reporters are
+// never used.
 import { appendFileSync } from 'node:fs';
 
 const log = process.env.BCODE_TEST_LOG;
@@ -19,8 +21,53 @@ function timedOut(errs) {
   return (errs || []).some((e) => /^Test timed out in \d+ms/.test(String(e.message)));
 }
 
+const loaded = new Set(); // files whose load failure is written
+
+function writeLoad(file, errs) {
+  if (!errs || errs.length === 0 || loaded.has(file)) return;
+  loaded.add(file);
+  write({ file, path: [file], outcome: 'fail', load: true, error: errorText(errs) });
+}
+
+// writeTasks writes the tests below a vitest 1/2 task.
+function writeTasks(task, file, names) {
+  for (const t of task.tasks || []) {
+    if (t.type === 'suite') {
+      writeTasks(t, file, [...names, t.name]);
+      continue;
+    }
+    const r = t.result || {};
+    const rec = { file, path: [...names, t.name], outcome: 'pass', ms: r.duration || 0 };
+    if (t.mode === 'todo') {
+      rec.outcome = 'todo';
+    } else if (r.state === 'skip' || (t.mode === 'skip' && !r.state)) {
+      rec.outcome = 'skip';
+      rec.reason = r.note || '';
+    } else if (r.state === 'fail') {
+      rec.outcome = 'fail';
+      rec.error = errorText(r.errors);
+      if (timedOut(r.errors)) rec.failure = 'testTimeoutFailure';
+    } else if (r.state !== 'pass') {
+      continue; // it did not run
+    }
+    write(rec);
+  }
+}
+
 export default class BcodeVitestReporter {
+  constructor() {
+    this.sawCase = false;
+  }
+
+  onFinished(files) {
+    for (const f of files || []) {
+      if (!this.sawCase) writeTasks(f, f.filepath, []);
+      writeLoad(f.filepath, f.result && f.result.errors);
+    }
+  }
+
   onTestCaseResult(tc) {
+    this.sawCase = true;
     const names = [];
     for (let p = tc.parent; p && p.type === 'suite'; p = p.parent) names.unshift(p.name);
     names.push(tc.name);
@@ -46,11 +93,6 @@ export default class BcodeVitestReporter {
   }
 
   onTestRunEnd(modules) {
-    for (const m of modules || []) {
-      const errs = m.errors();
-      if (errs.length > 0) {
-        write({ file: m.moduleId, path: [m.moduleId], outcome: 'fail', load: true, error: errorText(errs) });
-      }
-    }
+    for (const m of modules || []) writeLoad(m.moduleId, m.errors());
   }
 }
