@@ -27,7 +27,7 @@ var hidingKeys = []string{
 // change to package.json's "jest" key or its "test" script. The message
 // names the settings that can hide tests when those are what changed.
 func configFindings(f verify.FileChange) []verify.Finding {
-	if slices.Contains(strings.Split(f.Path, "/"), "node_modules") {
+	if inNodeModules(f.Path) {
 		return nil
 	}
 	finding := func(msg string) []verify.Finding {

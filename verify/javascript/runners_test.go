@@ -245,11 +245,14 @@ test.failing('c', () => {});
 test.todo('d');
 test.concurrent('e', () => {});
 `},
-		"jest.config.js":   {"module.exports = {\n  testPathIgnorePatterns: ['/node_modules/'],\n};\n", "module.exports = {\n  testPathIgnorePatterns: ['/node_modules/', '/test/'],\n};\n"},
-		"vite.config.ts":   {"export default {\n  test: { exclude: [] },\n  plugins: [],\n};\n", "export default {\n  test: {\n    exclude: ['**/calc*'],\n  },\n  plugins: [],\n};\n"},
-		"a/vite.config.ts": {"export default {\n  test: { include: ['x'] },\n  plugins: [],\n};\n", "export default {\n  test: {\n    include: [ 'x' ] },\n  plugins: [react()],\n};\n"},
-		"package.json":     {`{"jest": {"passWithNoTests": false}, "scripts": {"test": "jest"}}`, `{"jest": {"passWithNoTests": true}, "scripts": {"test": "jest --passWithNoTests"}}`},
-		"b/package.json":   {`{"jest": {"x": 1}, "dependencies": {}}`, `{"jest": { "x" : 1 }, "dependencies": {"y": "1"}}`},
+		"jest.config.js":                   {"module.exports = {\n  testPathIgnorePatterns: ['/node_modules/'],\n};\n", "module.exports = {\n  testPathIgnorePatterns: ['/node_modules/', '/test/'],\n};\n"},
+		"vite.config.ts":                   {"export default {\n  test: { exclude: [] },\n  plugins: [],\n};\n", "export default {\n  test: {\n    exclude: ['**/calc*'],\n  },\n  plugins: [],\n};\n"},
+		"a/vite.config.ts":                 {"export default {\n  test: { include: ['x'] },\n  plugins: [],\n};\n", "export default {\n  test: {\n    include: [ 'x' ] },\n  plugins: [react()],\n};\n"},
+		"package.json":                     {`{"jest": {"passWithNoTests": false}, "scripts": {"test": "jest"}}`, `{"jest": {"passWithNoTests": true}, "scripts": {"test": "jest --passWithNoTests"}}`},
+		"b/package.json":                   {`{"jest": {"x": 1}, "dependencies": {}}`, `{"jest": { "x" : 1 }, "dependencies": {"y": "1"}}`},
+		"node_modules/vitest/vitest.mjs":   {"run();\n", "pass();\n"},
+		"node_modules/vitest/a.test.js":    {"", "test.only('x', () => {});\n"},
+		"node_modules/jest/jest.config.js": {"", "module.exports = {};\n"},
 	})
 	got, err := New().Tamper(t.Context(), c)
 	if err != nil {
@@ -264,6 +267,7 @@ test.concurrent('e', () => {});
 		"vite.config.ts " + verify.FindingTestInfra + " exclude changed",
 		"package.json " + verify.FindingTestInfra + " passWithNoTests changed",
 		"package.json " + verify.FindingTestInfra + " test script",
+		"node_modules/jest/jest.config.js " + verify.FindingTestInfra + " (node_modules): 3 files",
 	}
 	for _, w := range want {
 		p, rest, _ := strings.Cut(w, " ")

@@ -17,9 +17,14 @@ import (
 // changes to the runners' configuration (configFindings).
 func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.Finding, error) {
 	var out []verify.Finding
+	var modules []string
 	for _, f := range change.Files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if inNodeModules(f.Path) {
+			modules = append(modules, f.Path)
+			continue
 		}
 		if !f.Binary {
 			out = append(out, configFindings(f)...)
@@ -41,7 +46,19 @@ func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.F
 		}
 		out = append(out, fileTamper(f.Path, base, head)...)
 	}
+	if len(modules) > 0 {
+		slices.Sort(modules)
+		// The runners and everything the tests import run from there, as
+		// a Python project's .venv does.
+		out = append(out, verify.Finding{Code: verify.FindingTestInfra, Path: modules[0],
+			Message: fmt.Sprintf("the installed packages the tests run with changed (node_modules): %d files, %s first", len(modules), modules[0])})
+	}
 	return out, nil
+}
+
+// inNodeModules reports a path inside a node_modules directory.
+func inNodeModules(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "node_modules")
 }
 
 // fileTamper compares one test file's tests on both sides.
