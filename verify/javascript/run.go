@@ -121,7 +121,7 @@ func (a *Adapter) runProject(ctx context.Context, r sandbox.Runner, dir string, 
 		if err != nil {
 			return nodeRun{}, err
 		}
-		cmd.Args, err = a.runnerArgs(scratch, entry, p.Runner, pattern, timeout)
+		cmd.Args, err = a.runnerArgs(scratch, entry, p, pattern, timeout)
 		if err != nil {
 			return nodeRun{}, err
 		}
@@ -179,24 +179,30 @@ func (a *Adapter) nodeArgs(scratch, log string, p project, files []string, patte
 // runnerArgs is vitest's or jest's command line before the files: the
 // package's own script run with node, bcode's reporter in place of the
 // project's, the runner's per-test timeout, and no failure for a filter
-// that selects no test (the missing tests are NotRun). vitest reads its
+// that selects no test (the missing tests are NotRun). vitest keeps no
+// results cache (--cache=false: node_modules may be read-only, and is the
+// user's), and runs .only tests without failing (--allowOnly: Tamper
+// reports a new .only). vitest reads its
 // files as filters of its include patterns, jest with --runTestsByPath as
 // paths; both match -t against the test's names joined by spaces.
-func (a *Adapter) runnerArgs(scratch, entry string, runner Runner, pattern string, timeout time.Duration) ([]string, error) {
-	var args []string
-	switch runner {
+func (a *Adapter) runnerArgs(scratch, entry string, p project, pattern string, timeout time.Duration) ([]string, error) {
+	args := []string{a.node()}
+	if p.VMModules {
+		args = append(args, "--experimental-vm-modules")
+	}
+	switch p.Runner {
 	case Vitest:
 		rep := filepath.Join(scratch, "bcode-vitest-reporter.mjs")
 		if err := os.WriteFile(rep, vitestReporter, 0o644); err != nil {
 			return nil, err
 		}
-		args = []string{a.node(), entry, "run", "--reporter=" + rep, "--allowOnly", "--passWithNoTests"}
+		args = append(args, entry, "run", "--reporter="+rep, "--allowOnly", "--passWithNoTests", "--cache=false")
 	default:
 		rep := filepath.Join(scratch, "bcode-jest-reporter.cjs")
 		if err := os.WriteFile(rep, jestReporter, 0o644); err != nil {
 			return nil, err
 		}
-		args = []string{a.node(), entry, "--ci", "--reporters=" + rep, "--watchman=false", "--forceExit", "--passWithNoTests"}
+		args = append(args, entry, "--ci", "--reporters="+rep, "--watchman=false", "--forceExit", "--passWithNoTests")
 	}
 	if pattern != "" {
 		args = append(args, "--testNamePattern="+pattern)
@@ -204,7 +210,7 @@ func (a *Adapter) runnerArgs(scratch, entry string, runner Runner, pattern strin
 	if timeout > 0 {
 		args = append(args, "--testTimeout="+strconv.FormatInt(timeout.Milliseconds(), 10))
 	}
-	if runner == Jest {
+	if p.Runner == Jest {
 		args = append(args, "--runTestsByPath")
 	}
 	return args, nil

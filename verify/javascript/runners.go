@@ -40,6 +40,11 @@ type project struct {
 	// TSX is set when tsx is a dependency: node --test then runs
 	// TypeScript test files with --import tsx.
 	TSX bool
+	// VMModules is set when the test script runs node with
+	// --experimental-vm-modules (jest's native ECMAScript modules), which
+	// the runner then gets too: bcode clears NODE_OPTIONS, where such
+	// scripts set it.
+	VMModules bool
 }
 
 // packageJSON is what runner choice reads of a package.json.
@@ -127,7 +132,7 @@ func (ps *projects) at(d string) project {
 func (ps *projects) choose(d string, data []byte) project {
 	var pj packageJSON
 	_ = json.Unmarshal(data, &pj) // a package.json that does not parse names no runner
-	p := project{Root: d, Runner: NodeTest, TSX: pj.depends("tsx")}
+	p := project{Root: d, Runner: NodeTest, TSX: pj.depends("tsx"), VMModules: strings.Contains(pj.Scripts["test"], "--experimental-vm-modules")}
 	if m := scriptRunner.FindStringSubmatch(pj.Scripts["test"]); m != nil {
 		p.Runner = Runner(m[2])
 		return p

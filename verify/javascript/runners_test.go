@@ -28,7 +28,7 @@ func TestProjectRunner(t *testing.T) {
 		"packages/plainvite/package.json":      `{}`,
 		"packages/plainvite/vite.config.ts":    "export default defineConfig({ plugins: [] });\n",
 		"packages/plainvite/a.test.js":         "",
-		"packages/script/package.json":         `{"scripts": {"test": "NODE_ENV=test jest --ci"}, "devDependencies": {"vitest": "1"}}`,
+		"packages/script/package.json":         `{"scripts": {"test": "NODE_OPTIONS=--experimental-vm-modules jest --ci"}, "devDependencies": {"vitest": "1"}}`,
 		"packages/script/a.test.js":            "",
 		"packages/node/package.json":           `{"devDependencies": {"tsx": "4"}}`,
 		"packages/node/a.test.ts":              "",
@@ -50,7 +50,7 @@ func TestProjectRunner(t *testing.T) {
 		"packages/jc/a.test.js":                {Root: "packages/jc", Runner: Jest},
 		"packages/vite/a.test.ts":              {Root: "packages/vite", Runner: Vitest},
 		"packages/plainvite/a.test.js":         {Root: "packages/plainvite", Runner: NodeTest},
-		"packages/script/a.test.js":            {Root: "packages/script", Runner: Jest},
+		"packages/script/a.test.js":            {Root: "packages/script", Runner: Jest, VMModules: true},
 		"packages/node/a.test.ts":              {Root: "packages/node", Runner: NodeTest, TSX: true},
 		"packages/broken/a.test.js":            {Root: "packages/broken", Runner: NodeTest},
 	} {
@@ -432,5 +432,28 @@ test('typed', () => {
 	}
 	if suite.Outcome != verify.Pass || len(suite.Results) != 1 {
 		t.Errorf("RunSuite: %s (%q), %d results, want pass with 1", suite.Outcome, suite.Detail, len(suite.Results))
+	}
+}
+
+func TestRunnerArgs(t *testing.T) {
+	a := New()
+	scratch := t.TempDir()
+	args, err := a.runnerArgs(scratch, "/r/node_modules/jest/bin/jest.js", project{Root: ".", Runner: Jest, VMModules: true}, "^(?:x)$", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(args, " ")
+	for _, want := range []string{"node --experimental-vm-modules /r/node_modules/jest/bin/jest.js --ci --reporters=", "--testNamePattern=^(?:x)$", "--testTimeout=2000", "--runTestsByPath"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("jest args %q lack %q", got, want)
+		}
+	}
+	args, err = a.runnerArgs(scratch, "/r/node_modules/vitest/vitest.mjs", project{Root: ".", Runner: Vitest}, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = strings.Join(args, " ")
+	if !strings.HasPrefix(got, "node /r/node_modules/vitest/vitest.mjs run --reporter=") || !strings.Contains(got, "--cache=false") || strings.Contains(got, "Timeout") || strings.Contains(got, "Pattern") {
+		t.Errorf("vitest args %q", got)
 	}
 }
