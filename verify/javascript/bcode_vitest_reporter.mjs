@@ -57,13 +57,23 @@ function writeTasks(task, file, names) {
 export default class BcodeVitestReporter {
   constructor() {
     this.sawCase = false;
+    this.sawUnhandled = false;
   }
 
-  onFinished(files) {
+  // writeUnhandled writes errors thrown outside every test (a timer's, an
+  // unhandled rejection's) as a load failure of no file.
+  writeUnhandled(errs) {
+    if (this.sawUnhandled || !errs || errs.length === 0) return;
+    this.sawUnhandled = true;
+    write({ file: '', path: ['unhandled error'], outcome: 'fail', load: true, error: errorText(errs) });
+  }
+
+  onFinished(files, errors) {
     for (const f of files || []) {
       if (!this.sawCase) writeTasks(f, f.filepath, []);
       writeLoad(f.filepath, f.result && f.result.errors);
     }
+    this.writeUnhandled(errors);
   }
 
   onTestCaseResult(tc) {
@@ -92,7 +102,8 @@ export default class BcodeVitestReporter {
     write(rec);
   }
 
-  onTestRunEnd(modules) {
+  onTestRunEnd(modules, unhandled) {
     for (const m of modules || []) writeLoad(m.moduleId, m.errors());
+    this.writeUnhandled(unhandled);
   }
 }

@@ -150,8 +150,20 @@ func (a *Adapter) runProject(ctx context.Context, r sandbox.Runner, dir string, 
 		}
 		return run, nil // no log: the runner did not start
 	}
-	run.records = parseRecords(data, dir)
+	run.records = onlyFiles(parseRecords(data, dir), files)
 	return run, nil
+}
+
+// onlyFiles keeps the records of files: vitest reads the files it is
+// given as filters (src/a.test.ts also selects lib/src/a.test.ts), whose
+// extra results belong to no one who asked. A record of no file (an error
+// outside every test) stays.
+func onlyFiles(recs []record, files []string) []record {
+	want := map[string]bool{}
+	for _, f := range files {
+		want[f] = true
+	}
+	return slices.DeleteFunc(recs, func(rec record) bool { return rec.File != "" && !want[rec.File] })
 }
 
 // nodeArgs is node --test's command line before the files, with bcode's
@@ -217,16 +229,25 @@ func (a *Adapter) runnerArgs(scratch, entry string, p project, pattern string, t
 }
 
 // parseRecords reads the reporter's lines (a torn last line, from a killed
-// run, is dropped), with each file made relative to dir.
+// run, is dropped), with each file made relative to dir. vitest and jest
+// name files by their real paths, so a dir reached through a symbolic
+// link is matched by its real path too.
 func parseRecords(data []byte, dir string) []record {
+	dirs := []string{dir}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		dirs = append(dirs, real)
+	}
 	var out []record
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		var rec record
 		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &rec) != nil {
 			continue
 		}
-		if rel, err := filepath.Rel(dir, rec.File); err == nil && !strings.HasPrefix(rel, "..") {
-			rec.File = filepath.ToSlash(rel)
+		for _, d := range dirs {
+			if rel, err := filepath.Rel(d, rec.File); err == nil && !strings.HasPrefix(rel, "..") {
+				rec.File = filepath.ToSlash(rel)
+				break
+			}
 		}
 		if rec.Outcome == "skip" && rec.Reason == skipByPattern {
 			continue

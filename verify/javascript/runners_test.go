@@ -1,6 +1,8 @@
 package javascript
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -455,5 +457,46 @@ func TestRunnerArgs(t *testing.T) {
 	got = strings.Join(args, " ")
 	if !strings.HasPrefix(got, "node /r/node_modules/vitest/vitest.mjs run --reporter=") || !strings.Contains(got, "--cache=false") || strings.Contains(got, "Timeout") || strings.Contains(got, "Pattern") {
 		t.Errorf("vitest args %q", got)
+	}
+}
+
+// A snapshot reached through a symbolic link: vitest names files by their
+// real paths, which are still read as the snapshot's.
+func TestRunTestsThroughSymlink(t *testing.T) {
+	a := linkedAdapter{Adapter: New(), modules: npmFixture(t, "vitest")}
+	real := t.TempDir()
+	writeFiles(t, real, map[string]string{
+		"package.json":      fixturePackageJSON(t, "vitest"),
+		"src/a.test.ts":     "import { test } from 'vitest';\ntest('a', () => {});\n",
+		"lib/src/a.test.ts": "import { test } from 'vitest';\ntest('a', () => { throw new Error('not asked for'); });\n",
+	})
+	dir := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, dir); err != nil {
+		t.Fatal(err)
+	}
+	suite, err := a.RunSuite(t.Context(), host.New(), dir, []string{"src/a.test.ts"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if suite.Outcome != verify.Pass || len(suite.Results) != 1 || suite.Results[0].Test.File != "src/a.test.ts" {
+		t.Errorf("RunSuite: %s (%q), results %+v, want one pass in src/a.test.ts", suite.Outcome, suite.Detail, suite.Results)
+	}
+}
+
+// An error thrown outside every test fails a vitest suite whose tests all
+// passed.
+func TestRunSuiteVitestUnhandledError(t *testing.T) {
+	a := linkedAdapter{Adapter: New(), modules: npmFixture(t, "vitest")}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"package.json": fixturePackageJSON(t, "vitest"),
+		"a.test.ts":    "import { test } from 'vitest';\ntest('a', () => {\n  setTimeout(() => { throw new Error('late boom'); }, 0);\n});\ntest('b', async () => {\n  await new Promise((r) => setTimeout(r, 50));\n});\n",
+	})
+	suite, err := a.RunSuite(t.Context(), host.New(), dir, nil, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if suite.Outcome != verify.Fail || !strings.Contains(suite.Detail, "late boom") {
+		t.Errorf("RunSuite: %s (%q) failed %v, want a failure naming the unhandled error", suite.Outcome, suite.Detail, suite.Failed)
 	}
 }
