@@ -500,3 +500,15 @@ func TestRunSuiteVitestUnhandledError(t *testing.T) {
 		t.Errorf("RunSuite: %s (%q) failed %v, want a failure naming the unhandled error", suite.Outcome, suite.Detail, suite.Failed)
 	}
 }
+
+func TestIsTestSupportRunnerFiles(t *testing.T) {
+	a := New()
+	for p, want := range map[string]bool{
+		"jest.setup.js": true, "vitest.setup.ts": true, "jest.config.js": true, "vitest.config.mts": true,
+		"src/setupTests.ts": true, "src/__tests__/helpers.ts": true, "src/jester.js": false, "vite.config.ts": false,
+	} {
+		if got := a.IsTestSupport(p); got != want {
+			t.Errorf("IsTestSupport(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
