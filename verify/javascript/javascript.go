@@ -21,7 +21,8 @@
 // its nearest package.json (the repository's root without one). The first
 // of these that holds picks it:
 //
-//  1. the runner the project's "test" script starts (vitest or jest);
+//  1. the runner the project's "test" script starts (vitest, jest or
+//     node --test);
 //  2. a vitest.config.*, or a vite.config.* with a test block: vitest;
 //  3. a jest.config.* or a "jest" key in package.json: jest;
 //  4. vitest as a dependency or devDependency;

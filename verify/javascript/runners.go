@@ -69,8 +69,10 @@ var (
 	// testBlock finds vite's `test:` option (vitest's settings inside a
 	// vite config).
 	testBlock = regexp.MustCompile(`(?m)(^|[\s{,])test\s*:`)
-	// scriptRunner finds the runner an npm test script starts.
-	scriptRunner = regexp.MustCompile(`(^|[\s/;&|(])(vitest|jest)(\s|$|;|&|\|)`)
+	// scriptRunner finds the runner an npm test script starts, and
+	// scriptNodeTest a script that runs node --test.
+	scriptRunner   = regexp.MustCompile(`(^|[\s/;&|(])(vitest|jest)(\s|$|;|&|\|)`)
+	scriptNodeTest = regexp.MustCompile(`(^|[\s;&|(])node\s[^;&|]*--test(\s|$|[;&|])`)
 )
 
 func configNames(stem string, exts ...string) []string {
@@ -123,7 +125,8 @@ func (ps *projects) at(d string) project {
 // choose picks the runner of the project in directory d whose package.json
 // is data. When several runners are named, the first of these wins:
 //
-//  1. the runner the "test" script starts (what `npm test` runs);
+//  1. the runner the "test" script starts (what `npm test` runs): vitest,
+//     jest, or node --test;
 //  2. a vitest.config.*, or a vite.config.* with a test block;
 //  3. a jest.config.* or a "jest" key in package.json;
 //  4. vitest as a dependency or devDependency;
@@ -135,6 +138,9 @@ func (ps *projects) choose(d string, data []byte) project {
 	p := project{Root: d, Runner: NodeTest, TSX: pj.depends("tsx"), VMModules: strings.Contains(pj.Scripts["test"], "--experimental-vm-modules")}
 	if m := scriptRunner.FindStringSubmatch(pj.Scripts["test"]); m != nil {
 		p.Runner = Runner(m[2])
+		return p
+	}
+	if scriptNodeTest.MatchString(pj.Scripts["test"]) {
 		return p
 	}
 	switch {

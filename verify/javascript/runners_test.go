@@ -34,6 +34,8 @@ func TestProjectRunner(t *testing.T) {
 		"packages/script/a.test.js":            "",
 		"packages/node/package.json":           `{"devDependencies": {"tsx": "4"}}`,
 		"packages/node/a.test.ts":              "",
+		"packages/nt/package.json":             `{"scripts": {"test": "node --test-reporter=spec --test test/"}, "devDependencies": {"vitest": "3"}}`,
+		"packages/nt/a.test.js":                "",
 		"packages/broken/package.json":         `{not json`,
 		"packages/broken/a.test.js":            "",
 		"packages/v/vendor/node_modules/x.js":  "",
@@ -55,6 +57,7 @@ func TestProjectRunner(t *testing.T) {
 		"packages/script/a.test.js":            {Root: "packages/script", Runner: Jest, VMModules: true},
 		"packages/node/a.test.ts":              {Root: "packages/node", Runner: NodeTest, TSX: true},
 		"packages/broken/a.test.js":            {Root: "packages/broken", Runner: NodeTest},
+		"packages/nt/a.test.js":                {Root: "packages/nt", Runner: NodeTest},
 	} {
 		if got := ps.of(file); got != want {
 			t.Errorf("project of %s = %+v, want %+v", file, got, want)
