@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func installFixture(npm, name string) (string, error) {
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", err
+		cache = os.TempDir() // no HOME: a cache for this machine's session
 	}
 	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
 	parent := filepath.Join(cache, "bcode-test")
@@ -94,10 +95,23 @@ func installFixture(npm, name string) (string, error) {
 		}
 		// Another process finished first: its install is the same.
 	}
+	pruneOld(parent, name, final)
 	return filepath.Join(final, "node_modules"), nil
 }
 
-// fixtureProject returns testdata/<name>/package.json, for a fixture
+// pruneOld removes the installs of the fixture's earlier locks: name-
+// and 16 hex digits (never one being installed, which another process may
+// be writing, nor another fixture's).
+func pruneOld(parent, name, keep string) {
+	old, _ := filepath.Glob(filepath.Join(parent, name+"-"+strings.Repeat("[0-9a-f]", 16)))
+	for _, d := range old {
+		if d != keep {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// fixturePackageJSON returns testdata/<name>/package.json, for a fixture
 // repository's files.
 func fixturePackageJSON(t *testing.T, name string) string {
 	t.Helper()
