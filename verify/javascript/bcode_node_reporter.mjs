@@ -2,6 +2,14 @@
 // result, suite result and test file that failed to load, with the path of
 // names that led to it. Written by bcode into a scratch directory for each
 // run; the repository's own reporters are never used.
+//
+// Each line is appended to the file BCODE_TEST_LOG names as it is known,
+// synchronously: under --test-force-exit node may end the process before
+// a reporter destination's stream is flushed, losing the last results.
+// Without BCODE_TEST_LOG the lines are yielded to the destination.
+import { appendFileSync } from 'node:fs';
+
+const log = process.env.BCODE_TEST_LOG;
 const stacks = new Map(); // file -> names by nesting
 const stderr = new Map(); // file -> what it wrote to stderr (a load failure's reason)
 
@@ -54,7 +62,8 @@ export default async function* bcodeReporter(source) {
           rec.load = true; // the file itself: it did not load, or its process failed
           rec.output = stderr.get(d.file) || '';
         }
-        yield JSON.stringify(rec) + '\n';
+        if (log) appendFileSync(log, JSON.stringify(rec) + '\n');
+        else yield JSON.stringify(rec) + '\n';
         break;
       }
     }

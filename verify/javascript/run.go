@@ -128,7 +128,7 @@ func (a *Adapter) runProject(ctx context.Context, r sandbox.Runner, dir string, 
 		// CI: neither runner writes a snapshot a test has not got yet.
 		cmd.Env = append(cmd.Env, "CI=true")
 	default:
-		cmd.Args, err = a.nodeArgs(scratch, log, p, rel, pattern, timeout)
+		cmd.Args, err = a.nodeArgs(scratch, p, rel, pattern, timeout)
 		if err != nil {
 			return nodeRun{}, err
 		}
@@ -169,7 +169,7 @@ func onlyFiles(recs []record, files []string) []record {
 // nodeArgs is node --test's command line before the files, with bcode's
 // reporter written into scratch. TypeScript files run with --import tsx
 // when the project depends on tsx.
-func (a *Adapter) nodeArgs(scratch, log string, p project, files []string, pattern string, timeout time.Duration) ([]string, error) {
+func (a *Adapter) nodeArgs(scratch string, p project, files []string, pattern string, timeout time.Duration) ([]string, error) {
 	rep := filepath.Join(scratch, "bcode-reporter.mjs")
 	if err := os.WriteFile(rep, reporter, 0o644); err != nil {
 		return nil, err
@@ -178,7 +178,8 @@ func (a *Adapter) nodeArgs(scratch, log string, p project, files []string, patte
 	if p.TSX && slices.ContainsFunc(files, isTypeScript) {
 		args = append(args, "--import", "tsx")
 	}
-	args = append(args, "--test", "--test-reporter="+rep, "--test-reporter-destination="+log, "--test-force-exit")
+	// The reporter appends to $BCODE_TEST_LOG itself and yields nothing.
+	args = append(args, "--test", "--test-reporter="+rep, "--test-reporter-destination=stdout", "--test-force-exit")
 	if pattern != "" {
 		args = append(args, "--test-name-pattern="+pattern)
 	}
