@@ -3,14 +3,13 @@
 // names that led to it. Written by bcode into a scratch directory for each
 // run; the repository's own reporters are never used.
 //
-// Each line is written to the file BCODE_NODE_LOG names with a synchronous
-// write before the next event is read, not yielded to node's reporter
-// stream: bcode runs node with --test-force-exit, which exits the process
-// once the tests are done, and a stream's pending writes die with it (a
-// loaded machine lost the last results that way).
-import { openSync, writeSync } from 'node:fs';
+// Each line is appended to the file BCODE_TEST_LOG names as it is known,
+// synchronously: under --test-force-exit node may end the process before
+// a reporter destination's stream is flushed, losing the last results.
+// Without BCODE_TEST_LOG the lines are yielded to the destination.
+import { appendFileSync } from 'node:fs';
 
-const log = process.env.BCODE_NODE_LOG ? openSync(process.env.BCODE_NODE_LOG, 'a') : null;
+const log = process.env.BCODE_TEST_LOG;
 const stacks = new Map(); // file -> names by nesting
 const stderr = new Map(); // file -> what it wrote to stderr (a load failure's reason)
 
@@ -63,9 +62,8 @@ export default async function* bcodeReporter(source) {
           rec.load = true; // the file itself: it did not load, or its process failed
           rec.output = stderr.get(d.file) || '';
         }
-        const line = JSON.stringify(rec) + '\n';
-        if (log !== null) writeSync(log, line);
-        else yield line;
+        if (log) appendFileSync(log, JSON.stringify(rec) + '\n');
+        else yield JSON.stringify(rec) + '\n';
         break;
       }
     }

@@ -20,7 +20,9 @@ var testDirs = map[string]bool{
 // IsTestSupport reports whether p belongs to the tests only: test files,
 // anything under a test directory (tests/, __tests__/, __mocks__/,
 // fixtures/, testdata/, …), and files named for tests wherever they live
-// (test-utils.js, testHelpers.ts, setupTests.js, *.spec.js).
+// (test-utils.js, testHelpers.ts, setupTests.js, *.spec.js), and the
+// runners' own files (jest.setup.js, jest.config.js, vitest.setup.ts,
+// vitest.config.ts).
 func (a *Adapter) IsTestSupport(p string) bool {
 	if a.IsTestFile(p) {
 		return true
@@ -36,7 +38,8 @@ func (a *Adapter) IsTestSupport(p string) bool {
 	base := strings.ToLower(path.Base(p))
 	stem := strings.TrimSuffix(base, path.Ext(base))
 	return strings.HasPrefix(stem, "test") || strings.HasSuffix(stem, ".spec") || strings.HasPrefix(stem, "setuptests") ||
-		strings.Contains(stem, "test-util") || strings.Contains(stem, "test_util") || strings.Contains(stem, "testutil")
+		strings.Contains(stem, "test-util") || strings.Contains(stem, "test_util") || strings.Contains(stem, "testutil") ||
+		strings.HasPrefix(stem, "jest.") || strings.HasPrefix(stem, "vitest.")
 }
 
 // Candidates implements verify.Adapter as the Python adapter does: the

@@ -1,16 +1,49 @@
 // Package javascript is the verification gate's JavaScript and TypeScript
 // adapter. It finds the tests a change adds or modifies by parsing both
 // sides of each test file in Go (tdewolff/parse's js package, after
-// esbuild strips TypeScript types and JSX), runs tests with a runner (the
-// first is Node's built-in `node --test`) through a sandbox.Runner and a
-// reporter bcode writes, computes the test files a change reaches through
-// relative imports, and reports deleted, newly skipped and newly focused
-// (.only) tests.
+// esbuild strips TypeScript types and JSX), runs tests through a
+// sandbox.Runner with the runner each project uses and a reporter bcode
+// writes, computes the test files a change reaches through relative
+// imports, and reports deleted, newly skipped, failing-expected, newly
+// focused (.only) tests and changes to the runners' configuration.
 //
 // A test is named by its file (Test.Package and Test.File) and its path of
 // describe/suite and test names joined by NameSep: "calc › adds" for
 // it('adds') inside describe('calc'); a t.test subtest adds its name to the
-// path of the test that starts it.
+// path of the test that starts it; each row of test.each, it.each or
+// describe.each is named as the runner expands it ("calc › 1+1=2" for
+// test.each([[1, 1, 2]])('%i+%i=%i')) when the table and the name are
+// literal, and is not a test bcode can name otherwise.
+//
+// # Runners
+//
+// Each test file runs with the runner of its project: the directory of
+// its nearest package.json (the repository's root without one). The first
+// of these that holds picks it:
+//
+//  1. the runner the project's "test" script starts (vitest, jest or
+//     node --test);
+//  2. a vitest.config.*, or a vite.config.* with a test block: vitest;
+//  3. a jest.config.* or a "jest" key in package.json: jest;
+//  4. vitest as a dependency or devDependency;
+//  5. jest as a dependency or devDependency;
+//  6. otherwise Node's built-in runner, node --test.
+//
+// vitest and jest run from the project's own node_modules (the
+// project's directory or one above it, as a workspace hoists them), by
+// their packages' scripts run with node; bcode never downloads a runner,
+// and a missing one is an EnvError saying to run npm ci. Each run loads
+// the project's configuration (transforms, setup files) but bcode's
+// reporter in place of the project's (vitest --reporter, jest
+// --reporters), and all three reporters write the same JSON lines.
+//
+// # TypeScript
+//
+// vitest runs TypeScript test files itself and jest as the project
+// configures it (ts-jest or babel). node --test runs them only when tsx
+// is a dependency of the project, with --import tsx; otherwise they are
+// an EnvError (ErrTypeScriptRun) and are parsed, never run. Node's own
+// type stripping (22.6+) is not assumed.
 package javascript
 
 import (
@@ -40,7 +73,8 @@ type Adapter struct {
 	Checkout string
 }
 
-// New returns an Adapter that runs tests with node's built-in runner.
+// New returns an Adapter that runs each project's tests with its runner
+// (node --test, vitest or jest).
 func New() *Adapter { return &Adapter{} }
 
 var _ verify.Adapter = (*Adapter)(nil)
@@ -76,15 +110,20 @@ func (a *Adapter) Owns(p string) bool {
 	return true
 }
 
-// IsTestFile implements verify.Adapter with node --test's default patterns
-// (Node's "Running tests from the command line"): **/*.test.EXT,
-// **/*-test.EXT, **/*_test.EXT, **/test-*.EXT, **/test.EXT and
-// **/test/**/*.EXT, where EXT is js, cjs or mjs, and ts, cts or mts for
-// TypeScript (.jsx and .tsx are never run by node's default patterns).
+// IsTestFile implements verify.Adapter with the default patterns of the
+// three runners. node --test's ("Running tests from the command line"):
+// **/*.test.EXT, **/*-test.EXT, **/*_test.EXT, **/test-*.EXT, **/test.EXT
+// and **/test/**/*.EXT, where EXT is js, cjs or mjs, and ts, cts or mts
+// for TypeScript; vitest's and jest's add **/*.spec.EXT and
+// **/__tests__/**/*.EXT, where EXT may also be jsx or tsx, whose
+// *.test.EXT files count too.
 func (a *Adapter) IsTestFile(p string) bool {
 	ext := path.Ext(p)
+	jsx := false
 	switch ext {
 	case ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts":
+	case ".jsx", ".tsx":
+		jsx = true
 	default:
 		return false
 	}
@@ -93,12 +132,14 @@ func (a *Adapter) IsTestFile(p string) bool {
 	}
 	stem := strings.TrimSuffix(path.Base(p), ext)
 	switch {
-	case stem == "test", strings.HasPrefix(stem, "test-"),
-		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, "-test"), strings.HasSuffix(stem, "_test"):
+	case strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"):
+		return true
+	case jsx:
+	case stem == "test", strings.HasPrefix(stem, "test-"), strings.HasSuffix(stem, "-test"), strings.HasSuffix(stem, "_test"):
 		return true
 	}
 	for _, el := range strings.Split(path.Dir(p), "/") {
-		if el == "test" {
+		if el == "__tests__" || (el == "test" && !jsx) {
 			return true
 		}
 	}

@@ -26,6 +26,12 @@ type staticTest struct {
 	Suite   bool // describe/suite: holds tests, is not one
 	Skipped bool // .skip, .todo, { skip: true } or { todo: ... } here or on a suite around it
 	Only    bool // .only or { only: true } on the call itself
+	// Fails is set by vitest's .fails and jest's .failing (here or on a
+	// suite around it): the test passes when its body fails.
+	Fails bool
+	// Conditional is set by vitest's .skipIf(…) and .runIf(…), here or on
+	// a suite around it: whether the test runs depends on its condition.
+	Conditional bool
 }
 
 // tsconfig keeps every import esbuild would otherwise drop as unused in
@@ -79,8 +85,11 @@ func staticTests(p string, src []byte) ([]staticTest, error) {
 type testFinder struct {
 	out     []staticTest
 	path    []string
-	skipped bool // a suite around here is skipped
-	inTest  bool // inside a test's (not a suite's) function
+	skipped bool   // a suite around here is skipped
+	fails   bool   // a suite around here is marked .fails or .failing
+	cond    bool   // a suite around here is marked .skipIf or .runIf
+	inTest  bool   // inside a test's (not a suite's) function
+	row     string // the .each rows of the suites around here, printed
 }
 
 func (f *testFinder) Exit(js.INode) {}
@@ -90,7 +99,7 @@ func (f *testFinder) Enter(n js.INode) js.IVisitor {
 	if !ok {
 		return f
 	}
-	kind, mods, ok := f.callee(call.X)
+	c, ok := f.callee(call.X)
 	if !ok || len(call.Args.List) == 0 {
 		return f
 	}
@@ -98,9 +107,17 @@ func (f *testFinder) Enter(n js.INode) js.IVisitor {
 	if !ok {
 		return f
 	}
-	t := staticTest{Name: strings.Join(append(append([]string(nil), f.path...), name), NameSep), Suite: kind == "suite"}
-	t.Skipped = f.skipped || mods["skip"] || mods["todo"]
-	t.Only = mods["only"]
+	rows := []eachRow{{name: name}}
+	if c.each {
+		if rows, ok = eachRows(name, c.table); !ok {
+			return nil // rows whose names cannot be read: no test ID to give
+		}
+	}
+	t := staticTest{Suite: c.kind == "suite"}
+	t.Skipped = f.skipped || c.mods["skip"] || c.mods["todo"]
+	t.Only = c.mods["only"]
+	t.Fails = f.fails || c.mods["fails"] || c.mods["failing"]
+	t.Conditional = f.cond || c.mods["skipIf"] || c.mods["runIf"]
 	var body js.INode
 	for _, arg := range call.Args.List[1:] {
 		switch v := arg.Value.(type) {
@@ -117,60 +134,109 @@ func (f *testFinder) Enter(n js.INode) js.IVisitor {
 		body.JS(&b)
 		t.Body = b.String()
 	}
-	f.out = append(f.out, t)
-	if body != nil {
-		inner := &testFinder{path: append(append([]string(nil), f.path...), name), skipped: t.Skipped, inTest: !t.Suite}
-		js.Walk(inner, body)
-		f.out = append(f.out, inner.out...)
+	for _, r := range rows {
+		row := f.row + r.text
+		rt := t
+		rt.Name = strings.Join(append(append([]string(nil), f.path...), r.name), NameSep)
+		if row != "" {
+			rt.Body += "\x00" + row
+		}
+		f.out = append(f.out, rt)
+		if body != nil {
+			inner := &testFinder{path: append(append([]string(nil), f.path...), r.name), skipped: t.Skipped, fails: t.Fails, cond: t.Conditional, inTest: !t.Suite, row: row}
+			js.Walk(inner, body)
+			f.out = append(f.out, inner.out...)
+		}
 	}
 	return nil
 }
 
-// callee reads what a call's callee is: "test" or "suite", and the
-// modifiers chained after it (test.skip, describe.only, it.todo). Inside a
-// test, any x.test(...) is a subtest (the t.test of node:test).
-func (f *testFinder) callee(x js.IExpr) (kind string, mods map[string]bool, ok bool) {
-	mods = map[string]bool{}
+// callInfo is what a test call's callee says: "test" or "suite", the
+// modifiers chained after it (test.skip, describe.only, it.todo,
+// test.fails, it.skipIf(…), test.concurrent), and, for .each(table) or
+// vitest's .for(table), the table.
+type callInfo struct {
+	kind  string
+	mods  map[string]bool
+	each  bool
+	table js.IExpr
+}
+
+// modifiers are the chained names that leave a call a test or suite call.
+var modifiers = map[string]bool{
+	"skip": true, "only": true, "todo": true, "fails": true, "failing": true,
+	"concurrent": true, "sequential": true, "shuffle": true,
+}
+
+// callee reads what a call's callee is. Inside a test, any x.test(...) is
+// a subtest (the t.test of node:test).
+func (f *testFinder) callee(x js.IExpr) (callInfo, bool) {
+	c := callInfo{mods: map[string]bool{}}
 	for {
 		switch v := x.(type) {
 		case *js.Var:
 			switch string(v.Data) {
 			case "test", "it":
-				return "test", mods, true
+				c.kind = "test"
+				return c, true
 			case "describe", "suite":
-				return "suite", mods, true
+				c.kind = "suite"
+				return c, true
 			}
-			return "", nil, false
-		case *js.DotExpr:
-			var name string
-			switch y := v.Y.(type) {
-			case js.LiteralExpr: // the parser stores a property name by value
-				name = string(y.Data)
-			case *js.LiteralExpr:
-				name = string(y.Data)
-			case *js.Var:
-				name = string(y.Data)
+			return c, false
+		case *js.CallExpr:
+			// test.each(table)(…), test.for(table)(…), test.skipIf(cond)(…)
+			dot, ok := v.X.(*js.DotExpr)
+			if !ok {
+				return c, false
+			}
+			switch name := propertyName(dot); name {
+			case "each", "for":
+				if c.each || len(v.Args.List) != 1 {
+					return c, false
+				}
+				c.each, c.table = true, v.Args.List[0].Value
+			case "skipIf", "runIf":
+				c.mods[name] = true
 			default:
-				return "", nil, false
+				return c, false
 			}
-			switch name {
-			case "skip", "only", "todo":
-				mods[name] = true
+			x = dot.X
+		case *js.DotExpr:
+			name := propertyName(v)
+			switch {
+			case modifiers[name]:
+				c.mods[name] = true
 				x = v.X
 				continue
-			case "test", "it", "describe", "suite":
+			case name == "test" || name == "it" || name == "describe" || name == "suite":
 				if _, isVar := v.X.(*js.Var); isVar && f.inTest {
+					c.kind = "test"
 					if name == "describe" || name == "suite" {
-						return "suite", mods, true
+						c.kind = "suite"
 					}
-					return "test", mods, true
+					return c, true
 				}
 			}
-			return "", nil, false
+			return c, false
 		default:
-			return "", nil, false
+			return c, false
 		}
 	}
+}
+
+// propertyName is the name after the dot of x.name ("" for a computed
+// one).
+func propertyName(v *js.DotExpr) string {
+	switch y := v.Y.(type) {
+	case js.LiteralExpr: // the parser stores a property name by value
+		return string(y.Data)
+	case *js.LiteralExpr:
+		return string(y.Data)
+	case *js.Var:
+		return string(y.Data)
+	}
+	return ""
 }
 
 // optionFlags reads a test's options object: which of skip, todo and only

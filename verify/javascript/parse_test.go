@@ -11,9 +11,11 @@ func TestIsTestFile(t *testing.T) {
 		"calc.test.js": true, "src/calc.test.mjs": true, "calc-test.cjs": true, "calc_test.js": true,
 		"test-calc.js": true, "test.js": true, "test/helpers.js": true, "a/test/b/c.mjs": true,
 		"calc.test.ts": true, "test/x.mts": true, "calc_test.cts": true,
-		"calc.js": false, "tests/helpers.js": false, "calc.spec.js": false, "calc.test.jsx": false,
-		"calc.test.tsx": false, "node_modules/x/test/a.js": false, "test/data.json": false, "contest.js": false,
-		"testing.js": false, "latest.js": false,
+		"calc.spec.js": true, "calc.test.jsx": true, "calc.test.tsx": true, "view.spec.tsx": true,
+		"src/__tests__/calc.ts": true, "src/__tests__/view.tsx": true,
+		"calc.js": false, "tests/helpers.js": false, "view-test.jsx": false, "test/view.tsx": false,
+		"node_modules/x/test/a.js": false, "node_modules/x/a.spec.js": false, "test/data.json": false, "contest.js": false,
+		"testing.js": false, "latest.js": false, "spec.js": false, "inspect.js": false,
 	} {
 		if got := a.IsTestFile(p); got != want {
 			t.Errorf("IsTestFile(%q) = %v, want %v", p, got, want)

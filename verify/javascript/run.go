@@ -25,19 +25,21 @@ import (
 //go:embed bcode_node_reporter.mjs
 var reporter []byte
 
-// preload makes every node process of a run write its stdout and stderr
-// blocking, so --test-force-exit cannot drop a test file's last results
-// (see the file's comment).
-//
-//go:embed bcode_node_preload.mjs
-var preload []byte
+// vitestReporter and jestReporter are bcode's reporters for vitest and
+// jest, writing the node reporter's records to $BCODE_TEST_LOG.
+var (
+	//go:embed bcode_vitest_reporter.mjs
+	vitestReporter []byte
+	//go:embed bcode_jest_reporter.cjs
+	jestReporter []byte
+)
 
 // ErrNoNode reports that node is not installed where the tests run.
 var ErrNoNode = errors.New("node not found")
 
-// ErrTypeScriptRun reports a TypeScript test file: the node runner does
-// not run TypeScript yet (parsing it works).
-var ErrTypeScriptRun = errors.New("running TypeScript test files is not supported yet")
+// ErrTypeScriptRun reports a TypeScript test file of a node --test project
+// without tsx: node does not run TypeScript by itself (parsing it works).
+var ErrTypeScriptRun = errors.New("node --test runs TypeScript test files only when the project depends on tsx")
 
 const (
 	// maxLog caps the reporter's output bcode reads.
@@ -66,77 +68,107 @@ type record struct {
 	Output  string   `json:"output"`  // the file's stderr, for Load
 }
 
-// nodeRun is what one node --test process left: its records, with files
-// relative to the snapshot, and how it ended.
+// nodeRun is what one runner process (node --test, vitest or jest) left:
+// its records, with files relative to the snapshot, and how it ended.
 type nodeRun struct {
 	records []record
 	res     sandbox.Result
+	runner  Runner
 }
 
 // runNode runs node --test on files (relative to dir) with pattern (empty:
-// every test) and reads the reporter's records. The reporter and its
-// output live in a hidden scratch directory inside dir, which a container
-// runner sees at the same path, and is removed afterwards.
-//
-// --test-force-exit (Node 20.14+) ends each file's process once its tests
-// have finished: a server or timer a test leaves open (common in
-// JavaScript suites, and what a timed-out test leaves behind) would
-// otherwise hold the run until the sandbox kills it. The price is that an
-// error thrown by such leftovers after the last test is not seen.
+// every test) and reads the reporter's records.
 func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, files []string, pattern string, timeout time.Duration) (nodeRun, error) {
+	return a.runProject(ctx, r, dir, project{Root: ".", Runner: NodeTest}, files, pattern, timeout)
+}
+
+// runProject runs the project's runner on files (relative to dir) with
+// pattern (empty: every test; see namePattern and fullNamePattern) and
+// reads the records bcode's reporter wrote. The reporter and its output
+// live in a hidden scratch directory inside dir, which a container runner
+// sees at the same path, and is removed afterwards. The runner starts in
+// the project's directory, so it finds the project's own configuration
+// (transforms, setup files), but never its reporters.
+//
+// node --test gets --test-force-exit (Node 20.14+) and jest --forceExit:
+// each ends once its tests have finished, as a server or timer a test
+// leaves open (common in JavaScript suites, and what a timed-out test
+// leaves behind) would otherwise hold the run until the sandbox kills it.
+// The price is that an error thrown by such leftovers after the last test
+// is not seen.
+func (a *Adapter) runProject(ctx context.Context, r sandbox.Runner, dir string, p project, files []string, pattern string, timeout time.Duration) (nodeRun, error) {
 	if err := a.linkModules(dir); err != nil {
 		return nodeRun{}, fmt.Errorf("linking the checkout's node_modules: %w", err)
 	}
 	scratch, err := os.MkdirTemp(dir, ".bcode-node-")
 	if err != nil {
-		return nodeRun{}, fmt.Errorf("scratch directory for node: %w", err)
+		return nodeRun{}, fmt.Errorf("scratch directory for %s: %w", p.Runner, err)
 	}
 	defer os.RemoveAll(scratch)
-	rep := filepath.Join(scratch, "bcode-reporter.mjs")
-	if err := os.WriteFile(rep, reporter, 0o644); err != nil {
-		return nodeRun{}, err
-	}
-	pre := filepath.Join(scratch, "bcode-preload.mjs")
-	if err := os.WriteFile(pre, preload, 0o644); err != nil {
-		return nodeRun{}, err
-	}
-	// The reporter writes its log itself, synchronously (see the
-	// reporter's comment); node's own destination gets nothing.
-	logPath := filepath.Join(scratch, "log.jsonl")
-	args := []string{a.node(), "--test", "--test-reporter=" + rep, "--test-reporter-destination=" + filepath.Join(scratch, "unused"), "--test-force-exit"}
-	if pattern != "" {
-		args = append(args, "--test-name-pattern="+pattern)
-	}
+	log := filepath.Join(scratch, "log.jsonl")
 	cmd := sandbox.Command{
-		Dir: dir,
-		// NODE_OPTIONS could carry the repository's reporters or preloads:
-		// it holds bcode's preload only.
-		Env:  []string{"NODE_OPTIONS=" + nodeImport(pre), "FORCE_COLOR=0", "NO_COLOR=1", "BCODE_NODE_LOG=" + logPath},
-		Args: args,
+		Dir: filepath.Join(dir, filepath.FromSlash(p.Root)),
+		// NODE_OPTIONS could carry the repository's reporters or preloads.
+		Env: []string{"NODE_OPTIONS=", "FORCE_COLOR=0", "NO_COLOR=1", "BCODE_TEST_LOG=" + log},
 	}
 	if timeout > 0 {
-		cmd.Args = append(cmd.Args, "--test-timeout="+strconv.FormatInt(timeout.Milliseconds(), 10))
 		cmd.Timeout, cmd.CPULimit = timeout+grace, timeout+grace
 	}
-	cmd.Args = append(append(cmd.Args, "--"), files...)
+	rel := make([]string, len(files))
+	for i, f := range files {
+		rel[i] = strings.TrimPrefix(f, p.Root+"/")
+	}
+	switch p.Runner {
+	case Vitest, Jest:
+		entry, err := runnerEntry(dir, p)
+		if err != nil {
+			return nodeRun{}, err
+		}
+		cmd.Args, err = a.runnerArgs(scratch, entry, p, pattern, timeout)
+		if err != nil {
+			return nodeRun{}, err
+		}
+		// CI: neither runner writes a snapshot a test has not got yet.
+		cmd.Env = append(cmd.Env, "CI=true")
+	default:
+		cmd.Args, err = a.nodeArgs(scratch, p, rel, pattern, timeout)
+		if err != nil {
+			return nodeRun{}, err
+		}
+		rel = append([]string{"--"}, rel...)
+		// NODE_OPTIONS holds bcode's preload only (see preload).
+		pre := filepath.Join(scratch, "bcode-preload.mjs")
+		if err := os.WriteFile(pre, preload, 0o644); err != nil {
+			return nodeRun{}, err
+		}
+		cmd.Env[0] = "NODE_OPTIONS=" + nodeImport(pre)
+	}
+	cmd.Args = append(cmd.Args, rel...)
 	res, err := r.Run(ctx, cmd)
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return nodeRun{}, fmt.Errorf("%s: %w", a.node(), ErrNoNode)
 		}
-		return nodeRun{}, fmt.Errorf("running node --test: %w", err)
+		return nodeRun{}, fmt.Errorf("running %s: %w", p.Runner, err)
 	}
-	run := nodeRun{res: res}
+	run := nodeRun{res: res, runner: p.Runner}
 	data, err := sandbox.ReadFile(scratch, "log.jsonl", maxLog)
 	if err != nil {
 		if _, refused := sandbox.Refused(err); refused {
-			return nodeRun{}, fmt.Errorf("reading node's test log: %w", err)
+			return nodeRun{}, fmt.Errorf("reading %s's test log: %w", p.Runner, err)
 		}
-		return run, nil // no log: node did not start the runner
+		return run, nil // no log: the runner did not start
 	}
-	run.records = parseRecords(data, dir)
+	run.records = onlyFiles(parseRecords(data, dir), files)
 	return run, nil
 }
+
+// preload makes every node process of a node --test run write its stdout
+// and stderr blocking, so --test-force-exit cannot drop a test file's last
+// results (see the file's comment).
+//
+//go:embed bcode_node_preload.mjs
+var preload []byte
 
 // nodeImport is NODE_OPTIONS' --import of the module at p, quoted as
 // NODE_OPTIONS quotes (a path may hold spaces).
@@ -145,17 +177,101 @@ func nodeImport(p string) string {
 	return `--import="` + q + `"`
 }
 
+// onlyFiles keeps the records of files: vitest reads the files it is
+// given as filters (src/a.test.ts also selects lib/src/a.test.ts), whose
+// extra results belong to no one who asked. A record of no file (an error
+// outside every test) stays.
+func onlyFiles(recs []record, files []string) []record {
+	want := map[string]bool{}
+	for _, f := range files {
+		want[f] = true
+	}
+	return slices.DeleteFunc(recs, func(rec record) bool { return rec.File != "" && !want[rec.File] })
+}
+
+// nodeArgs is node --test's command line before the files, with bcode's
+// reporter written into scratch. TypeScript files run with --import tsx
+// when the project depends on tsx.
+func (a *Adapter) nodeArgs(scratch string, p project, files []string, pattern string, timeout time.Duration) ([]string, error) {
+	rep := filepath.Join(scratch, "bcode-reporter.mjs")
+	if err := os.WriteFile(rep, reporter, 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{a.node()}
+	if p.TSX && slices.ContainsFunc(files, isTypeScript) {
+		args = append(args, "--import", "tsx")
+	}
+	// The reporter appends to $BCODE_TEST_LOG itself and yields nothing.
+	args = append(args, "--test", "--test-reporter="+rep, "--test-reporter-destination=stdout", "--test-force-exit")
+	if pattern != "" {
+		args = append(args, "--test-name-pattern="+pattern)
+	}
+	if timeout > 0 {
+		args = append(args, "--test-timeout="+strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
+	return args, nil
+}
+
+// runnerArgs is vitest's or jest's command line before the files: the
+// package's own script run with node, bcode's reporter in place of the
+// project's, the runner's per-test timeout, and no failure for a filter
+// that selects no test (the missing tests are NotRun). vitest keeps no
+// results cache (--cache=false: node_modules may be read-only, and is the
+// user's), and runs .only tests without failing (--allowOnly: Tamper
+// reports a new .only). vitest reads its
+// files as filters of its include patterns, jest with --runTestsByPath as
+// paths; both match -t against the test's names joined by spaces.
+func (a *Adapter) runnerArgs(scratch, entry string, p project, pattern string, timeout time.Duration) ([]string, error) {
+	args := []string{a.node()}
+	if p.VMModules {
+		args = append(args, "--experimental-vm-modules")
+	}
+	switch p.Runner {
+	case Vitest:
+		rep := filepath.Join(scratch, "bcode-vitest-reporter.mjs")
+		if err := os.WriteFile(rep, vitestReporter, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, entry, "run", "--reporter="+rep, "--allowOnly", "--passWithNoTests", "--cache=false")
+	default:
+		rep := filepath.Join(scratch, "bcode-jest-reporter.cjs")
+		if err := os.WriteFile(rep, jestReporter, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, entry, "--ci", "--reporters="+rep, "--watchman=false", "--forceExit", "--passWithNoTests")
+	}
+	if pattern != "" {
+		args = append(args, "--testNamePattern="+pattern)
+	}
+	if timeout > 0 {
+		args = append(args, "--testTimeout="+strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
+	if p.Runner == Jest {
+		args = append(args, "--runTestsByPath")
+	}
+	return args, nil
+}
+
 // parseRecords reads the reporter's lines (a torn last line, from a killed
-// run, is dropped), with each file made relative to dir.
+// run, is dropped), with each file made relative to dir. vitest and jest
+// name files by their real paths, so a dir reached through a symbolic
+// link is matched by its real path too.
 func parseRecords(data []byte, dir string) []record {
+	dirs := []string{dir}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		dirs = append(dirs, real)
+	}
 	var out []record
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		var rec record
 		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &rec) != nil {
 			continue
 		}
-		if rel, err := filepath.Rel(dir, rec.File); err == nil && !strings.HasPrefix(rel, "..") {
-			rec.File = filepath.ToSlash(rel)
+		for _, d := range dirs {
+			if rel, err := filepath.Rel(d, rec.File); err == nil && !strings.HasPrefix(rel, "..") {
+				rec.File = filepath.ToSlash(rel)
+				break
+			}
 		}
 		if rec.Outcome == "skip" && rec.Reason == skipByPattern {
 			continue
@@ -213,6 +329,20 @@ func namePattern(tests []verify.Test) string {
 		for _, n := range strings.Split(t.Name, NameSep) {
 			names = append(names, regexp.QuoteMeta(n))
 		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	return "^(?:" + strings.Join(names, "|") + ")$"
+}
+
+// fullNamePattern selects tests by name for vitest's and jest's -t, which
+// match a test's names joined by spaces: each test's full name, anchored
+// and escaped. Names whose joins coincide ("a b" › "c" and "a" › "b c")
+// run both; results are read by their whole path.
+func fullNamePattern(tests []verify.Test) string {
+	var names []string
+	for _, t := range tests {
+		names = append(names, regexp.QuoteMeta(strings.ReplaceAll(t.Name, NameSep, " ")))
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)

@@ -50,10 +50,11 @@ func (a *Adapter) jsFiles(dir string) ([]string, error) {
 	return out, err
 }
 
-// RunSuite implements verify.Adapter: one node --test process over the
-// target test files, or every JavaScript test file when targets is nil.
-// TypeScript test files are left out (node does not run them yet) and
-// named in the detail.
+// RunSuite implements verify.Adapter: one runner process per project (a
+// test file's nearest package.json) over its target test files, or over
+// every test file when targets is nil. TypeScript test files a project's
+// runner does not run (node --test without tsx) are left out and named in
+// the detail.
 func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, targets []string, timeout time.Duration) (verify.SuiteResult, error) {
 	start := time.Now()
 	out := verify.SuiteResult{Targets: targets}
@@ -68,32 +69,45 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 			}
 		}
 	}
-	var run, ts []string
-	for _, t := range targets {
-		if err := checkTest(verify.Test{File: t, Name: "suite"}); err != nil {
-			return verify.SuiteResult{}, fmt.Errorf("suite target %q: %w", t, err)
-		}
-		if isTypeScript(t) {
-			ts = append(ts, t)
-		} else {
-			run = append(run, t)
-		}
-	}
 	if len(targets) == 0 {
 		out.Outcome, out.Targets = verify.Pass, nil
 		return out, nil
 	}
+	ps, err := newProjects(dir)
+	if err != nil {
+		return verify.SuiteResult{}, err
+	}
+	defer ps.Close()
+	var order []project
+	groups := map[project][]string{}
+	var ts []string
+	for _, t := range targets {
+		if err := checkTest(verify.Test{File: t, Name: "suite"}); err != nil {
+			return verify.SuiteResult{}, fmt.Errorf("suite target %q: %w", t, err)
+		}
+		p := ps.of(t)
+		if isTypeScript(t) && !p.runsTypeScript() {
+			ts = append(ts, t)
+			continue
+		}
+		if _, ok := groups[p]; !ok {
+			order = append(order, p)
+		}
+		groups[p] = append(groups[p], t)
+	}
 	out.Outcome = verify.Pass
-	if len(run) > 0 {
-		nr, err := a.runNode(ctx, r, dir, run, "", timeout)
+	for _, p := range order {
+		part := verify.SuiteResult{Outcome: verify.Pass}
+		nr, err := a.runProject(ctx, r, dir, p, groups[p], "", timeout)
 		switch {
-		case errors.Is(err, ErrNoNode):
-			out.Outcome, out.Detail = verify.EnvError, err.Error()
+		case errors.Is(err, ErrNoNode) || errors.Is(err, ErrNoRunner):
+			part.Outcome, part.Detail = verify.EnvError, err.Error()
 		case err != nil:
 			return verify.SuiteResult{}, err
 		default:
-			judgeSuite(&out, nr, run, timeout)
+			judgeSuite(&part, nr, groups[p], timeout)
 		}
+		mergeSuite(&out, part)
 	}
 	if len(ts) > 0 {
 		// Said after what the run found, which matters more.
@@ -104,11 +118,34 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	return out, nil
 }
 
+// suiteRank orders suite outcomes by how much they say: the worst
+// project's outcome is the suite's.
+var suiteRank = map[verify.Outcome]int{verify.Pass: 0, verify.EnvError: 1, verify.Fail: 2, verify.Timeout: 3}
+
+// mergeSuite adds one project's run to the suite's result.
+func mergeSuite(out *verify.SuiteResult, part verify.SuiteResult) {
+	out.Results = append(out.Results, part.Results...)
+	out.Units = append(out.Units, part.Units...)
+	out.Failed = append(out.Failed, part.Failed...)
+	if suiteRank[part.Outcome] > suiteRank[out.Outcome] {
+		out.Outcome = part.Outcome
+	}
+	if out.Detail == "" {
+		out.Detail = part.Detail
+	}
+}
+
 // judgeSuite fills a suite result from one run over files.
 func judgeSuite(out *verify.SuiteResult, nr nodeRun, files []string, timeout time.Duration) {
 	_, loads := index(nr.records)
 	for _, rec := range nr.records {
 		if rec.Load {
+			if rec.File == "" { // an error outside every test and file
+				out.Failed = append(out.Failed, "(unhandled error)")
+				if out.Detail == "" {
+					out.Detail = clip(rec.Error)
+				}
+			}
 			continue
 		}
 		if rec.Suite {
@@ -157,7 +194,9 @@ func judgeSuite(out *verify.SuiteResult, nr nodeRun, files []string, timeout tim
 		out.Outcome, out.Detail = verify.Timeout, fmt.Sprintf("the suite did not finish before the %s timeout", timeout)
 	case len(out.Failed) > 0:
 		out.Outcome = verify.Fail
-	case nr.res.ExitCode != 0:
+	case nr.res.ExitCode != 0 && !(nr.runner == Vitest && len(nr.records) > 0):
+		// vitest's exit code also counts the files its filters add
+		// (onlyFiles); its records say what failed among the targets.
 		out.Outcome = verify.EnvError
 		out.Detail = clip(strings.TrimSpace(string(nr.res.Stderr) + "\n" + string(nr.res.Stdout)))
 	default:

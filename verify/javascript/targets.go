@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tdewolff/parse/v2/js"
@@ -18,10 +19,18 @@ const maxSource = 4 << 20
 // configFiles decide how every test runs: a change to one reaches them all.
 var configFiles = map[string]bool{"package.json": true, "tsconfig.json": true, "jsconfig.json": true}
 
+// isRunnerConfig reports the configuration files of vitest, vite and
+// jest, and babel's, which jest's default transform reads.
+func isRunnerConfig(base string) bool {
+	return slices.Contains(vitestConfigs, base) || slices.Contains(viteConfigs, base) || slices.Contains(jestConfigs, base) ||
+		base == ".babelrc" || strings.HasPrefix(base, "babel.config.")
+}
+
 // Targets implements verify.Adapter: the test files that import a changed
 // file, directly or through other files, by relative import, export-from,
-// require() or import() of a literal path. A changed package.json or
-// tsconfig.json reaches every test file.
+// require() or import() of a literal path. A changed package.json,
+// tsconfig.json or runner configuration (vitest.config.*, vite.config.*,
+// jest.config.*, babel's) reaches every test file.
 func (a *Adapter) Targets(ctx context.Context, _ sandbox.Runner, dir string, change *verify.Change) ([]string, error) {
 	files, err := a.jsFiles(dir)
 	if err != nil {
@@ -35,7 +44,7 @@ func (a *Adapter) Targets(ctx context.Context, _ sandbox.Runner, dir string, cha
 	}
 	reached := map[string]bool{}
 	for _, f := range change.Files {
-		if configFiles[path.Base(f.Path)] {
+		if b := path.Base(f.Path); configFiles[b] || isRunnerConfig(b) {
 			return tests, nil
 		}
 		if a.Owns(f.Path) {

@@ -37,52 +37,82 @@ func (a *Adapter) RunTests(ctx context.Context, r sandbox.Runner, dir string, te
 	return out, nil
 }
 
-// runOnce runs every test once and returns one result per test, in order.
+// runOnce runs every test once and returns one result per test, in order:
+// one runner process per project (a test file's nearest package.json)
+// over that project's test files.
 func (a *Adapter) runOnce(ctx context.Context, r sandbox.Runner, dir string, tests []verify.Test, timeout time.Duration) ([]verify.TestResult, error) {
+	ps, err := newProjects(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ps.Close()
 	results := make([]*verify.TestResult, len(tests))
-	var files []string
-	var runnable []verify.Test
+	var order []project
+	groups := map[project][]int{}
 	for i, t := range tests {
 		f := fileOf(t)
+		p := ps.of(f)
 		switch fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); {
 		case err != nil || fi.IsDir():
 			results[i] = &verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "test file " + f + " does not exist here"}
-		case isTypeScript(f):
+		case !p.runsTypeScript() && isTypeScript(f):
 			results[i] = &verify.TestResult{Test: t, Outcome: verify.EnvError, Detail: ErrTypeScriptRun.Error()}
 		default:
-			files = append(files, f)
-			runnable = append(runnable, t)
+			if _, ok := groups[p]; !ok {
+				order = append(order, p)
+			}
+			groups[p] = append(groups[p], i)
 		}
 	}
-	slices.Sort(files)
-	files = slices.Compact(files)
-	var run nodeRun
-	if len(files) > 0 {
-		var err error
-		run, err = a.runNode(ctx, r, dir, files, namePattern(runnable), timeout)
-		if errors.Is(err, ErrNoNode) {
-			for i, t := range tests {
-				if results[i] == nil {
-					results[i] = &verify.TestResult{Test: t, Outcome: verify.EnvError, Detail: err.Error()}
-				}
-			}
-		} else if err != nil {
+	for _, p := range order {
+		if err := a.runGroup(ctx, r, dir, p, tests, groups[p], results, timeout); err != nil {
 			return nil, err
 		}
 	}
-	byName, loads := index(run.records)
 	out := make([]verify.TestResult, len(tests))
-	for i, t := range tests {
-		switch rec, ok := byName[key(fileOf(t), t.Name)]; {
-		case results[i] != nil:
-			out[i] = *results[i]
-		case ok:
-			out[i] = rec.result(t)
-		default:
-			out[i] = run.missing(t, loads, timeout)
-		}
+	for i := range tests {
+		out[i] = *results[i]
 	}
 	return out, nil
+}
+
+// runGroup runs the tests at idx, all of project p, in one process and
+// fills their results.
+func (a *Adapter) runGroup(ctx context.Context, r sandbox.Runner, dir string, p project, tests []verify.Test, idx []int, results []*verify.TestResult, timeout time.Duration) error {
+	var files []string
+	var runnable []verify.Test
+	for _, i := range idx {
+		files = append(files, fileOf(tests[i]))
+		runnable = append(runnable, tests[i])
+	}
+	slices.Sort(files)
+	files = slices.Compact(files)
+	pattern := namePattern(runnable)
+	if p.Runner != NodeTest {
+		pattern = fullNamePattern(runnable)
+	}
+	run, err := a.runProject(ctx, r, dir, p, files, pattern, timeout)
+	if errors.Is(err, ErrNoNode) || errors.Is(err, ErrNoRunner) {
+		for _, i := range idx {
+			results[i] = &verify.TestResult{Test: tests[i], Outcome: verify.EnvError, Detail: err.Error()}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	byName, loads := index(run.records)
+	for _, i := range idx {
+		t := tests[i]
+		var res verify.TestResult
+		if rec, ok := byName[key(fileOf(t), t.Name)]; ok {
+			res = rec.result(t)
+		} else {
+			res = run.missing(t, loads, timeout)
+		}
+		results[i] = &res
+	}
+	return nil
 }
 
 // missing is the result of a test the run gave no result for: its file's
@@ -97,9 +127,17 @@ func (run nodeRun) missing(t verify.Test, loads map[string]record, timeout time.
 	case res.TimedOut || res.CPULimited:
 		return verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not finish before the %s timeout", timeout)}
 	case len(run.records) == 0 && res.ExitCode != 0:
-		return verify.TestResult{Test: t, Outcome: verify.EnvError, Detail: clip(fmt.Sprintf("node --test exited %d without reporting a test: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr))))}
+		return verify.TestResult{Test: t, Outcome: verify.EnvError, Detail: clip(fmt.Sprintf("%s exited %d without reporting a test: %s", run.runnerName(), res.ExitCode, strings.TrimSpace(string(res.Stderr)+"\n"+string(res.Stdout))))}
 	}
-	return verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: "node reported no result for this test"}
+	return verify.TestResult{Test: t, Outcome: verify.NotRun, Detail: run.runnerName() + " reported no result for this test"}
+}
+
+// runnerName names the run's runner as its users know it.
+func (run nodeRun) runnerName() string {
+	if run.runner == NodeTest || run.runner == "" {
+		return "node --test"
+	}
+	return string(run.runner)
 }
 
 func key(file, name string) string { return file + "\x00" + name }
