@@ -181,7 +181,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
 		rep.Repo = repo.Dir
-		holdTypeScript(rep, change)
+		holdTypeScript(ctx, rep, change)
 	}
 	return rep, err
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -84,22 +85,32 @@ func rustHomes(getenv func(string) string, userHome func() (string, error)) []st
 // runner, does not run: TypeScript, types and all.
 var typeScriptExts = map[string]bool{".ts": true, ".tsx": true, ".mts": true, ".cts": true}
 
-// holdTypeScript names the change's TypeScript files as not judged
-// (Report.Unsupported), and takes a green or verified verdict back to
-// error when they are all the change has of code. The JavaScript adapter
-// parses TypeScript but runs tests with node --test, which runs none
-// (javascript.ErrTypeScriptRun): TypeScript test files are left out of
-// every suite, and a JavaScript test cannot import a .ts file. So no test
-// of that code ran, and, as for a language bcode has no adapter for
-// (verify's unsupported files), a verdict stands only for the rest of the
-// change. Failed and tampered verdicts stay: they need no test of it.
-func holdTypeScript(rep *verify.Report, change *verify.Change) {
+// holdTypeScript names the change's TypeScript files that no runner of
+// their project runs as not judged (Report.Unsupported), and takes a green
+// or verified verdict back to error when they are all the change has of
+// code. The JavaScript adapter runs TypeScript where the project's runner
+// does (vitest, jest, node --test with tsx: javascript.RunsTypeScript, read
+// in the head's snapshot); elsewhere its TypeScript test files are left
+// out of every suite, and a JavaScript test cannot import a .ts file. So
+// no test of that code ran, and, as for a language bcode has no adapter
+// for (verify's unsupported files), a verdict stands only for the rest of
+// the change. Failed and tampered verdicts stay: they need no test of it.
+func holdTypeScript(ctx context.Context, rep *verify.Report, change *verify.Change) {
 	js := javascript.New()
 	adapters := Adapters(nil, config.Default())
 	var files []string
 	judged := false
+	headDir := ""
 	for _, f := range change.Files {
 		ts := js.Owns(f.Path) && typeScriptExts[path.Ext(f.Path)]
+		if ts && f.Head != nil && headDir == "" {
+			headDir, _ = change.Workspace.Materialize(ctx, verify.HeadSide, nil)
+		}
+		if ts && headDir != "" {
+			if runs, _ := js.RunsTypeScript(headDir, f.Path); runs {
+				ts = false
+			}
+		}
 		if !ts {
 			for _, a := range adapters {
 				judged = judged || a.Owns(f.Path)
@@ -114,7 +125,7 @@ func holdTypeScript(rep *verify.Report, change *verify.Change) {
 		rep.Unsupported = append(rep.Unsupported, verify.Finding{
 			Code:    verify.FindingUnsupported,
 			Path:    f.Path,
-			Message: fmt.Sprintf("TypeScript %s (%s): node --test, bcode's JavaScript runner, does not run TypeScript, so no test of it ran", what, f.Status),
+			Message: fmt.Sprintf("TypeScript %s (%s): its project runs tests with node --test, which runs no TypeScript without tsx, so no test of it ran", what, f.Status),
 		})
 	}
 	sort.Slice(rep.Unsupported, func(i, j int) bool { return rep.Unsupported[i].Path < rep.Unsupported[j].Path })
@@ -124,6 +135,6 @@ func holdTypeScript(rep *verify.Report, change *verify.Change) {
 	rep.Verdict = verify.Error
 	rep.Reasons = []verify.Reason{{
 		Code:    verify.ReasonUnsupported,
-		Message: fmt.Sprintf("bcode cannot judge this change: %v (node --test runs JavaScript only): TypeScript (%s), so none of its tests ran", javascript.ErrTypeScriptRun, strings.Join(files, ", ")),
+		Message: fmt.Sprintf("bcode cannot judge this change: %v: TypeScript (%s), so none of its tests ran", javascript.ErrTypeScriptRun, strings.Join(files, ", ")),
 	}}
 }

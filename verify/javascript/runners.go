@@ -213,3 +213,16 @@ func (p project) String() string {
 // --test only with tsx as a dependency (--import tsx). Node's own type
 // stripping (22.6+) is not assumed.
 func (p project) runsTypeScript() bool { return p.Runner != NodeTest || p.TSX }
+
+// RunsTypeScript reports whether the project holding file (a slash path in
+// the snapshot at dir) runs TypeScript tests (runsTypeScript), and names
+// its runner. The gate judges a TypeScript change only where it does.
+func (a *Adapter) RunsTypeScript(dir, file string) (bool, string) {
+	ps, err := newProjects(dir)
+	if err != nil {
+		return false, ""
+	}
+	defer ps.Close()
+	p := ps.of(file)
+	return p.runsTypeScript(), p.String()
+}

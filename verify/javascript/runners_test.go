@@ -515,3 +515,21 @@ func TestIsTestSupportRunnerFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsTypeScript(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"plain/package.json": `{"name": "plain", "scripts": {"test": "node --test"}}`,
+		"tsx/package.json":   `{"name": "tsx", "scripts": {"test": "node --import tsx --test"}, "devDependencies": {"tsx": "4.19.2"}}`,
+		"vite/package.json":  `{"name": "vite", "devDependencies": {"vitest": "3.2.4"}}`,
+		"jest/package.json":  `{"name": "jest", "jest": {"preset": "ts-jest"}}`,
+	})
+	a := New()
+	for file, want := range map[string]bool{
+		"plain/src/a.ts": false, "tsx/src/a.ts": true, "vite/src/a.test.ts": true, "jest/a.ts": true, "elsewhere/a.ts": false,
+	} {
+		if got, runner := a.RunsTypeScript(dir, file); got != want {
+			t.Errorf("%s: RunsTypeScript %v (%s), want %v", file, got, runner, want)
+		}
+	}
+}
