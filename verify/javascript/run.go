@@ -76,12 +76,6 @@ type nodeRun struct {
 	runner  Runner
 }
 
-// runNode runs node --test on files (relative to dir) with pattern (empty:
-// every test) and reads the reporter's records.
-func (a *Adapter) runNode(ctx context.Context, r sandbox.Runner, dir string, files []string, pattern string, timeout time.Duration) (nodeRun, error) {
-	return a.runProject(ctx, r, dir, project{Root: ".", Runner: NodeTest}, files, pattern, timeout)
-}
-
 // runProject runs the project's runner on files (relative to dir) with
 // pattern (empty: every test; see namePattern and fullNamePattern) and
 // reads the records bcode's reporter wrote. The reporter and its output
