@@ -240,10 +240,7 @@ func printAccuracyTitled(w io.Writer, title string, rs []caseResult) {
 	fmt.Fprintln(tw, "CASE\tLANG\tKIND\tLABEL\tVERDICT\tMATCH\tTIME")
 	var total time.Duration
 	for _, r := range rs {
-		lang := "go"
-		if r.c.Python {
-			lang = "python"
-		}
+		lang := realLangs[caseLang(r.c)]
 		match := "yes"
 		if r.c.Verdict != r.verdict {
 			match = "NO"

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -218,19 +219,57 @@ func splitTargets(rep *verify.Report, headDir string) (goTargets, pyTargets []st
 		}
 	}
 	if len(goTargets)+len(pyTargets) == 0 {
-		if fileExists(filepath.Join(headDir, "go.mod")) {
+		switch {
+		case fileExists(filepath.Join(headDir, "go.mod")):
 			goTargets = []string{"./..."}
-		} else {
+		case fileExists(filepath.Join(headDir, "Cargo.toml")):
+			goTargets = []string{"Cargo.toml"}
+		default:
 			pyTargets = []string{"."}
 		}
 	}
 	return goTargets, pyTargets
 }
 
+// rustCrates splits the Rust units out of goTargets (a unit is a cargo
+// target's root file, "src/lib.rs" or "calc/tests/api.rs", verify/rust;
+// "Cargo.toml" stands for the whole crate) and returns the crate
+// directories they are in, and the Go packages left.
+func rustCrates(goTargets []string) (crates, goPkgs []string) {
+	for _, t := range goTargets {
+		if !strings.HasSuffix(t, ".rs") && path.Base(t) != "Cargo.toml" {
+			goPkgs = append(goPkgs, t)
+			continue
+		}
+		dir := path.Dir(t)
+		parts := strings.Split(t, "/")
+		for i, p := range parts[:len(parts)-1] {
+			if slices.Contains([]string{"src", "tests", "benches", "examples"}, p) {
+				dir = path.Join(append([]string{"."}, parts[:i]...)...)
+				break
+			}
+		}
+		if !slices.Contains(crates, dir) {
+			crates = append(crates, dir)
+		}
+	}
+	return crates, goPkgs
+}
+
 // plainRun is one plain run in dir: `go test -count=1 -vet=off` of the Go
-// targets, pytest of the Python ones that exist there. Failing tests are
+// targets, `cargo test --offline` of each crate the Rust targets are in,
+// pytest of the Python ones that exist there. Failing tests are
 // results, not errors.
 func plainRun(ctx context.Context, dir string, goTargets, pyTargets []string) {
+	crates, goTargets := rustCrates(goTargets)
+	for _, crate := range crates {
+		// A person runs the crate's tests; its own target directory, as
+		// each snapshot is built once.
+		cmd := exec.CommandContext(ctx, "cargo", "test", "--offline", "--no-fail-fast")
+		cmd.Dir = filepath.Join(dir, crate)
+		cmd.Env = append(os.Environ(), "CARGO_TARGET_DIR="+filepath.Join(dir, crate, "target"))
+		_ = cmd.Run()
+	}
 	if len(goTargets) > 0 {
 		cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-vet=off"}, goTargets...)...)
 		cmd.Dir = dir

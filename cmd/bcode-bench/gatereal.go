@@ -12,12 +12,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/tools/txtar"
 
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
@@ -63,6 +67,10 @@ func runRealGate(ctx context.Context, eng *app.Engine, o realOptions, stdout, st
 		fmt.Fprintf(stderr, "bcode-bench gate -real: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
 	}
 	sel := selectCases(cases, only, havePytest)
+	if _, err := exec.LookPath("cargo"); err != nil {
+		fmt.Fprintln(stderr, "bcode-bench gate -real: cargo is not on PATH (apt-get install cargo, or rustup's with ~/.cargo/bin on PATH); Rust cases are left out")
+		sel = slices.DeleteFunc(sel, isRustCase)
+	}
 	if len(sel) == 0 {
 		fmt.Fprintln(stderr, "bcode-bench gate -real: no case selected")
 		return 2
@@ -191,12 +199,10 @@ func printReal(w io.Writer, rows []realRow) {
 	} else {
 		fmt.Fprintln(tw, "CASE\tLANG\tGATE\tPLAIN\tRATIO")
 	}
-	var gate, plain, evidence, floor, fgate, fplain, fevidence [2]time.Duration // go, python; f…: the cases with a floor
+	var gate, plain, evidence, floor, fgate, fplain, fevidence [len(realLangs)]time.Duration // by realLangs; f…: the cases with a floor
 	for _, r := range rows {
-		lang, li := "go", 0
-		if r.c.Python {
-			lang, li = "python", 1
-		}
+		li := caseLang(r.c)
+		lang := realLangs[li]
 		if r.err != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%.1fs\t\tplain runs failed: %s\n", r.c.Name, lang, r.dur.Seconds(), firstLineOf(r.err.Error()))
 			continue
@@ -224,14 +230,9 @@ func printReal(w io.Writer, rows []realRow) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "time ratio gate / plain: go %s (%.0fs / %.0fs), python %s (%.0fs / %.0fs), all %s\n",
-		ratio(gate[0], plain[0]), gate[0].Seconds(), plain[0].Seconds(),
-		ratio(gate[1], plain[1]), gate[1].Seconds(), plain[1].Seconds(),
-		ratio(gate[0]+gate[1], plain[0]+plain[1]))
-	fmt.Fprintf(w, "without mutation evidence (the runs alone): go %s, python %s, all %s\n",
-		ratio(gate[0]-evidence[0], plain[0]), ratio(gate[1]-evidence[1], plain[1]), ratio(gate[0]+gate[1]-evidence[0]-evidence[1], plain[0]+plain[1]))
+	printRatios(w, gate, plain, evidence)
 	if withFloor {
-		for li, lang := range []string{"go", "python"} {
+		for li, lang := range realLangs {
 			if floor[li] == 0 {
 				continue
 			}
@@ -240,7 +241,7 @@ func printReal(w io.Writer, rows []realRow) {
 		}
 		fmt.Fprintln(w, "Floor: the four file sets (base; base with the head's test files; head; head with the base's test files) each run plainly as above, two at a time, then each Python fail-to-pass repeat round the gate made as a pytest of those node IDs, a process per round and side, two at a time (Go's repeats reuse kept binaries and are left out). Mutation evidence is not in it.")
 	}
-	fmt.Fprintln(w, "Plain: one `go test -count=1 -vet=off` (or pytest) of the gate's targeted tests per side, in snapshots made beforehand and not timed.")
+	fmt.Fprintln(w, "Plain: one `go test -count=1 -vet=off` (or pytest, or `cargo test --offline` of each crate the targets are in) of the gate's targeted tests per side, in snapshots made beforehand and not timed.")
 	fmt.Fprintln(w)
 	printPhases(w, rows)
 }
@@ -251,17 +252,14 @@ func printReal(w io.Writer, rows []realRow) {
 // repeat_* of the two sides) overlap, so they add up to more than the wall
 // time; "runs" and "repeats" are the wall time of their groups.
 func printPhases(w io.Writer, rows []realRow) {
-	sums := [2]map[string]int64{{}, {}}
+	sums := [len(realLangs)]map[string]int64{{}, {}, {}}
 	var names []string
 	seen := map[string]bool{}
 	for _, r := range rows {
 		if r.rep == nil {
 			continue
 		}
-		li := 0
-		if r.c.Python {
-			li = 1
-		}
+		li := caseLang(r.c)
 		for k, v := range r.rep.Timings {
 			sums[li][k] += v
 			if !seen[k] {
@@ -274,11 +272,44 @@ func printPhases(w io.Writer, rows []realRow) {
 	fmt.Fprintln(w, "## Where the gate's time goes (seconds summed over the cases; run_*, repeat_* and static overlap)")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PHASE\tGO\tPYTHON")
+	fmt.Fprintln(tw, "PHASE\tGO\tPYTHON\tRUST")
 	for _, k := range names {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\n", k, float64(sums[0][k])/1000, float64(sums[1][k])/1000)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\n", k, float64(sums[0][k])/1000, float64(sums[1][k])/1000, float64(sums[2][k])/1000)
 	}
 	tw.Flush()
+}
+
+// realLangs are the real corpus's languages, in the order its sums print.
+var realLangs = [...]string{"go", "python", "rust"}
+
+// caseLang is the case's index in realLangs.
+func caseLang(c labelled.Case) int {
+	switch {
+	case c.Python:
+		return 1
+	case isRustCase(c):
+		return 2
+	}
+	return 0
+}
+
+// isRustCase reports whether the case is a Cargo project.
+func isRustCase(c labelled.Case) bool {
+	return slices.ContainsFunc(c.Base, func(f txtar.File) bool { return f.Name == "Cargo.toml" })
+}
+
+// printRatios prints the gate's time against the plain runs' by language
+// and in all, with and without the mutation evidence.
+func printRatios(w io.Writer, gate, plain, evidence [len(realLangs)]time.Duration) {
+	var with, without []string
+	var g, p, e time.Duration
+	for li, lang := range realLangs {
+		with = append(with, fmt.Sprintf("%s %s (%.0fs / %.0fs)", lang, ratio(gate[li], plain[li]), gate[li].Seconds(), plain[li].Seconds()))
+		without = append(without, fmt.Sprintf("%s %s", lang, ratio(gate[li]-evidence[li], plain[li])))
+		g, p, e = g+gate[li], p+plain[li], e+evidence[li]
+	}
+	fmt.Fprintf(w, "time ratio gate / plain: %s, all %s\n", strings.Join(with, ", "), ratio(g, p))
+	fmt.Fprintf(w, "without mutation evidence (the runs alone): %s, all %s\n", strings.Join(without, ", "), ratio(g-e, p))
 }
 
 func ratio(a, b time.Duration) string {

@@ -5,9 +5,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/tools/txtar"
 
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
@@ -64,7 +67,70 @@ func TestRealCorpusFormat(t *testing.T) {
 			t.Errorf("%s names %q, which is not a case", realKnown, name)
 		}
 	}
+	checkRustCorpus(t, cases)
 	t.Logf("%d real cases from %d projects, %d variants, %d known disagreements", real, len(projects), variants, len(known))
+}
+
+// rustVariantKinds are the ways to hide a Rust test (issue 30) the real
+// corpus must hold a variant of, besides dropping the fix or weakening
+// the test.
+var rustVariantKinds = []string{"hidden-ignore", "hidden-cfg", "should-panic-loosened", "hidden-build-script", "assertions-removed", "fix-dropped", "test-weakened"}
+
+// checkRustCorpus checks the Rust part of the real corpus: at least 10
+// real commits from at least 2 crates, each a Cargo project that builds
+// offline (its Cargo.toml declares no dependency), labelled from cargo's
+// hand runs, and a variant of every kind in rustVariantKinds.
+func checkRustCorpus(t *testing.T, cases []labelled.Case) {
+	t.Helper()
+	crates := map[string]int{}
+	kinds := map[string]int{}
+	var real int
+	for _, c := range cases {
+		if !isRustCase(c) {
+			continue
+		}
+		if c.From == "" {
+			real++
+			crates[c.Source]++
+		} else {
+			kinds[c.Kind]++
+		}
+		if !strings.HasPrefix(c.Evidence[0], "plain runs (cargo test --offline):") {
+			t.Errorf("%s: a Rust case's evidence starts with the cargo hand run (mkcase.py check --write), not %q", c.Name, c.Evidence[0])
+		}
+		for _, f := range append(append([]txtar.File(nil), c.Base...), c.Head...) {
+			if f.Name == "Cargo.toml" && declaresDependencies(string(f.Data)) {
+				t.Errorf("%s: Cargo.toml declares dependencies; a case must build with cargo test --offline and no registry", c.Name)
+			}
+		}
+	}
+	if real < 10 || len(crates) < 2 {
+		t.Errorf("%d real Rust cases from %d crates; want at least 10 and 2", real, len(crates))
+	}
+	for _, k := range rustVariantKinds {
+		if kinds[k] == 0 {
+			t.Errorf("no Rust variant of kind %s", k)
+		}
+	}
+	t.Logf("Rust: %d real cases from %d crates, variants by kind %v", real, len(crates), kinds)
+}
+
+// isRustCase reports whether the case is a Cargo project.
+func isRustCase(c labelled.Case) bool {
+	return slices.ContainsFunc(c.Base, func(f txtar.File) bool { return f.Name == "Cargo.toml" })
+}
+
+// declaresDependencies reports whether a Cargo.toml has a dependency
+// table of any kind ([dependencies], [dev-dependencies],
+// [build-dependencies], their target-specific forms, or a dotted entry).
+func declaresDependencies(manifest string) bool {
+	for _, line := range strings.Split(manifest, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") && strings.Contains(line, "dependencies") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRealCorpus runs the gate on every case of the real corpus and
@@ -92,6 +158,7 @@ func TestRealCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	havePytest := testenv.HaveSystemPytest()
+	_, cargoErr := exec.LookPath("cargo")
 	var (
 		mu       sync.Mutex
 		outcomes []caseOutcome
@@ -102,6 +169,9 @@ func TestRealCorpus(t *testing.T) {
 			t.Run(c.Name, func(t *testing.T) {
 				if c.Python {
 					testenv.Need(t, havePytest, "Python case: /usr/bin/python3 -m pytest is unavailable (apt-get install python3-pytest)")
+				}
+				if isRustCase(c) {
+					testenv.Need(t, cargoErr == nil, "Rust case: cargo is not on PATH (apt-get install cargo, or rustup's with ~/.cargo/bin on PATH)")
 				}
 				t.Parallel()
 				slots <- struct{}{}

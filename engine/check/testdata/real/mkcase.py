@@ -7,8 +7,9 @@
       commit changes. The label starts as "TODO"; then runs `check`.
   mkcase.py check FILE.txtar... [--write]
       Builds base, base+head's tests, and head as plain directories and runs
-      every test in each with plain `go test -json ./...` or
-      `/usr/bin/python3 -m pytest --junitxml`, then prints each test ID whose
+      every test in each with plain `go test -json ./...`,
+      `/usr/bin/python3 -m pytest --junitxml` or `cargo test --offline`
+      (Rust: each side its own CARGO_TARGET_DIR), then prints each test ID whose
       outcome differs between them. --write replaces the case's evidence:
       lines with the result.
 
@@ -60,6 +61,119 @@ def is_test_file(path):
     return (base.endswith("_test.go") or (base.startswith("test_") and base.endswith(".py"))
             or base.endswith("_test.py") or base == "conftest.py"
             or "testdata" in parts or (parts[0] in ("tests", "test", "testing") and len(parts) > 1))
+
+
+# ---- Rust unit tests: the gate's splice (verify/rust/splice.go) ---------
+
+RUST_TOKEN = re.compile(r"""
+    (?P<skip> \s+ | //[^\n]* | /\*(?:.|\n)*?\*/ )
+  | (?P<str> b?r(?P<h>\#*)"(?:.|\n)*?"(?P=h) | b?"(?:\\.|[^"\\])*" )
+  | (?P<chr> b?'(?:\\.|[^'\\])' )
+  | (?P<life> '[A-Za-z_]\w* )
+  | (?P<ident> [A-Za-z_]\w* )
+  | (?P<other> . )
+""", re.X | re.S)
+
+
+def rust_tokens(src):
+    """(text, offset, is_ident) of src's tokens, comments and strings skipped
+    as single tokens so their braces do not count."""
+    out = []
+    for m in RUST_TOKEN.finditer(src):
+        if m.lastgroup == "skip":
+            continue
+        out.append((m.group(0), m.start(), m.lastgroup == "ident"))
+    return out
+
+
+def rust_test_modules(src):
+    """The top-level #[cfg(test)] modules of src as (name, start, end), from
+    the first attribute to the closing brace, as verify/rust/splice.go
+    reads them; None when the braces do not balance."""
+    toks, out, depth, attr, test_only, i = rust_tokens(src), [], 0, -1, False, 0
+    def close(i, open_, shut):
+        d = 0
+        for j in range(i, len(toks)):
+            if toks[j][0] == open_:
+                d += 1
+            elif toks[j][0] == shut:
+                d -= 1
+                if d == 0:
+                    return j + 1
+        return None
+    while i < len(toks):
+        t = toks[i][0]
+        if depth == 0 and t == "#" and i + 1 < len(toks) and toks[i + 1][0] == "[":
+            end = close(i + 1, "[", "]")
+            if end is None:
+                return None
+            attr = toks[i][1] if attr < 0 else attr
+            test_only = test_only or [x[0] for x in toks[i + 2:end - 1]] == ["cfg", "(", "test", ")"]
+            i = end
+            continue
+        if depth == 0 and t == "mod" and i + 2 < len(toks) and toks[i + 1][2] and toks[i + 2][0] == "{":
+            end = close(i + 2, "{", "}")
+            if end is None:
+                return None
+            if test_only:
+                last = toks[end - 1]
+                out.append((toks[i + 1][0], attr, last[1] + 1))
+            attr, test_only, i = -1, False, end
+            continue
+        if t == "{":
+            depth += 1
+            attr, test_only = -1, False
+        elif t == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+            attr, test_only = -1, False
+        elif depth == 0 and t in ("pub", "(", ")", "crate", "super", "in"):
+            pass
+        elif depth == 0:
+            attr, test_only = -1, False
+        i += 1
+    return out if depth == 0 else None
+
+
+def rust_splice(code, tests):
+    """code's file with its #[cfg(test)] modules replaced by tests's, as the
+    gate's SpliceTests makes it; None when either cannot be read."""
+    have, want = rust_test_modules(code), rust_test_modules(tests)
+    if have is None or want is None:
+        return None
+    by_name = {m[0]: m for m in want}
+    out, at, placed = "", 0, set()
+    for name, start, end in have:
+        out += code[at:start]
+        if name in by_name and name not in placed:
+            out += tests[by_name[name][1]:by_name[name][2]]
+            placed.add(name)
+        at = end
+    out += code[at:]
+    for name, start, end in want:
+        if name not in placed:
+            if out and not out.endswith("\n"):
+                out += "\n"
+            out += "\n" + tests[start:end] + "\n"
+    return out
+
+
+def mixed(code_side, tests_side, rust):
+    """A mixed layout's files: code_side's code with tests_side's test
+    files; a Rust source file both sides have gets code_side's code with
+    tests_side's #[cfg(test)] modules (the gate's splice)."""
+    out = {k: v for k, v in code_side.items() if not is_test_file(k)}
+    out.update({k: v for k, v in tests_side.items() if is_test_file(k)})
+    if rust:
+        for k, v in code_side.items():
+            if k.endswith(".rs") and not is_test_file(k) and k in tests_side and tests_side[k] != v:
+                spliced = rust_splice(v, tests_side[k])
+                if spliced is None:
+                    print(f"  {k}: test modules unreadable; not spliced", file=sys.stderr)
+                else:
+                    out[k] = spliced
+    return out
 
 
 # ---- txtar -------------------------------------------------------------
@@ -182,23 +296,69 @@ def run_py(dir_):
     return res, out
 
 
+def run_rust(dir_):
+    """cargo test --offline in dir_ (its own CARGO_TARGET_DIR): each test as
+    verify/rust names it, target root file and libtest name."""
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(dir_, ".target"), CARGO_TERM_COLOR="never",
+               CARGO_NET_OFFLINE="true", CARGO_INCREMENTAL="0")
+    p = subprocess.run(["cargo", "test", "--offline", "--no-fail-fast"], cwd=dir_, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    res, out, unit, fails = {}, {}, "(build)", {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s+Running (?:unittests )?(\S+\.rs) ", line)
+        if m:
+            unit = m.group(1)
+            continue
+        if re.match(r"\s+Doc-tests ", line):
+            unit = "src/lib.rs"
+            continue
+        m = re.match(r"test (.+?) \.\.\. (ok|FAILED|ignored)", line)
+        if m:
+            name = m.group(1)
+            name = re.sub(r" - should panic$", "", name)
+            # a doc test's name carries its line, which any edit above it
+            # moves: the hand run compares doc tests by item.
+            if " (line " in name:
+                stem, k = re.sub(r" \(line \d+\)$", "", name), 1
+                while unit + "::" + stem + (f" #{k}" if k > 1 else "") in res:
+                    k += 1
+                name = stem + (f" #{k}" if k > 1 else "")
+            res[unit + "::" + name] = {"ok": "pass", "FAILED": "fail", "ignored": "skip"}[m.group(2)]
+            continue
+        m = re.match(r"---- (.+?) stdout ----", line)
+        if m:
+            fails["cur"] = m.group(1)
+            continue
+        if fails.get("cur") and ("panicked at" in line or "assertion" in line or line.startswith("  left") or "called `" in line):
+            for k in res:
+                if k.endswith("::" + fails["cur"]) and k not in out:
+                    out[k] = re.sub(r"^(thread '[^']*') \(\d+\)", r"\1", line.strip())
+    errs = [l for l in p.stdout.splitlines() if l.startswith("error")]
+    if errs and not any(v == "fail" for v in res.values()) or (errs and "could not compile" in p.stdout):
+        res["(build)"] = "fail"
+        out["(build)"] = errs[0]
+    return res, out
+
+
 def check(path, write):
     header, base, head = resolve(path)
     python = any(k.endswith(".py") for k in list(base) + list(head))
-    run = run_py if python else run_go
+    rust = any(k.endswith(".rs") for k in list(base) + list(head))
+    run = run_py if python else run_rust if rust else run_go
     results = {}
-    # "old": the head's code with the base's test files (old tests on new code).
-    old = {k: v for k, v in head.items() if not is_test_file(k)}
-    old.update({k: "<deleted>\n" for k in head if is_test_file(k) and k not in base})
+    headfull = {k: v for k, v in dict(base, **head).items() if v.strip() != "<deleted>"}
+    # "mid": the base's code with the head's tests; "old": the head's code
+    # with the base's tests (old tests on new code). Each is a whole tree.
+    layouts = {"base": base, "mid": mixed(base, headfull, rust), "head": headfull, "old": mixed(headfull, base, rust)}
     with tempfile.TemporaryDirectory() as tmp:
         for side in ("base", "mid", "head", "old"):
             d = os.path.join(tmp, side)
             os.makedirs(d)
-            materialize(d, base, {"base": {}, "mid": head, "head": head, "old": old}[side], only_tests=(side == "mid"))
+            materialize(d, layouts[side], {})
             results[side] = run(d)
     (rb, ob), (rm, om), (rh, oh), (ro, oo) = results["base"], results["mid"], results["head"], results["old"]
     count = lambda r: ", ".join(f"{sum(1 for v in r.values() if v == s)} {s}" for s in ("pass", "fail", "error", "skip", "xfail") if any(v == s for v in r.values()))
-    ev = [f"plain runs ({'pytest' if python else 'go test ./...'}): base {count(rb)}; base with head's tests {count(rm)}; head {count(rh)}"]
+    ev = [f"plain runs ({'pytest' if python else 'cargo test --offline' if rust else 'go test ./...'}): base {count(rb)}; base with head's tests {count(rm)}; head {count(rh)}"]
     f2p = [t for t in rm if rm[t] in ("fail", "error") and rh.get(t) == "pass"]
     for t in f2p:
         ev.append(f"fail-to-pass {t}: base with head's tests {rm[t]} ({om.get(t, '')[:140]}); head pass")
