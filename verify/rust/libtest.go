@@ -2,6 +2,9 @@ package rust
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bcode-dev/bcode/verify"
@@ -87,7 +90,74 @@ func parseLibtest(out string) []*binaryRun {
 		}
 	}
 	flush()
+	for _, r := range runs {
+		if r.doc {
+			stableDocNames(r)
+		}
+	}
 	return runs
+}
+
+// docTestName is rustdoc's name of a doc test: the file, the item, the
+// line of the example, and what kind of example it is, if special.
+var docTestName = regexp.MustCompile(`^(.* - .*) \(line (\d+)\)(.*)$`)
+
+// stableDocNames names each doc test of r without its line number, which
+// any edit above the example changes: "src/lib.rs - clamp (line 12)" is
+// "src/lib.rs - clamp", so a fix that adds lines above it keeps its test's
+// ID. An item with several examples numbers them in line order
+// ("src/lib.rs - clamp (#2)").
+func stableDocNames(r *binaryRun) {
+	type example struct {
+		name string
+		line int
+	}
+	groups := map[string][]example{}
+	for _, n := range append(caseNames(r.cases), r.started...) {
+		if m := docTestName.FindStringSubmatch(n); m != nil {
+			line, _ := strconv.Atoi(m[2])
+			key := m[1] + m[3]
+			groups[key] = append(groups[key], example{n, line})
+		}
+	}
+	rename := map[string]string{}
+	for key, exs := range groups {
+		sort.Slice(exs, func(i, j int) bool { return exs[i].line < exs[j].line })
+		for i, ex := range exs {
+			rename[ex.name] = key
+			if len(exs) > 1 {
+				rename[ex.name] = fmt.Sprintf("%s (#%d)", key, i+1)
+			}
+		}
+	}
+	for i := range r.cases {
+		if n, ok := rename[r.cases[i].name]; ok {
+			r.cases[i].name = n
+		}
+	}
+	for i, n := range r.started {
+		if m, ok := rename[n]; ok {
+			r.started[i] = m
+		}
+	}
+}
+
+func caseNames(cs []caseResult) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.name
+	}
+	return out
+}
+
+// docTestFilter is the filter that selects the doc test named name (a
+// stable name): rustdoc matches filters as substrings of its own names,
+// which hold the line and no ordinal.
+func docTestFilter(name string) string {
+	if i := strings.LastIndex(name, " (#"); i >= 0 && strings.HasSuffix(name, ")") {
+		name = name[:i]
+	}
+	return strings.TrimSuffix(name, " - compile fail")
 }
 
 // attachDetail gives a failed case the captured output of its section.

@@ -1,6 +1,7 @@
 package rust
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,7 +80,7 @@ func TestParseLibtest(t *testing.T) {
 		{"src/lib.rs", "tests::later", verify.Skip, "needs a network"},
 		{"tests/api.rs", "panics", verify.Pass, ""},
 		{"tests/api.rs", "noisy", verify.Pass, ""},
-		{"src/lib.rs", "src/lib.rs - add (line 3)", verify.Pass, ""},
+		{"src/lib.rs", "src/lib.rs - add", verify.Pass, ""},
 	} {
 		if i >= len(got) {
 			t.Errorf("missing %+v", w)
@@ -123,5 +124,32 @@ func TestToolchainProblemIsNotABuildError(t *testing.T) {
 	}
 	if isToolchainProblem("error[E0425]: cannot find function `new` in crate `calc`") {
 		t.Error("a compile error taken for the toolchain's problem")
+	}
+}
+
+// TestDocTestNamesOutliveLineShifts: a doc test keeps its ID when lines
+// are added above its example (rustdoc names it by line); an item's
+// several examples are numbered in line order, whatever order rustdoc
+// printed them in, and the filter that selects each is rustdoc's prefix.
+func TestDocTestNamesOutliveLineShifts(t *testing.T) {
+	names := func(out string) []string {
+		var got []string
+		for _, r := range parseLibtest(out) {
+			for _, c := range r.cases {
+				got = append(got, c.name)
+			}
+		}
+		return got
+	}
+	base := "   Doc-tests calc\n\nrunning 3 tests\ntest src/lib.rs - add (line 3) ... ok\ntest src/lib.rs - sub (line 30) ... ok\ntest src/lib.rs - sub (line 20) ... ok\n\ntest result: ok. 3 passed\n"
+	head := strings.NewReplacer("(line 3)", "(line 9)", "(line 30)", "(line 36)", "(line 20)", "(line 26)").Replace(base)
+	want := []string{"src/lib.rs - add", "src/lib.rs - sub (#2)", "src/lib.rs - sub (#1)"}
+	for side, out := range map[string]string{"base": base, "head": head} {
+		if got := names(out); !slices.Equal(got, want) {
+			t.Errorf("%s: names %q, want %q", side, got, want)
+		}
+	}
+	if f := docTestFilter("src/lib.rs - sub (#2)"); f != "src/lib.rs - sub" {
+		t.Errorf("filter %q", f)
 	}
 }

@@ -132,11 +132,16 @@ func (a *Adapter) runUnit(ctx context.Context, r sandbox.Runner, dir string, tes
 	testArgs := []string{"--exact"}
 	if isDocTest(tests[0].Name) {
 		// rustdoc's tests match no --exact filter; their names, each
-		// ending in "(line N)", select them as substrings.
+		// ending in "(line N)", select them as substrings (docTestFilter:
+		// bcode's names drop the line).
 		testArgs = nil
 	}
 	for _, t := range tests {
-		testArgs = append(testArgs, t.Name)
+		if isDocTest(t.Name) {
+			testArgs = append(testArgs, docTestFilter(t.Name))
+		} else {
+			testArgs = append(testArgs, t.Name)
+		}
 	}
 	for range opts.Count {
 		res, err := a.cargoTest(ctx, r, dir, crateDir, flags, testArgs, opts.Timeout, opts.Timeout)

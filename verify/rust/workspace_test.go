@@ -36,7 +36,7 @@ func TestWorkspaceSuiteAndDocTests(t *testing.T) {
 	}
 	for id, want := range map[string]verify.Outcome{
 		"rust:core/src/lib.rs:tests::doubles":                    verify.Pass,
-		"rust:core/src/lib.rs:core/src/lib.rs - double (line 1)": verify.Pass,
+		"rust:core/src/lib.rs:core/src/lib.rs - double": verify.Pass,
 		"rust:app/src/main.rs:runs":                              verify.Pass,
 		"rust:app/src/bin/extra.rs:runs":                         verify.Fail,
 	} {
@@ -50,7 +50,7 @@ func TestWorkspaceSuiteAndDocTests(t *testing.T) {
 	// RunTests on src/main.rs runs that bin only, and doc tests by name.
 	out, err := a.RunTests(t.Context(), r, dir, []verify.Test{
 		{Language: "rust", Package: "app/src/main.rs", Name: "runs"},
-		{Language: "rust", Package: "core/src/lib.rs", Name: "core/src/lib.rs - double (line 1)"},
+		{Language: "rust", Package: "core/src/lib.rs", Name: "core/src/lib.rs - double"},
 	}, verify.RunOptions{Count: 1, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
