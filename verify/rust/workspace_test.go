@@ -35,10 +35,10 @@ func TestWorkspaceSuiteAndDocTests(t *testing.T) {
 		got[x.Test.ID()] = x.Outcome
 	}
 	for id, want := range map[string]verify.Outcome{
-		"rust:core/src/lib.rs:tests::doubles":                    verify.Pass,
+		"rust:core/src/lib.rs:tests::doubles":           verify.Pass,
 		"rust:core/src/lib.rs:core/src/lib.rs - double": verify.Pass,
-		"rust:app/src/main.rs:runs":                              verify.Pass,
-		"rust:app/src/bin/extra.rs:runs":                         verify.Fail,
+		"rust:app/src/main.rs:runs":                     verify.Pass,
+		"rust:app/src/bin/extra.rs:runs":                verify.Fail,
 	} {
 		if got[id] != want {
 			t.Errorf("suite: %s %q, want %s (all: %v)", id, got[id], want, got)
