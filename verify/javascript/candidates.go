@@ -64,49 +64,15 @@ func (a *Adapter) Candidates(_ context.Context, _ sandbox.Runner, dir string, ch
 		return c, fmt.Errorf("listing javascript files in %s: %w", dir, err)
 	}
 	var tests []string
-	present := map[string]bool{}
 	for _, f := range files {
 		if a.IsTestFile(f) {
 			tests = append(tests, f)
-			present[f] = true
 		}
 	}
-	units := map[string]bool{}
-	for _, f := range support {
-		if a.IsTestFile(f.Path) {
-			if present[f.Path] {
-				units[f.Path] = true
-			}
-			continue
-		}
-		for d := path.Dir(f.Path); ; d = path.Dir(d) {
-			below := testsBelow(tests, d)
-			for _, t := range below {
-				units[t] = true
-			}
-			if len(below) > 0 || d == "." || d == "/" {
-				break
-			}
-		}
+	paths := make([]string, len(support))
+	for i, f := range support {
+		paths[i] = f.Path
 	}
-	for _, t := range tests {
-		if units[t] {
-			c.Units = append(c.Units, t)
-		}
-	}
+	c.Units = verify.SupportUnits(tests, paths, a.IsTestFile)
 	return c, nil
-}
-
-// testsBelow lists the tests in directory d or below it.
-func testsBelow(tests []string, d string) []string {
-	if d == "." {
-		return tests
-	}
-	var out []string
-	for _, t := range tests {
-		if strings.HasPrefix(t, d+"/") {
-			out = append(out, t)
-		}
-	}
-	return out
 }
