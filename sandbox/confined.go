@@ -405,3 +405,32 @@ func (c *Confined) Readlink(name string) (string, error) {
 	t, err := c.root.Readlink(p)
 	return t, c.rootErr(name, err)
 }
+
+// ListFiles lists the regular files below dir that keep accepts
+// (slash-separated, relative, sorted), through the confined reader: links
+// are not followed, and directories skip names (by their base name) are
+// not entered. An unreadable corner is left out; an unreadable dir is the
+// error.
+func ListFiles(dir string, skip func(name string) bool, keep func(p string) bool) ([]string, error) {
+	conf, err := OpenConfined(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer conf.Close()
+	var out []string
+	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil && p == ".":
+			return err
+		case err != nil:
+			return nil // an unreadable corner is not the whole tree
+		case d.IsDir() && p != "." && skip(d.Name()):
+			return fs.SkipDir
+		case d.Type().IsRegular() && keep(p):
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
 	"strings"
 	"time"
 
@@ -22,32 +20,7 @@ func skipDir(name string) bool {
 // jsFiles lists the files this adapter owns below dir (slash-separated,
 // relative, sorted), without following symbolic links.
 func (a *Adapter) jsFiles(dir string) ([]string, error) {
-	conf, err := sandbox.OpenConfined(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer conf.Close()
-	var out []string
-	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			return nil // an unreadable corner is not the whole tree
-		}
-		if d.IsDir() {
-			if p != "." && skipDir(d.Name()) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && a.Owns(p) {
-			out = append(out, p)
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out, err
+	return sandbox.ListFiles(dir, skipDir, a.Owns)
 }
 
 // RunSuite implements verify.Adapter: one runner process per project (a

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
 	"strings"
 	"time"
 
@@ -28,32 +26,7 @@ func skipDir(name string) bool {
 // sorted), without following symbolic links or entering skipped
 // directories.
 func pyFiles(dir string) ([]string, error) {
-	var out []string
-	conf, err := sandbox.OpenConfined(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer conf.Close()
-	err = conf.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			return nil // an unreadable corner is not the whole tree
-		}
-		if d.IsDir() {
-			if p != "." && skipDir(d.Name()) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".py") {
-			out = append(out, p)
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out, err
+	return sandbox.ListFiles(dir, skipDir, func(p string) bool { return strings.HasSuffix(p, ".py") })
 }
 
 // RunSuite implements verify.Adapter: pytest on targets (test files or
