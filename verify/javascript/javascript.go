@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -71,6 +72,9 @@ type Adapter struct {
 	// links them into the snapshot it runs in (linkModules). Empty for an
 	// agent's change.
 	Checkout string
+
+	mu     sync.Mutex
+	linked map[string]bool // snapshots linkModules has walked: once each
 }
 
 // New returns an Adapter that runs each project's tests with its runner

@@ -19,10 +19,30 @@ import (
 // nothing when the adapter has no checkout (an agent's worktree, whose
 // dependencies the sandbox provides) and leaves a node_modules the tree
 // has alone.
+//
+// A snapshot is walked once: every run of its tests (each repeat, each
+// project) asks again, and the answer cannot change.
 func (a *Adapter) linkModules(dir string) error {
 	if a.Checkout == "" {
 		return nil
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.linked[dir] {
+		return nil
+	}
+	if err := a.linkAll(dir); err != nil {
+		return err
+	}
+	if a.linked == nil {
+		a.linked = map[string]bool{}
+	}
+	a.linked[dir] = true
+	return nil
+}
+
+// linkAll links every project of the snapshot in dir (linkModules).
+func (a *Adapter) linkAll(dir string) error {
 	conf, err := sandbox.OpenConfined(dir)
 	if err != nil {
 		return err
