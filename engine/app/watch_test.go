@@ -74,12 +74,19 @@ func TestWatchSkipsIgnoredDirectories(t *testing.T) {
 		before := inotifyWatches(t)
 		done := make(chan error, 1)
 		go func() { done <- start(ctx) }()
-		// The watcher adds the tree before it waits for events: the count
-		// settles once it has.
-		n, last := 0, -1
-		for i := 0; i < 100 && n != last; i++ {
+		// The watcher adds the tree before it waits for events (after git
+		// lists what it ignores, which a loaded machine makes slow): the
+		// count settles once it has, non-zero (the root at least) and the
+		// same for three looks in a row. Its start is waited for, not timed.
+		n, same := 0, 0
+		for i := 0; i < 1200 && (n == 0 || same < 3); i++ {
 			time.Sleep(50 * time.Millisecond)
-			last, n = n, inotifyWatches(t)-before
+			next := inotifyWatches(t) - before
+			if next == n {
+				same++
+			} else {
+				n, same = next, 0
+			}
 		}
 		cancel()
 		<-done
