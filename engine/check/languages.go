@@ -18,6 +18,7 @@ import (
 	mutgo "github.com/bcode-dev/bcode/verify/mutate/golang"
 	mutjs "github.com/bcode-dev/bcode/verify/mutate/javascript"
 	mutpy "github.com/bcode-dev/bcode/verify/mutate/python"
+	mutrust "github.com/bcode-dev/bcode/verify/mutate/rust"
 	"github.com/bcode-dev/bcode/verify/python"
 	"github.com/bcode-dev/bcode/verify/rust"
 )
@@ -40,10 +41,11 @@ func Adapters(r sandbox.Runner, cfg config.Config) []verify.Adapter {
 }
 
 // MutationEngines are the language engines every surface mutates with
-// (EvidenceOptions gives them): Go, Python, then JavaScript. Rust has
-// none yet: a Rust change is judged without mutants.
+// (EvidenceOptions gives them): Go, Python, JavaScript, then Rust, whose
+// cargo is told about the host's toolchains as the gate's adapter is
+// (rustAdapter, decided by the runner each run uses).
 func MutationEngines() []mutate.Engine {
-	return []mutate.Engine{mutgo.New(), mutpy.New(), mutjs.New()}
+	return []mutate.Engine{mutgo.New(), mutpy.New(), mutjs.New(), &mutrust.Engine{Adapter: rustAdapter}}
 }
 
 // rustAdapter is the Rust adapter for commands run by r. The host runner

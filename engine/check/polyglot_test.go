@@ -197,6 +197,38 @@ func TestGateRustFix(t *testing.T) {
 			t.Errorf("credited %v, want rust:src/lib.rs:tests::above", ids)
 		}
 	})
+	t.Run("evidence", func(t *testing.T) {
+		// The fix's changed lines get Rust mutants: hi <= x survives (it
+		// returns hi == x), hi >= x makes "above" fail, and only lines the
+		// change made are mutated, never its test module.
+		fixed := strings.Replace(rustFixed, "x > hi", "hi < x", 1)
+		rep := checkHead(t, rustClampRepo(t, map[string]string{
+			"src/lib.rs": fixed + rustTestsHead + rustInside + "\n" + rustAbove + "}\n",
+		}).dir, true)
+		if rep.Verdict != verify.Verified {
+			t.Fatalf("verdict %s, want verified: %s", rep.Verdict, describe(rep))
+		}
+		m := rep.Mutants
+		if m == nil || len(m.Mutants) == 0 {
+			t.Fatalf("mutation summary %+v: want the mutants of src/lib.rs's changed lines", m)
+		}
+		killed := 0
+		for _, mv := range m.Mutants {
+			t.Logf("%s:%d %s %s %s", mv.File, mv.Line, mv.Rewrite(), mv.Verdict, mv.KilledBy)
+			if mv.File != "src/lib.rs" || mv.Line > 9 {
+				t.Errorf("mutant %+v: only clamp's lines changed", mv)
+			}
+			if mv.Verdict == "killed" {
+				killed++
+				if !strings.HasPrefix(mv.KilledBy, "src/lib.rs::tests::") {
+					t.Errorf("killed by %q: want a Rust test's target::name", mv.KilledBy)
+				}
+			}
+		}
+		if killed == 0 || m.CreditedKills == 0 || m.Survived == 0 {
+			t.Errorf("want a mutant killed by the credited test and one surviving: %+v", m)
+		}
+	})
 	t.Run("rewritten expectation in the same file", func(t *testing.T) {
 		// A wrong change (values inside the range come back one higher)
 		// with the existing test's expectation rewritten to match it: the

@@ -21,10 +21,10 @@ const installHint = "install Rust from https://rustup.rs or put cargo on PATH"
 // starts after it, as libtest has no timeout of its own.
 const buildAllowance = 10 * time.Minute
 
-// targetDirName is the CARGO_TARGET_DIR bcode gives cargo inside each
+// TargetDirName is the CARGO_TARGET_DIR bcode gives cargo inside each
 // snapshot, so nothing is built into (or read from) a target/ the
-// repository carries.
-const targetDirName = ".bcode-cargo-target"
+// repository carries: output, never part of the change.
+const TargetDirName = ".bcode-cargo-target"
 
 // RunTests implements verify.Adapter. Tests are grouped by their target;
 // each target is compiled once (`cargo test --no-run`: a target that does
@@ -255,7 +255,7 @@ func (a *Adapter) cargoTest(ctx context.Context, r sandbox.Runner, dir, crateDir
 
 func (a *Adapter) env(dir string) []string {
 	env := []string{
-		"CARGO_TARGET_DIR=" + filepath.Join(dir, targetDirName),
+		"CARGO_TARGET_DIR=" + filepath.Join(dir, TargetDirName),
 		"CARGO_TERM_COLOR=never",
 		"CARGO_NET_OFFLINE=true",
 		"CARGO_INCREMENTAL=0",
