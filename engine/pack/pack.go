@@ -64,8 +64,10 @@ type Input struct {
 	// Notes are the caller's own notes to carry in the pack (e.g. which
 	// tokenizer it picked and why); they count against the budget.
 	Notes []string
-	// LanguageServers are the commands tried, in order, for Python:
-	// nil means DefaultPythonServers.
+	// LanguageServers are the commands tried, in order, for the
+	// selection's language when a language server packs it (Python
+	// without its ast index, JavaScript, TypeScript, Rust): nil means that
+	// language's Default…Servers.
 	LanguageServers [][]string
 }
 
@@ -229,8 +231,12 @@ type builder struct {
 // collect gathers every candidate section, most important first.
 func (b *builder) collect(ctx context.Context) error {
 	lang := "go"
+	var server *serverLanguage
 	if b.sel != nil && !strings.HasSuffix(b.sel.File, ".go") {
 		lang = "other"
+		if server = serverLanguageOf(b.sel.File); server != nil {
+			lang = "server"
+		}
 		if strings.HasSuffix(b.sel.File, ".py") {
 			lang = "python"
 		}
@@ -295,8 +301,8 @@ func (b *builder) collect(ctx context.Context) error {
 	switch {
 	case g != nil:
 		b.cands = append(b.cands, b.graphSections(ctx, g)...)
-	case lang == "python":
-		b.cands = append(b.cands, b.pythonSections(ctx)...)
+	case server != nil:
+		b.cands = append(b.cands, b.serverSections(ctx, server)...)
 	default:
 		b.cands = append(b.cands, b.textSearchSections("")...)
 	}
