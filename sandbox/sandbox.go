@@ -139,6 +139,19 @@ type Sandbox interface {
 	Open(ctx context.Context, dir string, owner Owner) (ScopedRunner, error)
 }
 
+// Exposer is a Sandbox that can show host directories to its commands,
+// read-only, each at its own path: what a language needs beside the
+// snapshot (a project's installed packages) without giving the command a
+// way to change it. A sandbox whose commands see the host already (the
+// host's) needs no Exposer.
+type Exposer interface {
+	Sandbox
+	// Expose returns the sandbox with dirs (absolute host directories)
+	// shown read-only to every runner it opens, and where each appears to
+	// the runners' commands (the same order).
+	Expose(dirs ...string) (Sandbox, []string)
+}
+
 // ScopedRunner is a Runner opened by a Sandbox on one directory. A command
 // whose Dir is empty runs in that directory; one whose Dir is outside it
 // is refused with ErrOutsideScope.

@@ -148,6 +148,10 @@ type Report struct {
 	// are all the change has, the verdict is error (unsupported); beside
 	// Go or Python code they stand beside the verdict for the rest.
 	Unsupported []Finding `json:"unsupported,omitempty"`
+	// Notes say what the run could not provide that its tests may have
+	// needed (a project's packages that could not be installed): facts
+	// beside the verdict, never a cause of it.
+	Notes []string `json:"notes,omitempty"`
 	// Candidates is how many test IDs were candidates for credit (every
 	// test of the test files and support the change touches); Tests lists
 	// the informative ones.

@@ -117,6 +117,18 @@ func TestCheckInDockerSandbox(t *testing.T) {
 			"calc.js":           "exports.clamp = (x, hi) => Math.min(x, hi);\n",
 			"test/calc.test.js": "const { test } = require('node:test');\nconst assert = require('node:assert');\nconst { clamp } = require('../calc.js');\ntest('inside', () => { assert.strictEqual(clamp(5, 10), 5); });\ntest('above', () => { assert.strictEqual(clamp(15, 10), 10); });\n",
 		}},
+		// Its tests import an installed package: the base's lock is
+		// installed on the host and shown to the container read-only.
+		{"javascript with locked packages", "refuses strings", map[string]string{
+			"package.json":      `{"name":"calc","version":"1.0.0","private":true,"devDependencies":{"is-number":"^7.0.0"}}` + "\n",
+			"package-lock.json": isNumberLock,
+			".gitignore":        "node_modules/\n",
+			"calc.js":           "const isNumber = require('is-number');\nexports.double = (x) => { if (!isNumber(x)) throw new Error('nan'); return x * 2; };\n",
+			"test/calc.test.js": "const { test } = require('node:test');\nconst assert = require('node:assert');\nconst { double } = require('../calc.js');\ntest('doubles', () => { assert.strictEqual(double(2), 4); });\n",
+		}, map[string]string{
+			"calc.js":           "const isNumber = require('is-number');\nexports.double = (x) => { if (typeof x !== 'number' || !isNumber(x)) throw new Error('nan'); return x * 2; };\n",
+			"test/calc.test.js": "const { test } = require('node:test');\nconst assert = require('node:assert');\nconst { double } = require('../calc.js');\ntest('doubles', () => { assert.strictEqual(double(2), 4); });\ntest('refuses strings', () => { assert.throws(() => double('2')); });\n",
+		}},
 		{"rust", "tests::above", map[string]string{
 			"Cargo.toml": "[package]\nname = \"clamp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
 			".gitignore": "/target\n",
@@ -144,3 +156,32 @@ func TestCheckInDockerSandbox(t *testing.T) {
 		}
 	}
 }
+
+// isNumberLock pins is-number 7.0.0, a package without dependencies, as
+// npm wrote it.
+const isNumberLock = `{
+  "name": "calc",
+  "version": "1.0.0",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {
+      "name": "calc",
+      "version": "1.0.0",
+      "devDependencies": {
+        "is-number": "^7.0.0"
+      }
+    },
+    "node_modules/is-number": {
+      "version": "7.0.0",
+      "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
+      "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+      "dev": true,
+      "license": "MIT",
+      "engines": {
+        "node": ">=0.12.0"
+      }
+    }
+  }
+}
+`

@@ -276,11 +276,23 @@ func NewSandbox(cfg config.Config, o Options, repo, base string) sandbox.Sandbox
 // repoSandbox computes its container config at Open, when a context is at
 // hand for finding Go and warming the seed.
 type repoSandbox struct {
-	a    *Agent
-	task engine.Task
+	a       *Agent
+	task    engine.Task
+	exposed []docker.Mount
 }
 
 func (c *repoSandbox) Name() string { return "docker" }
+
+var _ sandbox.Exposer = (*repoSandbox)(nil)
+
+// Expose implements sandbox.Exposer as docker.Sandbox does: the runners it
+// opens mount dirs read-only below docker.ExposedRoot.
+func (c *repoSandbox) Expose(dirs ...string) (sandbox.Sandbox, []string) {
+	sb, at := docker.Sandbox{}.Expose(dirs...)
+	cp := *c
+	cp.exposed = append(append([]docker.Mount(nil), c.exposed...), sb.(docker.Sandbox).Template.Exposed...)
+	return &cp, at
+}
 
 // Open opens the gate's runner on its scratch directory: on a disk of the
 // base's [sandbox] disk_mb whose content is dropped at Close (the gate
@@ -294,6 +306,7 @@ func (c *repoSandbox) Open(ctx context.Context, dir string, owner sandbox.Owner)
 		return nil, err
 	}
 	tmpl.DiskDiscard = true
+	tmpl.Exposed = append(tmpl.Exposed, c.exposed...)
 	r, err := docker.Sandbox{Template: tmpl}.Open(ctx, dir, owner)
 	if err != nil {
 		view.Close()

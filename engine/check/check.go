@@ -60,6 +60,10 @@ type Options struct {
 	// it already (a task run reads it once, at its start, from the same
 	// base); nil: read here.
 	Config *config.Config
+	// Packages installs the base's locked JavaScript packages for a change
+	// that has no checkout of the user's (an agent's, or in a sandbox);
+	// nil means javascript.Packages on the host with its default cache.
+	Packages *javascript.Packages
 	// Scanner is the secret scanner the gate's secret check uses, built
 	// once per process by the caller (engine/app's Redactor) and required:
 	// Run refuses to judge a change without one (ErrNoScanner).
@@ -109,6 +113,14 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	if err != nil {
 		return fail(err), nil
 	}
+	// An agent's change, or one judged in a sandbox, has no checkout whose
+	// installed packages its JavaScript tests could import: the base's
+	// locked ones are installed on the host and shown read-only.
+	var modules map[string]string
+	var modulesNote string
+	if o.TaskID != "" || o.Sandbox != nil {
+		modules, modulesNote = lockedPackages(ctx, repo, o.Base, o.Packages)
+	}
 	runner, work := o.Runner, ""
 	if o.Sandbox != nil {
 		// The scratch directory goes after the workspace and the runner
@@ -117,7 +129,9 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 			return fail(fmt.Errorf("the gate's scratch directory: %w", err)), nil
 		}
 		defer os.RemoveAll(work)
-		sr, err := o.Sandbox.Open(ctx, work, o.Owner)
+		var sb sandbox.Sandbox
+		sb, modules = expose(o.Sandbox, modules)
+		sr, err := sb.Open(ctx, work, o.Owner)
 		if err != nil {
 			return fail(fmt.Errorf("opening the %s sandbox to verify in: %w", o.Sandbox.Name(), err)), nil
 		}
@@ -148,18 +162,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	// An agent's change may not rewrite what existing tests pinned unless
 	// the base's config allows it.
 	g.AgentTask = o.TaskID != ""
-	if o.TaskID == "" && o.Sandbox == nil {
-		// The user's own change on the host: their untracked .venv is the
-		// interpreter the tests run with, their node_modules the packages.
-		for _, a := range g.Adapters {
-			switch a := a.(type) {
-			case *python.Adapter:
-				a.Checkout = repo.Dir
-			case *javascript.Adapter:
-				a.Checkout = repo.Dir
-			}
-		}
-	}
+	installed(g, o, repo.Dir, modules)
 	switch {
 	case o.NoEvidence:
 	case o.Evidence != nil:
@@ -182,6 +185,9 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	if rep != nil {
 		rep.Repo = repo.Dir
 		holdTypeScript(ctx, rep, change)
+		if modulesNote != "" {
+			rep.Notes = append(rep.Notes, modulesNote)
+		}
 	}
 	return rep, err
 }
@@ -290,4 +296,26 @@ func record(ctx context.Context, o Options, rep *verify.Report) error {
 		return fmt.Errorf("recording the check in the ledger: %w", err)
 	}
 	return nil
+}
+
+// installed tells the adapters where the packages the tests import are.
+// The user's own change on the host: their untracked .venv is the
+// interpreter the tests run with, their node_modules the packages. Any
+// other change: the base's locked packages (modules), where the runner's
+// commands see them.
+func installed(g *verify.Gate, o Options, checkout string, modules map[string]string) {
+	own := o.TaskID == "" && o.Sandbox == nil
+	for _, a := range g.Adapters {
+		switch a := a.(type) {
+		case *python.Adapter:
+			if own {
+				a.Checkout = checkout
+			}
+		case *javascript.Adapter:
+			if own {
+				a.Checkout = checkout
+			}
+			a.Modules = modules
+		}
+	}
 }

@@ -50,6 +50,9 @@ type Config struct {
 	Go GoEnv
 	// Toolchains are the read-only mounts; nil means HostToolchains(Go).
 	Toolchains []Mount
+	// Exposed are host directories mounted read-only (sandbox.Exposer):
+	// a project's installed packages, say.
+	Exposed []Mount
 	// Rust is the sysroot of the host's Rust toolchain, mounted read-only
 	// beside Toolchains with its bin on PATH; empty means ask
 	// HostRustSysroot (none found: no Rust in the container).
@@ -276,6 +279,19 @@ func (r *Runner) prepare(ctx context.Context) error {
 	for _, m := range cfg.Toolchains {
 		if m.Source == "" || !filepath.IsAbs(m.Source) {
 			return fmt.Errorf("docker runner: toolchain mount %q is not an absolute path", m.Source)
+		}
+		if err := refuseSensitive(m.Source); err != nil {
+			return err
+		}
+		r.mounts = append(r.mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.target(), ReadOnly: true,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	}
+	for _, m := range cfg.Exposed {
+		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.target()) {
+			return fmt.Errorf("docker runner: exposed directory %q (at %q) is not an absolute path", m.Source, m.target())
+		}
+		if fi, err := os.Stat(m.Source); err != nil || !fi.IsDir() {
+			return fmt.Errorf("docker runner: exposed directory %s is not a directory: %v", m.Source, err)
 		}
 		if err := refuseSensitive(m.Source); err != nil {
 			return err

@@ -2,9 +2,12 @@ package docker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -90,6 +93,27 @@ var _ sandbox.Sandbox = Sandbox{}
 
 // Name implements sandbox.Sandbox.
 func (Sandbox) Name() string { return "docker" }
+
+var _ sandbox.Exposer = Sandbox{}
+
+// ExposedRoot is where exposed host directories appear in the container:
+// below a path every user may traverse (a host path under /root would
+// not be, in a container whose user is not root).
+const ExposedRoot = "/opt/bcode/exposed"
+
+// Expose implements sandbox.Exposer: every runner it opens mounts dirs
+// read-only (Config.Exposed), each at ExposedRoot/<hash of its host
+// path>.
+func (s Sandbox) Expose(dirs ...string) (sandbox.Sandbox, []string) {
+	s.Template.Exposed = append([]Mount(nil), s.Template.Exposed...)
+	at := make([]string, len(dirs))
+	for i, d := range dirs {
+		sum := sha256.Sum256([]byte(d))
+		at[i] = ExposedRoot + "/" + hex.EncodeToString(sum[:8]) + "/" + filepath.Base(d)
+		s.Template.Exposed = append(s.Template.Exposed, Mount{Source: d, Target: at[i]})
+	}
+	return s, at
+}
 
 // Open implements sandbox.Sandbox. The Runner it returns owns its engine
 // connection: Close waits for its containers' removal, then closes it.

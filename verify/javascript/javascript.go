@@ -72,6 +72,12 @@ type Adapter struct {
 	// links them into the snapshot it runs in (linkModules). Empty for an
 	// agent's change.
 	Checkout string
+	// Modules are installed packages by project (a slash directory
+	// relative to the root, "." the root, to its node_modules): an agent's
+	// change gets its base's locked packages (Packages.Install), linked
+	// into every snapshot as a checkout's are. A project Modules names
+	// takes them from there, not from Checkout.
+	Modules map[string]string
 
 	mu     sync.Mutex
 	linked map[string]bool // snapshots linkModules has walked: once each
