@@ -135,16 +135,19 @@ func TestExportVerifyRoundTrip(t *testing.T) {
 	var v struct {
 		DiffChecked bool `json:"diff_checked"`
 		Predicate   struct {
-			Verdict  string              `json:"verdict"`
-			Credited []string            `json:"credited"`
-			Task     struct{ ID string } `json:"task"`
+			Verdict          string              `json:"verdict"`
+			Toolchains       map[string]string   `json:"toolchains"`
+			ToolchainsSource string              `json:"toolchains_source"`
+			Credited         []string            `json:"credited"`
+			Task             struct{ ID string } `json:"task"`
 		} `json:"predicate"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
 		t.Fatalf("verify --json: %v\n%s", err, stdout)
 	}
 	if !v.DiffChecked || v.Predicate.Verdict != "verified" || v.Predicate.Task.ID != id ||
-		strings.Join(v.Predicate.Credited, ",") != "go:.:TestAdd" {
+		strings.Join(v.Predicate.Credited, ",") != "go:.:TestAdd" ||
+		!strings.HasPrefix(v.Predicate.Toolchains["go"], "go version") || v.Predicate.ToolchainsSource != "export" {
 		t.Errorf("verify says %s", stdout)
 	}
 	// Without --key, the state directory's own key.

@@ -64,6 +64,9 @@ func (e *Engine) ExportTask(ctx context.Context, req ExportRequest) (*Export, er
 	if out.Predicate, err = attest.NewPredicate(*rec); err != nil {
 		return nil, err
 	}
+	if len(out.Predicate.Toolchains) == 0 {
+		out.Predicate.Toolchains, out.Predicate.ToolchainsSource = attest.HostToolchains(ctx), attest.ToolchainsFromExport
+	}
 	var envelope []byte
 	if req.AttestationPath != "" {
 		if envelope, out.KeyID, err = e.sign(ctx, out.Digest, out.Predicate); err != nil {

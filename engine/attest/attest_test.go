@@ -63,6 +63,7 @@ func record(t *testing.T, ch change) Record {
 		"tamper":       []verify.Finding{{Code: "test_infra_changed", Path: "conftest.py", Message: "allowed"}},
 		"pass_to_pass": verify.PassToPass{Checked: 7, PreExisting: []string{"go:example.com/calc:TestOld"}},
 		"level":        "V2", "level_required": "V2", "oracle": []string{"go:example.com/calc:TestAdd"},
+		"toolchains": map[string]string{"go": "go version go1.26.8 linux/amd64"},
 	}
 	raw, _ := json.Marshal(rep)
 	accepted, _ := json.Marshal(map[string]any{"by": "ada", "force": false, "method": "fast-forward"})
@@ -127,6 +128,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if got.Approval == nil || got.Approval.By != "ada" || got.Approval.Method != "fast-forward" || got.CheckedAt == nil || got.Bcode.Go == "" {
 		t.Errorf("approval %+v, checked at %v, bcode %+v", got.Approval, got.CheckedAt, got.Bcode)
+	}
+	if got.Toolchains["go"] != "go version go1.26.8 linux/amd64" || got.ToolchainsSource != ToolchainsFromCheck {
+		t.Errorf("toolchains %v from %q", got.Toolchains, got.ToolchainsSource)
 	}
 	// Without a diff the rest is still checked, and says the diff was not.
 	if v, err := Verify(context.Background(), signed(t, k, ch, p), nil, k.Public()); err != nil || v.DiffCheck {
@@ -346,5 +350,17 @@ func TestWriteFile(t *testing.T) {
 	}
 	if _, err := ReadInput(filepath.Join(dir, "missing"), 10); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing: %v", err)
+	}
+}
+
+// TestHostToolchains: go, which runs these tests, is read; a toolchain
+// that is not installed is left out rather than guessed.
+func TestHostToolchains(t *testing.T) {
+	got := HostToolchains(context.Background())
+	if !strings.HasPrefix(got["go"], "go version go") {
+		t.Errorf("go: %q", got["go"])
+	}
+	if v := queryVersion(context.Background(), []string{"bcode-no-such-toolchain", "--version"}); v != "" {
+		t.Errorf("a missing toolchain answered %q", v)
 	}
 }

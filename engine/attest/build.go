@@ -77,7 +77,10 @@ func (p *Predicate) addRun(run *engine.VerificationRun) error {
 	}
 	at := run.At.UTC()
 	p.Verdict, p.CheckedAt, p.Runner = run.Verdict, &at, rep.Runner
-	p.Level, p.LevelRequired, p.Toolchains = extra.Level, extra.LevelRequired, extra.Toolchains
+	p.Level, p.LevelRequired = extra.Level, extra.LevelRequired
+	if len(extra.Toolchains) > 0 {
+		p.Toolchains, p.ToolchainsSource = extra.Toolchains, ToolchainsFromCheck
+	}
 	if extra.Oracle != nil {
 		p.Oracle = extra.Oracle
 	}

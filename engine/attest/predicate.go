@@ -30,11 +30,15 @@ type Predicate struct {
 	Findings   []Finding   `json:"findings"`
 	// CheckedAt is when the gate judged Head, Runner where its tests ran;
 	// both absent when no check of Head is recorded.
-	CheckedAt  *time.Time        `json:"checked_at,omitempty"`
-	Runner     string            `json:"runner,omitempty"`
-	Bcode      Build             `json:"bcode"`
-	Toolchains map[string]string `json:"toolchains,omitempty"`
-	Approval   *Approval         `json:"approval,omitempty"`
+	CheckedAt *time.Time `json:"checked_at,omitempty"`
+	Runner    string     `json:"runner,omitempty"`
+	Bcode     Build      `json:"bcode"`
+	// Toolchains are the versions of the toolchains (go, python, node,
+	// cargo), read where ToolchainsSource says: ToolchainsFromCheck or
+	// ToolchainsFromExport.
+	Toolchains       map[string]string `json:"toolchains,omitempty"`
+	ToolchainsSource string            `json:"toolchains_source,omitempty"`
+	Approval         *Approval         `json:"approval,omitempty"`
 }
 
 // TaskInfo names the task the change came from.
@@ -113,6 +117,8 @@ func (p *Predicate) Validate() error {
 		return fmt.Errorf("%w: no bcode version", ErrPredicate)
 	case p.Oracle == nil || p.Credited == nil || p.Findings == nil || p.Reasons == nil:
 		return fmt.Errorf("%w: oracle, credited, findings and reasons must be present (empty lists allowed)", ErrPredicate)
+	case len(p.Toolchains) > 0 && p.ToolchainsSource != ToolchainsFromCheck && p.ToolchainsSource != ToolchainsFromExport:
+		return fmt.Errorf("%w: toolchains from %q", ErrPredicate, p.ToolchainsSource)
 	case p.Approval != nil && (p.Approval.By == "" || p.Approval.At.IsZero()):
 		return fmt.Errorf("%w: an approval needs who and when", ErrPredicate)
 	}
