@@ -33,6 +33,11 @@ unchecked...). Existing files are replaced atomically. Check one with bcode atte
 	if *diffPath == "" {
 		return c.usageErr("give --diff FILE")
 	}
+	if *diffPath == "-" || *attPath == "-" {
+		// What bcode prints goes through sandbox/shown, which would
+		// change a diff's bytes (a binary patch, a control character).
+		return c.usageErr("give a FILE, not -: the diff and the attestation are written byte for byte, and bcode's own output is sanitized for the terminal")
+	}
 	res, err := eng.ExportTask(ctx, app.ExportRequest{TaskID: id, DiffPath: *diffPath, AttestationPath: *attPath})
 	if err != nil {
 		return c.fail("%s", explainAttest(id, err))

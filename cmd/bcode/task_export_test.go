@@ -240,6 +240,7 @@ func TestExportRefuses(t *testing.T) {
 	}{
 		{"no --diff", []string{"export", id}, exitUsage, "give --diff FILE"},
 		{"no task id", []string{"export", "--diff", diff}, exitUsage, "give one task ID"},
+		{"stdout", []string{"export", id, "--diff", "-"}, exitUsage, "not -"},
 		{"an unknown task", []string{"export", "nosuchtask", "--diff", diff}, 1, "no task \"nosuchtask\""},
 		{"a task that never ran", []string{"export", fresh, "--diff", diff}, 1, "no change to export"},
 		{"one file for both", []string{"export", id, "--diff", diff, "--attestation", diff}, 1, "would both be"},
