@@ -273,6 +273,12 @@ func TestVerifyRefuses(t *testing.T) {
 	}
 }
 
+func TestVerifyRefusesABadKey(t *testing.T) {
+	if _, err := Verify(context.Background(), []byte("{}"), nil, nil); !errors.Is(err, ErrKey) {
+		t.Errorf("no key: %v", err)
+	}
+}
+
 func TestKeys(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := LoadKey(dir, false); !errors.Is(err, ErrNoKey) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	intoto "github.com/in-toto/attestation/go/v1"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/bcode-dev/bcode/sandbox/git"
 )
 
 // Verified is what a valid attestation says.
@@ -31,6 +31,9 @@ type Verified struct {
 // diff subject's. It runs nothing and reads no repository. Each refusal
 // wraps one of the package's errors.
 func Verify(ctx context.Context, envelope, diff []byte, pub ed25519.PublicKey) (*Verified, error) {
+	if len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: a public key of %d bytes, want %d", ErrKey, len(pub), ed25519.PublicKeySize)
+	}
 	payload, keyID, err := openEnvelope(ctx, envelope, pub)
 	if err != nil {
 		return nil, err
@@ -47,8 +50,7 @@ func Verify(ctx context.Context, envelope, diff []byte, pub ed25519.PublicKey) (
 		return nil, err
 	}
 	if diff != nil {
-		sum := sha256.Sum256(diff)
-		if got := "sha256:" + hex.EncodeToString(sum[:]); got != v.DiffDigest {
+		if got := git.Digest(diff); got != v.DiffDigest {
 			return nil, fmt.Errorf("%w: the diff is %s, the attestation says %s", ErrDiffMismatch, got, v.DiffDigest)
 		}
 		v.DiffCheck = true
@@ -158,6 +160,6 @@ func (v *Verified) readSubjects(st *intoto.Statement) error {
 	if commits[0] != v.Predicate.Head {
 		return fmt.Errorf("%w: the commit subject %s is not the predicate's head %s", ErrStatement, commits[0], v.Predicate.Head)
 	}
-	v.DiffDigest = "sha256:" + diffs[0]
+	v.DiffDigest = git.DigestPrefix + diffs[0]
 	return nil
 }
