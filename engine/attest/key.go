@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
@@ -82,7 +83,9 @@ func readKey(path string) (*Key, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrKey, path, info.Mode().Type())
 	}
-	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+	// Windows has no mode bits (every writable file reads as 0666): its
+	// access is the ACL's, which the user's profile directory restricts.
+	if perm := info.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		return nil, fmt.Errorf("%w: %s has mode %04o; it must be 0600 (chmod 600 %s)", ErrKeyExposed, path, perm, path)
 	}
 	data, err := readCapped(path, maxKeyFile)
