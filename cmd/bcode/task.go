@@ -19,7 +19,7 @@ import (
 func init() {
 	register(command{
 		name:    "task",
-		summary: "durable agent tasks: create, list, run, status, events, diff, cancel, resume, accept, reject",
+		summary: "durable agent tasks: create, list, run, status, events, diff, export, cancel, resume, accept, reject",
 		run:     cmdTask,
 	})
 }
@@ -34,6 +34,7 @@ var taskGroup = commandGroup{
   status [TASK] [--json]          one task in detail, or every task of the repository
   events TASK [--follow] [--json] what happened, in order
   diff TASK                       the task branch against its base
+  export TASK --diff FILE [--attestation FILE]   the change as a canonical diff, its digest, a signed attestation
   cancel TASK [--wait DUR]        stop it (a running runner stops within one heartbeat)
   resume TASK [--attempts N] [--turns N] [--tokens N] [--wall DUR]   run it again, with more budget
   accept TASK [--force]           land a verified task on your current branch (never pushes)
