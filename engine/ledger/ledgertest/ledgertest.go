@@ -75,6 +75,9 @@ func Run(t *testing.T, b Backend) {
 		{"EndpointSessionRace", testEndpointSessionRace},
 		{"Reopen", testReopen},
 		{"InvalidArguments", testInvalidArguments},
+		{"Journal", testJournal},
+		{"JournalInvalid", testJournalInvalid},
+		{"JournalRace", testJournalRace},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}
