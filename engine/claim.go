@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -32,3 +33,13 @@ type Claim struct {
 	Prev          string          `json:"prev"`           // the previous entry's Hash; "" for the first
 	Hash          string          `json:"hash"`           // sha256:<hex> of the entry (see engine/ledger)
 }
+
+// Errors of accepting a reviewed change.
+var (
+	// ErrStaleDigest: the digest the user reviewed is not the digest of
+	// the task's change now (its branch moved after the diff was shown);
+	// nothing lands.
+	ErrStaleDigest = errors.New("the change is not the one you reviewed")
+	// ErrBadDigest: a change digest that is not sha256:<64 hex digits>.
+	ErrBadDigest = errors.New("not a change digest")
+)
