@@ -191,6 +191,11 @@ func describeFindings(fs []verify.Finding) string {
 // overwrite) is refused and nothing changes; so is a conflict, after which
 // the checkout is as it was.
 func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Accepted, error) {
+	if opts.Digest != "" {
+		if err := CheckDigest(opts.Digest); err != nil {
+			return nil, err
+		}
+	}
 	var out *Accepted
 	err := e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
 		if Final(t.Status) {

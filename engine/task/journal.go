@@ -83,14 +83,9 @@ func CheckDigest(d string) error {
 }
 
 // checkReviewed computes the digest of the change accept would land and,
-// when the user named the digest they reviewed, refuses a change that is
-// not that one.
+// when the user named the digest they reviewed (checked by Accept before
+// anything is read), refuses a change that is not that one.
 func (a *acceptRun) checkReviewed(ctx context.Context) error {
-	if a.opts.Digest != "" {
-		if err := CheckDigest(a.opts.Digest); err != nil {
-			return err
-		}
-	}
 	var err error
 	if a.digest, err = changeDigest(ctx, a.user, a.t.Base, a.head); err != nil {
 		return err
