@@ -36,7 +36,7 @@ var taskGroup = commandGroup{
   diff TASK                       the task branch against its base, and the digest of the change (on stderr)
   cancel TASK [--wait DUR]        stop it (a running runner stops within one heartbeat)
   resume TASK [--attempts N] [--turns N] [--tokens N] [--wall DUR]   run it again, with more budget
-  accept TASK [--force] [--digest sha256:HEX]   land a verified task on your current branch (never pushes); with --digest only the change you reviewed
+  accept TASK [--force] [--digest DIGEST]   land a verified task on your current branch (never pushes); with --digest only the change you reviewed
   reject TASK                     remove its worktree and branch; the record stays
   approve-module TASK MODULE@VERSION   let the host fetch a module the task needs that the base's go.sum does not list
 
@@ -442,7 +442,7 @@ func taskCancel(ctx context.Context, eng *app.Engine, args []string, stdout, std
 }
 
 func taskAccept(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "accept TASK [--force] [--digest sha256:HEX]", stdout, stderr)
+	c := newTaskCmd(eng, "accept TASK [--force] [--digest DIGEST]", stdout, stderr)
 	force := c.fs.Bool("force", false, "land a task that is not verified, or that lands files git acts on (recorded as forced)")
 	digest := c.fs.String("digest", "", "the change `DIGEST` you reviewed, as bcode task diff prints it: refuse, landing nothing, unless the task's change is still that one")
 	id, code, ok := c.openOne(args)
