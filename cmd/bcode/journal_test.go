@@ -13,6 +13,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/internal/testrepo"
 )
 
 // journalState is a state directory whose SQLite ledger holds a journal
@@ -145,5 +146,63 @@ func TestJournalExport(t *testing.T) {
 	empty := t.TempDir()
 	if code, out, _ := runJournal("verify", "--state", empty); code != 0 || out != "0 entries, chain intact\n" {
 		t.Fatalf("no ledger: %d %q", code, out)
+	}
+}
+
+// TestTaskAcceptDigest: task diff prints the digest of the change it shows
+// (on stderr, stdout stays the diff); accept --digest with it after the
+// task's branch moved is refused and main stays; the digest of the change
+// shown now lands it, and the journal has the approval.
+func TestTaskAcceptDigest(t *testing.T) {
+	r := testrepo.FromFiles(t, map[string]string{"calc.go": "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"})
+	state := t.TempDir()
+	code, out, errOut := runTaskCmd(t, r.Dir, state, "create", "make Add add")
+	if code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	branch := "bcode/" + id
+	r.Git("checkout", "-q", "-b", branch)
+	r.WriteFile("calc.go", "package calc\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n")
+	r.Commit("the agent's change")
+	r.Git("checkout", "-q", "main")
+	base := r.Git("rev-parse", "main")
+
+	digestOf := func() string {
+		t.Helper()
+		code, out, errOut := runTaskCmd(t, r.Dir, state, "diff", id)
+		d, _, ok := strings.Cut(strings.TrimPrefix(errOut, "change "), " ")
+		if code != 0 || !strings.HasPrefix(out, "diff --git a/calc.go b/calc.go") || !ok || !strings.Contains(errOut, "bcode task accept "+id+" --digest "+d) {
+			t.Fatalf("diff: %d\n%s\n%s", code, out, errOut)
+		}
+		return d
+	}
+	seen := digestOf()
+	r.Git("checkout", "-q", branch)
+	r.WriteFile("notes.txt", "more\n")
+	r.Commit("after the review")
+	r.Git("checkout", "-q", "main")
+
+	code, _, errOut = runTaskCmd(t, r.Dir, state, "accept", id, "--force", "--digest", seen)
+	if code != 1 || !strings.Contains(errOut, "the change is not the one you reviewed: you reviewed "+seen) || !strings.Contains(errOut, "nothing landed") {
+		t.Fatalf("accept with a stale digest: %d %s", code, errOut)
+	}
+	if got := r.Git("rev-parse", "main"); got != base {
+		t.Fatalf("main moved to %s", got)
+	}
+	now := digestOf()
+	code, out, errOut = runTaskCmd(t, r.Dir, state, "accept", id, "--force", "--digest", now)
+	if code != 0 || !strings.Contains(out, "approved change "+now) {
+		t.Fatalf("accept with the digest shown: %d %s %s", code, out, errOut)
+	}
+	if got, want := r.Git("rev-parse", "main"), r.Git("rev-parse", branch); got != want {
+		t.Fatalf("main at %s, want %s", got, want)
+	}
+	code, out, _ = runJournal("export", "--state", state)
+	if code != 0 || !strings.Contains(out, `"kind":"approval"`) || !strings.Contains(out, `"digest":"`+now+`"`) || !strings.Contains(out, `"reviewed":true`) {
+		t.Fatalf("journal: %s", out)
+	}
+	if code, out, _ := runJournal("verify", "--state", state); code != 0 || !strings.HasPrefix(out, "2 entries, chain intact") {
+		t.Fatalf("verify: %d %s", code, out)
 	}
 }
