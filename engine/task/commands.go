@@ -145,7 +145,7 @@ type AcceptOptions struct {
 	Force bool
 	By    string
 	// Digest, when set, is the digest of the change the user reviewed
-	// (Review.Digest): Accept refuses with ErrStaleDigest, landing
+	// (Review.Digest): Accept refuses with engine.ErrStaleDigest, landing
 	// nothing, unless the task's change is still that one.
 	Digest string
 }
