@@ -135,7 +135,7 @@ func (s *Server) TaskCancel(ctx context.Context, a command.TaskIDArgs) (command.
 // TaskAccept lands a verified task on the user's branch.
 func (s *Server) TaskAccept(ctx context.Context, a command.TaskAcceptArgs) (command.TaskResult, error) {
 	return s.finishTask(ctx, a.ID, engine.EventAccepted, func(ctx context.Context, id string) error {
-		_, err := s.app.AcceptTask(ctx, id, a.Force)
+		_, err := s.app.AcceptTask(ctx, id, a.Force, a.Digest)
 		return err
 	})
 }
@@ -183,7 +183,7 @@ func taskError(err error) error {
 		return err
 	case errors.Is(err, engine.ErrNotFound):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v: list the workspace's tasks with bcode/tasks", err)
-	case errors.Is(err, engine.ErrSelectionNotInBase):
+	case errors.Is(err, engine.ErrSelectionNotInBase), errors.Is(err, engine.ErrBadDigest):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v", err)
 	}
 	return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)

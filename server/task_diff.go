@@ -43,7 +43,7 @@ func (s *Server) taskDiff(ctx context.Context, method string, a command.TaskDiff
 	case err != nil:
 		return res, lsp.Errorf(lsp.CodeRequestFailed, "%v", err)
 	}
-	res.Base, res.Head, res.Diff, res.Truncated, res.Notes = c.Base, c.Head, c.Diff, c.Truncated, c.Notes
+	res.Base, res.Head, res.Digest, res.Diff, res.Truncated, res.Notes = c.Base, c.Head, c.Digest, c.Diff, c.Truncated, c.Notes
 	for _, f := range c.Files {
 		res.Files = append(res.Files, command.FileDiff{
 			Path: f.Path, Status: f.Status, BaseContent: f.BaseContent, HeadContent: f.HeadContent,

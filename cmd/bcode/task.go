@@ -33,11 +33,11 @@ var taskGroup = commandGroup{
   run TASK                        work on it: lease, worktree, attempts, check (needs a model)
   status [TASK] [--json]          one task in detail, or every task of the repository
   events TASK [--follow] [--json] what happened, in order
-  diff TASK                       the task branch against its base
+  diff TASK                       the task branch against its base, and the digest of the change (on stderr)
   export TASK --diff FILE [--attestation FILE]   the change as a canonical diff, its digest, a signed attestation
   cancel TASK [--wait DUR]        stop it (a running runner stops within one heartbeat)
   resume TASK [--attempts N] [--turns N] [--tokens N] [--wall DUR]   run it again, with more budget
-  accept TASK [--force]           land a verified task on your current branch (never pushes)
+  accept TASK [--force] [--digest DIGEST]   land a verified task on your current branch (never pushes); with --digest only the change you reviewed
   reject TASK                     remove its worktree and branch; the record stays
   approve-module TASK MODULE@VERSION   let the host fetch a module the task needs that the base's go.sum does not list
 
@@ -413,13 +413,15 @@ func taskDiff(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if !ok {
 		return code
 	}
-	d, err := eng.TaskDiff(ctx, id)
+	r, err := eng.TaskReview(ctx, id)
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
 	// Changed lines are the agent's: Text keeps the diff's lines and
 	// shows every control, escape and bidi override in them.
-	io.WriteString(stdout, shown.Text(string(d)))
+	io.WriteString(stdout, shown.Text(string(r.Diff)))
+	// On stderr, so that stdout stays the diff alone.
+	fmt.Fprintf(c.stderr, "change %s (task branch at %.12s); to land exactly this change: bcode task accept %s --digest %s\n", r.Digest, r.Head, id, r.Digest)
 	return 0
 }
 
@@ -441,18 +443,20 @@ func taskCancel(ctx context.Context, eng *app.Engine, args []string, stdout, std
 }
 
 func taskAccept(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "accept TASK [--force]", stdout, stderr)
+	c := newTaskCmd(eng, "accept TASK [--force] [--digest DIGEST]", stdout, stderr)
 	force := c.fs.Bool("force", false, "land a task that is not verified, or that lands files git acts on (recorded as forced)")
+	digest := c.fs.String("digest", "", "the change `DIGEST` you reviewed, as bcode task diff prints it: refuse, landing nothing, unless the task's change is still that one")
 	id, code, ok := c.openOne(args)
 	if !ok {
 		return code
 	}
-	res, err := eng.AcceptTask(ctx, id, *force)
+	res, err := eng.AcceptTask(ctx, id, *force, *digest)
 	if err != nil {
 		return c.fail("%s", explain(id, err))
 	}
 	fmt.Fprintf(stdout, "task %s accepted: %d commit(s) landed on %s by %s (%.12s..%.12s); nothing was pushed\n",
 		id, len(res.Commits), shown.Line(res.Branch), res.Method, res.From, res.To)
+	fmt.Fprintf(stdout, "approved change %s; the journal records it (bcode journal verify)\n", res.Digest)
 	for _, f := range res.Findings {
 		fmt.Fprintf(stdout, "landed with --force: %s %s: %s\n", shown.Line(f.Code), shown.Line(f.Path), shown.Line(f.Message))
 	}

@@ -120,6 +120,14 @@ func TestExportVerifyRoundTrip(t *testing.T) {
 		t.Errorf("export says %q", stderr)
 	}
 	checkApplies(t, repo, id, state, diff)
+	// The journal records the export: its digest, and the chain holds.
+	code, jl, stderr := runBcode("journal", "export", "--state", state)
+	if code != 0 || !strings.Contains(jl, `"kind":"export"`) || !strings.Contains(jl, strings.TrimSpace(stdout)) {
+		t.Errorf("journal export after an export: %d %s %s", code, jl, stderr)
+	}
+	if code, out, stderr := runBcode("journal", "verify", "--state", state); code != 0 || !strings.Contains(out, "chain intact") {
+		t.Errorf("journal verify: %d %s %s", code, out, stderr)
+	}
 
 	code, pem, stderr := runBcode("attest", "key", "--state", state)
 	if code != 0 || !strings.Contains(pem, "-----BEGIN PUBLIC KEY-----") || !strings.HasPrefix(pem, "# keyid SHA256:") {

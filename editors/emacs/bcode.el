@@ -66,19 +66,28 @@
                   (append (plist-get res :tasks) nil)))
     (tabulated-list-print t)))
 
-(defun bcode--lifecycle (command id)
-  "Run lifecycle COMMAND on task ID and refresh the list."
+(defun bcode--lifecycle (command id &optional args)
+  "Run lifecycle COMMAND on task ID (or with ARGS) and refresh the list."
   (let ((res (jsonrpc-request bcode--list-server :workspace/executeCommand
-                              (list :command command :arguments (vector (list :id id))))))
+                              (list :command command :arguments (vector (or args (list :id id)))))))
     (message "bcode: task %s is %s" (plist-get res :id) (plist-get res :status))
     (bcode-tasks-refresh)))
 
+(defvar bcode--shown-digests (make-hash-table :test #'equal)
+  "The digest of each task's change as `bcode-task-diff' last showed it.
+Accept passes it back: bcode-ls refuses, landing nothing, when the task's
+change is another now.")
+
 (defun bcode-task-accept (id)
   "Accept task ID after confirmation.
-Its commits land on the current branch; nothing is pushed."
+Its commits land on the current branch; nothing is pushed.  Only the change
+shown lands: the diff buffer's, else the change read now, named in the
+question."
   (interactive (list (bcode--task-at-point)))
-  (when (yes-or-no-p (format "Accept task %s? Its commits land on your current branch (fast-forward, or cherry-pick if the branch moved); nothing is pushed. " id))
-    (bcode--lifecycle "bcode.task.accept" id)))
+  (let ((digest (or (gethash id bcode--shown-digests)
+                    (plist-get (jsonrpc-request bcode--list-server :bcode/taskDiff (list :id id)) :digest))))
+    (when (yes-or-no-p (format "Accept task %s? Its commits land on your current branch (fast-forward, or cherry-pick if the branch moved); nothing is pushed. Change %s. " id digest))
+      (bcode--lifecycle "bcode.task.accept" id (list :id id :digest digest)))))
 
 (defun bcode-task-reject (id)
   "Reject task ID: its work is thrown away; your branch is untouched."
@@ -115,6 +124,7 @@ bcode-ls reads it from the task's branch; binary and large files are named
 at the top instead of shown."
   (interactive (list (bcode--task-at-point)))
   (let ((d (jsonrpc-request bcode--list-server :bcode/taskDiff (list :id id))))
+    (puthash id (plist-get d :digest) bcode--shown-digests)
     (with-current-buffer (get-buffer-create (format "*bcode diff %s*" id))
       (let ((inhibit-read-only t))
         (erase-buffer)

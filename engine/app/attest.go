@@ -81,7 +81,22 @@ func (e *Engine) ExportTask(ctx context.Context, req ExportRequest) (*Export, er
 			return nil, err
 		}
 	}
+	// The journal says what left: the change's digest, at which head,
+	// with which verdict, signed by which key (none: the diff alone).
+	claim := exportClaim{Digest: out.Digest, Base: out.Base, Head: out.Head, Verdict: out.Predicate.Verdict, KeyID: out.KeyID}
+	if _, err := e.RecordClaim(ctx, engine.ClaimExport, req.TaskID, claim); err != nil {
+		return out, fmt.Errorf("the export is written, but not recorded in the journal: %w", err)
+	}
 	return out, nil
+}
+
+// exportClaim is a journal entry's payload for an export.
+type exportClaim struct {
+	Digest  string `json:"digest"`
+	Base    string `json:"base"`
+	Head    string `json:"head"`
+	Verdict string `json:"verdict"`
+	KeyID   string `json:"key_id,omitempty"`
 }
 
 // exportRecord reads what an export needs of task id: its record, head

@@ -344,13 +344,16 @@ func (e *Engine) CancelTask(ctx context.Context, id string) error {
 }
 
 // AcceptTask lands a task on the user's branch (never pushes); force lands
-// one that is not verified, recorded as forced.
-func (e *Engine) AcceptTask(ctx context.Context, id string, force bool) (*task.Accepted, error) {
+// one that is not verified, recorded as forced. digest, when not "", is
+// the digest of the change the user reviewed (TaskReview): a task whose
+// change is another now is refused (engine.ErrStaleDigest) and nothing
+// lands. The approval and the acceptance are journalled.
+func (e *Engine) AcceptTask(ctx context.Context, id string, force bool, digest string) (*task.Accepted, error) {
 	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return t.Accept(ctx, id, task.AcceptOptions{Force: force, By: e.by()})
+	return t.Accept(ctx, id, task.AcceptOptions{Force: force, By: e.by(), Digest: digest})
 }
 
 // RejectTask removes a task's worktrees and branch; the record stays.

@@ -242,4 +242,20 @@ CREATE INDEX tasks_by_status ON tasks (status, created_at);
 -- A task's gate runs (TaskVerifications), without reading its repository's.
 CREATE INDEX verification_runs_by_task ON verification_runs (task_id, id);
 `,
+	`
+-- The claim journal (journal.go): a hash chain, one row per entry. seq is
+-- assigned by the appender (the last seq + 1) under the write lock, so it
+-- has no gaps; task_id is a soft reference, like verification_runs'. The
+-- payload is kept as the exact text its digest was taken of.
+CREATE TABLE claims (
+	seq            INTEGER PRIMARY KEY CHECK (seq > 0),
+	at             TEXT NOT NULL,
+	kind           TEXT NOT NULL,
+	task_id        TEXT NOT NULL,
+	payload        TEXT NOT NULL,
+	payload_digest TEXT NOT NULL,
+	prev_hash      TEXT NOT NULL,
+	hash           TEXT NOT NULL
+) STRICT;
+`,
 }

@@ -11,7 +11,8 @@ import (
 const sqliteConstraint = sqlite3.SQLITE_CONSTRAINT
 
 // RecordVerification stores one gate run and returns its id (also written
-// into v.ID; a zero At becomes now). It is not fenced: `bcode check` runs
+// into v.ID; a zero At becomes now); a task's run also appends its verdict
+// claim to the journal (VerdictClaim), in the same transaction. It is not fenced: `bcode check` runs
 // outside any task, and a runner's own check is tied to its task by TaskID.
 func (l *Ledger) RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error) {
 	if err := CheckVerification(v); err != nil {
@@ -27,11 +28,21 @@ func (l *Ledger) RecordVerification(ctx context.Context, v *engine.VerificationR
 	v.At = v.At.UTC()
 	var id int64
 	err = l.Write(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO verification_runs
+		if err := tx.QueryRowContext(ctx, `INSERT INTO verification_runs
 			(task_id, attempt, repo, base, head, verdict, report, duration_ms, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			nullString(v.TaskID), nullInt(v.Attempt), v.Repo, v.Base, v.Head, v.Verdict, report, v.DurationMS,
-			formatTime(v.At)).Scan(&id)
+			formatTime(v.At)).Scan(&id); err != nil || v.TaskID == "" {
+			return err
+		}
+		// A task's verdict is a claim: journalled with the run.
+		run := *v
+		run.ID = id
+		c := VerdictClaim(&run)
+		if err := PrepareClaim(c); err != nil {
+			return err
+		}
+		return l.insertClaims(ctx, tx, []*engine.Claim{c}, make([]engine.Claim, 1))
 	})
 	if err != nil {
 		return 0, err

@@ -205,3 +205,24 @@ func ScanAll[T any](rows interface {
 	}
 	return out, rows.Err()
 }
+
+// ScanClaim reads one row of (seq, at, kind, task_id, payload,
+// payload_digest, prev_hash, hash), payload as text. A time that does not
+// read as one (a row edited by hand) comes out as the zero time, so the
+// chain check names the entry rather than the read failing.
+func ScanClaim(row Row) (engine.Claim, error) {
+	var (
+		c       engine.Claim
+		at      any
+		payload string
+	)
+	if err := row.Scan(&c.Seq, &at, &c.Kind, &c.TaskID, &payload, &c.PayloadDigest, &c.Prev, &c.Hash); err != nil {
+		return c, err
+	}
+	var t storedTime
+	if t.Scan(at) == nil {
+		c.At = t.t
+	}
+	c.Payload = json.RawMessage(payload)
+	return c, nil
+}

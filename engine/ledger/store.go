@@ -79,6 +79,18 @@ type Store interface {
 	// limit (0: none).
 	EndpointSessions(ctx context.Context, endpoint string) (held, limit int, err error)
 
+	// AppendClaims appends claims to the journal (in order, each linked to
+	// the one before) and, when ev is not nil, ev to its task's events, in
+	// one transaction, fenced by lease when it is not nil: a journal entry
+	// exists exactly when what it records does. Appends from every handle
+	// and runner are serialised, so the journal stays one chain. Each
+	// claim's Payload is made canonical and its Seq, At, PayloadDigest,
+	// Prev and Hash are written back (see PrepareClaim, SealClaim).
+	AppendClaims(ctx context.Context, lease *engine.Lease, ev *engine.Event, claims ...*engine.Claim) error
+	// Claims is the journal's entries with seq > afterSeq, in seq order, at
+	// most limit of them (limit <= 0: all).
+	Claims(ctx context.Context, afterSeq int64, limit int) ([]engine.Claim, error)
+
 	Close() error
 }
 

@@ -36,8 +36,12 @@ type Change struct {
 	Base string // the base commit
 	// Head is the branch's commit; "" when the branch does not exist (the
 	// task has not changed anything yet, or a reject deleted it).
-	Head  string
-	Files []FileChange
+	Head string
+	// Digest is the digest of the whole change Base..Head (its canonical
+	// diff, whatever path asked for): what an accept of the change shown
+	// names (AcceptOptions.Digest). "" when there is no Head.
+	Digest string
+	Files  []FileChange
 	// Diff is git's unified diff of the files whose text is shown, cut at
 	// ChangeLimits.Diff (then Truncated).
 	Diff      string
@@ -82,6 +86,9 @@ func ReadChange(ctx context.Context, t *engine.Task, path string, lim ChangeLimi
 		return res, nil
 	}
 	res.Head = head
+	if res.Digest, err = changeDigest(ctx, repo, base, head); err != nil {
+		return nil, fmt.Errorf("task %s: %w", t.ID, err)
+	}
 	entries, err := repo.DiffTree(ctx, base, head)
 	if err != nil {
 		return nil, fmt.Errorf("task %s: %w", t.ID, err)

@@ -144,6 +144,10 @@ type AcceptOptions struct {
 	// since it was); the task.accepted event records it.
 	Force bool
 	By    string
+	// Digest, when set, is the digest of the change the user reviewed
+	// (Review.Digest): Accept refuses with engine.ErrStaleDigest, landing
+	// nothing, unless the task's change is still that one.
+	Digest string
 }
 
 // Accepted says what Accept did.
@@ -154,6 +158,9 @@ type Accepted struct {
 	To      string   `json:"to"`
 	Commits []string `json:"commits"`
 	Forced  bool     `json:"forced"`
+	// Digest is the digest of the change that landed (base..head's
+	// canonical diff), as the journal's approval records it.
+	Digest string `json:"digest"`
 	// Findings are what the commits landed that git acts on (see
 	// LandingFindings); only a forced accept lands any.
 	Findings []verify.Finding `json:"findings,omitempty"`
@@ -184,6 +191,11 @@ func describeFindings(fs []verify.Finding) string {
 // overwrite) is refused and nothing changes; so is a conflict, after which
 // the checkout is as it was.
 func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Accepted, error) {
+	if opts.Digest != "" {
+		if err := CheckDigest(opts.Digest); err != nil {
+			return nil, err
+		}
+	}
 	var out *Accepted
 	err := e.withLease(ctx, id, func(lease engine.Lease, t *engine.Task) error {
 		if Final(t.Status) {
@@ -191,6 +203,9 @@ func (e *Engine) Accept(ctx context.Context, id string, opts AcceptOptions) (*Ac
 		}
 		a := &acceptRun{e: e, id: id, opts: opts, lease: lease, t: t}
 		if err := a.readCommits(ctx); err != nil {
+			return err
+		}
+		if err := a.checkReviewed(ctx); err != nil {
 			return err
 		}
 		// What git would act on is listed first, whatever else is wrong:
@@ -234,6 +249,7 @@ type acceptRun struct {
 
 	commits  []string // the task's commits, oldest first
 	head     string   // the task branch's last commit
+	digest   string   // the digest of the change base..head (checkReviewed)
 	verified bool     // the task is verified, at head
 
 	plan     *landingPlan     // nil when the commits do not apply
@@ -331,7 +347,7 @@ func (a *acceptRun) checkCheckout(ctx context.Context) (from string, err error) 
 // the plan says, and reports what it did. Forced is set when the task was
 // not verified or the landing has findings.
 func (a *acceptRun) land(ctx context.Context, from string) (*Accepted, error) {
-	res := &Accepted{Branch: a.branch, From: from, Commits: a.commits, Forced: !a.verified || len(a.findings) > 0, Findings: a.findings}
+	res := &Accepted{Branch: a.branch, From: from, Commits: a.commits, Forced: !a.verified || len(a.findings) > 0, Findings: a.findings, Digest: a.digest}
 	switch a.plan.Method {
 	case MethodAlreadyLanded:
 		res.Method, res.To = a.plan.Method, from // an accept that died before recording it
@@ -388,9 +404,14 @@ func (a *acceptRun) cherryPick(ctx context.Context) ([]verify.Finding, error) {
 // record writes the task.accepted event and marks the task accepted, with
 // a reason when it was forced.
 func (a *acceptRun) record(ctx context.Context, res *Accepted) error {
-	if err := a.e.appendData(ctx, &a.lease, a.id, EventAccepted, map[string]any{
+	data := map[string]any{
 		"force": res.Forced, "findings": res.Findings, "by": a.opts.By, "method": res.Method, "branch": a.branch,
-		"from": res.From, "to": res.To, "commits": a.commits, "verdict": a.t.Verdict}); err != nil {
+		"from": res.From, "to": res.To, "commits": a.commits, "verdict": a.t.Verdict, "digest": a.digest}
+	claims, err := a.acceptClaims(data)
+	if err != nil {
+		return err
+	}
+	if err := a.e.appendClaimed(ctx, &a.lease, a.id, EventAccepted, data, claims...); err != nil {
 		return err
 	}
 	a.t.Status = engine.TaskAccepted
@@ -497,7 +518,12 @@ func (e *Engine) Reject(ctx context.Context, id, by string) (*Rejected, error) {
 		if res.Worktrees == nil {
 			res.Worktrees = []string{}
 		}
-		if err := e.appendData(ctx, &lease, id, EventRejected, map[string]any{"by": by, "worktrees": res.Worktrees, "branch": res.Branch, "head": res.Head}); err != nil {
+		data := map[string]any{"by": by, "worktrees": res.Worktrees, "branch": res.Branch, "head": res.Head}
+		rejection, err := newClaim(engine.ClaimRejection, id, data)
+		if err != nil {
+			return err
+		}
+		if err := e.appendClaimed(ctx, &lease, id, EventRejected, data, rejection); err != nil {
 			return err
 		}
 		t.Status, t.Reason = engine.TaskRejected, "rejected by "+by

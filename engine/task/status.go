@@ -3,7 +3,6 @@ package task
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -287,20 +286,9 @@ func (e *Engine) Follow(ctx context.Context, id string, afterSeq int64, fn func(
 // binary shown escaped or as a hex dump instead of "Binary files differ"
 // (see renderDiff).
 func (e *Engine) Diff(ctx context.Context, id string) ([]byte, error) {
-	t, err := e.Ledger.Task(ctx, id)
+	repo, t, head, err := e.taskHead(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	repo, err := git.Open(ctx, t.Repo)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.Branch); err != nil {
-		var ge *git.Error
-		if errors.As(err, &ge) {
-			return nil, fmt.Errorf("task %s has no branch %s (it never ran, or it was rejected)", id, t.Branch)
-		}
-		return nil, err
-	}
-	return renderDiff(ctx, repo, t.Base, "refs/heads/"+t.Branch)
+	return renderDiff(ctx, repo, t.Base, head)
 }

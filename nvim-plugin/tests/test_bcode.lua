@@ -190,7 +190,12 @@ return {
     local text = h.buf_text(diff)
     -- The diff is bcode-ls's answer (bcode/taskDiff) for the task's branch
     -- head against its base, not git run by the plugin.
-    eq({ id = verified, base = base, head = verified_head, branch = 'bcode/' .. verified, files = 3, truncated = false }, vim.b[diff].bcode_diff, 'the server\'s answer')
+    -- Its digest is what Accept passes back, so that only this change lands.
+    local shown = vim.b[diff].bcode_diff
+    match(shown.digest, '^sha256:%x+$', 'the change\'s digest')
+    eq(shown.digest, tasks.shown_digest[verified], 'the digest Accept passes')
+    shown.digest = nil
+    eq({ id = verified, base = base, head = verified_head, branch = 'bcode/' .. verified, files = 3, truncated = false }, shown, 'the server\'s answer')
     match(text, '^diff %-%-git a/quota/boundary_test.go b/quota/boundary_test.go', 'first file, first line')
     -- What the server left out is said at the top, as comment lines.
     eq({ '# bcode: gen/big.txt is too large to show here', '# bcode: logo.png is a binary file (2 B before, 3 B after)', 'diff --git a/x b/x', '+a' },
@@ -251,7 +256,7 @@ return {
     vim.api.nvim_win_set_cursor(0, { find_line(list, verified), 0 })
     vim.cmd('normal a')
     wait(15000, function() return #confirmed > 1 end, 'the confirmation')
-    match(confirmed[2], '^Accept task ' .. verified .. '%?\nyour current branch main will be fast%-forwarded to bcode/' .. verified .. ' %(1 commit%)%.\nNothing is pushed%.$')
+    match(confirmed[2], '^Accept task ' .. verified .. '%?\nyour current branch main will be fast%-forwarded to bcode/' .. verified .. ' %(1 commit%)%.\nNothing is pushed%.\nChange sha256:%x+$')
     local m = lifecycle_result('bcode.task.accept', verified, '^bcode: task ' .. verified .. ' is accepted$')
     match(m.msg, '^bcode: task ' .. verified .. ' is accepted$', 'the accept landed')
     -- git really moved: main is the verified head, with the task's files.

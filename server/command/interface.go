@@ -155,6 +155,11 @@ type TaskAcceptArgs struct {
 	ID string `json:"id"`
 	// Force lands a task whose last verdict is not verified; it is recorded.
 	Force bool `json:"force,omitempty"`
+	// Digest is the digest of the change the editor showed
+	// (TaskDiffResult.Digest). When given, a task whose change is another
+	// now (its branch moved since) is refused and nothing lands; the
+	// editors always pass it. The approval is journalled with it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // TaskResult is a task's state after a command.
@@ -235,8 +240,12 @@ type TaskDiffResult struct {
 	Base   string `json:"base"` // the base commit
 	// Head is the branch's commit; "" when the branch has no commits (the
 	// task has not changed anything yet, or a reject deleted the branch).
-	Head  string     `json:"head,omitempty"`
-	Files []FileDiff `json:"files"`
+	Head string `json:"head,omitempty"`
+	// Digest is the digest (sha256:<hex>) of the whole change base..head,
+	// as bcode task diff prints it: pass it back in TaskAcceptArgs.Digest
+	// so that accept lands exactly the change shown. "" with no Head.
+	Digest string     `json:"digest,omitempty"`
+	Files  []FileDiff `json:"files"`
 	// Diff is git's unified diff of the files whose text is shown (binary
 	// files appear as git's "Binary files ... differ"; large ones are left
 	// out and named in Notes).

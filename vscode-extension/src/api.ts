@@ -76,7 +76,8 @@ export class BcodeApi {
   runTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskRun, { id }); }
   resumeTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskResume, { id }); }
   cancelTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskCancel, { id }); }
-  acceptTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskAccept, { id }); }
+  /** acceptTask lands a task; digest is the digest of the change the user was shown (TaskDiffResult.digest): the server refuses, landing nothing, when the task's change is another now. */
+  acceptTask(id: string, digest?: string): Promise<TaskResult> { return this.command(ServerCommand.taskAccept, digest ? { id, digest } : { id }); }
   rejectTask(id: string): Promise<TaskResult> { return this.command(ServerCommand.taskReject, { id }); }
   previewPack(a: PackArgs, token?: CancelToken): Promise<DocumentResult> { return this.command(ServerCommand.packPreview, a, token); }
   /** Every quick fix of the surviving mutants on one line (0-based). */

@@ -137,9 +137,13 @@ export function registerCommands(d: Deps): vscode.Disposable[] {
         await vscode.window.showErrorMessage(plan.message, { modal: true, detail: plan.detail });
         return;
       }
-      const choice = await vscode.window.showWarningMessage(plan.message, { modal: true, detail: plan.detail }, 'Accept');
+      // The change the Tasks view shows (its cached bcode/taskDiff answer):
+      // accept lands it only if the task's change is still that one.
+      const shown = await d.tree.diffs.task(s.id);
+      const detail = shown.digest ? `${plan.detail}\n\nChange ${shown.digest}` : plan.detail;
+      const choice = await vscode.window.showWarningMessage(plan.message, { modal: true, detail }, 'Accept');
       if (choice !== 'Accept') return;
-      const r = await need().acceptTask(s.id);
+      const r = await need().acceptTask(s.id, shown.digest);
       d.tree.refresh();
       void vscode.window.showInformationMessage(`bcode: task ${r.id} is ${r.status}${r.message ? ': ' + r.message : ''}`);
     }),

@@ -149,6 +149,8 @@ export interface TaskDiffResult {
   branch: string;
   base: string;
   head?: string;
+  /** sha256:<hex> of the whole change base..head: passed back on accept so that exactly this change lands */
+  digest?: string;
   files: FileDiff[];
   diff: string;
   truncated?: boolean;

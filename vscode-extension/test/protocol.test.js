@@ -253,12 +253,20 @@ test('the real bcode-ls serves the extension', { skip, timeout: 120_000 }, async
   assert.equal(git(repo, 'rev-parse', 'main'), mainBefore, 'a refused accept moved main');
   // The user sets the change aside; now Accept asks, and lands the task.
   git(repo, 'stash', 'push', '-q', '-u');
+  // A digest of a change other than the task's (one the user did not
+  // see) is refused by the server, and nothing moves.
+  await assert.rejects(api.acceptTask(env.BCODE_FIXTURE_VERIFIED, 'sha256:' + '0'.repeat(64)), /not the one you reviewed/);
+  assert.equal(git(repo, 'rev-parse', 'main'), mainBefore, 'an accept with a stale digest moved main');
+  const shownDigest = (await tree.diffs.task(env.BCODE_FIXTURE_VERIFIED)).digest;
+  assert.match(shownDigest, /^sha256:[0-9a-f]{64}$/);
   vscode.reset();
   vscode.answers.warning.push('Accept');
   await vscode.commands.executeCommand('bcode.tasks.accept', verifiedNode);
   const asked = vscode.calls.find((c) => c.kind === 'showWarningMessage');
   assert.ok(asked, failWith(`no confirmation: ${JSON.stringify(vscode.calls.map((c) => [c.kind, c.args[0]]))}`));
   assert.match(asked.args[1].detail, new RegExp(`your current branch main will be fast-forwarded to bcode/${env.BCODE_FIXTURE_VERIFIED} \\(1 commit\\)`));
+  // The dialog names the change shown (the digest accept passes).
+  assert.ok(asked.args[1].detail.includes(`Change ${shownDigest}`), `the dialog does not name ${shownDigest}: ${asked.args[1].detail}`);
   const told = vscode.calls.find((c) => c.kind === 'showInformationMessage');
   assert.ok(told, failWith(`no result: ${JSON.stringify(vscode.calls.map((c) => [c.kind, c.args[0]]))}`));
   assert.equal(told.args[0], `bcode: task ${env.BCODE_FIXTURE_VERIFIED} is accepted`);

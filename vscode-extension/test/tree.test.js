@@ -73,7 +73,7 @@ function scripted(r) {
   const taskDiff = ({ id, path }) => {
     if (id !== 't1') return { id, branch: 'bcode/' + id, base: r.base, files: [], diff: '', notes: [`the task's branch bcode/${id} does not exist (status failed): there is nothing to show`] };
     if (path === 'pkg/z.go') return { id, branch: 'bcode/t1', base: r.base, head: 'abc', files: [{ ...files[3], omitted: undefined, note: undefined, baseContent: 'package z', headContent: 'package z\n' }], diff: '' };
-    return { id, branch: 'bcode/t1', base: r.base, head: 'abc', files: path ? files.filter((f) => f.path === path) : files, diff: 'diff --git ...' };
+    return { id, branch: 'bcode/t1', base: r.base, head: 'abc', digest: t1Digest, files: path ? files.filter((f) => f.path === path) : files, diff: 'diff --git ...' };
   };
   return {
     sent, tasks,
@@ -98,6 +98,9 @@ function scripted(r) {
     },
   };
 }
+
+// The digest bcode-ls gives t1's change: what Accept passes back.
+const t1Digest = 'sha256:' + 'ab'.repeat(32);
 
 // One repository for the file: git is slow on a loaded machine.
 let shared;
@@ -234,11 +237,12 @@ test('Accept asks first, says what happens to the branch, and only then lands th
   assert.equal(ask.args[0], 'Accept task t1?');
   assert.equal(ask.args[1].modal, true);
   assert.match(ask.args[1].detail, /your current branch main will be fast-forwarded to bcode\/t1 \(1 commit\)/);
+  assert.ok(ask.args[1].detail.endsWith(`\n\nChange ${t1Digest}`), 'the dialog names the change shown');
   assert.equal(ask.args[2], 'Accept');
 
   vscode.answers.warning.push('Accept');
   await vscode.commands.executeCommand('bcode.tasks.accept', node);
-  assert.deepEqual(accepts().map((x) => x.params.arguments), [[{ id: 't1' }]]);
+  assert.deepEqual(accepts().map((x) => x.params.arguments), [[{ id: 't1', digest: t1Digest }]], 'accept passes the digest of the change shown');
   assert.ok(vscode.calls.some((c) => c.kind === 'showInformationMessage' && /task t1 is accepted/.test(c.args[0])));
 
   // A dirty checkout: bcode would refuse, so the dialog says so and offers no Accept.

@@ -4,7 +4,8 @@
 // temp dir, a throwaway PostgreSQL database). It covers every operation of
 // the Store, the lease rules (expiry, the pid check on one host and boot,
 // monotonic fences), fencing of every write, claims and acquisitions racing
-// across handles, endpoint session slots and reopening.
+// across handles, endpoint session slots, reopening, and the claim journal
+// (one chain under concurrent appenders, appended with its event, fenced).
 package ledgertest
 
 import (
@@ -75,6 +76,9 @@ func Run(t *testing.T, b Backend) {
 		{"EndpointSessionRace", testEndpointSessionRace},
 		{"Reopen", testReopen},
 		{"InvalidArguments", testInvalidArguments},
+		{"Journal", testJournal},
+		{"JournalInvalid", testJournalInvalid},
+		{"JournalRace", testJournalRace},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}

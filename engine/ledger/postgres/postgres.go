@@ -439,4 +439,18 @@ CREATE TABLE endpoint_sessions (
 `, `
 -- A task's gate runs (TaskVerifications), without reading its repository's.
 CREATE INDEX verification_runs_by_task ON verification_runs (task_id, id);
+`, `
+-- The claim journal (engine/ledger's journal.go): a hash chain. seq is
+-- assigned by the appender under an advisory lock (journalLock), so it has
+-- no gaps; the payload is text, kept byte for byte as its digest was taken.
+CREATE TABLE claims (
+	seq            bigint PRIMARY KEY CHECK (seq > 0),
+	at             timestamptz NOT NULL,
+	kind           text NOT NULL,
+	task_id        text NOT NULL,
+	payload        text NOT NULL,
+	payload_digest text NOT NULL,
+	prev_hash      text NOT NULL,
+	hash           text NOT NULL
+);
 `}

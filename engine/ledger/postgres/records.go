@@ -344,10 +344,13 @@ func (s *Store) RecordVerification(ctx context.Context, v *engine.VerificationRu
 			v.At = now
 		}
 		v.At = v.At.UTC().Truncate(time.Microsecond)
-		return tx.QueryRow(ctx, `INSERT INTO verification_runs
+		if err := tx.QueryRow(ctx, `INSERT INTO verification_runs
 			(task_id, attempt, repo, base, head, verdict, report, duration_ms, at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-			nullString(v.TaskID), nullInt(v.Attempt), v.Repo, v.Base, v.Head, v.Verdict, report, v.DurationMS, v.At).Scan(&id)
+			nullString(v.TaskID), nullInt(v.Attempt), v.Repo, v.Base, v.Head, v.Verdict, report, v.DurationMS, v.At).Scan(&id); err != nil || v.TaskID == "" {
+			return err
+		}
+		return recordVerdict(ctx, s, tx, v, id)
 	})
 	if err != nil {
 		return 0, err
@@ -510,4 +513,20 @@ func (s *Store) EndpointSessions(ctx context.Context, endpoint string) (held, li
 		return tx.QueryRow(ctx, liveSessions, endpoint, now).Scan(&held)
 	})
 	return held, limit, err
+}
+
+// recordVerdict journals a task's gate run (ledger.VerdictClaim), in the
+// transaction that records it.
+func recordVerdict(ctx context.Context, s *Store, tx pgx.Tx, v *engine.VerificationRun, id int64) error {
+	run := *v
+	run.ID = id
+	c := ledger.VerdictClaim(&run)
+	if err := ledger.PrepareClaim(c); err != nil {
+		return err
+	}
+	now, err := s.clock(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return insertClaims(ctx, tx, []*engine.Claim{c}, make([]engine.Claim, 1), now)
 }

@@ -98,8 +98,8 @@ local doing = {
   ['bcode.task.resume'] = 'resuming', ['bcode.task.cancel'] = 'cancelling',
 }
 
-local function lifecycle(cmd, t, done)
-  lsp.command(cmd, { id = t.id }, function(err, r)
+local function lifecycle(cmd, t, done, args)
+  lsp.command(cmd, args or { id = t.id }, function(err, r)
     if err then
       lsp.notify(('%s task %s: %s'):format(doing[cmd] or cmd, t.id, err_text(err)), vim.log.levels.ERROR)
     else
@@ -120,6 +120,25 @@ local function detail(id, cb)
   end)
 end
 
+-- shown_digest is the digest (sha256:...) of each task's change as its
+-- diff buffer last showed it (bcode/taskDiff). Accept passes it back, and
+-- bcode-ls refuses, landing nothing, when the change is another now.
+M.shown_digest = {}
+
+-- with_digest calls cb with the digest of the change the user was shown:
+-- the diff buffer's, else the change as bcode-ls reads it now (which the
+-- confirmation then names).
+local function with_digest(id, cb)
+  if M.shown_digest[id] then return cb(M.shown_digest[id]) end
+  lsp.request('bcode/taskDiff', { id = id }, function(err, r)
+    if err then
+      lsp.notify('the diff of task ' .. id .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    cb(r.digest)
+  end)
+end
+
 function M.accept(t, done)
   t = t or current()
   if not t then return end
@@ -133,8 +152,11 @@ function M.accept(t, done)
       lsp.notify(msg, vim.log.levels.ERROR)
       return
     end
-    if config.options.confirm and M.confirm(msg, '&Accept\n&Cancel') ~= 1 then return end
-    lifecycle('bcode.task.accept', t, done)
+    with_digest(t.id, function(digest)
+      if digest then msg = msg .. '\nChange ' .. digest end
+      if config.options.confirm and M.confirm(msg, '&Accept\n&Cancel') ~= 1 then return end
+      lifecycle('bcode.task.accept', t, done, { id = t.id, digest = digest })
+    end)
   end)
 end
 
@@ -179,7 +201,8 @@ function M.diff(t)
     end
     vim.cmd('tabnew')
     local buf = ui.scratch(table.concat(M.diff_lines(r), '\n'), 'bcode://task/' .. t.id .. '/diff', 'diff')
-    vim.b[buf].bcode_diff = { id = r.id, base = r.base, head = r.head, branch = r.branch, files = #(r.files or {}), truncated = r.truncated or false }
+    vim.b[buf].bcode_diff = { id = r.id, base = r.base, head = r.head, branch = r.branch, digest = r.digest, files = #(r.files or {}), truncated = r.truncated or false }
+    M.shown_digest[r.id] = r.digest
     vim.api.nvim_win_set_buf(0, buf)
   end)
 end
