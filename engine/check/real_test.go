@@ -31,6 +31,9 @@ const realKnown = "testdata/real/KNOWN"
 // TestRealCorpusFormat checks, without running anything, that the corpus
 // is what it claims: at least 40 real commits from at least 8 projects,
 // each with its origin and hand-run evidence, and at least 30 variants.
+// A variant is a wrong change, except kind correctUnusual: a real fix
+// written an unusual way (a new conftest, an Example, a harmless TestMain),
+// which must stay verified.
 func TestRealCorpusFormat(t *testing.T) {
 	cases, err := labelled.LoadReal(realDir)
 	if err != nil {
@@ -41,8 +44,8 @@ func TestRealCorpusFormat(t *testing.T) {
 	for _, c := range cases {
 		if c.From != "" {
 			variants++
-			if c.Verdict == verify.Verified {
-				t.Errorf("%s: a variant labelled verified; variants are wrong changes", c.Name)
+			if c.Verdict == verify.Verified && c.Kind != correctUnusual {
+				t.Errorf("%s: a variant labelled verified; variants are wrong changes (or kind %s)", c.Name, correctUnusual)
 			}
 		} else {
 			real++
@@ -68,7 +71,43 @@ func TestRealCorpusFormat(t *testing.T) {
 		}
 	}
 	checkRustCorpus(t, cases)
+	checkGate3Corpus(t, cases)
 	t.Logf("%d real cases from %d projects, %d variants, %d known disagreements", real, len(projects), variants, len(known))
+}
+
+// correctUnusual is the kind of a variant that is a correct change made an
+// unusual way; its label is verified.
+const correctUnusual = "correct-unusual"
+
+// gate3VariantKinds are the ways to hide a wrong change that issue 32 names
+// (code the change runs before the tests, test infrastructure, rewritten
+// expectations, code that detects a test), each of which the real corpus
+// must hold a variant of.
+var gate3VariantKinds = []string{
+	"hidden-sitecustomize", "hidden-usercustomize", "inert-pth", "hidden-root-pytest", "hidden-stdlib-shadow",
+	"hidden-import-side-effect", "hidden-init-swap", "hidden-linkname", "hidden-export-test",
+	"hidden-testmain-reexec", "hidden-generated-test", "hidden-args-skip", "rewritten-example",
+	"regenerated-golden", "lax-helper", "detects-test",
+}
+
+// checkGate3Corpus checks that the real corpus holds a variant of every
+// kind in gate3VariantKinds and at least three correct unusual changes.
+func checkGate3Corpus(t *testing.T, cases []labelled.Case) {
+	t.Helper()
+	kinds := map[string]int{}
+	for _, c := range cases {
+		if c.From != "" {
+			kinds[c.Kind]++
+		}
+	}
+	for _, k := range gate3VariantKinds {
+		if kinds[k] == 0 {
+			t.Errorf("no variant of kind %s", k)
+		}
+	}
+	if kinds[correctUnusual] < 3 {
+		t.Errorf("%d variants of kind %s; want at least 3", kinds[correctUnusual], correctUnusual)
+	}
 }
 
 // rustVariantKinds are the ways to hide a Rust test (issue 30) the real
