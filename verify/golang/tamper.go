@@ -1,11 +1,13 @@
 package golang
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"go/build"
 	"go/build/constraint"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -21,7 +23,10 @@ import (
 //     by default (a //go:build line or a GOOS/GOARCH file name);
 //   - replace directives added or changed in go.mod or go.work, which can
 //     swap the code under test for another;
-//   - a _test.go file that is binary, which no one can review.
+//   - a _test.go file that is binary, which no one can review;
+//   - a //go:linkname directive added to a test file, or code outside the
+//     tests that starts asking whether it runs in a test binary
+//     (runsUnderTestFindings).
 //
 // Rewritten golden files under testdata/ and deleted assertions are not
 // reported: they are ordinary parts of a change.
@@ -41,6 +46,7 @@ func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.F
 			out = append(out, verify.Finding{Code: verify.FindingBinaryTestFile, Path: fc.Path,
 				Message: "the Go test file is binary on the head, so its tests cannot be read or compared"})
 		}
+		out = append(out, runsUnderTestFindings(a, fc)...)
 		switch path.Base(fc.Path) {
 		case "go.mod", "go.work":
 			if fc.Binary || fc.Head == nil || fc.Status == verify.Deleted {
@@ -312,4 +318,38 @@ func unquoteAll(ws []string) string {
 		out[i] = unquote(w)
 	}
 	return strings.Join(out, " ")
+}
+
+var (
+	// linknameDirective is a //go:linkname line: in a test file it reaches
+	// an unexported symbol of another package, the package under test's
+	// own variables included, from an external test package.
+	linknameDirective = regexp.MustCompile(`(?m)^[ \t]*//go:linkname[ \t]+\S+[^\n]*`)
+	// testBinaryProbe is code asking whether it runs in a test binary:
+	// testing.Testing(), a test flag looked up, or the binary's ".test" name.
+	testBinaryProbe = regexp.MustCompile(`testing\.Testing\(\)|flag\.Lookup\(\s*"test\.[a-z]+"\s*\)|os\.Args\[0\][^\n]*"\.test"|"\.test"[^\n]*os\.Args\[0\]`)
+)
+
+// runsUnderTestFindings reports what a change adds to fc that lets a test
+// pass for a reason other than the code: a //go:linkname directive in a
+// test file (an external test can swap an unexported function variable of
+// the package under test for a correct copy before any test runs), and, in
+// code outside the tests, a probe for the test binary (the code can then
+// behave one way under its tests and another in use). Only an increase
+// over the base counts, so an existing use kept or moved is not reported.
+func runsUnderTestFindings(a *Adapter, fc verify.FileChange) []verify.Finding {
+	if fc.Binary || fc.Head == nil || fc.Status == verify.Deleted || !strings.HasSuffix(fc.Path, ".go") || ignoredByGo(fc.Path) {
+		return nil
+	}
+	re, what := testBinaryProbe, "code outside the tests asks whether it runs in a test binary (%s): it can behave one way under its tests and another in use"
+	if a.IsTestFile(fc.Path) {
+		re, what = linknameDirective, "a test file reaches into another package with %s: an external test can replace the code under test's unexported variables before any test runs"
+	}
+	head := re.FindAllIndex(fc.Head, -1)
+	if len(head) <= len(re.FindAllIndex(fc.Base, -1)) {
+		return nil
+	}
+	at := head[0]
+	return []verify.Finding{{Code: verify.FindingTestInfra, Path: fc.Path, Line: 1 + bytes.Count(fc.Head[:at[0]], []byte("\n")),
+		Message: fmt.Sprintf(what, strings.TrimSpace(string(fc.Head[at[0]:at[1]])))}}
 }
