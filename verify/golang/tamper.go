@@ -1,12 +1,18 @@
 package golang
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"go/ast"
 	"go/build"
 	"go/build/constraint"
+	"go/parser"
+	"go/token"
 	"path"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bcode-dev/bcode/verify"
@@ -21,7 +27,12 @@ import (
 //     by default (a //go:build line or a GOOS/GOARCH file name);
 //   - replace directives added or changed in go.mod or go.work, which can
 //     swap the code under test for another;
-//   - a _test.go file that is binary, which no one can review.
+//   - a _test.go file that is binary, which no one can review;
+//   - a //go:linkname directive added to a test file, or code outside the
+//     tests that starts asking whether it runs in a test binary
+//     (runsUnderTestFindings);
+//   - an environment variable that the change's code starts reading and a
+//     test file sets before any test runs (setupEnvFindings).
 //
 // Rewritten golden files under testdata/ and deleted assertions are not
 // reported: they are ordinary parts of a change.
@@ -36,11 +47,13 @@ func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.F
 		out = append(out, skippedTests(s)...)
 		out = append(out, excludedTests(s)...)
 	}
+	out = append(out, setupEnvFindings(a, change)...)
 	for _, fc := range change.Files {
 		if fc.Binary && a.IsTestFile(fc.Path) && fc.Head != nil && fc.Status != verify.Deleted {
 			out = append(out, verify.Finding{Code: verify.FindingBinaryTestFile, Path: fc.Path,
 				Message: "the Go test file is binary on the head, so its tests cannot be read or compared"})
 		}
+		out = append(out, runsUnderTestFindings(a, fc)...)
 		switch path.Base(fc.Path) {
 		case "go.mod", "go.work":
 			if fc.Binary || fc.Head == nil || fc.Status == verify.Deleted {
@@ -312,4 +325,122 @@ func unquoteAll(ws []string) string {
 		out[i] = unquote(w)
 	}
 	return strings.Join(out, " ")
+}
+
+var (
+	// linknameDirective is a //go:linkname line: in a test file it reaches
+	// an unexported symbol of another package, the package under test's
+	// own variables included, from an external test package.
+	linknameDirective = regexp.MustCompile(`(?m)^[ \t]*//go:linkname[ \t]+\S+[^\n]*`)
+	// testBinaryProbe is code asking whether it runs in a test binary:
+	// testing.Testing(), a test flag looked up, or the binary's ".test" name.
+	testBinaryProbe = regexp.MustCompile(`testing\.Testing\(\)|flag\.Lookup\(\s*"test\.[a-z]+"\s*\)|os\.Args\[0\][^\n]*"\.test"|"\.test"[^\n]*os\.Args\[0\]`)
+)
+
+// runsUnderTestFindings reports what a change adds to fc that lets a test
+// pass for a reason other than the code: a //go:linkname directive in a
+// test file (an external test can swap an unexported function variable of
+// the package under test for a correct copy before any test runs), and, in
+// code outside the tests, a probe for the test binary (the code can then
+// behave one way under its tests and another in use). Only an increase
+// over the base counts, so an existing use kept or moved is not reported.
+func runsUnderTestFindings(a *Adapter, fc verify.FileChange) []verify.Finding {
+	if fc.Binary || fc.Head == nil || fc.Status == verify.Deleted || !strings.HasSuffix(fc.Path, ".go") || ignoredByGo(fc.Path) {
+		return nil
+	}
+	re, what := testBinaryProbe, "code outside the tests asks whether it runs in a test binary (%s): it can behave one way under its tests and another in use"
+	if a.IsTestFile(fc.Path) {
+		re, what = linknameDirective, "a test file reaches into another package with %s: an external test can replace the code under test's unexported variables before any test runs"
+	}
+	head := re.FindAllIndex(fc.Head, -1)
+	if len(head) <= len(re.FindAllIndex(fc.Base, -1)) {
+		return nil
+	}
+	at := head[0]
+	return []verify.Finding{{Code: verify.FindingTestInfra, Path: fc.Path, Line: 1 + bytes.Count(fc.Head[:at[0]], []byte("\n")),
+		Message: fmt.Sprintf(what, strings.TrimSpace(string(fc.Head[at[0]:at[1]])))}}
+}
+
+// envRead is code reading an environment variable named by a literal.
+var envRead = regexp.MustCompile(`os\.(?:Getenv|LookupEnv)\(\s*"([^"]+)"\s*\)`)
+
+// setupEnvFindings reports an environment variable that a test file of the
+// change sets before any test runs (os.Setenv in init, TestMain or a
+// package variable's initializer: setupSetenv) and that the change's code
+// outside the tests starts reading: the code then behaves under its tests
+// as the test file chose, and otherwise as it would without (a flag "off by
+// default" that only the tests turn on). t.Setenv in a test is not setup.
+func setupEnvFindings(a *Adapter, change *verify.Change) []verify.Finding {
+	read := map[string]bool{}
+	for _, fc := range change.Files {
+		if fc.Binary || fc.Head == nil || !strings.HasSuffix(fc.Path, ".go") || a.IsTestFile(fc.Path) || ignoredByGo(fc.Path) {
+			continue
+		}
+		before := map[string]int{}
+		for _, m := range envRead.FindAllSubmatch(fc.Base, -1) {
+			before[string(m[1])]++
+		}
+		for _, m := range envRead.FindAllSubmatch(fc.Head, -1) {
+			if before[string(m[1])]--; before[string(m[1])] < 0 {
+				read[string(m[1])] = true
+			}
+		}
+	}
+	var out []verify.Finding
+	for _, fc := range change.Files {
+		if len(read) == 0 || fc.Binary || fc.Head == nil || !a.IsTestFile(fc.Path) {
+			continue
+		}
+		for _, set := range setupSetenv(fc.Path, fc.Head) {
+			if read[set.name] {
+				out = append(out, verify.Finding{Code: verify.FindingTestInfra, Path: fc.Path, Line: set.line,
+					Message: fmt.Sprintf("%s sets %s before any test runs, and the change's code starts reading it: the code behaves under its tests as this file chose", set.where, set.name)})
+			}
+		}
+	}
+	return out
+}
+
+type setenvCall struct {
+	name, where string
+	line        int
+}
+
+// setupSetenv lists the os.Setenv calls with a literal name in a test
+// file's init functions, TestMain and package variables' initializers.
+func setupSetenv(p string, src []byte) []setenvCall {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	var out []setenvCall
+	find := func(where string, n ast.Node) {
+		ast.Inspect(n, func(x ast.Node) bool {
+			call, ok := x.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			lit, isLit := call.Args[0].(*ast.BasicLit)
+			if ok && isLit && sel.Sel.Name == "Setenv" && lit.Kind == token.STRING {
+				if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "os" {
+					name, _ := strconv.Unquote(lit.Value)
+					out = append(out, setenvCall{name: name, where: where, line: fset.Position(call.Pos()).Line})
+				}
+			}
+			return true
+		})
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Body != nil && (d.Name.Name == "init" || d.Name.Name == "TestMain") {
+				find(d.Name.Name, d.Body)
+			}
+		case *ast.GenDecl:
+			find("a package variable's initializer", d)
+		}
+	}
+	return out
 }

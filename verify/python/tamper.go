@@ -17,12 +17,13 @@ import (
 )
 
 // Tamper implements verify.Adapter: tests deleted, tests newly skipped (by
-// marker, imperative skip, or a class- or module-wide mark) and changed
-// test infrastructure.
+// marker, imperative skip, or a class- or module-wide mark), changed test
+// infrastructure, and code that starts asking whether pytest runs it.
 func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.Finding, error) {
 	var out []verify.Finding
 	for _, f := range change.Files {
 		out = append(out, infraFindings(f)...)
+		out = append(out, runsUnderTestFindings(a, f)...)
 		if strings.HasPrefix(f.Path, ".venv/") {
 			// The snapshot's own .venv/bin/python runs its tests
 			// (pythonCandidates): its site-packages and .pth files run
@@ -67,6 +68,28 @@ func (a *Adapter) Tamper(ctx context.Context, change *verify.Change) ([]verify.F
 		return out[i].Line < out[j].Line
 	})
 	return out, nil
+}
+
+// testRunnerProbe is code asking whether pytest runs it: the variables
+// pytest sets (PYTEST_CURRENT_TEST around every test, PYTEST_VERSION) or
+// pytest among the imported modules.
+var testRunnerProbe = regexp.MustCompile(`PYTEST_CURRENT_TEST|PYTEST_VERSION|["']_?pytest["']\s+in\s+sys\.modules|sys\.modules(?:\.get\(|\[)\s*["']_?pytest["']`)
+
+// runsUnderTestFindings reports a probe for pytest that the change adds to
+// code outside the tests and their support (IsTestSupport): such code can
+// behave one way under its tests and another in use. Only an increase over
+// the base counts.
+func runsUnderTestFindings(a *Adapter, f verify.FileChange) []verify.Finding {
+	if f.Binary || f.Head == nil || f.Status == verify.Deleted || !strings.HasSuffix(f.Path, ".py") || a.IsTestSupport(f.Path) {
+		return nil
+	}
+	head := testRunnerProbe.FindAllIndex(f.Head, -1)
+	if len(head) <= len(testRunnerProbe.FindAllIndex(f.Base, -1)) {
+		return nil
+	}
+	at := head[0]
+	return []verify.Finding{{Code: verify.FindingTestInfra, Path: f.Path, Line: 1 + bytes.Count(f.Head[:at[0]], []byte("\n")),
+		Message: fmt.Sprintf("code outside the tests asks whether pytest runs it (%s): it can behave one way under its tests and another in use", f.Head[at[0]:at[1]])}}
 }
 
 // underSkippedClass reports whether a test "A::B::test_x" sits in a class

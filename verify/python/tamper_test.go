@@ -178,6 +178,10 @@ func TestTamperInfrastructure(t *testing.T) {
 		{file: fileChange("pyproject.toml", &pyBase, &pyTest), wantLine: 5, wantInMsg: "[tool.pytest]"},
 		{file: fileChange("pyproject.toml", &pyBase, &pyCov), wantLine: 8, wantInMsg: "[tool.coverage]"},
 		{file: fileChange("pyproject.toml", &pyBase, &pyBroken), wantLine: 3, wantInMsg: "[tool.pytest]"},
+		{file: fileChange("pkg/visitor.py", str("import os\n\ndef f(x):\n    return x\n"), str("import os\n\ndef f(x):\n    if os.environ.get(\"PYTEST_CURRENT_TEST\"):\n        return -x\n    return x\n")), wantLine: 4, wantInMsg: "asks whether pytest runs it (PYTEST_CURRENT_TEST)"},
+		{file: fileChange("pkg/core.py", nil, str("import sys\n\nUNDER_TEST = 'pytest' in sys.modules\n")), wantLine: 3, wantInMsg: "('pytest' in sys.modules)"},
+		{file: fileChange("pkg/env.py", str("import os\nA = os.environ.get('PYTEST_VERSION')\n"), str("import os\n\nA = os.environ.get('PYTEST_VERSION')\n")), wantNoFind: true},
+		{file: fileChange("tests/helpers.py", nil, str("import os\nNAME = os.environ['PYTEST_CURRENT_TEST']\n")), wantNoFind: true},
 	}
 	a := New("")
 	for _, c := range cases {
