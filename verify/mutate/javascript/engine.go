@@ -7,8 +7,9 @@
 // run under node --test through verify/javascript's own runner and
 // reporter, so tests are named as the gate names them.
 //
-// TypeScript and JSX files are not mutated yet: their tests see what
-// esbuild made of them, and mutants would need mapping back.
+// TypeScript files are mutated where the project's runner runs them
+// (vitest, jest, node --test with tsx), read by tokens alone
+// (typeScriptSites); JSX and TSX are not.
 package javascript
 
 import (
@@ -39,14 +40,18 @@ var _ mutate.Engine = (*Engine)(nil)
 func (*Engine) Language() string { return language }
 
 // mutableExts are the files the engine mutates: plain JavaScript, the
-// bytes node runs.
+// bytes node runs, and TypeScript (typeScriptExts) where the project's
+// runner runs it.
 var mutableExts = map[string]bool{".js": true, ".mjs": true, ".cjs": true}
 
-// Mutable implements mutate.Engine: JavaScript sources outside
-// node_modules that are not test files by node --test's patterns.
+// Mutable implements mutate.Engine: JavaScript and TypeScript sources
+// outside node_modules that are not test files by node --test's patterns.
+// Whether a TypeScript file's project runs it is asked in Prepare, where
+// the snapshot is.
 func (e *Engine) Mutable(p string) bool {
 	a := e.adapter(mutate.Options{})
-	return mutableExts[path.Ext(p)] && a.Owns(p) && !a.IsTestFile(p)
+	ext := path.Ext(p)
+	return (mutableExts[ext] || typeScriptExts[ext]) && a.Owns(p) && !a.IsTestFile(p)
 }
 
 // KillerName implements mutate.Engine: "file::name", the name's describe

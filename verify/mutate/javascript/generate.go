@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,6 +115,9 @@ func (c treeOps) Exit(js.INode) {}
 // syntax tree holds them is left out, and said in the notes: its tokens
 // cannot be trusted to be the tree's operators.
 func sites(rel string, src []byte, changed []verify.LineRange) ([]site, []string, error) {
+	if typeScriptExts[path.Ext(rel)] {
+		return typeScriptSites(rel, src, changed)
+	}
 	ast, err := js.Parse(parse.NewInputBytes(bytes.Clone(src)), js.Options{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %v", rel, err)

@@ -94,3 +94,33 @@ func TestSitesDistrust(t *testing.T) {
 		t.Errorf("notes: %q, want one naming -", notes)
 	}
 }
+
+// TestTypeScriptSites: a TypeScript file's comparisons are mutated, the
+// angle brackets of its type arguments and parameters and its
+// annotations' literal types are not; a conditional's else branch and an
+// object literal's values are code.
+func TestTypeScriptSites(t *testing.T) {
+	src := `export function clamp<T extends number>(x: T, lo: number, hi: 1 | 2 = 1): Array<Map<string, number>> {
+  const m = new Map<string, Array<number>>();
+  const o = { big: x > 100, small: x < lo };
+  return x >= hi ? [m] : x <= lo ? [] : [new Map<string, number>()];
+}
+`
+	got, notes, err := sites("f.ts", []byte(src), []verify.LineRange{{Start: 1, End: 5}})
+	if err != nil || len(notes) > 0 {
+		t.Fatalf("sites: %v %q", err, notes)
+	}
+	lines := lineStarts([]byte(src))
+	var have []string
+	for _, s := range got {
+		if s.op != "conditional_boundary" && s.op != "constant_bound" {
+			continue
+		}
+		line, col := position(lines, s.start)
+		have = append(have, fmt.Sprintf("%d:%d %s→%s", line, col, s.original, s.mutated))
+	}
+	want := []string{"3:22 >→>=", "3:24 100→101", "3:24 100→99", "3:38 <→<=", "4:12 >=→>", "4:28 <=→<"}
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		t.Errorf("TypeScript sites:\n%s\nwant:\n%s", strings.Join(have, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -66,6 +66,12 @@ func (j *job) generate(changed []verify.FileChange) error {
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", fc.Path, err))
 			continue
 		}
+		if typeScriptExts[path.Ext(fc.Path)] {
+			if runs, runner := j.adapter.RunsTypeScript(j.s.Root, fc.Path); !runs {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not mutated: its project's runner (%s) runs no TypeScript", fc.Path, runner))
+				continue
+			}
+		}
 		found, notes, err := sites(fc.Path, src, fc.Changed)
 		if err != nil {
 			rep.Errors = append(rep.Errors, err.Error())
