@@ -227,6 +227,7 @@ type verdictInputs struct {
 // decide gives the report its verdict and reasons, most serious first.
 func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 	p2pFailed := rep.PassToPass != nil && len(rep.PassToPass.Failed) > 0
+	g.setInfrastructureAside(rep, cfg)
 	switch {
 	case len(rep.Tamper) > 0 || in.blocking > 0:
 		decideTampered(rep)

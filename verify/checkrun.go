@@ -223,6 +223,7 @@ func (r *checkRun) cannotJudge() bool {
 	err := r.waitStatic()
 	r.rep.Suite.Targeted = SuiteResult{Outcome: NotRun}
 	r.rep.Suite.Full = SuiteResult{Outcome: NotRun}
+	r.g.setInfrastructureAside(r.rep, r.cfg)
 	switch {
 	case err != nil:
 		r.g.errorReport(r.rep, err)

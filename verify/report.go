@@ -148,6 +148,12 @@ type Report struct {
 	// are all the change has, the verdict is error (unsupported); beside
 	// Go or Python code they stand beside the verdict for the rest.
 	Unsupported []Finding `json:"unsupported,omitempty"`
+	// Infrastructure names the change's CI definitions (workflows,
+	// .travis.yml, .circleci/) when the base's config lets them stand
+	// beside the verdict rather than block it (a person's change, unless
+	// gate.infrastructure_changes says otherwise): the verdict is what
+	// the tests established.
+	Infrastructure []Finding `json:"infrastructure,omitempty"`
 	// Candidates is how many test IDs were candidates for credit (every
 	// test of the test files and support the change touches); Tests lists
 	// the informative ones.
