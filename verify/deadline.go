@@ -73,22 +73,23 @@ const (
 )
 
 // Deadline is a run's deadline: the larger of floor (the base's configured
-// timeout, or a caller's lower bound) and what the same tests' measured
-// run allows (measured 0: not measured), times the load factor. A
-// configured timeout is so never cut, only stretched on a busy machine.
+// timeout, or a caller's lower bound) times the load factor, and what the
+// same tests' measured run allows (measured 0: not measured). A configured
+// timeout is so never cut, only stretched on a busy machine; a measurement
+// is not stretched again, as it was taken under the load it had.
 func (l Load) Deadline(floor, measured time.Duration) time.Duration {
-	d := floor
+	d := time.Duration(float64(floor) * l.Factor())
 	if measured > 0 {
 		d = max(d, measuredFactor*measured+measuredSlack)
 	}
-	return scaleDeadline(time.Duration(float64(d) * l.Factor()))
+	return scaleDeadline(d)
 }
 
 // RetryDeadline is the deadline of the one retry of a run that timed out
 // with first: three times as long, and at least what the load now asks of
 // floor and of the other side's measured run of the same tests (a run
 // whose other side took two minutes gets at least ten minutes and ten
-// seconds, times the load factor).
+// seconds).
 func (l Load) RetryDeadline(first, floor, measured time.Duration) time.Duration {
 	return max(3*first, l.Deadline(floor, measured))
 }
