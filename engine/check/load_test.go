@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,9 +16,10 @@ import (
 )
 
 // loadCases are labelled cases the load test judges: a Go and a Python
-// fix that verify, a Go fix that fails on the head, and a Python change
-// that hides a test (tampered).
-var loadCases = []string{"go-correct-fix", "py-correct-fix", "go-incorrect-fix", "py-skip-call"}
+// fix that verify with mutants of their changed code to run (6 and 2), a
+// Go fix that fails on the head, and a Python change that hides a test
+// (tampered).
+var loadCases = []string{"go-ci-move", "py-class-method", "go-incorrect-fix", "py-skip-call"}
 
 // TestVerdictsDoNotChangeWithLoad judges the same cases, mutation evidence
 // included, at rest, with a CPU hog on every core, and with every derived
@@ -48,6 +50,11 @@ func TestVerdictsDoNotChangeWithLoad(t *testing.T) {
 	for i, c := range cases {
 		if atRest[i].Verdict != c.Verdict {
 			t.Fatalf("%s at rest: verdict %s, label %s\n%s", c.Name, atRest[i].Verdict, c.Verdict, describe(atRest[i]))
+		}
+		// The verified cases ran mutation evidence: the part whose fixed
+		// deadline made verdicts change with the load.
+		if m := atRest[i].Mutants; c.Verdict == verify.Verified && (m == nil || len(m.Mutants) == 0) {
+			t.Fatalf("%s at rest: no mutant ran (%+v): the test would not cover the evidence's deadlines", c.Name, m)
 		}
 	}
 	t.Run("cpu hog on every core", func(t *testing.T) {
@@ -80,7 +87,12 @@ func judgeAll(t *testing.T, cases []labelledCase) []*verify.Report {
 		if rep == nil {
 			t.Fatalf("%s: no report: %v", c.Name, err)
 		}
-		t.Logf("%s: %s in %.1fs (%s)", c.Name, rep.Verdict, time.Since(start).Seconds(), verify.ReadLoad())
+		mutants := 0
+		if rep.Mutants != nil {
+			mutants = len(rep.Mutants.Mutants)
+		}
+		t.Logf("%s: %s in %.1fs, %d mutants (%s)", c.Name, rep.Verdict, time.Since(start).Seconds(), mutants, verify.ReadLoad())
+		noLoadMessages(t, c.Name, rep)
 		out[i] = rep
 	}
 	return out
@@ -117,4 +129,22 @@ func hogCPUs(t *testing.T, n int) (stop func()) {
 		hogs = append(hogs, c)
 	}
 	return stop
+}
+
+// noLoadMessages fails on what a deadline must never put before a user:
+// exec's WaitDelay, or a red baseline, as the cause of a verdict.
+func noLoadMessages(t *testing.T, name string, rep *verify.Report) {
+	t.Helper()
+	texts := []string{}
+	for _, r := range rep.Reasons {
+		texts = append(texts, r.Message)
+	}
+	if rep.Mutants != nil {
+		texts = append(texts, rep.Mutants.Note)
+	}
+	for _, s := range texts {
+		if strings.Contains(s, "WaitDelay") || strings.Contains(s, "is red") {
+			t.Errorf("%s: %q", name, s)
+		}
+	}
 }
