@@ -74,7 +74,13 @@ func (r *checkRun) repeat(f2p []Test, rounds int) bool {
 	var bres, hres []TestResult
 	var errs []error
 	var mu sync.Mutex
-	opts := RunOptions{Count: rounds, Timeout: r.cfg.Gate.TestTimeout.Duration, Separate: true}
+	// Each round's deadline: test_timeout under the load, and at least
+	// what the first runs of the same tests measured allows.
+	var measured time.Duration
+	for _, t := range f2p {
+		measured += max(r.before.outcome(t).Duration, r.head.outcome(t).Duration)
+	}
+	opts := RunOptions{Count: rounds, Timeout: r.load.Deadline(r.cfg.Gate.TestTimeout.Duration, measured), Separate: true}
 	repeat := func(name, dir string, into *[]TestResult) func() {
 		return func() {
 			t0 := time.Now()
