@@ -67,6 +67,31 @@ type Gate struct {
 	// repository of its own. Accept lists the move either way, and a new
 	// submodule or a .gitmodules change is never allowed by it.
 	AllowSubmoduleUpdates bool `toml:"allow_submodule_updates"`
+	// InfrastructureChanges says what a change to CI definitions (a
+	// workflow, .travis.yml, .circleci/) does to the verdict: "findings"
+	// shows them beside what the tests established, "block" makes the
+	// change tampered. Unset: a person's change (bcode check, the editor's
+	// check) gets findings, an agent's task is blocked.
+	InfrastructureChanges string `toml:"infrastructure_changes"`
+}
+
+// The values of gate.infrastructure_changes.
+const (
+	InfrastructureFindings = "findings"
+	InfrastructureBlock    = "block"
+)
+
+// BlocksInfrastructure says whether a change to CI definitions keeps the
+// change from being verified: the base's gate.infrastructure_changes, or,
+// unset, whether the change is an agent's task.
+func (g Gate) BlocksInfrastructure(agentTask bool) bool {
+	switch g.InfrastructureChanges {
+	case InfrastructureFindings:
+		return false
+	case InfrastructureBlock:
+		return true
+	}
+	return agentTask
 }
 
 // Evidence tunes mutation evidence.
@@ -272,6 +297,11 @@ func Parse(data []byte) (Config, error) {
 func (c *Config) validate() error {
 	if c.Gate.FlakeRuns < 1 || c.Gate.FlakeRuns > 50 {
 		return fmt.Errorf("gate.flake_runs = %d: must be between 1 and 50", c.Gate.FlakeRuns)
+	}
+	switch c.Gate.InfrastructureChanges {
+	case "", InfrastructureFindings, InfrastructureBlock:
+	default:
+		return fmt.Errorf("gate.infrastructure_changes = %q: use %q or %q", c.Gate.InfrastructureChanges, InfrastructureFindings, InfrastructureBlock)
 	}
 	if c.Evidence.MaxSurvivors < -1 {
 		return fmt.Errorf("evidence.max_survivors = %d: use -1 for no limit", c.Evidence.MaxSurvivors)

@@ -135,3 +135,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestInfrastructureChanges(t *testing.T) {
+	for _, tc := range []struct {
+		toml              string
+		person, agentTask bool // blocks?
+	}{
+		{"", false, true},
+		{"[gate]\ninfrastructure_changes = \"findings\"\n", false, false},
+		{"[gate]\ninfrastructure_changes = \"block\"\n", true, true},
+	} {
+		c, err := Parse([]byte(tc.toml))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.toml, err)
+		}
+		if got := c.Gate.BlocksInfrastructure(false); got != tc.person {
+			t.Errorf("%q: a person's change blocks = %v, want %v", tc.toml, got, tc.person)
+		}
+		if got := c.Gate.BlocksInfrastructure(true); got != tc.agentTask {
+			t.Errorf("%q: an agent's task blocks = %v, want %v", tc.toml, got, tc.agentTask)
+		}
+	}
+	_, err := Parse([]byte("[gate]\ninfrastructure_changes = \"warn\"\n"))
+	if err == nil || !strings.Contains(err.Error(), `gate.infrastructure_changes = "warn"`) {
+		t.Errorf("a bad value: %v, want an error naming the key and the value", err)
+	}
+}

@@ -222,11 +222,16 @@ type verdictInputs struct {
 	cannotRun  []string // units that build or import on neither side
 	envErrs    []string
 	blocking   int // changed expectations that block verified
+	// headTimeouts are the tests that passed on the base, or are new,
+	// and timed out on the head after the retry, by display name, with
+	// their details (headTimeouts).
+	headTimeouts map[string]string
 }
 
 // decide gives the report its verdict and reasons, most serious first.
 func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 	p2pFailed := rep.PassToPass != nil && len(rep.PassToPass.Failed) > 0
+	g.setInfrastructureAside(rep, cfg)
 	switch {
 	case len(rep.Tamper) > 0 || in.blocking > 0:
 		decideTampered(rep)
@@ -238,6 +243,8 @@ func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 		for _, u := range in.cannotRun {
 			addReason(rep, ReasonCannotRun, u)
 		}
+	case onlyTimeouts(rep, in, p2pFailed):
+		decideTimedOut(rep, in.headTimeouts)
 	case in.headFails || p2pFailed || len(in.headBroken) > 0:
 		decideFailed(rep, in, p2pFailed)
 	case len(rep.Credited()) == 0:
@@ -442,7 +449,7 @@ func passToPass(base, head *sideRun, candidate map[string]bool) (*PassToPass, []
 			}
 			findings = append(findings, vanishedFinding(t, fmt.Sprintf("%s passed on the base and is %s on the head: %s", displayName(t), how, firstLine(h.Detail))))
 		case NotRun:
-			if u, ok := head.unitOf(t); ok && brokenUnit(u) {
+			if u, ok := head.unitOf(t); ok && (brokenUnit(u) || u.Outcome == Timeout) {
 				out.Failed = append(out.Failed, displayName(t))
 				continue
 			}

@@ -74,7 +74,13 @@ func (r *checkRun) repeat(f2p []Test, rounds int) bool {
 	var bres, hres []TestResult
 	var errs []error
 	var mu sync.Mutex
-	opts := RunOptions{Count: rounds, Timeout: r.cfg.Gate.TestTimeout.Duration, Separate: true}
+	// Each round's deadline: test_timeout under the load, and at least
+	// what the first runs of the same tests measured allows.
+	var measured time.Duration
+	for _, t := range f2p {
+		measured += max(r.before.outcome(t).Duration, r.head.outcome(t).Duration)
+	}
+	opts := RunOptions{Count: rounds, Timeout: r.load.Deadline(r.cfg.Gate.TestTimeout.Duration, measured), Separate: true}
 	repeat := func(name, dir string, into *[]TestResult) func() {
 		return func() {
 			t0 := time.Now()
@@ -300,7 +306,7 @@ func (r *checkRun) evidence() bool {
 		if f, ok := refusedFinding(err); ok {
 			r.rep.Tamper = append(r.rep.Tamper, f)
 		} else {
-			r.envErrs = append(r.envErrs, "mutation evidence: "+err.Error())
+			summary = unfinishedEvidence(err)
 		}
 	}
 	r.rep.Mutants = summary
@@ -311,10 +317,22 @@ func (r *checkRun) evidence() bool {
 // verdict decides, most serious first.
 func (r *checkRun) verdict() {
 	r.g.decide(r.rep, r.cfg, verdictInputs{
-		headFails:  r.headFails,
-		headBroken: r.headBroken,
-		cannotRun:  r.cannotRun,
-		envErrs:    r.envErrs,
-		blocking:   r.blocking,
+		headTimeouts: headTimeouts(r.base, r.head),
+		headFails:    r.headFails,
+		headBroken:   r.headBroken,
+		cannotRun:    r.cannotRun,
+		envErrs:      r.envErrs,
+		blocking:     r.blocking,
 	})
+}
+
+// unfinishedEvidence is the summary of mutation evidence that could not
+// finish (a baseline that timed out twice, a toolchain it could not
+// start): it established nothing, no mutant ran, and it says so. The
+// verdict stands on what the tests established: evidence only ever holds
+// a verified change back by what its mutants showed, never by failing to
+// run them.
+func unfinishedEvidence(err error) *MutationSummary {
+	return &MutationSummary{Note: "mutation evidence did not finish and established nothing (no mutant of the changed code ran): " +
+		firstLine(err.Error()) + "; the verdict is what the tests established"}
 }

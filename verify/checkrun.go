@@ -75,6 +75,7 @@ type checkRun struct {
 	err    error // Check's error when a step ends the run early
 
 	timingsMu sync.Mutex
+	load      Load // the machine's load when the runs started
 
 	// The static step, running beside the snapshots and runs.
 	static     chan staticResult // nil until it starts
@@ -223,6 +224,7 @@ func (r *checkRun) cannotJudge() bool {
 	err := r.waitStatic()
 	r.rep.Suite.Targeted = SuiteResult{Outcome: NotRun}
 	r.rep.Suite.Full = SuiteResult{Outcome: NotRun}
+	r.g.setInfrastructureAside(r.rep, r.cfg)
 	switch {
 	case err != nil:
 		r.g.errorReport(r.rep, err)
@@ -559,29 +561,22 @@ func (r *checkRun) timed(name string, fn func()) func() {
 	}
 }
 
-// runSides runs the snapshots, and stands in for those not made by the
-// units' part of the run of a snapshot the same in content.
+// runSides runs the snapshots, retries the runs that timed out, and
+// stands in for those not made by the units' part of the run of a
+// snapshot the same in content.
 func (r *checkRun) runSides() {
-	suiteTimeout, testTimeout := r.cfg.Gate.SuiteTimeout.Duration, r.cfg.Gate.TestTimeout.Duration
-	parallel(sides(),
-		r.timed("run_before", func() {
-			if r.beforeDir != "" {
-				r.before = r.g.runSide(r.ctx, r.beforeDir, r.units, r.keep, testTimeout)
+	r.load = ReadLoad()
+	specs := r.sideSpecs()
+	fns := make([]func(), len(specs))
+	for i, sp := range specs {
+		fns[i] = r.timed("run_"+sp.name, func() {
+			if sp.dir != "" {
+				*sp.run = r.g.runSide(r.ctx, sp.dir, sp.targets, sp.keep, r.load.Deadline(sp.floor, 0))
 			}
-		}),
-		r.timed("run_head", func() { r.head = r.g.runSide(r.ctx, r.headDir, r.fullTargets, r.keep, suiteTimeout) }),
-		r.timed("run_base", func() { r.base = r.g.runSide(r.ctx, r.baseDir, r.fullTargets, nil, suiteTimeout) }),
-		r.timed("run_old", func() {
-			if r.oldDir != "" {
-				r.old = r.g.runSide(r.ctx, r.oldDir, r.oldTargets, nil, testTimeout)
-			}
-		}),
-		r.timed("run_support", func() {
-			if r.supportDir != "" {
-				r.supp = r.g.runSide(r.ctx, r.supportDir, r.units, nil, testTimeout)
-			}
-		}),
-	)
+		})
+	}
+	parallel(sides(), fns...)
+	r.retryTimeouts(specs)
 	if r.beforeIsHead {
 		r.before = r.head.unitsOf(r.units)
 	}

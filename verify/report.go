@@ -152,6 +152,12 @@ type Report struct {
 	// needed (a project's packages that could not be installed): facts
 	// beside the verdict, never a cause of it.
 	Notes []string `json:"notes,omitempty"`
+	// Infrastructure names the change's CI definitions (workflows,
+	// .travis.yml, .circleci/) when the base's config lets them stand
+	// beside the verdict rather than block it (a person's change, unless
+	// gate.infrastructure_changes says otherwise): the verdict is what
+	// the tests established.
+	Infrastructure []Finding `json:"infrastructure,omitempty"`
 	// Candidates is how many test IDs were candidates for credit (every
 	// test of the test files and support the change touches); Tests lists
 	// the informative ones.

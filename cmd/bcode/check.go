@@ -115,6 +115,10 @@ func printReport(w io.Writer, r *verify.Report) {
 		// Without this line a reader takes BASE for the untouched base and
 		// misreads "skip skip" beside a "skipped on the head" finding.
 		fmt.Fprintln(w, "  (BASE: the base commit with the change's test files laid over it)")
+	} else if r.Candidates == 0 {
+		fmt.Fprintln(w, "\n  tests: none is a candidate for credit (the change touches no test or test support)")
+	} else {
+		fmt.Fprintf(w, "\n  tests: %d candidates, none new, modified or failing on either side\n", r.Candidates)
 	}
 	fmt.Fprintf(w, "\n  suite: targeted %s (%d targets, %.1fs), full %s (%.1fs)\n",
 		r.Suite.Targeted.Outcome, len(r.Suite.Targeted.Targets), r.Suite.Targeted.Duration.Seconds(),
@@ -129,6 +133,7 @@ func printReport(w io.Writer, r *verify.Report) {
 		}
 	}
 	printFindings(w, "tamper findings", r.Tamper)
+	printFindings(w, "infrastructure changes (beside the verdict, which the tests decide; gate.infrastructure_changes = \"block\" holds them)", r.Infrastructure)
 	printFindings(w, "changed expectations (the base's version of a test fails against the change)", r.ChangedExpectations)
 	printFindings(w, "not judged (bcode cannot run their tests: none of them ran)", r.Unsupported)
 	if m := r.Mutants; m != nil {

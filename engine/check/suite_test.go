@@ -180,8 +180,10 @@ func tally(outs []caseOutcome) (fa, fr, right int) {
 	return fa, fr, right
 }
 
+// hasFinding looks in the tamper findings and in the infrastructure
+// findings that stand beside the verdict.
 func hasFinding(rep *verify.Report, code string) bool {
-	for _, f := range rep.Tamper {
+	for _, f := range append(append([]verify.Finding{}, rep.Tamper...), rep.Infrastructure...) {
 		if f.Code == code {
 			return true
 		}

@@ -27,6 +27,10 @@ const detailLines = 20
 // than the tests on a cold cache.
 const buildAllowance = 2 * time.Minute
 
+// buildDeadline is buildAllowance on the machine as loaded now
+// (verify.Load.Deadline).
+func buildDeadline() time.Duration { return verify.ReadLoad().Deadline(buildAllowance, 0) }
+
 // RunTests implements verify.Adapter. Tests are grouped by package and each
 // package's tests run in as few `go test -json` invocations as their
 // -run patterns allow. When a run stops early (a panic or a crash ends the
@@ -224,7 +228,7 @@ func (a *Adapter) testTimeout(opts verify.RunOptions) (flag string, cmd time.Dur
 	if opts.Timeout <= 0 {
 		return "10m", 0 // go test's own default; the runner adds no limit
 	}
-	return opts.Timeout.String(), opts.Timeout + buildAllowance
+	return opts.Timeout.String(), opts.Timeout + buildDeadline()
 }
 
 // runPackage runs one package's tests until each has opts.Count results.
@@ -337,7 +341,7 @@ func (pr *packageRuns) add(inv invocation, res sandbox.Result, stream *Stream) b
 	if res.TimedOut {
 		for _, t := range inv.tests {
 			if len(pr.got[t.Name]) < pr.opts.Count {
-				pr.fill(t, verify.Timeout, fmt.Sprintf("go test %s was stopped after %s (test timeout plus %s to build)", pr.pkg, pr.opts.Timeout+buildAllowance, buildAllowance))
+				pr.fill(t, verify.Timeout, fmt.Sprintf("go test %s was stopped after %s (test timeout %s plus time to build)", pr.pkg, res.Duration.Round(time.Second), pr.opts.Timeout))
 			}
 		}
 	}

@@ -67,7 +67,7 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		var limit time.Duration
 		if timeout > 0 {
 			args = append(args, "-timeout", timeout.String())
-			limit = timeout + buildAllowance
+			limit = timeout + buildDeadline()
 		}
 		args = append(args, plan.perRoot[root]...)
 		res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})

@@ -3,6 +3,7 @@ package mutate
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sync"
@@ -121,9 +122,63 @@ func Budget(cpu, limit time.Duration) (time.Duration, time.Duration) {
 	return cpu, wall
 }
 
-// BaselineTimeout bounds one baseline test run; the baseline has no
-// earlier measurement to derive a budget from.
-const BaselineTimeout = 5 * time.Minute
+// BaselineFloor is the least deadline of one baseline test run, before
+// the load stretches it (verify.Load.Deadline): the baseline is the first
+// run of its tests the evidence measures, so it has only what the caller
+// measured (0: nothing) to derive its deadline from.
+const BaselineFloor = 5 * time.Minute
+
+// BaselineDeadline is the deadline of one baseline run whose tests took
+// measured in a run already made (0: none), on the machine as loaded now.
+func BaselineDeadline(measured time.Duration) time.Duration {
+	return verify.ReadLoad().Deadline(BaselineFloor, measured)
+}
+
+// ErrTimedOut is in the chain of every TimeoutError.
+var ErrTimedOut = errors.New("mutate: timed out")
+
+// TimeoutError is a baseline run that did not finish within its deadline,
+// nor within the longer one of its retry: what the evidence could not
+// establish, never a red baseline.
+type TimeoutError struct {
+	Run          string
+	First, Retry time.Duration
+	Load         verify.Load
+}
+
+func (e *TimeoutError) Error() string {
+	return verify.TimeoutDetail(e.Run, e.First, e.Retry, e.Load)
+}
+
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimedOut }
+
+// RunBaseline runs cmd, a baseline run named run, with BaselineDeadline
+// (measured as there), and once more with the load's retry deadline if
+// it times out or its output does not close after it ended (a process it
+// left behind holds the pipe: exec's WaitDelay, which a loaded machine
+// reaches too). A second such end is a TimeoutError.
+func RunBaseline(ctx context.Context, r sandbox.Runner, run string, cmd sandbox.Command, measured time.Duration) (sandbox.Result, error) {
+	first := BaselineDeadline(measured)
+	cmd.Timeout = first
+	res, err := r.Run(ctx, cmd)
+	if !TimedOut(res, err) || ctx.Err() != nil {
+		return res, err
+	}
+	l := verify.ReadLoad()
+	cmd.Timeout = l.RetryDeadline(first, BaselineFloor, measured)
+	res, err = r.Run(ctx, cmd)
+	if TimedOut(res, err) && ctx.Err() == nil {
+		return res, &TimeoutError{Run: run, First: first, Retry: cmd.Timeout, Load: l}
+	}
+	return res, err
+}
+
+// TimedOut reports a run that ended at its deadline, or whose output did
+// not close within exec's WaitDelay after it ended: both are the
+// deadline's doing, retried once, and never a red baseline.
+func TimedOut(res sandbox.Result, err error) bool {
+	return res.TimedOut || errors.Is(err, exec.ErrWaitDelay)
+}
 
 // Parallel runs f(0..n-1) on at most workers goroutines.
 func Parallel(workers, n int, f func(i int)) {

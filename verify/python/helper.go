@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // astinfoSource is the syntax helper, run as `python -I -S -c <source>`:
@@ -122,7 +123,7 @@ func runHelperExe(ctx context.Context, r sandbox.Runner, python, dir, mode strin
 		Dir:         dir,
 		Args:        []string{python, "-I", "-S", "-c", astinfoSource},
 		Stdin:       bytes.NewReader(req),
-		Timeout:     helperTimeout,
+		Timeout:     verify.ReadLoad().Deadline(helperTimeout, 0),
 		OutputLimit: helperOutputLimit,
 	})
 	if errors.Is(err, sandbox.ErrNotFound) {
@@ -135,7 +136,7 @@ func runHelperExe(ctx context.Context, r sandbox.Runner, python, dir, mode strin
 		return nil, "", fmt.Errorf("%s: %w (exit 127: %s)", python, errNoInterpreter, lastLines(string(res.Stderr), 2))
 	}
 	if res.TimedOut {
-		return nil, "", fmt.Errorf("the python syntax helper timed out after %s", helperTimeout)
+		return nil, "", fmt.Errorf("the python syntax helper timed out after %s", res.Duration.Round(time.Second))
 	}
 	if res.ExitCode != 0 {
 		return nil, "", fmt.Errorf("the python syntax helper (%s) failed with exit %d: %s", python, res.ExitCode, lastLines(string(res.Stderr), 10))

@@ -272,7 +272,7 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 	if res.ExitCode != 0 {
 		return nil, &mutate.BaselineError{Package: p.relDir, Detail: "its tests do not build:\n" + firstLines(string(res.Stderr), 8)}
 	}
-	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.list", "."}, Timeout: mutate.BaselineTimeout})
+	res, err = mutate.RunBaseline(s.ctx, s.runner, "listing the tests of "+p.relDir, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.list", "."}}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -293,11 +293,10 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 	var allBlocks []block
 	mutate.Parallel(s.opts.Workers, len(names), func(i int) {
 		prof := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.cover%d", p.num, i))
-		res, err := s.runner.Run(s.ctx, sandbox.Command{
-			Dir:     p.list.Dir,
-			Args:    []string{bin, "-test.run", "^" + regexp.QuoteMeta(names[i]) + "$", "-test.count=1", "-test.coverprofile=" + prof},
-			Timeout: mutate.BaselineTimeout,
-		})
+		res, err := mutate.RunBaseline(s.ctx, s.runner, "the baseline of "+p.relDir+"."+names[i], sandbox.Command{
+			Dir:  p.list.Dir,
+			Args: []string{bin, "-test.run", "^" + regexp.QuoteMeta(names[i]) + "$", "-test.count=1", "-test.coverprofile=" + prof},
+		}, 0)
 		if err != nil {
 			mu.Lock()
 			if firstErr == nil {
@@ -327,7 +326,11 @@ func (s *session) runBaseline(p *pkg) (*baseline, error) {
 		return nil, firstErr
 	}
 	s.p.Step("baseline of %s: running the tests together to find flaky ones", p.relDir)
-	res, err = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}, Timeout: mutate.BaselineTimeout})
+	var aloneTook time.Duration
+	for _, a := range alone {
+		aloneTook += a.Duration
+	}
+	res, err = mutate.RunBaseline(s.ctx, s.runner, "the baseline of "+p.relDir+" (tests together)", sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}}, aloneTook)
 	if err != nil {
 		return nil, err
 	}

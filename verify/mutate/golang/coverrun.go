@@ -424,13 +424,12 @@ func (s *session) runCoverProcess(p *pkg, bin string, files []coverFile) ([]cove
 	cr := &coverRecord{files: files, pos: map[[2]int]block{}}
 	from := 0
 	for {
-		res, err := s.runner.Run(s.ctx, sandbox.Command{
+		res, err := mutate.RunBaseline(s.ctx, s.runner, "the coverage baseline of "+p.relDir, sandbox.Command{
 			Dir:         p.list.Dir,
 			Args:        []string{bin, "-test.count=1"},
 			Env:         []string{coverOutEnv + "=" + out, coverFromEnv + "=" + strconv.Itoa(from)},
-			Timeout:     mutate.BaselineTimeout,
 			OutputLimit: 64 << 10,
-		})
+		}, 0)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -587,7 +586,7 @@ func (s *session) runCoverBaseline(p *pkg, bin string, files []coverFile) (*base
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		together, togetherErr = s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}, Timeout: mutate.BaselineTimeout})
+		together, togetherErr = mutate.RunBaseline(s.ctx, s.runner, "the baseline of "+p.relDir+" (tests together)", sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}}, 0)
 	}()
 	results, allBlocks, aloneErr = s.runCoverProcess(p, bin, files)
 	wg.Wait()

@@ -180,7 +180,18 @@ func (j *job) targets() ([]string, error) {
 func (j *job) baseline(dir string, files []string) (time.Duration, error) {
 	j.s.Progress.Step("JavaScript baseline: running %d test files once", len(files))
 	t0 := time.Now()
-	sr, err := j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, files, mutate.BaselineTimeout)
+	first := mutate.BaselineDeadline(0)
+	sr, err := j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, files, first)
+	if err == nil && sr.Outcome == verify.Timeout {
+		// Once more with the retry's deadline (verify.Load).
+		l := verify.ReadLoad()
+		retry := l.RetryDeadline(first, mutate.BaselineFloor, 0)
+		t0 = time.Now()
+		sr, err = j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, files, retry)
+		if err == nil && sr.Outcome == verify.Timeout {
+			return 0, &mutate.TimeoutError{Run: "the javascript baseline of " + strings.Join(files, ", "), First: first, Retry: retry, Load: l}
+		}
+	}
 	if err := j.s.Ctx.Err(); err != nil {
 		return 0, err
 	}

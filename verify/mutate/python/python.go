@@ -513,7 +513,19 @@ func (ps *pySession) cachedBaseline(key string) *pyBaseline {
 // generator).
 func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, error) {
 	t0 := time.Now()
-	res, out, err := ps.runEngine(ctx, "baseline", pyConfig{Mode: "baseline", Targets: ps.targets(false)}, 0, mutate.BaselineTimeout)
+	cfg := pyConfig{Mode: "baseline", Targets: ps.targets(false)}
+	first := mutate.BaselineDeadline(0)
+	res, out, err := ps.runEngine(ctx, "baseline", cfg, 0, first)
+	if mutate.TimedOut(res, err) && ctx.Err() == nil {
+		// Once more with the retry's deadline (verify.Load).
+		l := verify.ReadLoad()
+		retry := l.RetryDeadline(first, mutate.BaselineFloor, 0)
+		t0 = time.Now()
+		res, out, err = ps.runEngine(ctx, "baseline", cfg, 0, retry)
+		if mutate.TimedOut(res, err) && ctx.Err() == nil {
+			return nil, &mutate.TimeoutError{Run: "the python baseline (the whole suite under the line tracer)", First: first, Retry: retry, Load: l}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mutate: python baseline: %w", err)
 	}
@@ -527,9 +539,6 @@ func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, 
 		}
 		b.Tests = append(b.Tests, t)
 		sum += t.Duration
-	}
-	if res.TimedOut {
-		return nil, &mutate.BaselineError{Package: "python", Detail: fmt.Sprintf("the suite did not finish within %s", mutate.BaselineTimeout)}
 	}
 	if len(b.Tests) == 0 {
 		// Exit 5: nothing collected. Anything else is a suite that cannot run.
@@ -614,8 +623,8 @@ type pyWorker struct {
 }
 
 // workerWait is how long a started worker waits for its jobs: as long as
-// the baseline may take.
-const workerWait = mutate.BaselineTimeout
+// the baseline may take, its retry included.
+func workerWait() time.Duration { return 3 * mutate.BaselineDeadline(0) }
 
 func (ps *pySession) newWorker(tag string) *pyWorker {
 	return &pyWorker{tag: tag, jobs: filepath.Join(ps.tmp, "py", tag+".jobs.json"), done: make(chan struct{})}
@@ -626,11 +635,12 @@ func (ps *pySession) newWorker(tag string) *pyWorker {
 func (ps *pySession) start(w *pyWorker, cfg pyConfig) {
 	ctx, cancel := context.WithCancel(ps.ctx)
 	w.cancel, w.started = cancel, true
-	cfg.Mode, cfg.JobsFile, cfg.Wait = "schema", w.jobs, workerWait.Seconds()
+	wait := workerWait()
+	cfg.Mode, cfg.JobsFile, cfg.Wait = "schema", w.jobs, wait.Seconds()
 	go func() {
 		defer close(w.done)
 		defer cancel()
-		w.res, w.out, w.err = ps.runEngine(ctx, w.tag, cfg, 0, 2*workerWait+time.Hour)
+		w.res, w.out, w.err = ps.runEngine(ctx, w.tag, cfg, 0, 2*wait+time.Hour)
 	}()
 }
 
