@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -136,7 +137,19 @@ func (j *job) targets() ([]string, error) {
 func (j *job) baseline(dir string, units []string) (time.Duration, error) {
 	j.s.Progress.Step("Rust baseline: building and running %d test targets once", len(units))
 	t0 := time.Now()
-	sr, err := j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, units, mutate.BaselineTimeout)
+	first := mutate.BaselineDeadline(0)
+	sr, err := j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, units, first)
+	if err == nil && sr.Outcome == verify.Timeout {
+		// Once more with the retry's deadline (verify.Load), as the other
+		// engines' baselines.
+		l := verify.ReadLoad()
+		retry := l.RetryDeadline(first, mutate.BaselineFloor, 0)
+		t0 = time.Now()
+		sr, err = j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, units, retry)
+		if err == nil && sr.Outcome == verify.Timeout {
+			return 0, &mutate.TimeoutError{Run: "the rust baseline of " + strings.Join(units, ", "), First: first, Retry: retry, Load: l}
+		}
+	}
 	if err := j.s.Ctx.Err(); err != nil {
 		return 0, err
 	}
