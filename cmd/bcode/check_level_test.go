@@ -21,7 +21,9 @@ func TestCheckLevels(t *testing.T) {
 		"calc/calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatal(Double(2))\n\t}\n}\n",
 	}
 	broken := map[string]string{"other/other_test.go": "package other\n\nimport \"testing\"\n\nfunc TestBroken(t *testing.T) { t.Fatal(\"broken on the base\") }\n"}
-	level := func(l string) map[string]string { return map[string]string{".bcode/config.toml": "[verify]\nlevel = \"" + l + "\"\n"} }
+	level := func(l string) map[string]string {
+		return map[string]string{".bcode/config.toml": "[verify]\nlevel = \"" + l + "\"\n"}
+	}
 	negTest := map[string]string{"calc/neg_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAbsNegative(t *testing.T) {\n\tif Abs(-3) != 3 {\n\t\tt.Fatal(Abs(-3))\n\t}\n}\n"}
 	fix := merge(negTest, map[string]string{"calc/calc.go": strings.Replace(calc, "return x }", "if x < 0 {\n\t\treturn -x\n\t}\n\treturn x\n}", 1)})
 	fixBreaking := merge(fix, map[string]string{"calc/calc.go": strings.Replace(fix["calc/calc.go"], "2 * x", "3 * x", 1)})
