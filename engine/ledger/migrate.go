@@ -242,4 +242,14 @@ CREATE INDEX tasks_by_status ON tasks (status, created_at);
 -- A task's gate runs (TaskVerifications), without reading its repository's.
 CREATE INDEX verification_runs_by_task ON verification_runs (task_id, id);
 `,
+	`
+-- A task's reproduction (--reproduce): the command, the tests it selects,
+-- and once reproduced the pinned failing tests with their files' hashes.
+CREATE TABLE task_oracles (
+	task_id   TEXT PRIMARY KEY REFERENCES tasks (id),
+	oracle    TEXT NOT NULL CHECK (json_valid(oracle)),
+	pinned    INTEGER NOT NULL DEFAULT 0,
+	updated_at TEXT NOT NULL
+) STRICT;
+`,
 }

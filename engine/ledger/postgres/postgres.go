@@ -439,4 +439,13 @@ CREATE TABLE endpoint_sessions (
 `, `
 -- A task's gate runs (TaskVerifications), without reading its repository's.
 CREATE INDEX verification_runs_by_task ON verification_runs (task_id, id);
+`, `
+-- A task's reproduction (--reproduce): the command, the tests it selects,
+-- and once reproduced the pinned failing tests with their files' hashes.
+CREATE TABLE task_oracles (
+	task_id    text PRIMARY KEY REFERENCES tasks (id),
+	oracle     json NOT NULL,
+	pinned     boolean NOT NULL DEFAULT false,
+	updated_at timestamptz NOT NULL
+);
 `}
