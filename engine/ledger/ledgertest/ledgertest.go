@@ -75,6 +75,7 @@ func Run(t *testing.T, b Backend) {
 		{"EndpointSessionRace", testEndpointSessionRace},
 		{"Reopen", testReopen},
 		{"InvalidArguments", testInvalidArguments},
+		{"Oracle", testOracle},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}
