@@ -458,7 +458,7 @@ func TestUpgradeAddsTheTaskQueriesIndex(t *testing.T) {
 	l.Close()
 
 	l = openAt(t, path)
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[ledger/1 ledger/2 ledger/3]" {
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[ledger/1 ledger/2 ledger/3 ledger/4]" {
 		t.Fatalf("after the upgrade: %v", rows)
 	}
 	runs, err := l.TaskVerifications(ctx, tk.ID, 1)
