@@ -84,7 +84,7 @@ func TestMigrationsApplyOnceAndReopenIsIdempotent(t *testing.T) {
 	clock := newFakeClock()
 	l := openAt(t, path, WithClock(clock.now))
 	first, firstAt := migrationRows(t, l)
-	if want := []string{"ledger/1", "ledger/2", "ledger/3"}; fmt.Sprint(first) != fmt.Sprint(want) {
+	if want := []string{"ledger/1", "ledger/2", "ledger/3", "ledger/4"}; fmt.Sprint(first) != fmt.Sprint(want) {
 		t.Fatalf("migrations after first open: %v, want %v", first, want)
 	}
 	for _, table := range []string{"tasks", "attempts", "leases", "fences", "events", "verification_runs", "model_calls"} {
@@ -139,7 +139,7 @@ func TestExtraMigrationSet(t *testing.T) {
 	step2 := `ALTER TABLE extra_a ADD COLUMN n INTEGER NOT NULL DEFAULT 0`
 
 	l := openAt(t, path, WithMigrations("extra", []string{step1}))
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 ledger/1 ledger/2 ledger/3]" {
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 ledger/1 ledger/2 ledger/3 ledger/4]" {
 		t.Fatalf("after the first open: %v", rows)
 	}
 	l.Close()
@@ -147,7 +147,7 @@ func TestExtraMigrationSet(t *testing.T) {
 	// A second step arrives with a newer binary; the first is not re-run
 	// (re-running it would fail: the tables exist).
 	l = openAt(t, path, WithMigrations("extra", []string{step1, step2}))
-	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 extra/2 ledger/1 ledger/2 ledger/3]" {
+	if rows, _ := migrationRows(t, l); fmt.Sprint(rows) != "[extra/1 extra/2 ledger/1 ledger/2 ledger/3 ledger/4]" {
 		t.Fatalf("after adding a step: %v", rows)
 	}
 	var seeds, n int
