@@ -77,3 +77,14 @@ func (o *Oracle) Check() error {
 	}
 	return nil
 }
+
+// The events of reproduction, before any model call.
+const (
+	// EventReproduced: the --reproduce tests ran on the base: command,
+	// ran, failing, passing, flaky, broken, runs; and the oracle pinned.
+	EventReproduced EventKind = "task.reproduced"
+	// EventNotReproducible: nothing failed on the base in every run (or
+	// a test failed only in some): the task ends not_reproducible without
+	// a model call. code, reason, and what ran and passed.
+	EventNotReproducible EventKind = "task.not_reproducible"
+)

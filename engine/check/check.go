@@ -60,6 +60,10 @@ type Options struct {
 	// it already (a task run reads it once, at its start, from the same
 	// base); nil: read here.
 	Config *config.Config
+	// Oracle is the task's pinned oracle (engine.Oracle), if it has one:
+	// its tests are the gate's (verify.Gate.Oracle) and its files are
+	// protected paths for this check (pinOracle).
+	Oracle *engine.Oracle
 	// Scanner is the secret scanner the gate's secret check uses, built
 	// once per process by the caller (engine/app's Redactor) and required:
 	// Run refuses to judge a change without one (ErrNoScanner).
@@ -148,6 +152,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	// An agent's change may not rewrite what existing tests pinned unless
 	// the base's config allows it.
 	g.AgentTask = o.TaskID != ""
+	cfg = pinOracle(g, cfg, o.Oracle)
 	if o.TaskID == "" && o.Sandbox == nil {
 		// The user's own change on the host: their untracked .venv is the
 		// interpreter the tests run with, their node_modules the packages.
