@@ -8,9 +8,9 @@ import (
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
-	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/gitchange"
 )
