@@ -283,6 +283,15 @@ func (e *Engine) TaskVerifications(ctx context.Context, id string, limit int) ([
 	return l.TaskVerifications(ctx, id, limit)
 }
 
+// TaskOracle is task id's reproduction (--reproduce), nil without one.
+func (e *Engine) TaskOracle(ctx context.Context, id string) (*engine.Oracle, error) {
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return nil, err
+	}
+	return l.Oracle(ctx, id)
+}
+
 // CreateTask records a new task.
 func (e *Engine) CreateTask(ctx context.Context, req TaskRequest) (*engine.Task, error) {
 	t, err := e.tasks(ctx)
