@@ -67,10 +67,12 @@ func (s *run) reproduce(ctx context.Context, cfg config.Config) (done bool, err 
 	ran := map[string]any{"command": o.Command, "ran": rep.Ran, "passing": rep.Passing, "flaky": rep.Flaky, "broken": rep.Broken, "runs": rep.Runs}
 	if code, why := rep.Refusal(); code != "" {
 		ran["code"], ran["reason"] = code, why
-		if err := s.emit(ctx, engine.EventNotReproducible, ran); err != nil {
+		// The status first, as park does: whoever reads the event reads
+		// the task's end with it.
+		if err := s.setTask(ctx, engine.TaskNotReproducible, why); err != nil {
 			return false, err
 		}
-		return true, s.setTask(ctx, engine.TaskNotReproducible, why)
+		return true, s.emit(ctx, engine.EventNotReproducible, ran)
 	}
 	if err := s.pin(ctx, o, rep.Failing); err != nil {
 		return false, err
