@@ -4,7 +4,7 @@
 // on the head, credited or why not) and the findings, for every verdict:
 // a tampered one names what was tampered with. No vscode import, so
 // node --test checks it directly.
-import { CheckFinding, CheckReport, CheckTest } from './protocol';
+import { CheckFinding, CheckReport, CheckTest, Oracle } from './protocol';
 
 export interface CheckRow {
   kind: 'reason' | 'finding' | 'test' | 'none';
@@ -70,6 +70,15 @@ export function checkRows(r: CheckReport | undefined): CheckRow[] {
   }
   if (tests.length === 0) rows.push({ kind: 'none', label: 'no new or modified test', description: '', tooltip: 'the change adds or modifies no test the gate could run', icon: { id: 'info' } });
   return rows;
+}
+
+/** oracleText is a task's reproduction as one row: the pinned tests, or the command still to reproduce. */
+export function oracleText(o: Oracle): { text: string; tooltip: string } {
+  const tests = o.tests ?? [];
+  const files = (o.files ?? []).map((f) => `${f.path} (sha256 ${f.sha256.slice(0, 12)})`);
+  const tooltip = [`reproduce: ${o.command}`, ...files].join('\n');
+  if (tests.length === 0) return { text: `Oracle: not pinned yet (${o.command})`, tooltip };
+  return { text: `Oracle: ${tests.map((t) => `${t.package}:${t.name}`).join(', ')}`, tooltip };
 }
 
 /** levelRow says which verification level the change reached, the one asked, and what is missing. */

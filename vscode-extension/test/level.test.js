@@ -36,3 +36,11 @@ test('not_reproducible is a settled status that says why', () => {
   const row = describe({ id: 'a', goal: 'Make the failing test pass', status: 'not_reproducible', reason: 'nothing to fix: go:./calc:TestAbs passed on the base in all 3 runs', branch: 'bcode/a', updatedAt: '' });
   assert.match(row.description, /^not_reproducible · nothing to fix/);
 });
+
+test('the oracle row names the pinned tests, or the command still to reproduce', () => {
+  const { oracleText } = require('../out/src/checkReport');
+  const pinned = oracleText({ command: "go test ./calc -run '^TestAbs$'", tests: [{ language: 'go', package: './calc', name: 'TestAbs' }], files: [{ path: 'calc/calc_test.go', sha256: 'ab'.repeat(32) }] });
+  assert.equal(pinned.text, 'Oracle: ./calc:TestAbs');
+  assert.equal(pinned.tooltip, "reproduce: go test ./calc -run '^TestAbs$'\ncalc/calc_test.go (sha256 abababababab)");
+  assert.equal(oracleText({ command: 'pytest tests/t.py::test_x', tests: null }).text, 'Oracle: not pinned yet (pytest tests/t.py::test_x)');
+});
