@@ -23,7 +23,9 @@ func TestFixFailingTestAction(t *testing.T) {
 	if err := e.Open(ctx, "price/price_test.go"); err != nil {
 		t.Fatal(err)
 	}
-	at := func(line uint32) lsp.Range { return lsp.Range{Start: lsp.Position{Line: line}, End: lsp.Position{Line: line}} }
+	at := func(line uint32) lsp.Range {
+		return lsp.Range{Start: lsp.Position{Line: line}, End: lsp.Position{Line: line}}
+	}
 	acts, err := e.CodeActions(ctx, "price/price_test.go", at(6), nil)
 	if err != nil {
 		t.Fatal(err)
