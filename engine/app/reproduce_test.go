@@ -218,7 +218,10 @@ func TestReproduceOracleEditIsTampering(t *testing.T) {
 	}
 	found := false
 	for _, f := range rep.Tamper {
-		found = found || (f.Code == verify.FindingProtectedPath && f.Path == "calc/calc_test.go")
+		found = found || (f.Code == verify.FindingProtectedPath && f.Path == "calc/calc_test.go" && strings.Contains(f.Message, "pinned oracle test file"))
+	}
+	if len(rep.Reasons) == 0 || !strings.Contains(rep.Reasons[0].Message, "calc/calc_test.go: the task's pinned oracle test file") {
+		t.Errorf("reasons %+v: want the oracle file named as such", rep.Reasons)
 	}
 	if !found || rep.Level != verify.LevelNone || len(rep.Oracle) != 1 {
 		t.Errorf("tamper %+v, level %s, oracle %v: want protected_path on calc/calc_test.go, none, the oracle", rep.Tamper, rep.Level, rep.Oracle)

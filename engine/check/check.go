@@ -185,6 +185,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	}
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
+		nameOracleFiles(rep, o.Oracle)
 		rep.Repo = repo.Dir
 		holdTypeScript(ctx, rep, change)
 	}

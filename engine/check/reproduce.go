@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/bcode-dev/bcode/config"
 	"github.com/bcode-dev/bcode/engine"
@@ -82,4 +83,27 @@ func pinOracle(g *verify.Gate, cfg config.Config, o *engine.Oracle) config.Confi
 	}
 	cfg.Gate.Protected = protected
 	return cfg
+}
+
+// nameOracleFiles says, in the findings and reasons pinOracle's protected
+// paths caused, that the file is the task's oracle: the user did not list
+// it in gate.protected.
+func nameOracleFiles(rep *verify.Report, o *engine.Oracle) {
+	if !o.Pinned() {
+		return
+	}
+	const why = "the task's pinned oracle test file (--reproduce): a change to it is tampering"
+	for _, f := range o.Files {
+		glob := fmt.Sprintf("%q", "/"+f.Path)
+		for i, t := range rep.Tamper {
+			if t.Code == verify.FindingProtectedPath && t.Path == f.Path && strings.Contains(t.Message, glob) {
+				rep.Tamper[i].Message = why
+			}
+		}
+		for i, r := range rep.Reasons {
+			if r.Code == verify.ReasonTamper && strings.HasPrefix(r.Message, f.Path+": ") && strings.Contains(r.Message, glob) {
+				rep.Reasons[i].Message = f.Path + ": " + why
+			}
+		}
+	}
 }
