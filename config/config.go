@@ -29,7 +29,27 @@ type Config struct {
 	Task     Task     `toml:"task"`
 	Sandbox  Sandbox  `toml:"sandbox"`
 	Python   Python   `toml:"python"`
+	Verify   Verify   `toml:"verify"`
 }
+
+// Verify says how much evidence `verified` needs.
+type Verify struct {
+	// Level is the verification level a change must reach to be
+	// verified: "V1" (the oracle or credited tests flip from fail to
+	// pass, every flake run agreeing), "V2" (V1 and no pass-to-pass
+	// regression; the default) or "V3" (V2 and the head's whole suite
+	// passes).
+	Level string `toml:"level"`
+}
+
+// Verification levels, weakest first.
+const (
+	LevelV1 = "V1"
+	LevelV2 = "V2"
+	LevelV3 = "V3"
+	// DefaultLevel is what `verified` needs when the base sets none.
+	DefaultLevel = LevelV2
+)
 
 // Python tunes how the gate starts Python on a snapshot.
 type Python struct {
@@ -238,6 +258,7 @@ func Default() Config {
 			MaxFileBytes:       DefaultMaxFileBytes,
 			MaxCheckpointBytes: DefaultMaxCheckpointBytes,
 		},
+		Verify: Verify{Level: DefaultLevel},
 		Sandbox: Sandbox{
 			Image:    DefaultSandboxImage,
 			MemoryMB: DefaultSandboxMemoryMB,
@@ -305,6 +326,11 @@ func (c *Config) validate() error {
 	}
 	if c.Evidence.MaxSurvivors < -1 {
 		return fmt.Errorf("evidence.max_survivors = %d: use -1 for no limit", c.Evidence.MaxSurvivors)
+	}
+	switch c.Verify.Level {
+	case LevelV1, LevelV2, LevelV3:
+	default:
+		return fmt.Errorf("verify.level = %q: use \"V1\", \"V2\" or \"V3\"", c.Verify.Level)
 	}
 	switch c.Evidence.PythonIsolation {
 	case "", "state", "fork":

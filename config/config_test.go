@@ -41,6 +41,12 @@ python_isolation = "fork"
 	if c, err := Parse([]byte("[task]\nmax_file_bytes = 1000\nmax_checkpoint_bytes = 5000\n")); err != nil || c.Task.MaxFileBytes != 1000 || c.Task.MaxCheckpointBytes != 5000 {
 		t.Errorf("checkpoint caps: %+v, %v", c.Task, err)
 	}
+	if c.Verify.Level != DefaultLevel {
+		t.Errorf("verify.level %q, want the default %q", c.Verify.Level, DefaultLevel)
+	}
+	if c, err := Parse([]byte("[verify]\nlevel = \"V3\"\n")); err != nil || c.Verify.Level != LevelV3 {
+		t.Errorf("verify.level: %+v, %v", c.Verify, err)
+	}
 	if g, ok := c.IsProtected("ci/deploy/run.sh"); !ok || g != "ci/**" {
 		t.Errorf("ci/deploy/run.sh: protected by %q, %v", g, ok)
 	}
@@ -68,6 +74,8 @@ func TestParseErrors(t *testing.T) {
 		{"flake runs out of range", "[gate]\nflake_runs = 0\n", []string{"gate.flake_runs = 0", "between 1 and 50"}},
 		{"max survivors", "[evidence]\nmax_survivors = -2\n", []string{"evidence.max_survivors = -2"}},
 		{"python isolation", "[evidence]\npython_isolation = \"thread\"\n", []string{"evidence.python_isolation", "thread", `"state" or "fork"`}},
+		{"unknown level", "[verify]\nlevel = \"V4\"\n", []string{"verify.level", "V4", `"V1", "V2" or "V3"`}},
+		{"lowercase level", "[verify]\nlevel = \"v2\"\n", []string{"verify.level", `"v2"`}},
 		{"bad glob", "[gate]\nprotected = [\"[\"]\n", []string{"gate.protected", `"["`}},
 		{"empty glob", "[gate]\nprotected = [\"\"]\n", []string{"gate.protected"}},
 		{"zero file cap", "[task]\nmax_file_bytes = 0\n", []string{"task.max_file_bytes = 0"}},

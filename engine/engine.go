@@ -26,6 +26,9 @@ const (
 	TaskAccepted  TaskStatus = "accepted"  // the user landed it on their branch
 	TaskRejected  TaskStatus = "rejected"  // the user threw it away (the record stays)
 	TaskFailed    TaskStatus = "failed"    // attempts ended without a verified change
+	// TaskNotReproducible: the task's --reproduce tests did not fail on
+	// the base in every run (see Reason), so no model was called.
+	TaskNotReproducible TaskStatus = "not_reproducible"
 )
 
 // Selection is a range of lines in one repository file: the code a task was

@@ -26,6 +26,7 @@ func (s *Server) CodeAction(ctx context.Context, p *lsp.CodeActionParams) ([]lsp
 		acts.add(lsp.KindRefactor, nil, s.createTaskCommand(abs, rel, p))
 	}
 	s.mutantActions(&acts, abs, p)
+	s.reproduceAction(&acts, abs, rel, p)
 	r := p.Range
 	acts.add(lsp.KindSource, nil, command.New(command.TitlePreviewPack, command.PackPreview, command.PackArgs{URI: p.URI, Range: &r}))
 	if id := s.resumable(ctx); id != "" {

@@ -59,8 +59,12 @@ type TaskDetail struct {
 	Events []engine.Event `json:"events"`
 	// EventsOmitted counts the older events (after eventsAfter) left out.
 	EventsOmitted int `json:"eventsOmitted"`
-	// Verification is the task's last gate run, with the full report.
+	// Verification is the task's last gate run, with the full report
+	// (its level, level_required and level_missing among it).
 	Verification *engine.VerificationRun `json:"verification,omitempty"`
+	// Oracle is the task's reproduction (--reproduce): the command and,
+	// once pinned, the failing tests and their files' hashes.
+	Oracle *engine.Oracle `json:"oracle,omitempty"`
 }
 
 // PackSummary answers bcode/contextPack.
@@ -307,7 +311,7 @@ func (s *Server) taskDetail(ctx context.Context, p taskParams) (TaskDetail, erro
 	if err != nil {
 		return TaskDetail{}, taskError(err)
 	}
-	return TaskDetail{Task: d.Task, Attempts: d.Attempts, Events: d.Events, EventsOmitted: d.Omitted, Verification: d.Verification}, nil
+	return TaskDetail{Task: d.Task, Attempts: d.Attempts, Events: d.Events, EventsOmitted: d.Omitted, Verification: d.Verification, Oracle: d.Oracle}, nil
 }
 
 // notifyTask sends bcode/taskChanged for a change the server itself made

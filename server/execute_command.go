@@ -26,10 +26,10 @@ func (s *Server) TaskCreate(ctx context.Context, a command.TaskCreateArgs) (comm
 	if err != nil {
 		return command.TaskResult{}, err
 	}
-	if strings.TrimSpace(a.Goal) == "" {
+	if strings.TrimSpace(a.Goal) == "" && strings.TrimSpace(a.Reproduce) == "" {
 		return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "%s: the goal is empty: say what the task should achieve", command.TaskCreate)
 	}
-	req := app.TaskRequest{Repo: root, Goal: a.Goal, Criteria: a.Criteria}
+	req := app.TaskRequest{Repo: root, Goal: a.Goal, Criteria: a.Criteria, Reproduce: a.Reproduce}
 	if a.MutantID != "" {
 		if _, ok := s.mutant(a.MutantID); !ok {
 			return command.TaskResult{}, lsp.Errorf(lsp.CodeInvalidParams, "no mutant %q in the last evidence report: run evidence again (bcode.evidence.run)", a.MutantID)
@@ -183,7 +183,7 @@ func taskError(err error) error {
 		return err
 	case errors.Is(err, engine.ErrNotFound):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v: list the workspace's tasks with bcode/tasks", err)
-	case errors.Is(err, engine.ErrSelectionNotInBase), errors.Is(err, engine.ErrBadDigest):
+	case errors.Is(err, engine.ErrSelectionNotInBase), errors.Is(err, engine.ErrBadDigest), errors.Is(err, verify.ErrTestCommand):
 		return lsp.Errorf(lsp.CodeInvalidParams, "%v", err)
 	}
 	return lsp.Errorf(lsp.CodeRequestFailed, "%v", err)

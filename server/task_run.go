@@ -114,7 +114,7 @@ func startedSince(s *Server, id string) bool {
 // endsRun reports whether an event kind ends a run: the editor tells the
 // user, with the diff, accept and reject at hand.
 func endsRun(k engine.EventKind) bool {
-	return k == engine.EventVerified || k == engine.EventBlocked || k == engine.EventFailed
+	return k == engine.EventVerified || k == engine.EventBlocked || k == engine.EventFailed || k == engine.EventNotReproducible
 }
 
 // eventSummary says what an event was, from the ledger's own fields (the
@@ -130,6 +130,9 @@ func eventSummary(e engine.Event) string {
 		Missing string `json:"missing"`
 		Fix     string `json:"fix"`
 		Head    string `json:"head"`
+		Level   string `json:"level"`
+		Code    string `json:"code"`
+		Failing []any  `json:"failing"`
 	}
 	_ = json.Unmarshal(e.Data, &d)
 	switch e.Kind {
@@ -149,7 +152,14 @@ func eventSummary(e engine.Event) string {
 	case engine.EventCheckStarted:
 		return "checking " + short(d.Head)
 	case engine.EventCheckFinished:
+		if d.Level != "" {
+			return fmt.Sprintf("check: %s (level %s)", d.Verdict, d.Level)
+		}
 		return "check: " + d.Verdict
+	case engine.EventReproduced:
+		return fmt.Sprintf("reproduced on the base: %d failing test(s) pinned as the oracle", len(d.Failing))
+	case engine.EventNotReproducible:
+		return "not reproducible: " + strings.ReplaceAll(d.Code, "_", " ")
 	case engine.EventNoChange:
 		return numbered("attempt", d.Number) + " changed nothing"
 	case engine.EventAttemptFinished:

@@ -45,6 +45,7 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 		return r.rep, r.err
 	}
 	r.credit()
+	r.creditOracle()
 	// Pass to pass and tampering, from the full runs of both sides.
 	r.passToPass()
 	r.tampering()
@@ -57,8 +58,9 @@ func (g *Gate) Check(ctx context.Context, change *Change, cfg config.Config) (*R
 	if !r.evidence() {
 		return r.rep, r.err
 	}
-	// The verdict, most serious first.
+	// The verdict, most serious first, held to the level the base asks.
 	r.verdict()
+	r.level()
 	return r.rep, nil
 }
 
@@ -145,6 +147,10 @@ func (g *Gate) newCheckRun(ctx context.Context, change *Change, cfg config.Confi
 			Tamper:  []Finding{},
 			Runner:  g.Runner.Name(),
 			Timings: map[string]int64{},
+
+			Level:         LevelNone,
+			LevelRequired: requiredLevel(cfg),
+			Oracle:        g.oracleIDs(),
 		},
 	}
 }
@@ -343,6 +349,7 @@ func (r *checkRun) candidates() bool {
 			r.nUnits += len(c.Units)
 		}
 	}
+	r.addOracleUnits()
 	r.timing("candidates", t0)
 	return true
 }

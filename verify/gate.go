@@ -42,6 +42,10 @@ type Gate struct {
 	// base's config says otherwise, a change that rewrites what an existing
 	// test pinned is never verified.
 	AgentTask bool
+	// Oracle is a task's pinned oracle: tests that failed on the base
+	// when the task was made. They are candidates whatever the change
+	// touches, and V1 needs every one to flip (oracle.go).
+	Oracle []Test
 }
 
 // reasonText is the sentence for every reason code.

@@ -102,6 +102,8 @@ type TestReport struct {
 	// Runs is how many times the test ran on each side (repeats only for
 	// fail-to-pass candidates, each in its own process).
 	Runs int `json:"runs,omitempty"`
+	// Oracle is set for a test of the task's pinned oracle (Gate.Oracle).
+	Oracle bool `json:"oracle,omitempty"`
 }
 
 // PassToPass is the run-time check that every test ID passing on the
@@ -161,7 +163,15 @@ type Report struct {
 	// Candidates is how many test IDs were candidates for credit (every
 	// test of the test files and support the change touches); Tests lists
 	// the informative ones.
-	Candidates int              `json:"candidates"`
+	Candidates int `json:"candidates"`
+	// Level is the verification level the change reached, LevelRequired
+	// the one the base's verify.level asks for, LevelMissing what the
+	// next level up lacks (level.go).
+	Level         Level  `json:"level"`
+	LevelRequired Level  `json:"level_required"`
+	LevelMissing  string `json:"level_missing,omitempty"`
+	// Oracle names the task's pinned oracle tests by ID, when it has one.
+	Oracle     []string         `json:"oracle,omitempty"`
 	Runner     string           `json:"runner"`
 	Timings    map[string]int64 `json:"timings_ms"`
 	DurationMS int64            `json:"duration_ms"`

@@ -100,6 +100,7 @@ func printReport(w io.Writer, r *verify.Report) {
 	for _, rs := range r.Reasons {
 		fmt.Fprintf(w, "  %s\n", shown.Line(rs.Message))
 	}
+	printLevel(w, r)
 	if len(r.Tests) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -142,6 +143,22 @@ func printReport(w io.Writer, r *verify.Report) {
 			fmt.Fprintf(w, " (%s)", shown.Line(m.Note))
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// printLevel says which verification level the change reached, the one
+// the base asks for, and what the next level up lacks.
+func printLevel(w io.Writer, r *verify.Report) {
+	if r.Level == "" {
+		return
+	}
+	fmt.Fprintf(w, "  level: %s reached, %s required (verify.level)", r.Level, r.LevelRequired)
+	if r.LevelMissing != "" {
+		fmt.Fprintf(w, "; missing for %s", shown.Line(r.LevelMissing))
+	}
+	fmt.Fprintln(w)
+	if len(r.Oracle) > 0 {
+		fmt.Fprintf(w, "  oracle: %s\n", shown.Line(strings.Join(r.Oracle, ", ")))
 	}
 }
 

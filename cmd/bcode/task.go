@@ -127,7 +127,8 @@ func explain(id string, err error) string {
 }
 
 func taskCreate(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	c := newTaskCmd(eng, "create GOAL [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]... [--json]", stdout, stderr)
+	c := newTaskCmd(eng, "create [GOAL] [--reproduce CMD] [--selection FILE:L1-L2] [--base REV] [--criterion TEXT]... [--json]", stdout, stderr)
+	reproduce := c.fs.String("reproduce", "", "a failing test command (`CMD`: go test ./pkg -run TestX, python3 -m pytest tests/t.py::test_x) run on the base before any model call; its failing tests become the task's oracle")
 	selection := c.fs.String("selection", "", "the code the task is about: `FILE:L1-L2` (or FILE:L)")
 	base := c.fs.String("base", "", "the commit `REV` the task starts from (default: HEAD)")
 	var criteria multiFlag
@@ -136,13 +137,14 @@ func taskCreate(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if len(c.args) != 1 {
-		return c.usageErr("give the goal as one quoted argument")
+	goal, msg := createGoal(c.args, *reproduce)
+	if msg != "" {
+		return c.usageErr("%s", msg)
 	}
 	if err := c.st.use(eng); err != nil {
 		return c.fail("%v", err)
 	}
-	in := app.TaskRequest{Repo: c.st.repo, Goal: c.args[0], Base: *base, Criteria: criteria}
+	in := app.TaskRequest{Repo: c.st.repo, Goal: goal, Base: *base, Criteria: criteria, Reproduce: *reproduce}
 	if *selection != "" {
 		repo, err := repoRoot(c.st.repo)
 		if err != nil {
@@ -319,6 +321,7 @@ func taskStatus(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	for _, cr := range t.Criteria {
 		fmt.Fprintf(tw, "criterion\t%s\n", shown.Line(cr))
 	}
+	printOracle(tw, st.Oracle, st.Level.Reached, st.Level.Required, st.Level.Missing)
 	b, u := t.Budgets, st.Usage
 	fmt.Fprintf(tw, "budgets\tattempts %d/%d, turns %d/%d, tokens %d/%d, wall %s/%s\n", u.Attempts, b.MaxAttempts, u.Turns, b.MaxTurns,
 		u.Tokens, b.MaxTokens, u.Wall.Round(time.Second), b.WallClock)

@@ -74,6 +74,8 @@ type TaskDetail struct {
 	Events       []engine.Event
 	Omitted      int
 	Verification *engine.VerificationRun // nil: never checked
+	// Oracle is the task's reproduction (--reproduce); nil without one.
+	Oracle *engine.Oracle
 }
 
 // TaskDetail reads task id for a viewer: limit events after afterSeq.
@@ -96,6 +98,9 @@ func (e *Engine) TaskDetail(ctx context.Context, id string, afterSeq int64, limi
 	d.Omitted = omitted
 	if vs, err := e.TaskVerifications(ctx, t.ID, 1); err == nil && len(vs) > 0 {
 		d.Verification = &vs[0]
+	}
+	if d.Oracle, err = e.TaskOracle(ctx, t.ID); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -41,6 +41,9 @@ type TaskRequest struct {
 	Selection *engine.Selection
 	Criteria  []string
 	Base      string // "": HEAD
+	// Reproduce is a test command run on the base before any model call
+	// (task.CreateInput.Reproduce).
+	Reproduce string
 }
 
 // ledgerPath is where the SQLite ledger lives.
@@ -147,7 +150,7 @@ func (e *Engine) ListTasks(ctx context.Context, repo string) ([]engine.Task, err
 // TaskStatuses is every status a task can be in, in lifecycle order.
 var TaskStatuses = []engine.TaskStatus{
 	engine.TaskQueued, engine.TaskRunning, engine.TaskVerified, engine.TaskBlocked,
-	engine.TaskFailed, engine.TaskCancelled, engine.TaskAccepted, engine.TaskRejected,
+	engine.TaskFailed, engine.TaskNotReproducible, engine.TaskCancelled, engine.TaskAccepted, engine.TaskRejected,
 }
 
 // ErrUnknownStatus: a task list was filtered by a status no task has; the
@@ -280,13 +283,22 @@ func (e *Engine) TaskVerifications(ctx context.Context, id string, limit int) ([
 	return l.TaskVerifications(ctx, id, limit)
 }
 
+// TaskOracle is task id's reproduction (--reproduce), nil without one.
+func (e *Engine) TaskOracle(ctx context.Context, id string) (*engine.Oracle, error) {
+	l, err := e.reader(ctx)
+	if l == nil || err != nil {
+		return nil, err
+	}
+	return l.Oracle(ctx, id)
+}
+
 // CreateTask records a new task.
 func (e *Engine) CreateTask(ctx context.Context, req TaskRequest) (*engine.Task, error) {
 	t, err := e.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	in := task.CreateInput{Repo: req.Repo, Goal: req.Goal, Base: req.Base, Criteria: req.Criteria}
+	in := task.CreateInput{Repo: req.Repo, Goal: req.Goal, Base: req.Base, Criteria: req.Criteria, Reproduce: req.Reproduce}
 	if sel := req.Selection; sel != nil {
 		in.Selection = &engine.Selection{File: sel.File, StartLine: sel.StartLine, EndLine: sel.EndLine}
 	}

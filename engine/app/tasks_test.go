@@ -140,7 +140,7 @@ func TestFindTasks(t *testing.T) {
 		t.Errorf("ParseTaskStatuses: %v, %v", sts, err)
 	}
 	_, err = app.ParseTaskStatuses([]string{"queued,done"})
-	if !errors.Is(err, app.ErrUnknownStatus) || !strings.Contains(err.Error(), `"done"`) || !strings.Contains(err.Error(), "queued, running, verified, blocked, failed, cancelled, accepted, rejected") {
+	if !errors.Is(err, app.ErrUnknownStatus) || !strings.Contains(err.Error(), `"done"`) || !strings.Contains(err.Error(), "queued, running, verified, blocked, failed, not_reproducible, cancelled, accepted, rejected") {
 		t.Errorf("an unknown status: %v", err)
 	}
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// that has no checkout of the user's (an agent's, or in a sandbox);
 	// nil means javascript.Packages on the host with its default cache.
 	Packages *javascript.Packages
+	// Oracle is the task's pinned oracle (engine.Oracle), if it has one:
+	// its tests are the gate's (verify.Gate.Oracle) and its files are
+	// protected paths for this check (pinOracle).
+	Oracle *engine.Oracle
 	// Scanner is the secret scanner the gate's secret check uses, built
 	// once per process by the caller (engine/app's Redactor) and required:
 	// Run refuses to judge a change without one (ErrNoScanner).
@@ -162,6 +166,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	// An agent's change may not rewrite what existing tests pinned unless
 	// the base's config allows it.
 	g.AgentTask = o.TaskID != ""
+	cfg = pinOracle(g, cfg, o.Oracle)
 	installed(g, o, repo.Dir, modules)
 	switch {
 	case o.NoEvidence:
@@ -183,6 +188,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	}
 	rep, err := g.Check(ctx, change, cfg)
 	if rep != nil {
+		nameOracleFiles(rep, o.Oracle)
 		rep.Repo = repo.Dir
 		holdTypeScript(ctx, rep, change)
 		if modulesNote != "" {

@@ -258,4 +258,14 @@ CREATE TABLE claims (
 	hash           TEXT NOT NULL
 ) STRICT;
 `,
+	`
+-- A task's reproduction (--reproduce): the command, the tests it selects,
+-- and once reproduced the pinned failing tests with their files' hashes.
+CREATE TABLE task_oracles (
+	task_id   TEXT PRIMARY KEY REFERENCES tasks (id),
+	oracle    TEXT NOT NULL CHECK (json_valid(oracle)),
+	pinned    INTEGER NOT NULL DEFAULT 0,
+	updated_at TEXT NOT NULL
+) STRICT;
+`,
 }

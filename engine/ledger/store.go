@@ -54,6 +54,12 @@ type Store interface {
 	// of both. field is a plain key (letters, digits, underscores).
 	SumEvents(ctx context.Context, taskID string, kind engine.EventKind, field string) (n int, sum int64, err error)
 
+	// SetOracle stores a task's reproduction (engine.Oracle), fenced by
+	// lease when one is given; a pinned oracle is never replaced
+	// (ErrOraclePinned). Oracle reads it back; nil when the task has none.
+	SetOracle(ctx context.Context, lease *engine.Lease, taskID string, o *engine.Oracle) error
+	Oracle(ctx context.Context, taskID string) (*engine.Oracle, error)
+
 	RecordVerification(ctx context.Context, v *engine.VerificationRun) (int64, error)
 	Verifications(ctx context.Context, repo string, limit int) ([]engine.VerificationRun, error)
 	// TaskVerifications is the gate runs recorded for one task, newest

@@ -17,7 +17,7 @@ import (
 var knownStatuses = map[engine.TaskStatus]bool{
 	engine.TaskQueued: true, engine.TaskRunning: true, engine.TaskVerified: true,
 	engine.TaskBlocked: true, engine.TaskCancelled: true, engine.TaskAccepted: true,
-	engine.TaskRejected: true, engine.TaskFailed: true,
+	engine.TaskRejected: true, engine.TaskFailed: true, engine.TaskNotReproducible: true,
 }
 
 // idEncoding gives IDs a person can type: lower case, no padding.

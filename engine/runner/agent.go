@@ -100,6 +100,8 @@ type CheckInput struct {
 	// with TaskID they tag sandboxed work so a takeover can clean up.
 	Number int
 	Fence  int64
+	// Oracle is the task's pinned oracle, nil without one.
+	Oracle *engine.Oracle
 }
 
 // GateChecker is the product checker: `bcode check` (engine/check) on the
@@ -127,7 +129,7 @@ func (g GateChecker) Check(ctx context.Context, in CheckInput) (*verify.Report, 
 	}
 	o := check.Options{Repo: repo, Base: in.Base, Head: head, Runner: g.Runner,
 		Recorder: g.Recorder, Progress: g.Progress, TaskID: in.TaskID, Attempt: in.Attempt,
-		Config: g.Config, Scanner: g.Scanner}
+		Config: g.Config, Scanner: g.Scanner, Oracle: in.Oracle}
 	if g.Sandbox != nil {
 		o.Runner = nil
 		o.Sandbox = g.Sandbox

@@ -107,6 +107,8 @@ type run struct {
 	// kept up to date so each turn reads only the events since.
 	turns    task.Usage
 	turnsSeq int64
+	// oracle is the task's pinned oracle (reproduce), nil without one.
+	oracle *engine.Oracle
 }
 
 // eventReader is the ledger's read of a task's events.
@@ -406,6 +408,9 @@ func (s *run) attempts(ctx context.Context, res *Result) error {
 		return err
 	}
 	s.limits = task.Limits(cfg)
+	if done, err := s.reproduce(ctx, cfg); err != nil || done {
+		return err
+	}
 	wt, err := s.r.Engine.PrepareWorktree(ctx, s.t, s.curLease(), s.limits)
 	if err != nil {
 		return err
@@ -632,7 +637,7 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 		return outcome{}, err
 	}
 	rep, err := s.r.Checker.Check(ctx, CheckInput{Worktree: s.wt.Dir, Repo: s.t.Repo, Head: head, Base: s.t.Base, TaskID: s.t.ID,
-		Attempt: s.attempt.ID, Number: s.attempt.Number, Fence: s.fence})
+		Attempt: s.attempt.ID, Number: s.attempt.Number, Fence: s.fence, Oracle: s.oracle})
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, err
@@ -642,7 +647,8 @@ func (s *run) check(ctx context.Context, note string) (outcome, error) {
 	crashpoint.Hit("check.before-verdict")
 	reasons := make([]verify.Reason, 0, len(rep.Reasons))
 	reasons = append(reasons, rep.Reasons...)
-	if err := s.emit(ctx, task.EventCheckFinished, map[string]any{"head": head, "verdict": rep.Verdict, "reasons": reasons}); err != nil {
+	if err := s.emit(ctx, task.EventCheckFinished, map[string]any{"head": head, "verdict": rep.Verdict, "reasons": reasons,
+		"level": rep.Level, "level_required": rep.LevelRequired, "level_missing": rep.LevelMissing}); err != nil {
 		return outcome{}, err
 	}
 	verdict := engine.AttemptVerdict(rep.Verdict)

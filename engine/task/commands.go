@@ -110,6 +110,8 @@ func (e *Engine) Resume(ctx context.Context, id string, more engine.Budgets) (*e
 			return fmt.Errorf("task %s is verified: accept it (bcode task accept %s) or reject it", id, id)
 		case engine.TaskAccepted, engine.TaskRejected:
 			return fmt.Errorf("task %s is %s: it cannot be resumed", id, t.Status)
+		case engine.TaskNotReproducible:
+			return fmt.Errorf("task %s is not reproducible (%s): running it again runs the same tests on the same base; create a new task with a command whose test fails", id, t.Reason)
 		}
 		b := t.Budgets
 		b.MaxAttempts = grow(b.MaxAttempts, more.MaxAttempts)

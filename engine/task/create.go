@@ -26,6 +26,11 @@ type CreateInput struct {
 	Selection *engine.Selection
 	Base      string   // a revision; "" is the checkout's HEAD
 	Criteria  []string // acceptance criteria, in words
+	// Reproduce is a test command (`go test ./pkg -run TestX`, `python3
+	// -m pytest tests/test_x.py::test_y`): the runner runs its tests on
+	// the base before any model call and pins those that fail as the
+	// task's oracle (engine.Oracle). Goal may then be empty.
+	Reproduce string
 }
 
 // maxSelection bounds the file a selection is read from.
@@ -37,7 +42,7 @@ const maxSelection = 8 << 20
 // counts, as in the gate). It appends task.created and returns the task.
 func (e *Engine) Create(ctx context.Context, in CreateInput) (*engine.Task, error) {
 	goal := strings.TrimSpace(in.Goal)
-	if goal == "" {
+	if goal == "" && strings.TrimSpace(in.Reproduce) == "" {
 		return nil, errors.New("the task has no goal: say in words what should change")
 	}
 	repo, err := git.Open(ctx, in.Repo)
@@ -58,6 +63,15 @@ func (e *Engine) Create(ctx context.Context, in CreateInput) (*engine.Task, erro
 	cfg, err := BaseConfig(ctx, repo, base)
 	if err != nil {
 		return nil, err
+	}
+	var oracle *engine.Oracle
+	if strings.TrimSpace(in.Reproduce) != "" {
+		if oracle, err = reproduction(ctx, repo, base, in.Reproduce); err != nil {
+			return nil, err
+		}
+		if goal == "" {
+			goal = reproduceGoal(oracle)
+		}
 	}
 	t := &engine.Task{
 		Repo: repo.Dir, Goal: goal, Base: base,
@@ -83,6 +97,11 @@ func (e *Engine) Create(ctx context.Context, in CreateInput) (*engine.Task, erro
 	}
 	if err := e.Ledger.CreateTask(ctx, t); err != nil {
 		return nil, err
+	}
+	if oracle != nil {
+		if err := e.Ledger.SetOracle(ctx, nil, t.ID, oracle); err != nil {
+			return nil, fmt.Errorf("task %s: storing what to reproduce: %w", t.ID, err)
+		}
 	}
 	return t, nil
 }

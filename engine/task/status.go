@@ -120,6 +120,13 @@ type Status struct {
 	// Findings are what accepting Head would land that git acts on
 	// (LandingFindings): listed first, and accepted only with --force.
 	Findings []verify.Finding `json:"findings,omitempty"`
+	// Oracle is the task's reproduction (--reproduce): the command and,
+	// once the runner reproduced it, the pinned failing tests and their
+	// files' hashes.
+	Oracle *engine.Oracle `json:"oracle,omitempty"`
+	// Level is the verification level of the last check and what it
+	// lacked (verify.Report.Level), "" before any check.
+	Level Level `json:"level"`
 	// Skipped is what the checkpoints left out of the worktree (nested
 	// repositories, files over the caps...), as the last checkpoint that
 	// saw each path reported it.
@@ -159,6 +166,10 @@ func (e *Engine) Status(ctx context.Context, id string) (*Status, error) {
 	}
 	st.Usage = UsageOf(st.Attempts, events, time.Now())
 	st.VerifiedHead = verifiedHead(events)
+	st.Level = lastLevel(events)
+	if st.Oracle, err = e.Ledger.Oracle(ctx, id); err != nil {
+		return nil, err
+	}
 	st.Skipped = skippedOf(events)
 	if repo, err := git.Open(ctx, t.Repo); err == nil {
 		if out, err := repo.Git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+t.Branch); err == nil {

@@ -143,6 +143,10 @@ type TaskCreateArgs struct {
 	// as the answer to edit; a client that cannot ask sends it as it is.
 	// The server ignores it.
 	Ask bool `json:"ask,omitempty"`
+	// Reproduce is a failing test command (`go test ./pkg -run '^TestX$'`)
+	// the task runs on its base before any model call and pins as its
+	// oracle; Goal may then be empty (one is made from the test).
+	Reproduce string `json:"reproduce,omitempty"`
 }
 
 // TaskIDArgs name a task.
@@ -279,8 +283,11 @@ type FileDiff struct {
 // Titles of the code actions.
 const (
 	TitleCreateTask = "bcode: Create task from selection"
-	TitleShowMutant = "bcode: Show mutant diff"
-	TitleAddTest    = "bcode: Add a test for this boundary"
+	// TitleFixFailingTest is offered on a test function: a task that
+	// reproduces the test's failure first (TaskCreateArgs.Reproduce).
+	TitleFixFailingTest = "bcode: Fix this failing test (reproduce first)"
+	TitleShowMutant     = "bcode: Show mutant diff"
+	TitleAddTest        = "bcode: Add a test for this boundary"
 	// TitleIgnoreMutant inserts //bcode:ignore-mutant above the line; the
 	// user writes the reason after it.
 	TitleIgnoreMutant = "bcode: Ignore this mutant (write why after the directive)"

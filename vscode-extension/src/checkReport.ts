@@ -4,7 +4,7 @@
 // on the head, credited or why not) and the findings, for every verdict:
 // a tampered one names what was tampered with. No vscode import, so
 // node --test checks it directly.
-import { CheckFinding, CheckReport, CheckTest } from './protocol';
+import { CheckFinding, CheckReport, CheckTest, Oracle } from './protocol';
 
 export interface CheckRow {
   kind: 'reason' | 'finding' | 'test' | 'none';
@@ -24,7 +24,7 @@ export function findingText(f: CheckFinding): string {
 export function testOutcome(t: CheckTest): string {
   const sides = `base ${t.base_outcome || '—'} → head ${t.head_outcome || '—'}`;
   const earned = t.credited ? 'credited' : (t.reason_text || t.reason || 'not credited');
-  return `${sides} · ${earned}`;
+  return `${sides} · ${earned}${t.oracle ? ' · oracle' : ''}`;
 }
 
 /**
@@ -36,6 +36,7 @@ export function checkSummary(verdict: string, r: CheckReport | undefined): { lab
   const tests = r?.tests ?? [];
   const counts = [`${tests.length} test${tests.length === 1 ? '' : 's'}`];
   if (tamper.length) counts.unshift(`${tamper.length} finding${tamper.length === 1 ? '' : 's'}`);
+  if (r?.level) counts.unshift(`level ${r.level} of ${r.level_required ?? '?'}`);
   if (verdict === 'tampered') {
     const what = tamper.length ? `tampered with ${findingText(tamper[0])}${tamper.length > 1 ? ` (+${tamper.length - 1} more)` : ''}` : 'tampered (the report names no finding)';
     return { label: `Check: ${what}`, description: counts.join(' · ') };
@@ -50,6 +51,7 @@ export function checkRows(r: CheckReport | undefined): CheckRow[] {
   for (const x of r.reasons ?? []) {
     rows.push({ kind: 'reason', label: x.message, description: x.code, tooltip: `${x.message} (${x.code})`, icon: { id: 'info' } });
   }
+  if (r.level) rows.push(levelRow(r));
   for (const f of r.tamper ?? []) {
     rows.push({
       kind: 'finding', label: `Tampered: ${findingText(f)}`, description: f.code,
@@ -70,11 +72,34 @@ export function checkRows(r: CheckReport | undefined): CheckRow[] {
   return rows;
 }
 
+/** oracleText is a task's reproduction as one row: the pinned tests, or the command still to reproduce. */
+export function oracleText(o: Oracle): { text: string; tooltip: string } {
+  const tests = o.tests ?? [];
+  const files = (o.files ?? []).map((f) => `${f.path} (sha256 ${f.sha256.slice(0, 12)})`);
+  const tooltip = [`reproduce: ${o.command}`, ...files].join('\n');
+  if (tests.length === 0) return { text: `Oracle: not pinned yet (${o.command})`, tooltip };
+  return { text: `Oracle: ${tests.map((t) => `${t.package}:${t.name}`).join(', ')}`, tooltip };
+}
+
+/** levelRow says which verification level the change reached, the one asked, and what is missing. */
+function levelRow(r: CheckReport): CheckRow {
+  const label = `Level ${r.level} reached, ${r.level_required ?? '?'} required`;
+  const missing = r.level_missing ? `missing for ${r.level_missing}` : '';
+  const oracle = r.oracle?.length ? `\noracle: ${r.oracle.join(', ')}` : '';
+  const reached = r.level !== 'none' && (r.level ?? '') >= (r.level_required ?? '');
+  return {
+    kind: 'reason', label, description: missing, tooltip: `${label}${missing ? `; ${missing}` : ''}${oracle}`,
+    icon: reached ? { id: 'pass', color: 'testing.iconPassed' } : { id: 'warning', color: 'list.warningForeground' },
+  };
+}
+
 /** checkTable is the report as text: the events document's check section. */
 export function checkTable(verdict: string, r: CheckReport | undefined): string[] {
   const lines = [`check: ${checkSummary(verdict, r).label.replace(/^Check: /, '')}`];
   if (!r) return [...lines, '  (no report recorded)'];
   for (const x of r.reasons ?? []) lines.push(`  reason ${x.code}: ${x.message}`);
+  if (r.level) lines.push(`  level ${r.level} reached, ${r.level_required ?? '?'} required${r.level_missing ? `; missing for ${r.level_missing}` : ''}`);
+  if (r.oracle?.length) lines.push(`  oracle: ${r.oracle.join(', ')}`);
   const tamper = r.tamper ?? [];
   if (tamper.length) {
     lines.push('  tampered with:');

@@ -29,7 +29,7 @@ export const ServerCommand = {
 
 export type TaskStatus =
   | 'queued' | 'running' | 'verified' | 'blocked'
-  | 'cancelled' | 'accepted' | 'rejected' | 'failed';
+  | 'cancelled' | 'accepted' | 'rejected' | 'failed' | 'not_reproducible';
 
 export interface EventSummary { seq: number; kind: string; at: string }
 
@@ -82,6 +82,8 @@ export interface TaskDetail {
   eventsOmitted?: number;
   /** the task's last gate run; report is the whole verify.Report (`bcode check --json`) */
   verification?: { verdict: string; base: string; head: string; report?: CheckReport };
+  /** the task's reproduction (--reproduce), when it has one */
+  oracle?: Oracle;
 }
 
 /** One new or modified test and what it earned (verify.TestReport). */
@@ -94,6 +96,8 @@ export interface CheckTest {
   credited?: boolean;
   reason?: string;
   reason_text?: string;
+  /** set for a test of the task's pinned oracle (--reproduce) */
+  oracle?: boolean;
 }
 
 /** What the gate found the change tampered with (verify.Finding). */
@@ -105,6 +109,20 @@ export interface CheckReport {
   reasons?: Array<{ code: string; message: string }>;
   tests?: CheckTest[] | null;
   tamper?: CheckFinding[] | null;
+  /** the verification level reached (V1, V2, V3 or none), the one the base asks for, and what the next level lacks */
+  level?: string;
+  level_required?: string;
+  level_missing?: string;
+  /** the task's pinned oracle, by test ID */
+  oracle?: string[] | null;
+}
+
+/** A task's reproduction (engine.Oracle): the --reproduce command and, once pinned, its failing tests. */
+export interface Oracle {
+  command: string;
+  tests?: Array<{ language: string; package: string; file?: string; name: string }> | null;
+  files?: Array<{ path: string; sha256: string }> | null;
+  pinned_at?: string;
 }
 
 export interface TaskChanged {

@@ -46,6 +46,7 @@ export function statusIcon(status: string): { id: string; color?: string } {
     case 'cancelled': return { id: 'circle-slash' };
     case 'accepted': return { id: 'check-all', color: 'testing.iconPassed' };
     case 'rejected': return { id: 'trash' };
+    case 'not_reproducible': return { id: 'debug-disconnect', color: 'list.warningForeground' };
   }
   return { id: 'question' };
 }
@@ -70,7 +71,7 @@ export interface TaskRow {
   icon: { id: string; color?: string };
 }
 
-const explained = new Set(['failed', 'blocked', 'cancelled', 'queued']);
+const explained = new Set(['failed', 'blocked', 'cancelled', 'queued', 'not_reproducible']);
 
 /**
  * literal makes text from a task (its goal, reason, event kinds: the

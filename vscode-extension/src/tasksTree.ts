@@ -7,7 +7,7 @@ import { BcodeApi } from './api';
 import { FileDiff, TaskChanged, TaskDetail, TaskDiffResult, TaskSummary } from './protocol';
 import { TaskDiffs } from './taskDiffs';
 import { applyChanged, describe } from './tasksModel';
-import { checkRows, checkSummary, CheckRow } from './checkReport';
+import { checkRows, checkSummary, CheckRow, oracleText } from './checkReport';
 
 export type Node =
   | { kind: 'task'; task: TaskSummary }
@@ -169,6 +169,10 @@ export class TasksTree implements vscode.TreeDataProvider<Node> {
         if (n.task.reason) kids.unshift({ kind: 'reason', task: n.task, text: n.task.reason });
         // The last gate run, whatever its verdict: its test table and findings.
         const detail = await this.detail(n.task.id).catch(() => undefined);
+        if (detail?.oracle) {
+          const o = oracleText(detail.oracle);
+          kids.push({ kind: 'message', text: o.text, tooltip: o.tooltip });
+        }
         if (detail?.verification) kids.push({ kind: 'check', task: n.task, detail });
         return kids;
       }

@@ -79,6 +79,7 @@ func Run(t *testing.T, b Backend) {
 		{"Journal", testJournal},
 		{"JournalInvalid", testJournalInvalid},
 		{"JournalRace", testJournalRace},
+		{"Oracle", testOracle},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}

@@ -453,4 +453,13 @@ CREATE TABLE claims (
 	prev_hash      text NOT NULL,
 	hash           text NOT NULL
 );
+`, `
+-- A task's reproduction (--reproduce): the command, the tests it selects,
+-- and once reproduced the pinned failing tests with their files' hashes.
+CREATE TABLE task_oracles (
+	task_id    text PRIMARY KEY REFERENCES tasks (id),
+	oracle     json NOT NULL,
+	pinned     boolean NOT NULL DEFAULT false,
+	updated_at timestamptz NOT NULL
+);
 `}

@@ -36,9 +36,9 @@ func TestUpgradeAddsTheTaskQueriesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	// Turn it back into a schema-1 database (without the index and the
-	// journal, which came later).
-	if _, err := conn.Exec(ctx, `DROP INDEX verification_runs_by_task; DROP TABLE claims; DELETE FROM bcode_schema_migrations WHERE version >= 2`); err != nil {
+	// Turn it back into a schema-1 database (without the index, the journal
+	// and the oracles, which came later).
+	if _, err := conn.Exec(ctx, `DROP INDEX verification_runs_by_task; DROP TABLE claims; DROP TABLE task_oracles; DELETE FROM bcode_schema_migrations WHERE version >= 2`); err != nil {
 		t.Fatal(err)
 	}
 	s, err = postgres.Open(ctx, url)

@@ -207,6 +207,29 @@ function M.diff(t)
   end)
 end
 
+--- verification_lines are the task's reproduction (--reproduce: the
+--- command, the pinned oracle tests) and its last check's verification
+--- level (reached, required, what is missing), from bcode/task's detail.
+function M.verification_lines(d)
+  local lines = {}
+  local o = d.oracle
+  if o and o ~= vim.NIL then
+    lines[#lines + 1] = 'reproduce ' .. o.command
+    local tests = (o.tests ~= vim.NIL and o.tests) or {}
+    if #tests == 0 then lines[#lines + 1] = 'oracle not pinned yet: the run reproduces it on the base first' end
+    for _, t in ipairs(tests) do
+      lines[#lines + 1] = ('oracle %s:%s:%s'):format(t.language, t.package, t.name)
+    end
+  end
+  local v = d.verification
+  local r = v and v ~= vim.NIL and v.report
+  if r and r ~= vim.NIL and r.level and r.level ~= vim.NIL then
+    local missing = (r.level_missing and r.level_missing ~= vim.NIL and r.level_missing ~= '') and ('; missing for ' .. r.level_missing) or ''
+    lines[#lines + 1] = ('level %s reached, %s required%s'):format(r.level, r.level_required or '?', missing)
+  end
+  return lines
+end
+
 --- events shows the task's detail and events in a split.
 function M.events(t)
   t = t or current()
@@ -217,8 +240,9 @@ function M.events(t)
       ('task %s: %s'):format(k.id, k.goal),
       ('status %s%s%s'):format(k.status, k.verdict and (', verdict ' .. k.verdict) or '', k.reason and (' — ' .. k.reason) or ''),
       ('branch %s from base %s, %d attempt(s)'):format(k.branch, k.base, #(d.attempts or {})),
-      '',
     }
+    vim.list_extend(lines, M.verification_lines(d))
+    lines[#lines + 1] = ''
     if (d.eventsOmitted or 0) > 0 then lines[#lines + 1] = ('(%d older events not shown)'):format(d.eventsOmitted) end
     for _, e in ipairs(d.events or {}) do
       local data = (e.data ~= nil and e.data ~= vim.NIL) and (' ' .. vim.fn.json_encode(e.data)) or ''
@@ -314,6 +338,9 @@ M.pick = function(items, opts, cb) vim.ui.select(items, opts, cb) end
 --- verified task only) or resume, and reject.
 function M.end_choices(c)
   if c.status == 'verified' then return { 'Diff', 'Accept', 'Reject' } end
+  -- Nothing failed on the base: no change was made, and running it again
+  -- runs the same tests on the same base.
+  if c.status == 'not_reproducible' then return { 'Reject' } end
   return { 'Diff', 'Resume', 'Reject' }
 end
 
