@@ -456,9 +456,9 @@ func TestUpgradeAddsTheTaskQueriesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Turn it back into a schema-2 ledger (without the index and the
-	// journal, which came later).
+	// journal and the oracles, which came later).
 	err := l.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`DROP INDEX verification_runs_by_task; DROP TABLE claims; DELETE FROM schema_migrations WHERE "set" = 'ledger' AND version >= 3`)
+		_, err := tx.Exec(`DROP INDEX verification_runs_by_task; DROP TABLE claims; DROP TABLE task_oracles; DELETE FROM schema_migrations WHERE "set" = 'ledger' AND version >= 3`)
 		return err
 	})
 	if err != nil {
