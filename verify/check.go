@@ -357,10 +357,11 @@ func (g *Gate) supportDecides(change *Change, head, supp *sideRun, already []Fin
 			p = r.Test.Package
 		}
 		out = append(out, Finding{
-			Code:    FindingChangedExpectations,
-			Path:    p,
-			Message: fmt.Sprintf("%s passes on the head only with the head's test support; with the base's support it fails: %s", displayName(r.Test), firstLine(r.Detail)),
-			testID:  id,
+			Code:         FindingChangedExpectations,
+			Path:         p,
+			Message:      fmt.Sprintf("%s passes on the head only with the head's test support; with the base's support it fails: %s", displayName(r.Test), firstLine(r.Detail)),
+			testID:       id,
+			underSupport: true,
 		})
 	}
 	return out
@@ -381,7 +382,9 @@ func allKilled(m *MutationSummary) bool {
 // being verified: the base's config decides; unset, an agent's change is
 // always held, and a person's only when the rewritten test earns no credit
 // (the new version of a test that fails on the base and passes on the head
-// is the fix's own evidence).
+// is the fix's own evidence). A test that passes only with the head's
+// test support (a lax helper) is no evidence, credited or not: callers
+// pass testCredited false for it.
 func (g *Gate) blocksChange(cfg config.Config, testCredited bool) bool {
 	if a := cfg.Gate.AllowChangedExpectations; a != nil {
 		return !*a

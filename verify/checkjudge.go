@@ -204,7 +204,7 @@ func (r *checkRun) changedExpectations() {
 		rep.ChangedExpectations = append(rep.ChangedExpectations, r.g.supportDecides(r.change, r.head, r.supp, rep.ChangedExpectations)...)
 	}
 	for i, f := range rep.ChangedExpectations {
-		if r.g.blocksChange(r.cfg, r.credited[f.testID]) {
+		if r.g.blocksChange(r.cfg, r.credited[f.testID] && !f.underSupport) {
 			rep.ChangedExpectations[i].Message += " (blocks verified)"
 			r.blocking++
 		}

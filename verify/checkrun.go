@@ -437,7 +437,7 @@ func (r *checkRun) overlayFiles() (overBase, overHead, supportOnly []FileChange)
 			continue
 		}
 		overHead = append(overHead, FileChange{Path: f.Path, Status: f.Status, Head: f.Base, HeadMode: f.BaseMode})
-		if !r.g.isTestFile(f.Path) {
+		if !r.g.isTestFile(f.Path) || r.g.helpersOnly(f) {
 			supportOnly = append(supportOnly, overHead[len(overHead)-1])
 		}
 	}

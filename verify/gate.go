@@ -363,3 +363,17 @@ func refusedFinding(err error) (Finding, bool) {
 	}
 	return Finding{Code: FindingRefusedRead, Path: r.Path, Message: msg}, true
 }
+
+// helpersOnly reports whether f, a changed test file, declares no test on
+// either side (verify.TestDeclarer): helpers the other tests call, which
+// the gate treats as test support.
+func (g *Gate) helpersOnly(f FileChange) bool {
+	for _, a := range g.Adapters {
+		d, ok := a.(TestDeclarer)
+		if !ok || !a.IsTestFile(f.Path) {
+			continue
+		}
+		return f.Base != nil && f.Head != nil && !d.DeclaresTests(f.Path, f.Base) && !d.DeclaresTests(f.Path, f.Head)
+	}
+	return false
+}

@@ -189,6 +189,10 @@ type Finding struct {
 	Message string `json:"message"`
 
 	testID string // the test a run-time finding is about
+	// underSupport marks a changed expectation found with the base's test
+	// support (supportDecides): the credit of the test it is about is no
+	// evidence, as the test passes only with the changed support.
+	underSupport bool
 }
 
 // Tamper finding codes shared by every adapter, so reports read the same
@@ -283,6 +287,17 @@ type TestSplicer interface {
 // wrong (an AttributeError raised inside the code under test: credit).
 type BaseFailureJudge interface {
 	JudgeBaseFailure(change *Change, r TestResult) TestResult
+}
+
+// TestDeclarer is implemented by adapters whose test files may hold
+// helpers alone (Go's _test.go files): DeclaresTests says whether src,
+// the test file at path, declares a test of its own. A changed test file
+// that declares none is test support: the gate runs the head's tests under
+// its base version, so a helper the change made lax is seen (a test that
+// passes on the head only with it has had what it checks changed under
+// it).
+type TestDeclarer interface {
+	DeclaresTests(path string, src []byte) bool
 }
 
 // SetupDescriber is implemented by adapters that can say what a test file

@@ -132,3 +132,18 @@ func assignedName(e ast.Expr) string {
 	}
 	return ""
 }
+
+// DeclaresTests implements verify.TestDeclarer: a _test.go file with a
+// test, benchmark, fuzz test or example go test runs. A file that does not
+// parse is taken to declare some (it is then no helper the gate can swap).
+func (a *Adapter) DeclaresTests(p string, src []byte) bool {
+	tf, err := parseTestFile(p, src)
+	return err != nil || len(tf.Tests) > 0 || hasBenchmark(src)
+}
+
+// hasBenchmark reports whether src declares a top-level Benchmark
+// function (parseTestFile keeps the functions whose outcomes the gate
+// compares; a benchmark runs under go test too).
+func hasBenchmark(src []byte) bool {
+	return strings.Contains(string(src), "\nfunc Benchmark")
+}

@@ -68,7 +68,7 @@ func TestMutable(t *testing.T) {
 	e := New()
 	for p, want := range map[string]bool{
 		"calc.js": true, "lib/a.mjs": true, "lib/a.cjs": true,
-		"calc.ts": false, "a.jsx": false, "test/calc.js": false, "calc.test.js": false,
+		"calc.ts": true, "lib/a.mts": true, "a.tsx": false, "a.jsx": false, "test/calc.js": false, "calc.test.js": false, "calc.test.ts": false,
 		"node_modules/x/index.js": false, "main.go": false,
 	} {
 		if got := e.Mutable(p); got != want {
