@@ -77,9 +77,11 @@ type Gate struct {
 	SkipFullSuite bool `toml:"skip_full_suite"`
 	// AllowChangedExpectations says whether a change may rewrite what an
 	// existing test pinned (the base's version of a test fails against the
-	// head) and still be verified. Unset: agent tasks may not; `bcode
-	// check` may when the rewritten test itself fails on the base and
-	// passes on the head.
+	// head) and still be verified. Unset: an agent's task is tampered; a
+	// person's change (`bcode check`) whose rewritten test itself fails on
+	// the base and passes on the head is green with the rewrite named, for
+	// review (tests cannot tell a fix of what the old test pinned from a
+	// change of it); true: verified; false: tampered for both.
 	AllowChangedExpectations *bool `toml:"allow_changed_expectations"`
 	// AllowSubmoduleUpdates lets a change move an existing submodule to
 	// another commit (a gitlink the base already has) and still be

@@ -254,8 +254,25 @@ func (g *Gate) decide(rep *Report, cfg config.Config, in verdictInputs) {
 		} else {
 			addReason(rep, ReasonNothingCredited, "")
 		}
+	case len(rep.ChangedExpectations) > 0 && cfg.Gate.AllowChangedExpectations == nil:
+		decideRewritten(rep)
 	default:
 		decideVerified(rep, cfg)
+	}
+}
+
+// decideRewritten is a person's change whose tests pass, credited, but
+// that rewrote what an existing test pinned: the base's version of the
+// test passed on the base and fails on the head, and its new version
+// passes. Tests cannot tell a fix of behaviour the old test pinned wrongly
+// from a change of behaviour it pinned rightly, so the change is green
+// with the rewrite named, for the person to review; a base that sets
+// gate.allow_changed_expectations = true has it verified. (An agent's
+// rewrite is tampered: blocksChange.)
+func decideRewritten(rep *Report) {
+	rep.Verdict = Green
+	for _, f := range rep.ChangedExpectations {
+		addReason(rep, ReasonChangedExpectations, fmt.Sprintf("%s: %s: an expected result was rewritten; review it (tests cannot tell a fix of what the old test pinned from a change of it)", f.Path, f.Message))
 	}
 }
 
