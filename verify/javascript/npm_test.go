@@ -2,19 +2,16 @@ package javascript
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -29,10 +26,11 @@ type fixtureInstall struct {
 }
 
 // npmFixture returns the node_modules of testdata/<name> (its committed
-// package.json and package-lock.json), installed by `npm ci` into
-// os.UserCacheDir()/bcode-test/<name>-<hash of the lock> and reused by
-// every later test process while the lock is unchanged. Without node or
-// npm the test is skipped (failed under BCODE_REQUIRE_ALL=1).
+// package.json and package-lock.json), installed by the production
+// installer (Packages: npm ci --ignore-scripts, once per lock) into
+// os.UserCacheDir()/bcode-test/packages and reused by every later test
+// process while the lock is unchanged. Without node or npm the test is
+// skipped (failed under BCODE_REQUIRE_ALL=1).
 func npmFixture(t *testing.T, name string) string {
 	t.Helper()
 	testenv.Node(t)
@@ -46,9 +44,7 @@ func npmFixture(t *testing.T, name string) string {
 	return fi.modules
 }
 
-// installFixture runs npm ci for testdata/<name> unless its cache entry is
-// complete. The install happens in a fresh directory renamed into place,
-// so concurrent test processes never see half an install.
+// installFixture installs testdata/<name>'s locked packages with Packages.
 func installFixture(npm, name string) (string, error) {
 	src := filepath.Join("testdata", name)
 	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
@@ -63,52 +59,14 @@ func installFixture(npm, name string) (string, error) {
 	if err != nil {
 		cache = os.TempDir() // no HOME: a cache for this machine's session
 	}
-	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
-	parent := filepath.Join(cache, "bcode-test")
-	final := filepath.Join(parent, name+"-"+hex.EncodeToString(sum[:8]))
-	if _, err := os.Stat(filepath.Join(final, "node_modules")); err == nil {
-		return filepath.Join(final, "node_modules"), nil
-	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(parent, name+"-installing-")
+	p := &Packages{Dir: filepath.Join(cache, "bcode-test", "packages"), Runner: host.New(), Npm: npm}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	mods, err := p.Install(ctx, []LockedProject{{Dir: ".", Manifest: pkg, Lock: lock}})
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
-	for file, data := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(tmp, file), data, 0o644); err != nil {
-			return "", err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", errors.New(err.Error() + ": " + string(out))
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		if _, statErr := os.Stat(filepath.Join(final, "node_modules")); statErr != nil {
-			return "", err
-		}
-		// Another process finished first: its install is the same.
-	}
-	pruneOld(parent, name, final)
-	return filepath.Join(final, "node_modules"), nil
-}
-
-// pruneOld removes the installs of the fixture's earlier locks: name-
-// and 16 hex digits (never one being installed, which another process may
-// be writing, nor another fixture's).
-func pruneOld(parent, name, keep string) {
-	old, _ := filepath.Glob(filepath.Join(parent, name+"-"+strings.Repeat("[0-9a-f]", 16)))
-	for _, d := range old {
-		if d != keep {
-			os.RemoveAll(d)
-		}
-	}
+	return mods["."], nil
 }
 
 // fixturePackageJSON returns testdata/<name>/package.json, for a fixture
