@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -17,12 +16,6 @@ import (
 	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
 	rustadapter "github.com/bcode-dev/bcode/verify/rust"
-)
-
-// Caps on what one read may hold.
-const (
-	maxCopiedFile = 256 << 20 // a file of the snapshot copied for a worker
-	maxTestSource = 1 << 20   // a test file a report embeds
 )
 
 // Mutant budget: ten times the covering tests' baseline time plus five
@@ -289,24 +282,12 @@ func (b budgeted) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Result,
 // report adds the mutants, their sources and their tests' files to the
 // run's report.
 func (j *job) report() {
-	rep := j.s.Report
 	for _, f := range j.files {
-		for _, m := range f.mutants {
-			rep.Mutants = append(rep.Mutants, *m.Mutant)
-			for _, n := range append(append([]string(nil), m.Tests...), m.KilledBy) {
-				if n == "" {
-					continue
-				}
-				tf := testFile(n)
-				rep.TestFiles[path.Dir(m.File)+":"+n] = tf
-				if _, ok := rep.Sources[tf]; !ok {
-					if src, err := mutate.ReadBeneath(j.s.Root, filepath.Join(j.s.Root, filepath.FromSlash(tf)), maxTestSource); err == nil {
-						rep.Sources[tf] = string(src)
-					}
-				}
-			}
+		ms := make([]*mutate.Mutant, len(f.mutants))
+		for i, m := range f.mutants {
+			ms[i] = m.Mutant
 		}
-		rep.Sources[f.rel] = string(f.src)
+		j.s.Record(f.rel, f.src, ms, testFile)
 	}
 }
 
@@ -326,35 +307,7 @@ func (j *job) copies(n int) ([]string, error) {
 }
 
 func copyTree(root, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	return mutate.WalkBeneath(root, root, func(p string, d fs.DirEntry) error {
-		rel, err := filepath.Rel(root, p)
-		if err != nil || rel == "." {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir() && (d.Name() == ".git" || d.Name() == rustadapter.TargetDirName):
-			return fs.SkipDir
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return nil
-			}
-			return os.Symlink(target, to)
-		case d.Type().IsRegular():
-			data, err := mutate.ReadBeneath(root, p, maxCopiedFile)
-			if err != nil {
-				return nil // refused or unreadable: the tests do without it
-			}
-			return os.WriteFile(to, data, 0o644)
-		}
-		return nil
-	})
+	return mutate.CopyTree(root, dst, func(name string) (bool, bool) { return false, name == rustadapter.TargetDirName })
 }
 
 // seedTargets copies the baseline's build output (worker 0's) into every
