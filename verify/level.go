@@ -156,7 +156,7 @@ func settleLevel(rep *Report, cfg config.Config, facts levelFacts) {
 	case rep.Verdict == Failed && reached && rep.Level == LevelV1 && onlyRegressions(rep):
 		rep.Verdict = Verified
 		rep.Reasons = []Reason{
-			{ReasonCredited, fmt.Sprintf("verified at V1 (the base's verify.level): the oracle or credited tests flip from fail to pass")},
+			{ReasonCredited, "verified at V1 (the base's verify.level): the oracle or credited tests flip from fail to pass"},
 			{ReasonPassToPass, "not V2: " + strings.TrimPrefix(rep.LevelMissing, "V2: ")},
 		}
 	}
