@@ -67,6 +67,11 @@ type Task struct {
 	Budgets   Budgets    `json:"budgets"`
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt time.Time  `json:"updated_at"`
+	// Reproduce, set by whoever creates a reproduce-first task, is what to
+	// reproduce: CreateTask stores it in the same transaction as the task,
+	// so no runner can claim the task before it (and run it without
+	// reproducing first). Read it back with the ledger's Oracle.
+	Reproduce *Oracle `json:"-"`
 }
 
 // AttemptStatus is where one attempt is.

@@ -45,6 +45,12 @@ func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
 	if err != nil {
 		return err
 	}
+	var oracle []byte
+	if t.Reproduce != nil {
+		if oracle, err = EncodeOracle(t.ID, t.Reproduce); err != nil {
+			return err
+		}
+	}
 	return l.Write(ctx, func(tx *sql.Tx) error {
 		var exists int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tasks WHERE id = ?`, t.ID).Scan(&exists); err != nil {
@@ -58,6 +64,12 @@ func (l *Ledger) CreateTask(ctx context.Context, t *engine.Task) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append([]any{t.ID, t.Repo}, cols...)...); err != nil {
 			return fmt.Errorf("CreateTask: %w", err)
+		}
+		if oracle != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO task_oracles (task_id, oracle, pinned, updated_at) VALUES (?, ?, ?, ?)`,
+				t.ID, string(oracle), t.Reproduce.Pinned(), formatTime(t.CreatedAt)); err != nil {
+				return fmt.Errorf("CreateTask: its oracle: %w", err)
+			}
 		}
 		_, err := insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: engine.EventCreated, Data: created, At: t.CreatedAt})
 		return err

@@ -95,13 +95,11 @@ func (e *Engine) Create(ctx context.Context, in CreateInput) (*engine.Task, erro
 		}
 		t.Selection = sel
 	}
+	// The oracle goes in with the task, in one transaction: a runner that
+	// claims the task sees what to reproduce first.
+	t.Reproduce = oracle
 	if err := e.Ledger.CreateTask(ctx, t); err != nil {
 		return nil, err
-	}
-	if oracle != nil {
-		if err := e.Ledger.SetOracle(ctx, nil, t.ID, oracle); err != nil {
-			return nil, fmt.Errorf("task %s: storing what to reproduce: %w", t.ID, err)
-		}
 	}
 	return t, nil
 }

@@ -80,6 +80,7 @@ func Run(t *testing.T, b Backend) {
 		{"JournalInvalid", testJournalInvalid},
 		{"JournalRace", testJournalRace},
 		{"Oracle", testOracle},
+		{"CreateWithOracle", testCreateWithOracle},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}

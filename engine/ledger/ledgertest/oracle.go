@@ -64,3 +64,24 @@ func testOracle(t *testing.T, b Backend) {
 		t.Errorf("SetOracle of a missing task: %v, want ErrNotFound", err)
 	}
 }
+
+// testCreateWithOracle: a task created with what to reproduce has its
+// oracle from the same write (no runner can claim it in between), and a
+// malformed one leaves no task behind.
+func testCreateWithOracle(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s, _ := open1(t, b)
+	req := &engine.Oracle{Command: "go test ./calc -run ^TestAbs$", Selectors: []engine.OracleTest{{Language: "go", Package: "./calc", Name: "^TestAbs$"}}}
+	tk := &engine.Task{Repo: "/r", Goal: "reproduce", Base: "b", Reproduce: req}
+	ok(t, s.CreateTask(ctx, tk))
+	if got := must[*engine.Oracle](t)(s.Oracle(ctx, tk.ID)); !reflect.DeepEqual(got, req) {
+		t.Fatalf("Oracle after CreateTask: %+v, want %+v", got, req)
+	}
+	bad := &engine.Task{ID: "t-bad-oracle", Repo: "/r", Goal: "reproduce", Base: "b", Reproduce: &engine.Oracle{Command: "go test"}}
+	if err := s.CreateTask(ctx, bad); !errors.Is(err, engine.ErrBadOracle) {
+		t.Fatalf("CreateTask with a malformed oracle: %v, want ErrBadOracle", err)
+	}
+	if _, err := s.Task(ctx, bad.ID); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("a task whose oracle was refused: %v, want ErrNotFound", err)
+	}
+}

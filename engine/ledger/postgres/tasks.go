@@ -26,6 +26,12 @@ func (s *Store) CreateTask(ctx context.Context, t *engine.Task) error {
 	if err != nil {
 		return err
 	}
+	var oracle []byte
+	if t.Reproduce != nil {
+		if oracle, err = ledger.EncodeOracle(t.ID, t.Reproduce); err != nil {
+			return err
+		}
+	}
 	return s.write(ctx, func(tx pgx.Tx) error {
 		t.CreatedAt = t.CreatedAt.Truncate(time.Microsecond)
 		t.UpdatedAt = t.CreatedAt
@@ -42,6 +48,12 @@ func (s *Store) CreateTask(ctx context.Context, t *engine.Task) error {
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("CreateTask: a task with id %q already exists", t.ID)
+		}
+		if oracle != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO task_oracles (task_id, oracle, pinned, updated_at) VALUES ($1, $2, $3, $4)`,
+				t.ID, string(oracle), t.Reproduce.Pinned(), t.CreatedAt); err != nil {
+				return fmt.Errorf("CreateTask: its oracle: %w", err)
+			}
 		}
 		_, err = insertEvent(ctx, tx, &engine.Event{TaskID: t.ID, Kind: engine.EventCreated, Data: created, At: t.CreatedAt})
 		return err
