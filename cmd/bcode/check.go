@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,13 +30,14 @@ const (
 )
 
 func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("bcode check [--base REV] [--head REV] [--json] [--sandbox host|docker] [--repo DIR] [--state DIR]", stdout, stderr)
+	fs := newFlags("bcode check [--base REV] [--head REV] [--json] [--sarif FILE] [--sandbox host|docker] [--repo DIR] [--state DIR]", stdout, stderr)
 	fs.about = "Exit status: 0 verified, 1 not verified (green, failed, tampered), 2 error."
 	var st stateFlags
 	st.register(fs.FlagSet)
 	base := fs.String("base", "", "the base revision `REV` (default: merge-base with the upstream or main branch)")
 	head := fs.String("head", "", "the head revision `REV` (default: the working tree, committed or not)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
+	sarif := fs.String("sarif", "", "also write the report as SARIF 2.1.0 to `FILE` (the verdict and level as the run's properties, each reason and finding a result)")
 	quiet := fs.Bool("q", false, "do not print progress")
 	noEvidence := fs.Bool("no-evidence", false, "skip mutation evidence (credited tests must otherwise kill a mutant of the changed code)")
 	where := fs.String("sandbox", "host", "where the tests run: `host|docker`; docker for a change you have not read (the agent's sandbox: no network, no capabilities; needs the image bcode sandbox build makes)")
@@ -72,6 +74,12 @@ func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		}
 	} else {
 		printReport(stdout, rep)
+	}
+	if *sarif != "" {
+		if werr := writeSARIF(*sarif, rep); werr != nil {
+			errorf(stderr, "bcode check", "writing %s: %v", *sarif, werr)
+			return exitError
+		}
 	}
 	switch {
 	case rep.Verdict == verify.Verified && err == nil:
@@ -185,4 +193,14 @@ func short(rev string) string {
 		return "?"
 	}
 	return rev
+}
+
+// writeSARIF writes the report's SARIF log (verify.Report.SARIF) to path,
+// through the output boundary: its texts come from the change.
+func writeSARIF(path string, rep *verify.Report) error {
+	b, err := shown.JSONIndent(rep.SARIF(), "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,7 +62,8 @@ func TestCheckLevels(t *testing.T) {
 				}
 			}
 			out.Reset()
-			run(append(args, "--json"), &out, &errb)
+			sarifPath := filepath.Join(t.TempDir(), "check.sarif")
+			run(append(args, "--json", "--sarif", sarifPath), &out, &errb)
 			var rep verify.Report
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatalf("--json: %v\n%s", err, out.String())
@@ -70,6 +73,33 @@ func TestCheckLevels(t *testing.T) {
 			}
 			if rep.LevelRequired == "" || (rep.Level != verify.LevelV3 && rep.LevelMissing == "") {
 				t.Errorf("JSON: required %q, missing %q", rep.LevelRequired, rep.LevelMissing)
+			}
+			// SARIF: the run's invocation says the verdict and the levels.
+			data, err := os.ReadFile(sarifPath)
+			if err != nil {
+				t.Fatalf("--sarif: %v", err)
+			}
+			var log struct {
+				Version string `json:"version"`
+				Runs    []struct {
+					Invocations []struct {
+						Properties struct {
+							Verdict       verify.Verdict `json:"verdict"`
+							Level         verify.Level   `json:"level"`
+							LevelRequired verify.Level   `json:"level_required"`
+						} `json:"properties"`
+					} `json:"invocations"`
+					Results []struct {
+						RuleID string `json:"ruleId"`
+					} `json:"results"`
+				} `json:"runs"`
+			}
+			if err := json.Unmarshal(data, &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Invocations) != 1 {
+				t.Fatalf("--sarif: %v\n%s", err, data)
+			}
+			p := log.Runs[0].Invocations[0].Properties
+			if p.Verdict != c.verdict || p.Level != c.reached || p.LevelRequired != rep.LevelRequired || len(log.Runs[0].Results) != len(rep.Reasons) {
+				t.Errorf("SARIF: %+v with %d results, want %s at %s (required %s) and %d results", p, len(log.Runs[0].Results), c.verdict, c.reached, rep.LevelRequired, len(rep.Reasons))
 			}
 		})
 	}
