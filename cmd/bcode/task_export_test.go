@@ -116,7 +116,7 @@ func TestExportVerifyRoundTrip(t *testing.T) {
 	if digest := strings.TrimSpace(stdout); digest != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Fatalf("printed %q, the file's digest is %x", digest, sum)
 	}
-	if !strings.Contains(stderr, "verdict verified, signed by SHA256:") {
+	if !strings.Contains(stderr, "verdict verified at level V3, signed by SHA256:") {
 		t.Errorf("export says %q", stderr)
 	}
 	checkApplies(t, repo, id, state, diff)
