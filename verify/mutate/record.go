@@ -1,10 +1,13 @@
 package mutate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 )
 
 // Caps of what an engine copies or embeds.
@@ -84,4 +87,21 @@ func CopyTree(root, dst string, keep func(name string) (link, skip bool)) error 
 		}
 		return nil
 	})
+}
+
+// IDs gives the mutants of one run their IDs, the same recipe for every
+// engine: a hash of what the mutant is (file, function, operator, original
+// and mutated text) and its occurrence among identical ones in source
+// order, never its line, so an edit elsewhere in the file keeps every ID.
+type IDs map[string]int
+
+// Assign sets m.ID and returns m's occurrence index (0, 1, 2...). Call it
+// on a file's mutants in source order.
+func (ids IDs) Assign(m *Mutant) int {
+	k := m.File + "\x00" + m.Func + "\x00" + m.Operator + "\x00" + m.Original + "\x00" + m.Mutated
+	occur := ids[k]
+	ids[k]++
+	sum := sha256.Sum256([]byte(k + "\x00" + strconv.Itoa(occur)))
+	m.ID = hex.EncodeToString(sum[:8])
+	return occur
 }

@@ -1,14 +1,11 @@
 package golang
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"go/ast"
 	"go/constant"
 	"go/token"
 	"go/types"
-	"strconv"
 	"strings"
 
 	"github.com/bcode-dev/bcode/verify"
@@ -177,13 +174,9 @@ func generate(p *pkg, f *srcFile) []*mutant {
 	// Occurrence index: the same mutation of the same text in the same
 	// function gets 0, 1, 2... in source order, so IDs stay unique and
 	// still do not depend on line numbers.
-	seen := map[string]int{}
+	ids := mutate.IDs{}
 	for _, m := range g.out {
-		k := m.File + "\x00" + m.Func + "\x00" + m.Operator + "\x00" + m.Original + "\x00" + m.Mutated
-		m.occur = seen[k]
-		seen[k]++
-		sum := sha256.Sum256([]byte(k + "\x00" + strconv.Itoa(m.occur)))
-		m.ID = hex.EncodeToString(sum[:8])
+		m.occur = ids.Assign(&m.Mutant)
 	}
 	return g.out
 }

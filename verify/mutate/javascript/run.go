@@ -2,8 +2,6 @@ package javascript
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
@@ -76,16 +74,12 @@ func (j *job) generate(changed []verify.FileChange) error {
 		rep.Notes = append(rep.Notes, notes...)
 		f := &jsFile{rel: fc.Path, src: src}
 		lines := lineStarts(src)
-		seen := map[string]int{}
+		seen := mutate.IDs{}
 		for _, st := range found {
 			m := &mutate.Mutant{File: f.rel, Func: st.fn, Operator: st.op, Original: st.original, Mutated: st.mutated}
 			m.Line, m.Col = position(lines, st.start)
 			m.EndLine, m.EndCol = position(lines, st.end)
-			// The other engines' recipe: content, never lines.
-			k := m.File + "\x00" + m.Func + "\x00" + m.Operator + "\x00" + m.Original + "\x00" + m.Mutated
-			sum := sha256.Sum256([]byte(k + "\x00" + strconv.Itoa(seen[k])))
-			seen[k]++
-			m.ID = hex.EncodeToString(sum[:8])
+			seen.Assign(m)
 			rep.Stats.Generated++
 			f.mutants = append(f.mutants, &jsMutant{Mutant: m, file: f, start: st.start, end: st.end})
 		}

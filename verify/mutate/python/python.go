@@ -354,18 +354,13 @@ func (ps *pySession) generate() error {
 		if !gf.SchemaOK {
 			ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("schema of %s did not compile; its mutants run one fresh process each", f.rel))
 		}
-		seen := map[string]int{}
+		seen := mutate.IDs{}
 		for _, g := range gf.Mutants {
 			m := &mutate.Mutant{
 				File: f.rel, Func: g.Func, Line: g.Line, Col: g.Col, EndLine: g.EndLine, EndCol: g.EndCol,
 				Operator: g.Op, Original: g.Original, Mutated: g.Mutated,
 			}
-			// The ID has the Go engine's recipe: content, never lines.
-			k := m.File + "\x00" + m.Func + "\x00" + m.Operator + "\x00" + m.Original + "\x00" + m.Mutated
-			occur := seen[k]
-			seen[k]++
-			sum := sha256.Sum256([]byte(k + "\x00" + strconv.Itoa(occur)))
-			m.ID = hex.EncodeToString(sum[:8])
+			seen.Assign(m)
 			ps.rep.Stats.Generated++
 			switch {
 			case g.Pruned != "":

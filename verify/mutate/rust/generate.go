@@ -1,8 +1,6 @@
 package rust
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -56,7 +54,7 @@ func (j *job) generate(changed []verify.FileChange) {
 			continue
 		}
 		f := &rsFile{rel: fc.Path, src: src}
-		seen := map[string]int{}
+		seen := mutate.IDs{}
 		for _, ct := range rustadapter.CodeTokens(src) {
 			if !onChanged(ct.Line, fc.Changed) {
 				continue
@@ -65,11 +63,7 @@ func (j *job) generate(changed []verify.FileChange) {
 				m := &mutate.Mutant{File: f.rel, Func: ct.Func, Operator: mu[0], Original: ct.Text, Mutated: mu[1]}
 				m.Line, m.Col = position(src, ct.Start)
 				m.EndLine, m.EndCol = position(src, ct.End)
-				// The other engines' recipe: content, never lines.
-				k := m.File + "\x00" + m.Func + "\x00" + m.Operator + "\x00" + m.Original + "\x00" + m.Mutated
-				sum := sha256.Sum256([]byte(k + "\x00" + strconv.Itoa(seen[k])))
-				seen[k]++
-				m.ID = hex.EncodeToString(sum[:8])
+				seen.Assign(m)
 				rep.Stats.Generated++
 				f.mutants = append(f.mutants, &rsMutant{Mutant: m, file: f, start: ct.Start, end: ct.End})
 			}
