@@ -316,6 +316,15 @@ func TestKeys(t *testing.T) {
 	if k2, err := LoadKey(dir, true); err != nil || k2.ID != k.ID {
 		t.Errorf("after chmod 600: %v (a refused key is never replaced)", err)
 	}
+	// A link in the key's place is refused, even to a 0600 key: the mode
+	// checked is the mode of the file read.
+	linked := t.TempDir()
+	if err := os.Symlink(filepath.Join(dir, KeyFile), filepath.Join(linked, KeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadKey(linked, true); !errors.Is(err, ErrKey) {
+		t.Errorf("a link in the key's place: %v, want ErrKey", err)
+	}
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, KeyFile), pemBlock(t, "PRIVATE KEY", []byte("junk")), 0o600)
 	if _, err := LoadKey(other, true); !errors.Is(err, ErrKey) {

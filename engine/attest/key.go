@@ -9,12 +9,15 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // KeyFile is the signing key's name in the state directory: an ed25519
@@ -75,22 +78,41 @@ func LoadKey(dir string, create bool) (*Key, error) {
 
 // readKey reads a private key file, refusing one that is not a regular
 // file or that group or others may read or write.
+//
+// The checks and the read are of one open file: the key is opened once,
+// without following a link and without blocking on a fifo
+// (sandbox.Confined's Open, which refuses anything but a regular file),
+// and its mode is read from that handle, so no file swapped in between
+// a check and the read is read.
 func readKey(path string) (*Key, error) {
-	info, err := os.Lstat(path)
+	conf, err := sandbox.OpenConfined(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrKey, path, info.Mode().Type())
+	defer conf.Close()
+	f, err := conf.Open(filepath.Base(path))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrKey, path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
 	// Windows has no mode bits (every writable file reads as 0666): its
 	// access is the ACL's, which the user's profile directory restricts.
 	if perm := info.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		return nil, fmt.Errorf("%w: %s has mode %04o; it must be 0600 (chmod 600 %s)", ErrKeyExposed, path, perm, path)
 	}
-	data, err := readCapped(path, maxKeyFile)
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: reading %s: %v", ErrKey, path, err)
+	}
+	if len(data) > maxKeyFile {
+		return nil, fmt.Errorf("%w: %s is over the %d-byte limit", ErrKey, path, maxKeyFile)
 	}
 	block, _ := pem.Decode(data)
 	if block == nil || block.Type != "PRIVATE KEY" {
