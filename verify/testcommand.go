@@ -53,6 +53,8 @@ func splitCommand(cmd string) ([]string, error) {
 		case quote == '"' && c == '\\' && i+1 < len(cmd) && strings.IndexByte("\"\\$`", cmd[i+1]) >= 0:
 			i++
 			cur.WriteByte(cmd[i])
+		case quote == '"' && c == '$' && !shellExpands(cmd, i):
+			cur.WriteByte(c) // a pattern's end anchor ("^TestX$"): literal to a shell too
 		case quote == '"' && (c == '$' || c == '`'):
 			return nil, fmt.Errorf("%w: %q expands %c inside quotes: bcode runs no shell; write the value itself", ErrTestCommand, cmd, c)
 		case quote != 0:
@@ -63,7 +65,7 @@ func splitCommand(cmd string) ([]string, error) {
 			i++
 			cur.WriteByte(cmd[i])
 			inWord = true
-		case c == '$' && (i+1 == len(cmd) || cmd[i+1] == ' '):
+		case c == '$' && !shellExpands(cmd, i):
 			// A pattern's end anchor (-run ^TestX$): literal to a shell too.
 			cur.WriteByte(c)
 			inWord = true
@@ -176,4 +178,16 @@ func parsePytest(args []string) ([]Test, error) {
 		return nil, fmt.Errorf("%w: pytest with no test file: name the failing test (tests/test_x.py::test_y)", ErrTestCommand)
 	}
 	return out, nil
+}
+
+// shellExpands reports whether the $ at i starts an expansion, as a POSIX
+// shell decides: before a name's first character, a digit, one of the
+// special parameters, { or (; anywhere else (a quote's end, a space, the
+// end of the command) it is a plain $.
+func shellExpands(cmd string, i int) bool {
+	if i+1 >= len(cmd) {
+		return false
+	}
+	c := cmd[i+1]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("{(@*#?$!-", c) >= 0
 }

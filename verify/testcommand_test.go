@@ -15,6 +15,9 @@ func TestParseTestCommand(t *testing.T) {
 		{"go test ./calc -run TestAbs", []Test{{Language: "go", Package: "./calc", Name: "TestAbs"}}},
 		{"go test -v -run='^TestAbs$' ./calc ./x/y/", []Test{{Language: "go", Package: "./calc", Name: "^TestAbs$"}, {Language: "go", Package: "./x/y", Name: "^TestAbs$"}}},
 		{"go test -run ^TestAbs$ -count 1 .", []Test{{Language: "go", Package: ".", Name: "^TestAbs$"}}},
+		// A $ before a closing quote or a tab is no expansion to a shell either.
+		{"go test -run \"^TestAbs$\" ./calc", []Test{{Language: "go", Package: "./calc", Name: "^TestAbs$"}}},
+		{"go test -run ^TestAbs$\t./calc", []Test{{Language: "go", Package: "./calc", Name: "^TestAbs$"}}},
 		{`go test ./calc -run "TestA|TestB/neg"`, []Test{{Language: "go", Package: "./calc", Name: "TestA|TestB/neg"}}},
 		{"go test", []Test{{Language: "go", Package: ".", Name: "."}}},
 		{"python3 -m pytest tests/test_calc.py::test_neg", []Test{{Language: "python", Package: "tests/test_calc.py", File: "tests/test_calc.py", Name: "test_neg"}}},
@@ -34,6 +37,8 @@ func TestParseTestCommand(t *testing.T) {
 		{"go test ./calc; echo", `';'`},
 		{"go test ./calc -run $(id)", `'$'`},
 		{"go test ./calc -run \"$HOME\"", "bcode runs no shell"},
+		{"go test ./calc -run ^Test$X", "bcode runs no shell"},
+		{"go test ./calc -run \"^T${X}\"", "bcode runs no shell"},
 		{"GOFLAGS=-x go test ./calc", "sets the environment"},
 		{"go test -tags slow ./calc", "flag -tags"},
 		{"go test calc", "./calc"},
