@@ -154,11 +154,19 @@ func settleLevel(rep *Report, cfg config.Config, facts levelFacts) {
 		rep.Verdict = Green
 		rep.Reasons = []Reason{{ReasonLevelNotReached, fmt.Sprintf("reached %s, the base's verify.level asks for %s; missing for %s", rep.Level, rep.LevelRequired, rep.LevelMissing)}}
 	case rep.Verdict == Failed && reached && rep.Level == LevelV1 && onlyRegressions(rep):
-		rep.Verdict = Verified
-		rep.Reasons = []Reason{
-			{ReasonCredited, "verified at V1 (the base's verify.level): the oracle or credited tests flip from fail to pass"},
-			{ReasonPassToPass, "not V2: " + strings.TrimPrefix(rep.LevelMissing, "V2: ")},
+		// The regressions are what V1 lets through, nothing else: the rest
+		// of the verdict is decided as it would be without them (a rewritten
+		// expectation, mutants no credited test kills).
+		rep.Reasons = nil
+		if len(rep.ChangedExpectations) > 0 && cfg.Gate.AllowChangedExpectations == nil {
+			decideRewritten(rep)
+		} else {
+			decideVerified(rep, cfg)
 		}
+		if rep.Verdict == Verified {
+			rep.Reasons = []Reason{{ReasonCredited, "verified at V1 (the base's verify.level): the oracle or credited tests flip from fail to pass"}}
+		}
+		rep.Reasons = append(rep.Reasons, Reason{ReasonPassToPass, "not V2: " + strings.TrimPrefix(rep.LevelMissing, "V2: ")})
 	}
 }
 
