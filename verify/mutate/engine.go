@@ -202,3 +202,39 @@ func Parallel(workers, n int, f func(i int)) {
 	close(next)
 	wg.Wait()
 }
+
+// RunSuiteBaseline is RunBaseline for an engine whose baseline is an
+// adapter's suite run: suite runs with BaselineDeadline, and once more
+// with the load's retry deadline if its outcome is a timeout; a second
+// timeout is a TimeoutError naming run. It returns the last run's result
+// and when that run started.
+func RunSuiteBaseline(run string, suite func(deadline time.Duration) (verify.SuiteResult, error)) (verify.SuiteResult, time.Time, error) {
+	first := BaselineDeadline(0)
+	t0 := time.Now()
+	sr, err := suite(first)
+	if err != nil || sr.Outcome != verify.Timeout {
+		return sr, t0, err
+	}
+	l := verify.ReadLoad()
+	retry := l.RetryDeadline(first, BaselineFloor, 0)
+	t0 = time.Now()
+	sr, err = suite(retry)
+	if err == nil && sr.Outcome == verify.Timeout {
+		return sr, t0, &TimeoutError{Run: run, First: first, Retry: retry, Load: l}
+	}
+	return sr, t0, err
+}
+
+// OnWorkers runs f(i, dir) for i in 0..n-1, each call holding one of dirs
+// (a worker's own copy of the snapshot) alone, at most len(dirs) at once.
+func OnWorkers(dirs []string, n int, f func(i int, dir string)) {
+	free := make(chan string, len(dirs))
+	for _, d := range dirs {
+		free <- d
+	}
+	Parallel(len(dirs), n, func(i int) {
+		d := <-free
+		defer func() { free <- d }()
+		f(i, d)
+	})
+}

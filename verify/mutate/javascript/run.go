@@ -2,6 +2,7 @@ package javascript
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -127,17 +128,9 @@ func (j *job) Finish() error {
 		m.Tests = m.file.tests
 	}
 	cpu, wall := mutate.Budget(budgetFactor*base+budgetExtra, j.s.Options.RunTimeout)
-	free := make(chan string, len(dirs))
-	for _, d := range dirs {
-		free <- d
-	}
 	j.s.Progress.Step("running %d JavaScript mutants on %d workers", len(live), workers)
 	t0 := time.Now()
-	mutate.Parallel(workers, len(live), func(i int) {
-		d := <-free
-		defer func() { free <- d }()
-		j.runMutant(d, live[i], cpu, wall)
-	})
+	mutate.OnWorkers(dirs, len(live), func(i int, d string) { j.runMutant(d, live[i], cpu, wall) })
 	j.s.Report.Stats.Run += time.Since(t0)
 	return j.s.Ctx.Err()
 }
@@ -169,18 +162,12 @@ func (j *job) targets() ([]string, error) {
 // returns the time they took; a failing one makes the baseline red.
 func (j *job) baseline(dir string, files []string) (time.Duration, error) {
 	j.s.Progress.Step("JavaScript baseline: running %d test files once", len(files))
-	t0 := time.Now()
-	first := mutate.BaselineDeadline(0)
-	sr, err := j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, files, first)
-	if err == nil && sr.Outcome == verify.Timeout {
-		// Once more with the retry's deadline (verify.Load).
-		l := verify.ReadLoad()
-		retry := l.RetryDeadline(first, mutate.BaselineFloor, 0)
-		t0 = time.Now()
-		sr, err = j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, files, retry)
-		if err == nil && sr.Outcome == verify.Timeout {
-			return 0, &mutate.TimeoutError{Run: "the javascript baseline of " + strings.Join(files, ", "), First: first, Retry: retry, Load: l}
-		}
+	sr, t0, err := mutate.RunSuiteBaseline("the javascript baseline of "+strings.Join(files, ", "), func(deadline time.Duration) (verify.SuiteResult, error) {
+		return j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, files, deadline)
+	})
+	var te *mutate.TimeoutError
+	if errors.As(err, &te) {
+		return 0, err
 	}
 	if err := j.s.Ctx.Err(); err != nil {
 		return 0, err

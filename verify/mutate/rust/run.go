@@ -2,6 +2,7 @@ package rust
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -79,17 +80,9 @@ func (j *job) Finish() error {
 		return err
 	}
 	cpu, wall := mutate.Budget(budgetFactor*base+budgetExtra, j.s.Options.RunTimeout)
-	free := make(chan string, len(dirs))
-	for _, d := range dirs {
-		free <- d
-	}
 	j.s.Progress.Step("running %d Rust mutants on %d workers", len(runnable), workers)
 	t0 := time.Now()
-	mutate.Parallel(workers, len(runnable), func(i int) {
-		d := <-free
-		defer func() { free <- d }()
-		j.runMutant(d, runnable[i], cpu, wall)
-	})
+	mutate.OnWorkers(dirs, len(runnable), func(i int, d string) { j.runMutant(d, runnable[i], cpu, wall) })
 	j.s.Report.Stats.Run += time.Since(t0)
 	return j.s.Ctx.Err()
 }
@@ -129,19 +122,12 @@ func (j *job) targets() ([]string, error) {
 // dir and returns the time that took; a failing test makes it red.
 func (j *job) baseline(dir string, units []string) (time.Duration, error) {
 	j.s.Progress.Step("Rust baseline: building and running %d test targets once", len(units))
-	t0 := time.Now()
-	first := mutate.BaselineDeadline(0)
-	sr, err := j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, units, first)
-	if err == nil && sr.Outcome == verify.Timeout {
-		// Once more with the retry's deadline (verify.Load), as the other
-		// engines' baselines.
-		l := verify.ReadLoad()
-		retry := l.RetryDeadline(first, mutate.BaselineFloor, 0)
-		t0 = time.Now()
-		sr, err = j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, units, retry)
-		if err == nil && sr.Outcome == verify.Timeout {
-			return 0, &mutate.TimeoutError{Run: "the rust baseline of " + strings.Join(units, ", "), First: first, Retry: retry, Load: l}
-		}
+	sr, t0, err := mutate.RunSuiteBaseline("the rust baseline of "+strings.Join(units, ", "), func(deadline time.Duration) (verify.SuiteResult, error) {
+		return j.adapter.RunSuite(j.s.Ctx, j.s.Runner, dir, units, deadline)
+	})
+	var te *mutate.TimeoutError
+	if errors.As(err, &te) {
+		return 0, err
 	}
 	if err := j.s.Ctx.Err(); err != nil {
 		return 0, err
