@@ -64,11 +64,13 @@ func (e *Engine) ExportTask(ctx context.Context, req ExportRequest) (*Export, er
 	if out.Predicate, err = attest.NewPredicate(*rec); err != nil {
 		return nil, err
 	}
-	if len(out.Predicate.Toolchains) == 0 {
-		out.Predicate.Toolchains, out.Predicate.ToolchainsSource = attest.HostToolchains(ctx), attest.ToolchainsFromExport
-	}
 	var envelope []byte
 	if req.AttestationPath != "" {
+		// Only the attestation carries them: asking four toolchains for
+		// their versions is no part of writing a diff.
+		if len(out.Predicate.Toolchains) == 0 {
+			out.Predicate.Toolchains, out.Predicate.ToolchainsSource = attest.HostToolchains(ctx), attest.ToolchainsFromExport
+		}
 		if envelope, out.KeyID, err = e.sign(ctx, out.Digest, out.Predicate); err != nil {
 			return nil, err
 		}
