@@ -63,13 +63,16 @@ func (r *checkRun) retryTimeouts(specs []sideSpec) {
 	r.p.Step("running again, with a longer deadline, %d runs that timed out (%s)", len(again), l)
 	fns := make([]func(), len(again))
 	for i, sp := range again {
+		// The deadlines come from the first runs, all read here before any
+		// retry starts: a retry running beside this one writes its side,
+		// and the deadline must not depend on which finished first.
+		first := r.load.Deadline(sp.floor, 0)
+		var measured time.Duration
+		if o := *sp.other; o != nil && !o.timedOut() {
+			measured = o.duration
+		}
+		retry := l.RetryDeadline(first, sp.floor, measured)
 		fns[i] = r.timed("retry_"+sp.name, func() {
-			first := r.load.Deadline(sp.floor, 0)
-			var measured time.Duration
-			if o := *sp.other; o != nil && !o.timedOut() {
-				measured = o.duration
-			}
-			retry := l.RetryDeadline(first, sp.floor, measured)
 			res := r.g.runSide(r.ctx, sp.dir, sp.targets, sp.keep, retry)
 			res.explainTimeouts(TimeoutDetail(sideNames[sp.name], first, retry, l))
 			*sp.run = res
