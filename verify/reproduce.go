@@ -160,13 +160,21 @@ func selected(sels []Test, t Test) bool {
 			continue
 		}
 		switch {
-		case s.Language == "go" && matchGoRun(s.Name, t.Name):
+		case s.Language == "go" && matchGoRun(s.Name, t.Name) && goRunDepth(s.Name, t.Name):
 			return true
 		case s.Language != "go" && (s.Name == "" || s.Name == t.Name || strings.HasPrefix(t.Name, s.Name+"::") || strings.HasPrefix(t.Name, s.Name+"[")):
 			return true
 		}
 	}
 	return false
+}
+
+// goRunDepth reports whether name is at least as deep as pattern's
+// levels: go test -run TestX/neg runs TestX only to reach neg, and the
+// base's run (the whole unit) gives TestX's outcome for every subtest, so
+// the parent is no test the command selected.
+func goRunDepth(pattern, name string) bool {
+	return len(strings.Split(name, "/")) >= len(splitGoRun(pattern))
 }
 
 // matchGoRun is `go test -run pattern` on a test name: the pattern's

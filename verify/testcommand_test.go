@@ -79,3 +79,23 @@ func TestMatchGoRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectedSubtests: -run TestX/neg selects the subtest, not its parent,
+// whose outcome on the base covers every subtest; -run TestX selects the
+// test and its subtests.
+func TestSelectedSubtests(t *testing.T) {
+	sub := []Test{{Language: "go", Package: ".", Name: "^TestX$/^neg$"}}
+	top := []Test{{Language: "go", Package: ".", Name: "^TestX$"}}
+	for _, c := range []struct {
+		sels []Test
+		name string
+		want bool
+	}{
+		{sub, "TestX", false}, {sub, "TestX/neg", true}, {sub, "TestX/pos", false},
+		{top, "TestX", true}, {top, "TestX/neg", true}, {top, "TestXY", false},
+	} {
+		if got := selected(c.sels, Test{Language: "go", Package: ".", Name: c.name}); got != c.want {
+			t.Errorf("selected(%s, %s) = %v, want %v", c.sels[0].Name, c.name, got, c.want)
+		}
+	}
+}
