@@ -2,7 +2,6 @@ package attest
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,10 +24,10 @@ func Statement(diffDigest string, p *Predicate) (*intoto.Statement, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	sum, ok := strings.CutPrefix(diffDigest, git.DigestPrefix)
-	if _, err := hex.DecodeString(sum); !ok || err != nil || len(sum) != 64 {
-		return nil, fmt.Errorf("%w: diff digest %q is not sha256:<64 hex digits>", ErrStatement, diffDigest)
+	if !git.ValidDigest(diffDigest) {
+		return nil, fmt.Errorf("%w: diff digest %q is not sha256:<64 lower-case hex digits>", ErrStatement, diffDigest)
 	}
+	sum := strings.TrimPrefix(diffDigest, git.DigestPrefix)
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,8 +74,7 @@ func changeDigest(ctx context.Context, repo *git.Repo, base, head string) (strin
 // CheckDigest returns an error wrapping engine.ErrBadDigest unless d is a change
 // digest as Review gives it.
 func CheckDigest(d string) error {
-	h, ok := strings.CutPrefix(d, git.DigestPrefix)
-	if _, err := hex.DecodeString(h); !ok || err != nil || len(h) != 64 || strings.ToLower(h) != h {
+	if !git.ValidDigest(d) {
 		return fmt.Errorf("%w: %q (want %s and 64 lower-case hex digits, as bcode task diff prints it)", engine.ErrBadDigest, d, git.DigestPrefix)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
@@ -78,4 +79,20 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// ValidDigest reports whether d is a Digest as Digest writes it:
+// "sha256:" and 64 lower-case hex digits. Every reader of a digest a user
+// or a file gives checks it here.
+func ValidDigest(d string) bool {
+	h, ok := strings.CutPrefix(d, DigestPrefix)
+	if !ok || len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -102,3 +102,16 @@ func TestCanonicalDiffRefusesBadRevisions(t *testing.T) {
 		}
 	}
 }
+
+func TestValidDigest(t *testing.T) {
+	good := Digest([]byte("x"))
+	for d, want := range map[string]bool{
+		good: true, strings.ToUpper(good[:7]) + good[7:]: false, DigestPrefix + strings.ToUpper(good[7:]): false,
+		good[:len(good)-1]: false, good + "0": false, "sha1:" + good[7:]: false, good[7:]: false, "": false,
+		DigestPrefix + strings.Repeat("g", 64): false,
+	} {
+		if ValidDigest(d) != want {
+			t.Errorf("ValidDigest(%q) = %v, want %v", d, !want, want)
+		}
+	}
+}
