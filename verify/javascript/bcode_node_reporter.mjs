@@ -58,6 +58,9 @@ export default async function* bcodeReporter(source) {
         if (d.skip !== undefined && d.skip !== false) { rec.outcome = 'skip'; rec.reason = d.skip === true ? '' : String(d.skip); }
         if (d.todo !== undefined && d.todo !== false) { rec.outcome = 'todo'; rec.reason = d.todo === true ? '' : String(d.todo); }
         if (err) { rec.error = errorText(err); rec.failure = err.failureType || ''; }
+        // A file's process that a signal ended: node puts the signal on the
+        // file's failure, and SIGXCPU is the kernel's CPU limit (a loop).
+        if (err && typeof err.signal === 'string') rec.signal = err.signal;
         if (d.nesting === 0 && d.file && d.name === d.file) {
           rec.load = true; // the file itself: it did not load, or its process failed
           rec.output = stderr.get(d.file) || '';

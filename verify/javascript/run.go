@@ -66,6 +66,7 @@ type record struct {
 	Failure string   `json:"failure"` // node's failureType
 	Load    bool     `json:"load"`    // the file itself failed
 	Output  string   `json:"output"`  // the file's stderr, for Load
+	Signal  string   `json:"signal"`  // the signal that ended the file's process
 }
 
 // nodeRun is what one runner process (node --test, vitest or jest) left:
@@ -286,7 +287,7 @@ func (rec record) result(t verify.Test) verify.TestResult {
 		r.Outcome = verify.Pass
 	case rec.Outcome == "skip" || rec.Outcome == "todo":
 		r.Outcome, r.Detail = verify.Skip, rec.Reason
-	case rec.Failure == "testTimeoutFailure":
+	case rec.timedOut():
 		r.Outcome = verify.Timeout
 	case rec.Failure == "cancelledByParent":
 		r.Outcome = verify.NotRun
@@ -296,9 +297,20 @@ func (rec record) result(t verify.Test) verify.TestResult {
 	return r
 }
 
+// timedOut reports whether the record's test ran out of time: node's or
+// the runner's timeout, or the kernel's CPU limit ending its process (a
+// synchronous loop, which no timeout of the runner's can interrupt, ends
+// only that way; which of the two comes first depends on the load).
+func (rec record) timedOut() bool {
+	return rec.Failure == "testTimeoutFailure" || rec.Signal == "SIGXCPU"
+}
+
 // loadFailure is a file's load record as the outcome of each test in it.
 func (rec record) loadFailure() (verify.Outcome, string) {
-	if rec.Failure == "testTimeoutFailure" {
+	if rec.Signal == "SIGXCPU" {
+		return verify.Timeout, "the test file's process used up its CPU time (SIGXCPU)"
+	}
+	if rec.timedOut() {
 		return verify.Timeout, "the test file did not finish before its timeout"
 	}
 	return verify.ImportError, clip(strings.TrimSpace(rec.Output + "\n" + rec.Error))

@@ -1,11 +1,13 @@
 package javascript
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -147,6 +149,44 @@ func TestNoResultLostOnForcedExit(t *testing.T) {
 		}
 		if len(res.Results) != files*perFile {
 			t.Fatalf("run %d: %d results of %d tests", run+1, len(res.Results), files*perFile)
+		}
+	}
+}
+
+// cpuLimited gives every command a CPU limit far below its deadline, as
+// the mutation engine's budget does, so the kernel's limit ends a loop
+// before node's own timeout can.
+type cpuLimited struct {
+	sandbox.Runner
+	cpu time.Duration
+}
+
+func (c cpuLimited) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	cmd.CPULimit = c.cpu
+	return c.Runner.Run(ctx, cmd)
+}
+
+// TestLoopEndedByTheCPULimitIsATimeout: a synchronous loop in a test file
+// cannot be interrupted by node's timeout; the kernel's CPU limit ends the
+// file's process (SIGXCPU), and that is the file's test running out of
+// time, not a crash (CI: the TypeScript conformance suite's loop mutant
+// read "the test process died" when the limit came first).
+func TestLoopEndedByTheCPULimitIsATimeout(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"test/loop.test.js": "const { test } = require('node:test');\ntest('spins', () => { for (;;) {} });\n",
+	})
+	res, err := New().RunSuite(t.Context(), cpuLimited{host.New(), 2 * time.Second}, dir, nil, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != verify.Timeout {
+		t.Errorf("outcome %s (%q), want timeout", res.Outcome, res.Detail)
+	}
+	for _, u := range res.Units {
+		if u.Outcome != verify.Timeout {
+			t.Errorf("unit %s: %s (%q), want timeout", u.Unit, u.Outcome, u.Detail)
 		}
 	}
 }

@@ -140,6 +140,7 @@ func judgeSuite(out *verify.SuiteResult, nr nodeRun, files []string, timeout tim
 		}
 	}
 	timedOut := nr.res.TimedOut || nr.res.CPULimited
+	fileTimedOut := false
 	ran := map[string]bool{}
 	for _, r := range out.Results {
 		ran[r.Test.File] = true
@@ -160,11 +161,15 @@ func judgeSuite(out *verify.SuiteResult, nr nodeRun, files []string, timeout tim
 		} else if timedOut {
 			u.Outcome = verify.Timeout
 		}
+		fileTimedOut = fileTimedOut || u.Outcome == verify.Timeout
 		out.Units = append(out.Units, u)
 	}
 	switch {
 	case timedOut:
 		out.Outcome, out.Detail = verify.Timeout, fmt.Sprintf("the suite did not finish before the %s timeout", timeout)
+	case fileTimedOut:
+		// A file's process the CPU limit ended (record.timedOut).
+		out.Outcome = verify.Timeout
 	case len(out.Failed) > 0:
 		out.Outcome = verify.Fail
 	case nr.res.ExitCode != 0 && !(nr.runner == Vitest && len(nr.records) > 0):
