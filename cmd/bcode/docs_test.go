@@ -333,13 +333,13 @@ func TestCLIConventions(t *testing.T) {
 	}
 	t.Run("bcode", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
-		if code := run(nil, &stdout, &stderr); code != exitUsage || stdout.Len() > 0 || !strings.HasPrefix(stderr.String(), "usage: bcode COMMAND") {
+		if code := run(nil, &stdout, &stderr); code != exitUsage || stdout.Len() > 0 || !strings.HasPrefix(stderr.String(), "usage: bcode [--cache DIR] COMMAND") {
 			t.Errorf("bcode alone: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr", code, stdout.String(), firstLine(stderr.String()))
 		}
 		for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
 			stdout.Reset()
 			stderr.Reset()
-			if code := run(args, &stdout, &stderr); code != 0 || stderr.Len() > 0 || !strings.HasPrefix(stdout.String(), "usage: bcode COMMAND") {
+			if code := run(args, &stdout, &stderr); code != 0 || stderr.Len() > 0 || !strings.HasPrefix(stdout.String(), "usage: bcode [--cache DIR] COMMAND") {
 				t.Errorf("bcode %s: exit %d, stderr %q", args[0], code, stderr.String())
 			}
 			checkHelp(t, "", stdout.String())

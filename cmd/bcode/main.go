@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,7 +41,7 @@ func register(c command) {
 	commands[c.name] = c
 }
 
-const mainUsage = "bcode COMMAND [ARG...]"
+const mainUsage = "bcode [--cache DIR] COMMAND [ARG...]"
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n", mainUsage)
@@ -52,6 +53,9 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "  --cache DIR  keep every cache of bcode's in DIR (default $BCODE_CACHE, else $XDG_CACHE_HOME/bcode);")
+	fmt.Fprintln(w, "               an empty DIR is a cold start for all of them. Go's own build cache is not moved.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'bcode COMMAND -h' (or 'bcode help COMMAND') for a command's help.")
 }
@@ -142,6 +146,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
+	args, code, ok := cacheFlag(args, stderr)
+	if !ok {
+		return code
+	}
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -173,7 +181,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	// the agent is injected here, not found in a registry.
 	eng := app.Open(app.Options{Agent: agentbackend.Backend, By: userName()})
 	defer eng.Close()
-	code := c.run(ctx, eng, args[1:], stdout, stderr)
+	code = c.run(ctx, eng, args[1:], stdout, stderr)
 	// A signal that came before a command could say so itself (while the
 	// ledger opens, say) still ends with the signal named, as a stop.
 	if cause := context.Cause(ctx); code != 0 && code != 130 && errors.Is(cause, errInterrupted) {
@@ -181,4 +189,37 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	return code
+}
+
+// cacheFlag takes a leading --cache DIR (or --cache=DIR) off args and
+// points every cache of bcode's there for this process and all it starts
+// (app.UseCacheDir). It comes before the command so that one flag covers
+// every command alike.
+func cacheFlag(args []string, stderr io.Writer) ([]string, int, bool) {
+	if len(args) == 0 {
+		return args, 0, true
+	}
+	var dir string
+	switch a := args[0]; {
+	case a == "--cache" || a == "-cache":
+		if len(args) < 2 || args[1] == "" {
+			fmt.Fprintf(stderr, "bcode: --cache needs a directory\nusage: %s\n", mainUsage)
+			return nil, exitUsage, false
+		}
+		dir, args = args[1], args[2:]
+	case strings.HasPrefix(a, "--cache=") || strings.HasPrefix(a, "-cache="):
+		_, dir, _ = strings.Cut(a, "=")
+		args = args[1:]
+		if dir == "" {
+			fmt.Fprintf(stderr, "bcode: --cache needs a directory\nusage: %s\n", mainUsage)
+			return nil, exitUsage, false
+		}
+	default:
+		return args, 0, true
+	}
+	if err := app.UseCacheDir(dir); err != nil {
+		fmt.Fprintf(stderr, "bcode: --cache %s: %v\n", shown.Line(dir), err)
+		return nil, 1, false
+	}
+	return args, 0, true
 }

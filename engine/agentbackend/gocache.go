@@ -26,16 +26,16 @@ const SeedEnv = "BCODE_SANDBOX_GOCACHE"
 // read the whole seed, so a shared one would show the agent what every
 // other project compiled into it.
 func SeedDir(repo string) (string, error) {
-	base, err := os.UserCacheDir()
+	base, err := sandbox.CacheDir("sandbox-gocache")
 	if err != nil {
-		return "", fmt.Errorf("agentbackend: no cache directory for the sandbox's Go build cache (set %s): %w", SeedEnv, err)
+		return "", fmt.Errorf("agentbackend: the sandbox's Go build cache (or set %s): %w", SeedEnv, err)
 	}
 	abs, err := filepath.Abs(repo)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(base, "bcode", "sandbox-gocache", hex.EncodeToString(sum[:8])), nil
+	return filepath.Join(base, hex.EncodeToString(sum[:8])), nil
 }
 
 // warmTimeout bounds warming one base's seed: a cold standard library on

@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/engine/codegraph/cochange"
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // Weights of the signals that rank a function by how likely it is to
@@ -93,11 +92,11 @@ func (s *scored) why(short bool) string {
 
 // historyCacheDir is where mined histories are kept between runs.
 func historyCacheDir() string {
-	dir, err := os.UserCacheDir()
+	dir, err := sandbox.CacheDir("cochange")
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "bcode", "cochange")
+	return dir
 }
 
 // history mines the repository's git history once per Build; nil when the

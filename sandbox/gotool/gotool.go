@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
 )
 
@@ -134,11 +135,11 @@ func Resolve(ctx context.Context) (*Toolchain, error) {
 	}
 	base := os.Getenv(CacheEnv)
 	if base == "" {
-		ucd, err := os.UserCacheDir()
+		d, err := sandbox.CacheDir("gotool")
 		if err != nil {
-			return nil, fmt.Errorf("gotool: no cache directory for bcode's Go build cache (set %s): %w", CacheEnv, err)
+			return nil, fmt.Errorf("gotool: bcode's Go build cache (or set %s): %w", CacheEnv, err)
 		}
-		base = filepath.Join(ucd, "bcode", "gotool")
+		base = d
 	}
 	tc := &Toolchain{
 		Go: goBin, GOROOT: env["GOROOT"], GOMODCACHE: env["GOMODCACHE"], Version: env["GOVERSION"],

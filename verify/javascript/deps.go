@@ -81,11 +81,10 @@ func (p *Packages) dir() (string, error) {
 	if p.Dir != "" {
 		return p.Dir, os.MkdirAll(p.Dir, 0o755)
 	}
-	base, err := os.UserCacheDir()
+	d, err := sandbox.CacheDir("node-packages")
 	if err != nil {
-		return "", fmt.Errorf("javascript: no cache directory for installed packages: %w", err)
+		return "", fmt.Errorf("javascript: installed packages: %w", err)
 	}
-	d := filepath.Join(base, "bcode", "node-packages")
 	return d, os.MkdirAll(d, 0o755)
 }
 

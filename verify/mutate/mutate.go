@@ -88,8 +88,8 @@ type Options struct {
 	// Files restricts mutation to these changed files (repository-relative,
 	// slash-separated); empty means every changed file.
 	Files []string
-	// CacheDir holds baseline coverage; empty means $XDG_CACHE_HOME/bcode or
-	// os.UserCacheDir()/bcode. NoCache disables reading it.
+	// CacheDir holds baseline coverage; empty means bcode's cache
+	// directory (sandbox.CacheDir). NoCache disables reading it.
 	CacheDir string
 	NoCache  bool
 	// TempDir is where test binaries, overlays and coverage profiles are
@@ -338,11 +338,8 @@ func (o Options) WithDefaults() Options {
 }
 
 func defaultCacheDir() string {
-	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
-		return filepath.Join(x, "bcode")
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "bcode")
+	if d, err := sandbox.CacheDir(""); err == nil {
+		return d
 	}
 	return filepath.Join(os.TempDir(), "bcode-cache")
 }

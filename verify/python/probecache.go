@@ -36,13 +36,11 @@ const choiceTTL = time.Hour
 
 // choiceDir is where kept answers live; a var so tests can move it.
 var choiceDir = func() string {
-	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
-		return filepath.Join(x, "bcode", "python-interpreter")
+	d, err := sandbox.CacheDir("python-interpreter")
+	if err != nil {
+		return ""
 	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "bcode", "python-interpreter")
-	}
-	return ""
+	return d
 }
 
 // stamp is a file's identity as far as a stat tells.

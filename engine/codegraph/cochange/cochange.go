@@ -157,11 +157,10 @@ var (
 
 func attributesFile() string {
 	attrOnce.Do(func() {
-		dir, err := os.UserCacheDir()
+		dir, err := sandbox.CacheDir("")
 		if err != nil {
-			dir = os.TempDir()
+			dir = filepath.Join(os.TempDir(), "bcode")
 		}
-		dir = filepath.Join(dir, "bcode")
 		if os.MkdirAll(dir, 0o700) != nil {
 			return
 		}
