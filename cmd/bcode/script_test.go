@@ -38,6 +38,10 @@ func TestScripts(t *testing.T) {
 	testenv.Go(t)
 	goEnv := goEnvironment(t)
 	lsDir := buildLanguageServer(t)
+	module, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -50,6 +54,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			env.Setenv("BCODE_STATE", filepath.Join(env.WorkDir, "state"))
+			// bcode's own checkout, for the bench's corpora (read only).
+			env.Setenv("BCODE_MODULE", module)
 			env.Setenv("BCODE_LEDGER", "")
 			env.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -151,7 +151,7 @@ func TestInstallNeovim(t *testing.T) {
 	if target, err := os.Readlink(link); err != nil || target != filepath.Join(repoRoot(t), "nvim-plugin") {
 		t.Errorf("the plugin's link %s -> %q (%v), want the checkout's nvim-plugin", link, target, err)
 	}
-	for _, name := range []string{"bcode", "bcode-ls", "bcode-agent", "bcode-bench"} {
+	for _, name := range []string{"bcode", "bcode-ls", "bcode-agent"} {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
 			t.Errorf("go install ./cmd/... left no %s in GOBIN: %v", name, err)
 		}

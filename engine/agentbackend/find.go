@@ -19,7 +19,7 @@ const AgentEnv = "BCODE_AGENT"
 var ErrNoAgent = errors.New("bcode-agent not found")
 
 // InstallHint is the one command that installs everything a task needs
-// from a checkout of bcode: bcode, bcode-ls, bcode-bench and, next to
+// from a checkout of bcode: bcode, bcode-ls and, next to
 // them, bcode-agent. The agent is a Linux binary run in the container and
 // has no cgo dependency, so on Linux this is the whole setup; on macOS the
 // agent is cross-built into GOPATH/bin/linux_ARCH, where FindAgent looks.

@@ -53,7 +53,7 @@ func TestInstallRunsATask(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "bcode bcode-agent bcode-bench bcode-ls" {
+	if got := strings.Join(names, " "); got != "bcode bcode-agent bcode-ls" {
 		t.Fatalf("GOBIN after go install ./cmd/...: %s", got)
 	}
 

@@ -1,5 +1,5 @@
 // Package app is bcode's engine as its surfaces see it: one value, opened
-// once by each command (bcode, bcode-ls, bcode-bench), whose methods are
+// once by each command (bcode, bcode-ls), whose methods are
 // the operations those surfaces offer. A surface parses its input, makes
 // one call and presents the result; how an operation is wired (which
 // configuration, which token counter, which redactor) is decided here once,

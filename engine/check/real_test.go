@@ -25,7 +25,7 @@ import (
 const realDir = "testdata/real"
 
 // realKnown lists the cases today's gate gets wrong (written by
-// `bcode-bench gate -real -write-known`); docs/evaluation-gate.md reads each.
+// `bcode bench perf gate -real -write-known`); docs/evaluation-gate.md reads each.
 const realKnown = "testdata/real/KNOWN"
 
 // TestRealCorpusFormat checks, without running anything, that the corpus

@@ -1,7 +1,7 @@
 // Package labelled reads the gate's labelled suite: txtar files, each a
 // change (base/ and head/ files) with the verdict a careful human gives it
 // (engine/check/testdata/suite/README.md documents the format). The suite's
-// test and `bcode-bench gate` both judge the same cases, so they read them
+// test and `bcode bench perf gate` both judge the same cases, so they read them
 // through this one parser.
 package labelled
 

@@ -1,4 +1,4 @@
-package main
+package perf
 
 // The pack benchmark: co-change recall of `bcode pack` on real changes of
 // real Go modules against two grep baselines at the same token budgets, and
@@ -54,9 +54,9 @@ func init() {
 var budgets = []int{1000, 4000, 8000}
 
 func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode-bench pack", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bcode bench perf pack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	corpus := fs.String("corpus", "cmd/bcode-bench/testdata/packcorpus", "directory of git bundles of real Go and Python projects' history (\"\" to skip)")
+	corpus := fs.String("corpus", "engine/bench/perf/testdata/packcorpus", "directory of git bundles of real Go and Python projects' history (\"\" to skip)")
 	perProject := fs.Int("per-project", 6, "cases taken from each project, newest first")
 	work := fs.String("work", "", "directory to clone the projects in (default: a temporary one, removed after)")
 	big := fs.String("big", "golang.org/x/crypto@v0.35.0", "module@version of the large repository for warm-index timing (\"\" to skip)")
@@ -64,7 +64,7 @@ func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 	tokenizer := fs.String("tokenizer", "", "a /tokenize endpoint to count with instead of the estimate (e.g. llama-server)")
 	limit := fs.Int("limit", 0, "use at most this many changes (0: all)")
 	explain := fs.Bool("explain", false, "also print, per budget, why each missed function is missing (unranked, ranked but cut, file shown without it)")
-	indexCache := fs.String("index-cache", "", "directory keeping each case's Go index between runs (skips `go list` on a re-run)")
+	indexCache := fs.String("index-cache", "", "`directory` keeping each case's Go index between runs (a re-run skips go list)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

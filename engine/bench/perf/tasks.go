@@ -1,4 +1,4 @@
-package main
+package perf
 
 // The tasks benchmark: the kill loop of engine/runner at benchmark size.
 // The loop lives in engine/runner's tests because its runner is the test
@@ -31,7 +31,7 @@ func init() {
 }
 
 func benchTasks(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode-bench tasks", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bcode bench perf tasks", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kills := fs.Int("kills", 1000, "how many runner processes to kill")
 	module := fs.String("module", ".", "the bcode module root (where go.mod is)")
@@ -40,7 +40,7 @@ func benchTasks(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		return 2
 	}
 	if *kills < 1 {
-		fmt.Fprintln(stderr, "bcode-bench tasks: --kills must be at least 1")
+		fmt.Fprintln(stderr, "bcode bench perf tasks: --kills must be at least 1")
 		return 2
 	}
 	root, err := filepath.Abs(*module)
@@ -49,11 +49,11 @@ func benchTasks(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		return 2
 	}
 	if _, err := os.Stat(filepath.Join(root, "engine", "runner")); err != nil {
-		fmt.Fprintf(stderr, "bcode-bench tasks: %s is not the bcode module root (run it there or pass --module)\n", root)
+		fmt.Fprintf(stderr, "bcode bench perf tasks: %s is not the bcode module root (run it there or pass --module)\n", root)
 		return 2
 	}
 	if _, err := exec.LookPath("go"); err != nil {
-		fmt.Fprintln(stderr, "bcode-bench tasks: the go toolchain is needed to build the kill-loop runner (install Go)")
+		fmt.Fprintln(stderr, "bcode bench perf tasks: the go toolchain is needed to build the kill-loop runner (install Go)")
 		return 2
 	}
 	tmp, err := os.MkdirTemp("", "bcode-bench-tasks-")
@@ -66,7 +66,7 @@ func benchTasks(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "./engine/runner")
 	build.Dir, build.Stdout, build.Stderr = root, stderr, stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintf(stderr, "bcode-bench tasks: building the runner test binary: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf tasks: building the runner test binary: %v\n", err)
 		return 1
 	}
 	rctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -97,12 +97,12 @@ func benchTasks(ctx context.Context, eng *app.Engine, args []string, stdout, std
 		}
 	}
 	err = cmd.Wait()
-	fmt.Fprintf(stdout, "bcode-bench tasks: %d kills requested, %s wall\n", *kills, time.Since(start).Round(time.Second))
+	fmt.Fprintf(stdout, "bcode bench perf tasks: %d kills requested, %s wall\n", *kills, time.Since(start).Round(time.Second))
 	for _, l := range summary {
 		fmt.Fprintln(stdout, l)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench tasks: the kill loop failed: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf tasks: the kill loop failed: %v\n", err)
 		return 1
 	}
 	return 0

@@ -1,6 +1,6 @@
-package main
+package perf
 
-// The gate's floor (`bcode-bench gate -real -floor`): the runs the issue's
+// The gate's floor (`bcode bench perf gate -real -floor`): the runs the issue's
 // definition of a verdict needs, made plainly, with no bcode at all. The
 // gate must run four file sets (the base; the base with the head's tests,
 // for fail-to-pass; the head; the head's code with the base's tests, for

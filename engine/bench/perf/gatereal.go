@@ -1,6 +1,6 @@
-package main
+package perf
 
-// `bcode-bench gate -real`: the gate on the real corpus
+// `bcode bench perf gate -real`: the gate on the real corpus
 // (engine/check/testdata/real): real bug-fix commits of public projects and
 // variants of them, each labelled by hand. Per case, the gate (check.Run, as `bcode
 // check` runs it), then the same tests run plainly on the base and on the
@@ -52,32 +52,32 @@ func runRealGate(ctx context.Context, eng *app.Engine, o realOptions, stdout, st
 	if dir == "" {
 		root, err := bcodeModuleRoot()
 		if err != nil {
-			fmt.Fprintf(stderr, "bcode-bench gate -real: %v; pass -suite\n", err)
+			fmt.Fprintf(stderr, "bcode bench perf gate -real: %v; pass -suite\n", err)
 			return 2
 		}
 		dir = filepath.Join(root, "engine", "check", "testdata", "real")
 	}
 	cases, err := labelled.LoadReal(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench gate -real: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf gate -real: %v\n", err)
 		return 2
 	}
 	havePytest := pytestAvailable()
 	if !havePytest {
-		fmt.Fprintf(stderr, "bcode-bench gate -real: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
+		fmt.Fprintf(stderr, "bcode bench perf gate -real: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
 	}
 	sel := selectCases(cases, only, havePytest)
 	if _, err := exec.LookPath("cargo"); err != nil {
-		fmt.Fprintln(stderr, "bcode-bench gate -real: cargo is not on PATH (apt-get install cargo, or rustup's with ~/.cargo/bin on PATH); Rust cases are left out")
+		fmt.Fprintln(stderr, "bcode bench perf gate -real: cargo is not on PATH (apt-get install cargo, or rustup's with ~/.cargo/bin on PATH); Rust cases are left out")
 		sel = slices.DeleteFunc(sel, isRustCase)
 	}
 	if len(sel) == 0 {
-		fmt.Fprintln(stderr, "bcode-bench gate -real: no case selected")
+		fmt.Fprintln(stderr, "bcode bench perf gate -real: no case selected")
 		return 2
 	}
 	scratch, err := os.MkdirTemp("", "bcode-bench-real-")
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench gate -real: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf gate -real: %v\n", err)
 		return 2
 	}
 	defer os.RemoveAll(scratch)
@@ -117,7 +117,7 @@ func runRealGate(ctx context.Context, eng *app.Engine, o realOptions, stdout, st
 	printReal(stdout, rows)
 	if knownOut != "" {
 		if err := writeKnown(knownOut, rows); err != nil {
-			fmt.Fprintf(stderr, "bcode-bench gate -real: %v\n", err)
+			fmt.Fprintf(stderr, "bcode bench perf gate -real: %v\n", err)
 			return 2
 		}
 	}
@@ -323,7 +323,7 @@ func ratio(a, b time.Duration) string {
 // line, with today's verdict and the first reason, for real_test.go.
 func writeKnown(path string, rows []realRow) error {
 	var b strings.Builder
-	b.WriteString("# Cases where the gate's verdict differs from the label, as `bcode-bench gate -real -write-known` last found them.\n")
+	b.WriteString("# Cases where the gate's verdict differs from the label, as `bcode bench perf gate -real -write-known` last found them.\n")
 	b.WriteString("# name\tverdict today\tfirst reason\n")
 	for _, r := range rows {
 		if r.verdict != r.c.Verdict {

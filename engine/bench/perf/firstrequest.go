@@ -1,4 +1,4 @@
-package main
+package perf
 
 // The first-request benchmark (issue 34, part 2): how long after `bcode
 // task run` starts does the agent's first model request reach the model
@@ -43,7 +43,7 @@ import (
 func init() {
 	register(benchmark{
 		name:    "first-request",
-		summary: "seconds from `bcode task run` to the agent's first model request, by phase, on real modules with empty caches",
+		summary: "seconds from bcode task run to the agent's first model request, by phase, on real modules with empty caches",
 		run:     runFirstRequestBench,
 	})
 }
@@ -67,10 +67,10 @@ type firstRequestRow struct {
 }
 
 func runFirstRequestBench(ctx context.Context, _ *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode-bench first-request", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bcode bench perf first-request", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	modules := fs.String("modules", defaultFirstRequestModules, "comma-separated: bundle:NAME (cmd/bcode-bench/testdata/packcorpus/NAME.bundle) or proxy:MODULE@VERSION")
-	corpus := fs.String("corpus", "cmd/bcode-bench/testdata/packcorpus", "directory of the bundles")
+	modules := fs.String("modules", defaultFirstRequestModules, "comma-separated: bundle:NAME (engine/bench/perf/testdata/packcorpus/NAME.bundle) or proxy:MODULE@VERSION")
+	corpus := fs.String("corpus", "engine/bench/perf/testdata/packcorpus", "directory of the bundles")
 	image := fs.String("image", "bcode-sandbox:bench", "sandbox image to build (not timed) and use")
 	full := fs.Bool("full", false, "let the agent add a test so the run goes on through the gate (which waits for the warm-up); the END column is then the gate's too")
 	keep := fs.Bool("keep", false, "keep the scratch directory (repositories, state, logs)")
@@ -81,21 +81,21 @@ func runFirstRequestBench(ctx context.Context, _ *app.Engine, args []string, std
 	e, err := docker.Connect(cctx)
 	cancel()
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench first-request: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf first-request: %v\n", err)
 		return 2
 	}
 	defer e.Close()
 	if _, err := e.BuildImage(ctx, *image); err != nil {
-		fmt.Fprintf(stderr, "bcode-bench first-request: building %s: %v\n", *image, err)
+		fmt.Fprintf(stderr, "bcode bench perf first-request: building %s: %v\n", *image, err)
 		return 2
 	}
 	scratch, err := os.MkdirTemp("", "bcode-bench-first-request-")
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench first-request: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf first-request: %v\n", err)
 		return 2
 	}
 	if *keep {
-		fmt.Fprintf(stderr, "bcode-bench first-request: keeping %s\n", scratch)
+		fmt.Fprintf(stderr, "bcode bench perf first-request: keeping %s\n", scratch)
 	} else {
 		defer os.RemoveAll(scratch)
 	}
@@ -107,13 +107,13 @@ func runFirstRequestBench(ctx context.Context, _ *app.Engine, args []string, std
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator), b.pkg)
 		cmd.Env = append(os.Environ(), b.cgo)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(stderr, "bcode-bench first-request: building %s: %v\n%s", b.pkg, err, out)
+			fmt.Fprintf(stderr, "bcode bench perf first-request: building %s: %v\n%s", b.pkg, err, out)
 			return 2
 		}
 	}
 	goEnv, err := userGoEnv(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench first-request: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf first-request: %v\n", err)
 		return 2
 	}
 	fmt.Fprintf(stdout, "## First model request after `bcode task run` (load at start: %s)\n\n", loadAverage())
@@ -129,7 +129,7 @@ func runFirstRequestBench(ctx context.Context, _ *app.Engine, args []string, std
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "bcode-bench first-request: %s: %v\n", spec, err)
+			fmt.Fprintf(stderr, "bcode bench perf first-request: %s: %v\n", spec, err)
 			return 2
 		}
 		lines, _ := goLines(repo)
@@ -138,7 +138,7 @@ func runFirstRequestBench(ctx context.Context, _ *app.Engine, args []string, std
 				bin: bin, dir: dir, repo: repo, image: *image, full: *full, goEnv: goEnv, fresh: caches == "empty",
 			})
 			if err != nil {
-				fmt.Fprintf(stderr, "bcode-bench first-request: %s (%s caches): %v\n", name, caches, err)
+				fmt.Fprintf(stderr, "bcode bench perf first-request: %s (%s caches): %v\n", name, caches, err)
 				code = 1
 				continue
 			}

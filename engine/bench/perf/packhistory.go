@@ -1,4 +1,4 @@
-package main
+package perf
 
 // The pack benchmark on real commits with their history: each project of
 // testdata/packcorpus is a git bundle of a real Go or Python repository's

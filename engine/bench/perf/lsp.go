@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"bufio"
@@ -40,7 +40,7 @@ func benchLSP(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 		return 2
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode-bench lsp: "+format+"\n", a...)
+		fmt.Fprintf(stderr, "bcode bench perf lsp: "+format+"\n", a...)
 		return 1
 	}
 	ls, err := findLS(o.serverPath)
@@ -99,13 +99,13 @@ type lspOptions struct {
 }
 
 func parseLSPFlags(args []string, stderr io.Writer) (lspOptions, bool) {
-	fs := flag.NewFlagSet("bcode-bench lsp", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bcode bench perf lsp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o lspOptions
 	fs.StringVar(&o.repo, "repo", "", "a large Go repository to serve (default: materialize --module)")
 	fs.StringVar(&o.module, "module", "golang.org/x/sys v0.49.0 v0.50.0", "MODULE BASE HEAD to materialize when --repo is not given")
 	fs.StringVar(&o.materialize, "materialize", "/work/shared/corpus/materialize", "the corpus materialize script")
-	fs.StringVar(&o.serverPath, "server", "", "the bcode-ls binary (default: next to bcode-bench, else on PATH)")
+	fs.StringVar(&o.serverPath, "server", "", "the bcode-ls binary (default: next to bcode, else on PATH)")
 	fs.IntVar(&o.n, "n", 200, "requests per latency measurement")
 	fs.IntVar(&o.saves, "saves", 3, "saves timed on the small repository")
 	fs.DurationVar(&o.bigEvidence, "big-evidence", 0, "also time an evidence run on the large repository's change, giving up after this long (0: skip)")
@@ -277,7 +277,7 @@ func findLS(flagPath string) (string, error) {
 	if p, err := exec.LookPath("bcode-ls"); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("bcode-ls not found next to bcode-bench or on PATH: build it with `go build -o bin/ ./cmd/bcode-ls ./cmd/bcode-bench` or pass --server")
+	return "", fmt.Errorf("bcode-ls not found next to bcode or on PATH: build it with `go install ./cmd/...` or pass --server")
 }
 
 func measure(n int, f func() error) ([]time.Duration, error) {
@@ -397,7 +397,7 @@ func startLS(ctx context.Context, path, state string, extra ...string) (*lsChild
 }
 
 func (c *lsChild) initialize(ctx context.Context, root string) error {
-	_, err := c.Initialize(ctx, lsp.ToolInitialize(root, "bcode-bench"))
+	_, err := c.Initialize(ctx, lsp.ToolInitialize(root, "bcode bench perf"))
 	return err
 }
 

@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"context"
@@ -43,10 +43,10 @@ const defaultSandboxCases = "py-correct-fix,py-class-method,py-incorrect-fix,py-
 
 func runGateSandboxBench(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bcode-bench gate-sandbox: "+format, a...)
+		fmt.Fprintf(stderr, "bcode bench perf gate-sandbox: "+format, a...)
 		return 2
 	}
-	fs := flag.NewFlagSet("bcode-bench gate-sandbox", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bcode bench perf gate-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	suite := fs.String("suite", "", "directory of labelled *.txtar cases (default: engine/check/testdata/suite of the bcode module)")
 	only := fs.String("cases", defaultSandboxCases, "comma-separated suite cases")

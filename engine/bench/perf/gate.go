@@ -1,4 +1,4 @@
-package main
+package perf
 
 // The gate benchmark: (a) accuracy of `bcode check` on the labelled suite
 // (engine/check/testdata/suite), with false acceptance and false rejection;
@@ -38,7 +38,7 @@ func init() {
 const pytestPython = "/usr/bin/python3"
 
 func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bcode-bench gate", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bcode bench perf gate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	suite := fs.String("suite", "", "directory of labelled *.txtar cases (default: engine/check/testdata/suite of the bcode module around the working directory)")
 	only := fs.String("only", "", "comma-separated case names to run (default: all)")
@@ -59,22 +59,22 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 		return runRealGate(ctx, eng, realOptions{dir: *suite, only: *only, knownOut: *knownOut, reportsDir: *reportsDir, parallel: *parallel, floor: *floor}, stdout, stderr)
 	}
 	if *parallel < 1 {
-		fmt.Fprintln(stderr, "bcode-bench gate: -parallel must be at least 1")
+		fmt.Fprintln(stderr, "bcode bench perf gate: -parallel must be at least 1")
 		return 2
 	}
 	root, rootErr := bcodeModuleRoot()
 	cases, err := loadSuite(*suite)
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench gate: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf gate: %v\n", err)
 		return 2
 	}
 	havePytest := pytestAvailable()
 	if !havePytest {
-		fmt.Fprintf(stderr, "bcode-bench gate: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
+		fmt.Fprintf(stderr, "bcode bench perf gate: %s -m pytest is unavailable (apt-get install python3-pytest); Python cases are left out\n", pytestPython)
 	}
 	scratch, err := os.MkdirTemp("", "bcode-bench-gate-")
 	if err != nil {
-		fmt.Fprintf(stderr, "bcode-bench gate: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf gate: %v\n", err)
 		return 2
 	}
 	defer os.RemoveAll(scratch)
@@ -83,7 +83,7 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 	if !*skipAccuracy {
 		sel := selectCases(cases, *only, havePytest)
 		if len(sel) == 0 {
-			fmt.Fprintln(stderr, "bcode-bench gate: no case selected")
+			fmt.Fprintln(stderr, "bcode bench perf gate: no case selected")
 			return 2
 		}
 		res := accuracy(ctx, eng, sel, *parallel, filepath.Join(scratch, "accuracy"), stderr)
@@ -100,7 +100,7 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 		for _, name := range splitList(*timing) {
 			i := slices.IndexFunc(cases, func(c labelled.Case) bool { return c.Name == name })
 			if i < 0 {
-				fmt.Fprintf(stderr, "bcode-bench gate: no case %q for -timing\n", name)
+				fmt.Fprintf(stderr, "bcode bench perf gate: no case %q for -timing\n", name)
 				return 2
 			}
 			if cases[i].Python && !havePytest {
@@ -113,7 +113,7 @@ func runGateBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 		}
 		if f := strings.Fields(*corpus); len(f) > 0 {
 			if len(f) != 3 {
-				fmt.Fprintf(stderr, "bcode-bench gate: -corpus %q: want \"MODULE BASE HEAD\"\n", *corpus)
+				fmt.Fprintf(stderr, "bcode bench perf gate: -corpus %q: want \"MODULE BASE HEAD\"\n", *corpus)
 				return 2
 			}
 			script := *materialize

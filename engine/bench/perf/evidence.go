@@ -1,4 +1,4 @@
-package main
+package perf
 
 import (
 	"bufio"
@@ -114,7 +114,7 @@ type evidenceOptions struct {
 }
 
 func parseEvidenceFlags(args []string, stderr io.Writer) (evidenceOptions, bool) {
-	fs := flag.NewFlagSet("bcode-bench evidence", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bcode bench perf evidence", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o evidenceOptions
 	fs.StringVar(&o.corpus, "corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
@@ -487,7 +487,7 @@ func writeSynthetic(dir string, n int) error {
 	if err := write("go.mod", "module example.com/synth\n\ngo 1.22\n"); err != nil {
 		return err
 	}
-	if err := write("synth/synth.go", "// Package synth is generated for bcode-bench.\npackage synth\n"); err != nil {
+	if err := write("synth/synth.go", "// Package synth is generated for bcode bench perf.\npackage synth\n"); err != nil {
 		return err
 	}
 	if err := write("synth/synth_test.go", "package synth\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n"); err != nil {
@@ -499,7 +499,7 @@ func writeSynthetic(dir string, n int) error {
 		}
 	}
 	var src, tests strings.Builder
-	src.WriteString("// Package synth is generated for bcode-bench.\npackage synth\n")
+	src.WriteString("// Package synth is generated for bcode bench perf.\npackage synth\n")
 	tests.WriteString("package synth\n\nimport \"testing\"\n\nfunc TestNothing(t *testing.T) {}\n")
 	for i := 0; i < n; i++ {
 		lo, hi := i, i+10
