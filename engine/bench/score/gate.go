@@ -127,7 +127,10 @@ func rateFinding(name string, r RateRule, b, c Rate, higherIsBetter bool) Findin
 	if !higherIsBetter {
 		worse = -worse
 	}
-	moved := fmt.Sprintf("%s %.1f points", upDown(c.Rate-b.Rate), 100*math.Abs(c.Rate-b.Rate))
+	moved := "no change"
+	if c.Rate != b.Rate {
+		moved = fmt.Sprintf("%s %.1f points", upDown(c.Rate-b.Rate), 100*math.Abs(c.Rate-b.Rate))
+	}
 	tol := fmt.Sprintf("%.1f-point tolerance", 100*r.Tolerance)
 	regressed := !b.Overlaps(c) && worse > r.Tolerance+1e-12
 	f.Verdict = verdict(regressed, r.Blocking)

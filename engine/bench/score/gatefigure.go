@@ -40,8 +40,10 @@ func figureFinding(name string, r FigureRule, base, cand map[string]Figure) (Fin
 	f.Verdict = verdict(regressed, r.Blocking)
 	change := showValue(name, math.Abs(worse))
 	switch {
-	case worse <= 0:
-		f.Why = "not worse (" + "down " + change + ")"
+	case worse == 0:
+		f.Why = "no change"
+	case worse < 0:
+		f.Why = "better: down " + change
 	case regressed:
 		f.Why = fmt.Sprintf("up %s, beyond %s allowed by %s", change, showValue(name, allowed), because)
 	default:
