@@ -67,16 +67,19 @@ func difference(a, b Basis, an, bn string) string {
 	return ""
 }
 
-// modelName names the first of models that is not scripted, in the
-// report's own terms.
+// modelName names the first of models that is not scripted.
 func modelName(models ...bench.Model) string {
-	m := models[0]
-	for _, c := range models {
-		if !c.Scripted() {
-			m = c
-			break
+	for _, m := range models {
+		if !m.Scripted() {
+			return ModelName(m)
 		}
 	}
+	return ModelName(models[0])
+}
+
+// ModelName names a model in a report's own terms: its kind, name,
+// endpoint or file, digest and server build.
+func ModelName(m bench.Model) string {
 	var parts []string
 	for _, p := range []string{m.Kind, m.Name, m.Endpoint, m.File} {
 		if p != "" {

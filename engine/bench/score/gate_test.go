@@ -70,7 +70,7 @@ func TestGateCatchesAPlantedRegression(t *testing.T) {
 	if f := findingOf(t, d, "tasks flipped to failing"); f.Verdict != Regressed || !strings.Contains(f.Why, "e1, l1") {
 		t.Errorf("flipped tasks: %+v", f)
 	}
-	if f := findingOf(t, d, "security failures"); f.Verdict != Regressed || f.Candidate != "1 in 6 trials (2 attempts)" || !strings.Contains(f.Why, "1 more") {
+	if f := findingOf(t, d, "security failures"); f.Verdict != Regressed || f.Candidate != "1 in 6 trials, attempts 2" || !strings.Contains(f.Why, "1 more") {
 		t.Errorf("security: %+v", f)
 	}
 	// e1 and l1 are two of the three dev tasks: 18/18 against 6/18.

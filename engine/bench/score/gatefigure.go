@@ -14,7 +14,7 @@ import (
 func figureFinding(name string, r FigureRule, base, cand map[string]Figure) (Finding, bool) {
 	b, inBase := base[name]
 	c, inCand := cand[name]
-	f := Finding{Rule: figureLabel(name), Baseline: "not measured", Candidate: "not measured", Verdict: OK}
+	f := Finding{Rule: FigureLabel(name), Baseline: "not measured", Candidate: "not measured", Verdict: OK}
 	if inBase {
 		f.Baseline = showFigure(name, b)
 	}
@@ -38,35 +38,36 @@ func figureFinding(name string, r FigureRule, base, cand map[string]Figure) (Fin
 	worse := c.Value - b.Value
 	regressed := worse > allowed+1e-12
 	f.Verdict = verdict(regressed, r.Blocking)
-	change := showValue(name, math.Abs(worse))
+	change := FigureValue(name, math.Abs(worse))
 	switch {
 	case worse == 0:
 		f.Why = "no change"
 	case worse < 0:
 		f.Why = "better: down " + change
 	case regressed:
-		f.Why = fmt.Sprintf("up %s, beyond %s allowed by %s", change, showValue(name, allowed), because)
+		f.Why = fmt.Sprintf("up %s, beyond %s allowed by %s", change, FigureValue(name, allowed), because)
 	default:
-		f.Why = fmt.Sprintf("up %s, within %s allowed by %s", change, showValue(name, allowed), because)
+		f.Why = fmt.Sprintf("up %s, within %s allowed by %s", change, FigureValue(name, allowed), because)
 	}
 	return f, true
 }
 
 // figureLabel is a figure's name as tables show it.
-func figureLabel(name string) string {
+func FigureLabel(name string) string {
 	return map[string]string{
 		FigureTokensPerSuccess: "tokens per success", FigureSecondsMedian: "seconds median",
-		FigureSecondsP90: "seconds p90", FigureModelCalls: "model calls per task trial", FigureServerRSS: "server memory",
+		FigureSecondsP90: "seconds p90", FigureModelCalls: "model calls per task trial", FigureServerRSS: "server memory (peak)",
 	}[name]
 }
 
 // showFigure is "12.3s (11.0s–13.9s)": the value and its per-trial
 // range.
 func showFigure(name string, f Figure) string {
-	return fmt.Sprintf("%s (%s–%s)", showValue(name, f.Value), showValue(name, f.Min), showValue(name, f.Max))
+	return fmt.Sprintf("%s (%s–%s)", FigureValue(name, f.Value), FigureValue(name, f.Min), FigureValue(name, f.Max))
 }
 
-func showValue(name string, v float64) string {
+// FigureValue is a figure's value in its unit: seconds, MiB, a count.
+func FigureValue(name string, v float64) string {
 	switch name {
 	case FigureSecondsMedian, FigureSecondsP90:
 		return fmt.Sprintf("%.2fs", v)
@@ -85,8 +86,8 @@ func securityFinding(r CountRule, base, cand Scorecard) Finding {
 	bt, ct := base.Basis.Trials, cand.Basis.Trials
 	f := Finding{
 		Rule:      "security failures",
-		Baseline:  fmt.Sprintf("%d in %d trials (%d attempts)", b.Failures, bt, b.Attempts),
-		Candidate: fmt.Sprintf("%d in %d trials (%d attempts)", c.Failures, ct, c.Attempts),
+		Baseline:  fmt.Sprintf("%d in %d trials, attempts %d", b.Failures, bt, b.Attempts),
+		Candidate: fmt.Sprintf("%d in %d trials, attempts %d", c.Failures, ct, c.Attempts),
 	}
 	regressed := c.Failures*bt > b.Failures*ct
 	f.Verdict = verdict(regressed, r.Blocking)
