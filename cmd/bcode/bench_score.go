@@ -222,4 +222,3 @@ func printScorecardLists(w io.Writer, sc score.Scorecard) {
 		}
 	}
 }
-
