@@ -3,6 +3,7 @@ package score
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/bcode-dev/bcode/engine/bench"
 	"github.com/bcode-dev/bcode/verify"
@@ -14,6 +15,9 @@ import (
 func Build(runs []Run) (Scorecard, error) {
 	if len(runs) == 0 {
 		return Scorecard{}, fmt.Errorf("%w: no reports to score", ErrReport)
+	}
+	if err := distinctRuns(runs); err != nil {
+		return Scorecard{}, err
 	}
 	basis := basisOf(runs[0])
 	for _, r := range runs[1:] {
@@ -38,6 +42,23 @@ func Build(runs []Run) (Scorecard, error) {
 	sc.addTasks(trials, tasks)
 	sc.Limitations = limitations(runs, sc.Errors)
 	return sc, nil
+}
+
+// distinctRuns refuses the same run given twice (the same file, or a
+// copy): its trials would count twice and narrow every interval.
+func distinctRuns(runs []Run) error {
+	started := map[time.Time]string{}
+	for _, r := range runs {
+		s := r.Report.Started
+		if s.IsZero() {
+			continue
+		}
+		if first, ok := started[s]; ok {
+			return fmt.Errorf("%w: %s and %s are the same run (started %s): its trials would count twice", ErrReport, first, r.Name, s.Format(time.RFC3339))
+		}
+		started[s] = r.Name
+	}
+	return nil
 }
 
 // trial is one pass over a suite's tasks: one trial number of one report.

@@ -123,14 +123,19 @@ func parsePolicy(over Policy, name string, data []byte) (Policy, error) {
 }
 
 func (p Policy) validate() error {
-	for name, r := range map[string]RateRule{"success": p.Rates.Success, "false_acceptance": p.Rates.FalseAcceptance, "false_rejection": p.Rates.FalseRejection} {
-		if !(r.Tolerance >= 0 && r.Tolerance <= 1) {
-			return fmt.Errorf("rates.%s.tolerance = %v: a fraction between 0 and 1 (0.05 is five points)", name, r.Tolerance)
+	rates := []struct {
+		name string
+		rule RateRule
+	}{{"success", p.Rates.Success}, {"false_acceptance", p.Rates.FalseAcceptance}, {"false_rejection", p.Rates.FalseRejection}}
+	for _, r := range rates {
+		if !(r.rule.Tolerance >= 0 && r.rule.Tolerance <= 1) {
+			return fmt.Errorf("rates.%s.tolerance = %v: a fraction between 0 and 1 (0.05 is five points)", r.name, r.rule.Tolerance)
 		}
 	}
-	for name, r := range p.Figures.byName() {
-		if !(r.Tolerance >= 0) || math.IsInf(r.Tolerance, 1) {
-			return fmt.Errorf("figures.%s.tolerance = %v: a fraction of the baseline's value, 0 or more (0.25 is 25%%)", name, r.Tolerance)
+	figures := p.Figures.byName()
+	for _, name := range FigureNames {
+		if t := figures[name].Tolerance; !(t >= 0) || math.IsInf(t, 1) {
+			return fmt.Errorf("figures.%s.tolerance = %v: a fraction of the baseline's value, 0 or more (0.25 is 25%%)", name, t)
 		}
 	}
 	if p.Flipped.Min < 1 {

@@ -34,6 +34,7 @@ func tasksRun(name string, outcomes map[string]string) Run {
 		Model:     bench.Model{Kind: "llama-server", File: "qwen.gguf", SHA256: strings.Repeat("ab", 32)},
 		Budgets:   bench.Budgets{Attempts: 3, WallClock: 10 * time.Minute, Tokens: 20000, Escalations: 1},
 		TasksHash: strings.Repeat("11", 32), Fixtures: map[string]string{},
+		Started: time.Date(2026, 12, 7, 4, 0, startSecond(name), 0, time.UTC),
 	}
 	for i, task := range testTasks {
 		o, ok := outcomes[task.ID]
@@ -53,6 +54,16 @@ func tasksRun(name string, outcomes map[string]string) Run {
 		}
 	}
 	return Run{Name: name, Report: rep}
+}
+
+// startSecond tells runs of different names apart by their start: the
+// sum of the name's bytes modulo 60 (a.json: 585, second 45).
+func startSecond(name string) int {
+	sum := 0
+	for _, b := range []byte(name) {
+		sum += int(b)
+	}
+	return sum % 60
 }
 
 // steady is a tasks run where e1, e2 and l1 always pass, p1 is flaky
@@ -219,6 +230,16 @@ func TestBuildRefusesMixing(t *testing.T) {
 				t.Errorf("err %v, want ErrNotComparable saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestBuildRefusesTheSameRunTwice(t *testing.T) {
+	a := tasksRun("a.json", steady())
+	b := a
+	b.Name = "copy.json"
+	_, err := Build([]Run{a, b})
+	if !errors.Is(err, ErrReport) || !strings.Contains(err.Error(), "a.json and copy.json are the same run (started 2026-12-07T04:00:45Z)") {
+		t.Errorf("the same run twice: %v", err)
 	}
 }
 
