@@ -30,8 +30,8 @@ func benchScorecard(ctx context.Context, eng *app.Engine, args []string, stdout,
 task definitions and set, bcode build), and prints the scorecard as a table.
 bcode bench gate compares two scorecards; docs/evaluation.md documents both formats.
 
-Exit 0 with the scorecard, 1 when a report cannot be read or is not one a suite writes,
-2 on a usage error or when the reports were made differently (the error says how).`
+Exit 0 with the scorecard, 1 when a report cannot be read, is not one a suite writes or is
+given twice, 2 on a usage error or when the reports were made differently (the error says how).`
 	out := fs.String("out", "", "also write the scorecard's JSON to `FILE` (replaced whole, only once it is written)")
 	asJSON := fs.Bool("json", false, "print the scorecard's JSON instead of the table")
 	paths, code, ok := fs.parse(args)
