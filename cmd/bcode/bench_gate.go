@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pelletier/go-toml/v2"
+
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/bench/score"
 )
@@ -50,8 +52,12 @@ comparable or cannot be read, or on a usage error.`
 	dir := fs.String("dir", "", "gate each suite directory of `DIR`: DIR/SUITE/baseline.json and DIR/SUITE/candidate.json")
 	policyFile := fs.String("policy", "", "read the policy `FILE` over the default (docs/evaluation.md names its keys)")
 	asJSON := fs.Bool("json", false, "print the decisions as JSON instead of the tables")
+	show := fs.Bool("show-policy", false, "print the policy the gate would apply (the default file, or --policy read over it) and exit")
 	if code, ok := fs.noArgs(args); !ok {
 		return code
+	}
+	if *show {
+		return showPolicy(fs.Name(), *policyFile, stdout, stderr)
 	}
 	switch {
 	case *dir != "" && (*baseline != "" || *candidate != ""):
@@ -87,6 +93,24 @@ func readPolicy(path string) (score.Policy, error) {
 		return score.Policy{}, err
 	}
 	return score.ParsePolicy(path, data)
+}
+
+// showPolicy prints the default policy file as it is, comments and all,
+// or the policy a --policy file makes of it.
+func showPolicy(cmd, path string, stdout, stderr io.Writer) int {
+	if path == "" {
+		stdout.Write(score.DefaultPolicyTOML())
+		return 0
+	}
+	p, err := readPolicy(path)
+	if err == nil {
+		err = toml.NewEncoder(stdout).Encode(p)
+	}
+	if err != nil {
+		errorf(stderr, cmd, "%v", err)
+		return exitUsage
+	}
+	return 0
 }
 
 // suitePairs is each suite directory of dir with its two scorecards; a
