@@ -114,7 +114,8 @@ func showPolicy(cmd, path string, stdout, stderr io.Writer) int {
 }
 
 // suitePairs is each suite directory of dir with its two scorecards; a
-// directory missing either is an error, so no suite goes ungated.
+// directory missing either is an error, so no suite goes ungated. Hidden
+// directories (.git) are not suites.
 func suitePairs(dir string) ([]gatePair, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -122,7 +123,7 @@ func suitePairs(dir string) ([]gatePair, error) {
 	}
 	var pairs []gatePair
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		p := gatePair{
