@@ -5,10 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
+	"path"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -90,44 +88,12 @@ func measureFuncs(fset *token.FileSet, f *ast.File, dir string, into map[string]
 // file of the module (all platforms' files, testdata left out).
 func moduleFuncs(t *testing.T) map[string]funcSize {
 	t.Helper()
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
 	out := map[string]funcSize{}
-	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	eachProductionFile(t, func(pf productionFile) {
+		if !ast.IsGenerated(pf.file) {
+			measureFuncs(pf.fset, pf.file, path.Dir(pf.rel), out)
 		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		if ast.IsGenerated(f) {
-			return nil
-		}
-		dir, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		files++
-		measureFuncs(fset, f, filepath.ToSlash(dir), out)
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("measured only %d files: the size rule would check nothing", files)
-	}
 	return out
 }
 
