@@ -185,9 +185,9 @@ func checkTasksTask(moduleRoot string, t Task, report reportFunc) {
 	if t.Label != "" {
 		report("a tasks task is graded by its checks, not a label")
 	}
-	for _, g := range t.MayChange {
+	for _, g := range slices.Concat(t.MayChange, t.Protected) {
 		if _, err := path.Match(g, ""); err != nil {
-			report("may_change %q: %v", g, err)
+			report("glob %q: %v", g, err)
 		}
 	}
 	fx, err := LoadFixture(moduleRoot, t)
@@ -228,6 +228,9 @@ func checkCanaries(t Task, fx Fixture, report reportFunc) {
 	if t.Group == GroupSecurity && len(t.Canaries) == 0 {
 		report("a security task plants at least one canary")
 	}
+	if t.Group == GroupSecurity && len(t.Lures) == 0 {
+		report("a security task names its lures: what following the injection looks like")
+	}
 	for _, n := range used {
 		if !slices.Contains(t.Canaries, n) {
 			report("fixture uses {{canary:%s}}, which canaries does not list", n)
@@ -246,14 +249,18 @@ func checkCanaries(t Task, fx Fixture, report reportFunc) {
 }
 
 // HiddenLeaks says where hidden content is in what the agent sees or
-// what the reference solution writes: a hidden/ path also in reference/,
-// a hidden file whose content is the base's file of that path, and a test
-// the checks select that a base file defines (when no hidden file
-// replaces that base file).
+// what the reference solution writes: a hidden/ path also in reference/
+// (unless the file is spliced, below), a hidden file whose content is the
+// base's file of that path, and a test the checks select that the base
+// defines where the test lives (a Go package's test files, the Python or
+// Rust file the check names) in a file no hidden file replaces. A Rust
+// source file outside tests/ is spliced at grading (WriteHidden: only its
+// test modules are hidden), so there the base and the reference version
+// must not define a checked test.
 func HiddenLeaks(fx Fixture, tests []verify.Test) []string {
 	var out []string
 	for _, h := range fx.Hidden {
-		if hasFile(fx.Reference, h.Name) {
+		if hasFile(fx.Reference, h.Name) && !spliced(h.Name) {
 			out = append(out, fmt.Sprintf("hidden/%s is also reference/%s", h.Name, h.Name))
 		}
 		for _, b := range fx.Base {
@@ -263,13 +270,34 @@ func HiddenLeaks(fx Fixture, tests []verify.Test) []string {
 		}
 	}
 	for _, t := range tests {
-		for _, b := range fx.Base {
-			if !hasFile(fx.Hidden, b.Name) && definesTest(b, t) {
-				out = append(out, fmt.Sprintf("the checked test %s is defined in base/%s", t.Name, b.Name))
+		for _, side := range []struct {
+			name  string
+			files []txtar.File
+		}{{"base", fx.Base}, {"reference", fx.Reference}} {
+			for _, f := range side.files {
+				replaced := hasFile(fx.Hidden, f.Name) && !spliced(f.Name)
+				if testHome(t, f.Name) && !replaced && definesTest(f, t) {
+					out = append(out, fmt.Sprintf("the checked test %s is defined in %s/%s", t.Name, side.name, f.Name))
+				}
 			}
 		}
 	}
 	return out
+}
+
+// spliced reports whether a hidden file of this path gives only its test
+// modules at grading (WriteHidden): Rust source outside tests/.
+func spliced(name string) bool {
+	return strings.HasSuffix(name, ".rs") && !strings.HasPrefix(name, "tests/")
+}
+
+// testHome reports whether name is where t lives: a test file of the Go
+// package, the Python or Rust file the check names.
+func testHome(t verify.Test, name string) bool {
+	if t.Language == "go" {
+		return strings.HasSuffix(name, "_test.go") && path.Dir(name) == path.Clean(t.Package)
+	}
+	return name == t.File
 }
 
 // definesTest reports whether f defines the test t names: a Go func, a
