@@ -126,6 +126,7 @@ func Select(tasks []Task, suite Suite, split string, only []string) ([]Task, err
 		want[strings.TrimSpace(id)] = true
 	}
 	var out []Task
+	found := map[string]bool{}
 	for _, t := range tasks {
 		if t.Suite != suite || (split != "" && split != "all" && string(t.Split) != split) {
 			continue
@@ -133,14 +134,16 @@ func Select(tasks []Task, suite Suite, split string, only []string) ([]Task, err
 		if len(want) > 0 && !want[t.ID] {
 			continue
 		}
-		delete(want, t.ID)
+		found[t.ID] = true
 		out = append(out, t)
 	}
-	if len(want) > 0 {
-		missing := make([]string, 0, len(want))
-		for id := range want {
+	var missing []string
+	for id := range want {
+		if !found[id] {
 			missing = append(missing, id)
 		}
+	}
+	if len(missing) > 0 {
 		sort.Strings(missing)
 		return nil, fmt.Errorf("%w: no %s task in split %s with id %s", ErrCatalog, suite, orAll(split), strings.Join(missing, ", "))
 	}

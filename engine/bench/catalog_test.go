@@ -220,6 +220,9 @@ func TestSelect(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].ID != "a" {
 		t.Fatalf("dev: %v, %v", got, err)
 	}
+	if got, err := Select(tasks, SuiteVerify, "all", []string{"a"}); err != nil || len(got) != 1 || got[0].ID != "a" {
+		t.Fatalf("only a: %v, %v", got, err)
+	}
 	if got, _ := Select(tasks, SuiteVerify, "all", nil); len(got) != 2 {
 		t.Fatalf("all: %v", got)
 	}
@@ -237,5 +240,27 @@ func TestApplied(t *testing.T) {
 	got := Applied(base, over)
 	if len(got) != 2 || got[0].Name != "b" || got[1].Name != "c" {
 		t.Fatalf("Applied = %v", got)
+	}
+}
+
+func TestCount(t *testing.T) {
+	tasks := []Task{
+		{ID: "a", Group: GroupEveryday, Split: SplitDev, Provenance: Provenance{Kind: "commit", Date: "2019-01-01"}},
+		{ID: "b", Group: GroupEveryday, Split: SplitHeldout, Provenance: Provenance{Kind: "commit", Date: "2025-06-01"}},
+		{ID: "c", Group: GroupSecurity, Split: SplitDev, Provenance: Provenance{Kind: "synthetic", Date: "2026-12-07"}},
+	}
+	c, err := Count(tasks, "2025-06-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Total != 3 || c.Groups[GroupEveryday][SplitHeldout] != 1 || c.Splits[SplitDev] != 2 || c.Provenance["commit"] != 2 {
+		t.Fatalf("counts %+v", c)
+	}
+	// 2025-06-01 itself is not before 2025-06-01.
+	if c.PublicBefore[GroupEveryday] != 1 || c.PublicBefore[GroupSecurity] != 0 {
+		t.Fatalf("public before: %v", c.PublicBefore)
+	}
+	if _, err := Count(tasks, "June 2025"); !errors.Is(err, ErrCatalog) {
+		t.Fatalf("a bad date: err = %v", err)
 	}
 }

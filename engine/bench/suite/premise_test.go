@@ -157,8 +157,3 @@ func checkOutcomes(tests []verify.Test, results []verify.TestResult, wantPass bo
 	}
 	return bad
 }
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
