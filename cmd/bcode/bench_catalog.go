@@ -37,6 +37,9 @@ Exit status: 0 ok, 1 problems (--check names each), 2 usage.`
 	if code, ok := fs.noArgs(args); !ok {
 		return code
 	}
+	if _, err := bench.Count(nil, *before); err != nil {
+		return fs.usageErr("--before %q: want YYYY-MM-DD", *before)
+	}
 	root, err := benchRoot(*rootFlag)
 	if err != nil {
 		return fs.usageErr("%v", err)
@@ -48,7 +51,7 @@ Exit status: 0 ok, 1 problems (--check names each), 2 usage.`
 	}
 	counts, err := bench.Count(tasks, *before)
 	if err != nil {
-		return fs.usageErr("%v", err)
+		return fs.usageErr("--before %q: want YYYY-MM-DD", *before)
 	}
 	var problems []bench.Problem
 	if *check {

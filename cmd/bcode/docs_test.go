@@ -233,7 +233,7 @@ func parseDocCommand(words []string) (docCommand, bool) {
 
 // commandGroups is the commands made of subcommands.
 func commandGroups() map[string]commandGroup {
-	return map[string]commandGroup{"task": taskGroup, "model": modelGroup, "sandbox": sandboxGroup, "secrets": secretsGroup, "attest": attestGroup, "journal": journalGroup}
+	return map[string]commandGroup{"task": taskGroup, "model": modelGroup, "sandbox": sandboxGroup, "secrets": secretsGroup, "attest": attestGroup, "journal": journalGroup, "bench": benchGroup()}
 }
 
 // commandFlags is the flags of a command path, read from its help:

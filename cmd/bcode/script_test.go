@@ -38,6 +38,10 @@ func TestScripts(t *testing.T) {
 	testenv.Go(t)
 	goEnv := goEnvironment(t)
 	lsDir := buildLanguageServer(t)
+	src, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -51,6 +55,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			env.Setenv("BCODE_STATE", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("BCODE_LEDGER", "")
+			env.Setenv("BCODE_SRC", src) // this checkout: bcode bench reads its catalog
 			env.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			for _, who := range []string{"AUTHOR", "COMMITTER"} {
