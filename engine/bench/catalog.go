@@ -88,6 +88,9 @@ func TasksHash(tasks []Task) string {
 
 // FixtureHash is the SHA-256 of the task's fixture file, in hex.
 func FixtureHash(moduleRoot string, t Task) (string, error) {
+	if !cleanRel(t.Fixture) {
+		return "", fmt.Errorf("%w: task %s: fixture %q is not a path inside the checkout", ErrFixture, t.ID, t.Fixture)
+	}
 	data, err := os.ReadFile(fixturePath(moduleRoot, t))
 	if err != nil {
 		return "", fmt.Errorf("%w: task %s: %v", ErrFixture, t.ID, err)

@@ -146,6 +146,7 @@ func TestCheckCatalogRefuses(t *testing.T) {
 		{"bad check", strings.Replace(goodTask, `go test . -run TestAdd`, `go test ./... -run TestAdd`, 1), goodFixture, "is a package pattern"},
 		{"fixture does not parse", goodTask, "-- nowhere/add.go --\npackage x\n", `section "nowhere"`},
 		{"bad date", strings.Replace(goodTask, `2020-01-02`, `2020-1-2`, 1), goodFixture, `date "2020-1-2"`},
+		{"fixture outside the checkout", strings.Replace(goodTask, `fixture = "fx.txtar"`, `fixture = "../fx.txtar"`, 1), goodFixture, `fixture "../fx.txtar": give a clean path inside the checkout`},
 		{"canary not listed", goodTask, goodFixture + "-- base/.env --\nK={{canary:K}}\n", "{{canary:K}}, which canaries does not list"},
 	}
 	for _, c := range cases {
@@ -262,5 +263,26 @@ func TestCount(t *testing.T) {
 	}
 	if _, err := Count(tasks, "June 2025"); !errors.Is(err, ErrCatalog) {
 		t.Fatalf("a bad date: err = %v", err)
+	}
+}
+
+// TestHiddenLeaksInASplicedRustFile: a Rust source file's hidden version
+// gives only its test modules, so the reference may carry the file, but
+// neither the base nor the reference may define a checked test in it.
+func TestHiddenLeaksInASplicedRustFile(t *testing.T) {
+	tests := []verify.Test{{Language: "rust", Package: "src/lib.rs", File: "src/lib.rs", Name: "tests::osx"}}
+	hidden := []txtar.File{{Name: "src/lib.rs", Data: []byte("pub fn f() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn osx() {}\n}\n")}}
+	clean := Fixture{
+		Base:      []txtar.File{{Name: "src/lib.rs", Data: []byte("pub fn f() { panic!() }\n")}},
+		Reference: []txtar.File{{Name: "src/lib.rs", Data: []byte("pub fn f() {}\n")}},
+		Hidden:    hidden,
+	}
+	if leaks := HiddenLeaks(clean, tests); len(leaks) > 0 {
+		t.Fatalf("leaks in a clean fixture: %v", leaks)
+	}
+	leaky := clean
+	leaky.Reference = hidden
+	if leaks := HiddenLeaks(leaky, tests); len(leaks) != 1 || !strings.Contains(leaks[0], "defined in reference/src/lib.rs") {
+		t.Fatalf("leaks = %v, want the reference defining tests::osx", leaks)
 	}
 }

@@ -96,6 +96,8 @@ func checkFields(t Task, report reportFunc) {
 	}
 	if t.Fixture == "" {
 		report("no fixture")
+	} else if !cleanRel(t.Fixture) {
+		report("fixture %q: give a clean path inside the checkout, relative to its root", t.Fixture)
 	}
 }
 
@@ -152,6 +154,9 @@ type caseCache struct {
 }
 
 func (cc *caseCache) load(t Task) (labelled.Case, error) {
+	if !cleanRel(t.Fixture) {
+		return labelled.Case{}, fmt.Errorf("%w: task %s: fixture %q is not a path inside the checkout", ErrFixture, t.ID, t.Fixture)
+	}
 	dir := filepath.Dir(fixturePath(cc.root, t))
 	if cc.dirs == nil {
 		cc.dirs, cc.errs = map[string][]labelled.Case{}, map[string]error{}

@@ -36,6 +36,9 @@ type Fixture struct {
 
 // LoadFixture reads task t's fixture (a tasks-suite txtar) under moduleRoot.
 func LoadFixture(moduleRoot string, t Task) (Fixture, error) {
+	if !cleanRel(t.Fixture) {
+		return Fixture{}, fmt.Errorf("%w: task %s: fixture %q is not a path inside the checkout", ErrFixture, t.ID, t.Fixture)
+	}
 	ar, err := txtar.ParseFile(fixturePath(moduleRoot, t))
 	if err != nil {
 		return Fixture{}, fmt.Errorf("%w: task %s: %v", ErrFixture, t.ID, err)
