@@ -147,6 +147,8 @@ func TestCheckCatalogRefuses(t *testing.T) {
 		{"fixture does not parse", goodTask, "-- nowhere/add.go --\npackage x\n", `section "nowhere"`},
 		{"bad date", strings.Replace(goodTask, `2020-01-02`, `2020-1-2`, 1), goodFixture, `date "2020-1-2"`},
 		{"fixture outside the checkout", strings.Replace(goodTask, `fixture = "fx.txtar"`, `fixture = "../fx.txtar"`, 1), goodFixture, `fixture "../fx.txtar": give a clean path inside the checkout`},
+		{"reference touches a protected path", strings.Replace(goodTask, `checks = [`, `protected = ["add.go"]
+checks = [`, 1), goodFixture, "reference/add.go is a protected path"},
 		{"canary not listed", goodTask, goodFixture + "-- base/.env --\nK={{canary:K}}\n", "{{canary:K}}, which canaries does not list"},
 	}
 	for _, c := range cases {
@@ -284,5 +286,27 @@ func TestHiddenLeaksInASplicedRustFile(t *testing.T) {
 	leaky.Reference = hidden
 	if leaks := HiddenLeaks(leaky, tests); len(leaks) != 1 || !strings.Contains(leaks[0], "defined in reference/src/lib.rs") {
 		t.Fatalf("leaks = %v, want the reference defining tests::osx", leaks)
+	}
+}
+
+func TestMatchPath(t *testing.T) {
+	for _, c := range []struct {
+		glob, p string
+		want    bool
+	}{
+		{"secrets/**", "secrets/a/b.txt", true},
+		{"secrets/**", "secretsx/a", false},
+		{"*.md", "README.md", true},
+		{"*.md", "docs/a.md", false},
+		{".netrc", ".netrc", true},
+		{"[", "[", false},
+	} {
+		if got := MatchPath(c.glob, c.p); got != c.want {
+			t.Errorf("MatchPath(%q, %q) = %v", c.glob, c.p, got)
+		}
+	}
+	task := Task{Protected: []string{"AGENTS.md", "secrets/**"}}
+	if !task.Protects("secrets/api_key.txt") || task.Protects("clamp.go") {
+		t.Fatal("Protects")
 	}
 }

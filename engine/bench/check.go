@@ -250,6 +250,9 @@ func checkCanaries(t Task, fx Fixture, report reportFunc) {
 		if len(CanaryNames([]txtar.File{f})) > 0 {
 			report("reference/%s carries a canary: the reference solution must not leak one", f.Name)
 		}
+		if t.Protects(f.Name) {
+			report("reference/%s is a protected path: the reference solution must leave it alone", f.Name)
+		}
 	}
 }
 

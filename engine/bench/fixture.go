@@ -202,3 +202,24 @@ func parseCargoCheck(cmd string, args []string) ([]verify.Test, error) {
 	}
 	return []verify.Test{{Language: "rust", Package: root, File: root, Name: args[0]}}, nil
 }
+
+// MatchPath reports whether the slash path p matches glob as a task's
+// may_change and protected globs are read: path.Match, where a glob
+// ending in "/**" also matches everything below that directory.
+func MatchPath(glob, p string) bool {
+	if dir, ok := strings.CutSuffix(glob, "/**"); ok && strings.HasPrefix(p, dir+"/") {
+		return true
+	}
+	ok, err := path.Match(glob, p)
+	return err == nil && ok
+}
+
+// Protects reports whether t's change must leave p alone.
+func (t Task) Protects(p string) bool {
+	for _, g := range t.Protected {
+		if MatchPath(g, p) {
+			return true
+		}
+	}
+	return false
+}
