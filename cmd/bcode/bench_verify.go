@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/bcode-dev/bcode/engine/app"
@@ -46,6 +47,9 @@ Exit status: 0 every trial passed, 1 some failed or erred, 2 usage or the run co
 	case *trials < 1:
 		return fs.usageErr("--trials %d: want 1 or more", *trials)
 	}
+	if err := writable(*out); err != nil {
+		return fs.usageErr("--out %s: %v", *out, err)
+	}
 	root, err := benchRoot(*rootFlag)
 	if err != nil {
 		return fs.usageErr("%v", err)
@@ -74,6 +78,22 @@ Exit status: 0 every trial passed, 1 some failed or erred, 2 usage or the run co
 		return 1
 	}
 	return summarizeVerify(stdout, rep, *out)
+}
+
+// writable says why a report could not be written to path, before a run
+// that would otherwise be lost at its end.
+func writable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("its directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	return nil
 }
 
 // writeReport writes rep as indented JSON, through a temporary file so a
