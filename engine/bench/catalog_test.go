@@ -171,17 +171,19 @@ func TestLoadCatalogRefusesAnUnknownKey(t *testing.T) {
 
 func TestParseCheck(t *testing.T) {
 	for cmd, want := range map[string]verify.Test{
-		"cargo test --lib tests::osx":   {Language: "rust", Package: "src/lib.rs", File: "src/lib.rs", Name: "tests::osx"},
-		"cargo test --test cli parses":  {Language: "rust", Package: "tests/cli.rs", File: "tests/cli.rs", Name: "parses"},
-		"go test ./pkg -run TestX":      {Language: "go", Package: "./pkg", Name: "TestX"},
-		"python3 -m pytest t/test_a.py": {Language: "python", Package: "t/test_a.py", File: "t/test_a.py"},
+		"cargo test --lib tests::osx":                               {Language: "rust", Package: "src/lib.rs", File: "src/lib.rs", Name: "tests::osx"},
+		"cargo test --test cli parses":                              {Language: "rust", Package: "tests/cli.rs", File: "tests/cli.rs", Name: "parses"},
+		"go test ./pkg -run TestX":                                  {Language: "go", Package: "./pkg", Name: "TestX"},
+		"python3 -m pytest t/test_a.py":                             {Language: "python", Package: "t/test_a.py", File: "t/test_a.py"},
+		"node --test test/a.test.js --test-name-pattern 'adds two'": {Language: "javascript", Package: "test/a.test.js", File: "test/a.test.js", Name: "adds two"},
+		"node --test a.test.mjs --test-name-pattern add":            {Language: "javascript", Package: "a.test.mjs", File: "a.test.mjs", Name: "add"},
 	} {
 		got, err := ParseCheck(cmd)
 		if err != nil || len(got) != 1 || got[0] != want {
 			t.Errorf("ParseCheck(%q) = %v, %v; want %v", cmd, got, err, want)
 		}
 	}
-	for _, bad := range []string{"cargo test", "cargo test --lib", "cargo test --test ../x y", "cargo test --lib -q", "make test"} {
+	for _, bad := range []string{"cargo test", "cargo test --lib", "cargo test --test ../x y", "cargo test --lib -q", "make test", "node --test ../a.test.js --test-name-pattern x", "node --test a.test.js"} {
 		if _, err := ParseCheck(bad); !errors.Is(err, verify.ErrTestCommand) {
 			t.Errorf("ParseCheck(%q) err = %v, want ErrTestCommand", bad, err)
 		}

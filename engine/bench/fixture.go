@@ -175,15 +175,30 @@ func ExpandCanaries(files []txtar.File, values map[string]string) ([]txtar.File,
 }
 
 // ParseCheck reads one hidden check into the tests it selects: a Go or
-// pytest command as verify.ParseTestCommand reads it, or `cargo test
-// --lib NAME` / `cargo test --test TARGET NAME` for a Rust test (NAME
-// exact, as libtest prints it: "tests::demangle_osx").
+// pytest command as verify.ParseTestCommand reads it; `cargo test --lib
+// NAME` or `cargo test --test TARGET NAME` for a Rust test (NAME exact, as
+// libtest prints it: "tests::demangle_osx"); `node --test FILE
+// --test-name-pattern 'NAME'` for a JavaScript test (NAME the test's
+// exact name, quoted when it has spaces).
 func ParseCheck(cmd string) ([]verify.Test, error) {
 	fields := strings.Fields(cmd)
-	if len(fields) >= 2 && fields[0] == "cargo" && fields[1] == "test" {
+	switch {
+	case len(fields) >= 2 && fields[0] == "cargo" && fields[1] == "test":
 		return parseCargoCheck(cmd, fields[2:])
+	case len(fields) >= 2 && fields[0] == "node" && fields[1] == "--test":
+		return parseNodeCheck(cmd)
 	}
 	return verify.ParseTestCommand(cmd)
+}
+
+var nodeCheckRE = regexp.MustCompile(`^node --test (\S+\.(?:js|mjs|cjs)) --test-name-pattern (?:'([^']+)'|"([^"]+)"|([^\s'"]+))$`)
+
+func parseNodeCheck(cmd string) ([]verify.Test, error) {
+	m := nodeCheckRE.FindStringSubmatch(strings.TrimSpace(cmd))
+	if m == nil || !cleanRel(m[1]) {
+		return nil, fmt.Errorf("%w: %q: write `node --test path/x.test.js --test-name-pattern 'NAME'`", verify.ErrTestCommand, cmd)
+	}
+	return []verify.Test{{Language: "javascript", Package: m[1], File: m[1], Name: m[2] + m[3] + m[4]}}, nil
 }
 
 func parseCargoCheck(cmd string, args []string) ([]verify.Test, error) {

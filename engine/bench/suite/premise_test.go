@@ -107,6 +107,8 @@ func premiseAdapter(t *testing.T, lang string) verify.Adapter {
 		testenv.Pytest(t)
 	case "rust":
 		testenv.Command(t, "cargo", "install Rust from https://rustup.rs")
+	case "javascript":
+		testenv.Node(t)
 	}
 	for _, a := range check.Adapters(host.New(), config.Config{}) {
 		if a.Language() == lang {
