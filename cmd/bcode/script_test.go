@@ -38,7 +38,7 @@ func TestScripts(t *testing.T) {
 	testenv.Go(t)
 	goEnv := goEnvironment(t)
 	lsDir := buildLanguageServer(t)
-	module, err := filepath.Abs(filepath.Join("..", ".."))
+	src, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +54,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			env.Setenv("BCODE_STATE", filepath.Join(env.WorkDir, "state"))
-			// bcode's own checkout, for the bench's corpora (read only).
-			env.Setenv("BCODE_MODULE", module)
 			env.Setenv("BCODE_LEDGER", "")
+			env.Setenv("BCODE_SRC", src) // this checkout: bcode bench reads its catalog and corpora
 			env.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			for _, who := range []string{"AUTHOR", "COMMITTER"} {
