@@ -1,0 +1,189 @@
+package editorstest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/sandbox/host"
+	"github.com/bcode-dev/bcode/verify/javascript"
+)
+
+// survivorCase is a checkout whose uncommitted change moves a discount's
+// boundary from `n >= 10` to `n > 10` while its tests only try 1 and 20,
+// so the `n > 10` → `n >= 10` mutant survives: where an editor must show
+// it.
+type survivorCase struct {
+	Repo     string // the checkout
+	File     string // the changed file, relative to Repo
+	Filetype string // what Neovim calls its language
+	Line     int    // 0-based line of the survivor
+	Col      int    // 0-based column of the `>` of `n > 10`
+	Text     string // the changed line's text, as an editor shows it
+}
+
+// survivorMessage is what the survivor's diagnostic must say: the
+// JavaScript and Rust engines name the operator alone.
+const survivorMessage = "`>` → `>=`"
+
+// newCheckout commits files as the base of a fresh repository and
+// returns its path.
+func newCheckout(t *testing.T, files map[string]string) string {
+	t.Helper()
+	testenv.Git(t)
+	repo := t.TempDir()
+	for name, text := range files {
+		writeFile(t, filepath.Join(repo, filepath.FromSlash(name)), text)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "base"}} {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=fixture", "-c", "user.email=fixture@localhost", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return repo
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// moveBoundary is the user's change: `n >= 10` becomes `n > 10`.
+func (c survivorCase) moveBoundary(t *testing.T) survivorCase {
+	t.Helper()
+	p := filepath.Join(c.Repo, filepath.FromSlash(c.File))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, p, strings.Replace(string(b), "n >= 10", "n > 10", 1))
+	return c
+}
+
+const tsPrice = `// The discount in percent for a basket of n items.
+export function discount(n: number): number {
+  if (n >= 10) {
+    return 5;
+  }
+  return 0;
+}
+`
+
+// typeScriptCase is a TypeScript project whose tests node --test runs
+// through tsx: its node_modules are the vitest fixture's locked packages
+// (verify/javascript/testdata/vitest, which hold tsx), installed once per
+// lock by bcode's own installer into the test cache and linked in, as a
+// user's `npm ci` would leave them.
+func typeScriptCase(t *testing.T) survivorCase {
+	t.Helper()
+	testenv.Node(t)
+	testenv.Command(t, "npm", "install npm (Debian: apt-get install npm)")
+	src := filepath.Join(repoRoot(t), "verify", "javascript", "testdata", "vitest")
+	manifest, err := os.ReadFile(filepath.Join(src, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	p := &javascript.Packages{Dir: filepath.Join(cache, "bcode-test", "packages"), Runner: host.New()}
+	mods, err := p.Install(context.Background(), []javascript.LockedProject{{Dir: ".", Manifest: manifest, Lock: lock}})
+	if err != nil {
+		testenv.Missing(t, "npm ci of the vitest fixture: "+err.Error())
+	}
+	repo := newCheckout(t, map[string]string{
+		".gitignore":         "node_modules\n",
+		"package.json":       `{"name": "shop", "private": true, "devDependencies": {"tsx": "4.19.2"}}` + "\n",
+		"src/price.ts":       tsPrice,
+		"test/price.test.ts": "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { discount } from '../src/price.ts';\n\ntest('discount', () => {\n  assert.equal(discount(20), 5);\n  assert.equal(discount(1), 0);\n});\n",
+	})
+	if err := os.Symlink(mods["."], filepath.Join(repo, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	c := survivorCase{Repo: repo, File: "src/price.ts", Filetype: "typescript", Line: 2, Col: 8, Text: "if (n > 10)"}
+	return c.moveBoundary(t)
+}
+
+const rustPrice = `/// The discount in percent for a basket of n items.
+pub fn discount(n: u32) -> u32 {
+    if n >= 10 {
+        5
+    } else {
+        0
+    }
+}
+`
+
+// rustCase is a cargo crate with no dependencies whose integration test
+// tries the discount far from its boundary.
+func rustCase(t *testing.T) survivorCase {
+	t.Helper()
+	testenv.Command(t, "cargo", "apt-get install cargo (or rustup's, with ~/.cargo/bin on PATH)")
+	repo := newCheckout(t, map[string]string{
+		".gitignore":        "target\n",
+		"Cargo.toml":        "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"src/lib.rs":        rustPrice,
+		"tests/discount.rs": "#[test]\nfn discount_far_from_the_boundary() {\n    assert_eq!(shop::discount(20), 5);\n    assert_eq!(shop::discount(1), 0);\n}\n",
+	})
+	c := survivorCase{Repo: repo, File: "src/lib.rs", Filetype: "rust", Line: 2, Col: 9, Text: "if n > 10"}
+	return c.moveBoundary(t)
+}
+
+// nvimSurvivor runs nvim-plugin/tests/survivor.lua headless on c against
+// the real bcode-ls: the survivor's diagnostic after a save, on its line
+// and column with bcode's source, and bcode's code actions there.
+func nvimSurvivor(t *testing.T, c survivorCase) {
+	t.Helper()
+	ls := bcodeLS(t)
+	start := time.Now()
+	cmd := exec.Command("nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", "luafile tests/survivor.lua")
+	cmd.Dir = filepath.Join(repoRoot(t), "nvim-plugin")
+	cmd.Env = append(os.Environ(), "BCODE_LS="+ls, "BCODE_STATE="+t.TempDir(),
+		"BCODE_SV_FILE="+filepath.Join(c.Repo, filepath.FromSlash(c.File)), "BCODE_SV_FILETYPE="+c.Filetype,
+		"BCODE_SV_LINE="+strconv.Itoa(c.Line), "BCODE_SV_COL="+strconv.Itoa(c.Col), "BCODE_SV_MESSAGE="+survivorMessage)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "# pass 1 fail 0") {
+		t.Fatalf("nvim: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "# actions ") {
+			t.Log(l)
+		}
+	}
+	t.Logf("Neovim: the survivor and its code actions in %s", time.Since(start).Round(time.Second))
+}
+
+// TestNeovimTypeScriptSurvivor: Neovim with the plugin and the real
+// bcode-ls shows a surviving mutant of a .ts file after a save, and offers
+// bcode's code actions on it.
+func TestNeovimTypeScriptSurvivor(t *testing.T) {
+	_, err := exec.LookPath("nvim")
+	need(t, err == nil, "nvim", "apt-get install neovim")
+	nvimSurvivor(t, typeScriptCase(t))
+}
+
+// TestNeovimRustSurvivor: the same for a .rs file of a cargo crate.
+func TestNeovimRustSurvivor(t *testing.T) {
+	_, err := exec.LookPath("nvim")
+	need(t, err == nil, "nvim", "apt-get install neovim")
+	nvimSurvivor(t, rustCase(t))
+}
