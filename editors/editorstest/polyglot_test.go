@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,10 +16,10 @@ import (
 	"github.com/bcode-dev/bcode/verify/javascript"
 )
 
-// survivorCase is a checkout whose uncommitted change moves a discount's
-// boundary from `n >= 10` to `n > 10` while its tests only try 1 and 20,
-// so the `n > 10` → `n >= 10` mutant survives: where an editor must show
-// it.
+// survivorCase is a checkout whose tests try a discount only at 1 and 20:
+// once the user moves its boundary from `n >= 10` to `n > 10`
+// (moveBoundary, or typed in the editor), the `>` → `>=` mutant
+// survives, and an editor must show it.
 type survivorCase struct {
 	Repo     string // the checkout
 	File     string // the changed file, relative to Repo
@@ -26,6 +27,7 @@ type survivorCase struct {
 	Line     int    // 0-based line of the survivor
 	Col      int    // 0-based column of the `>` of `n > 10`
 	Text     string // the changed line's text, as an editor shows it
+	Mutated  string // the survivor's line, as its diff shows it
 }
 
 // survivorMessage is what the survivor's diagnostic must say: the
@@ -119,8 +121,7 @@ func typeScriptCase(t *testing.T) survivorCase {
 	if err := os.Symlink(mods["."], filepath.Join(repo, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	c := survivorCase{Repo: repo, File: "src/price.ts", Filetype: "typescript", Line: 2, Col: 8, Text: "if (n > 10)"}
-	return c.moveBoundary(t)
+	return survivorCase{Repo: repo, File: "src/price.ts", Filetype: "typescript", Line: 2, Col: 8, Text: "if (n > 10)", Mutated: "if (n >= 10)"}
 }
 
 const rustPrice = `/// The discount in percent for a basket of n items.
@@ -144,8 +145,7 @@ func rustCase(t *testing.T) survivorCase {
 		"src/lib.rs":        rustPrice,
 		"tests/discount.rs": "#[test]\nfn discount_far_from_the_boundary() {\n    assert_eq!(shop::discount(20), 5);\n    assert_eq!(shop::discount(1), 0);\n}\n",
 	})
-	c := survivorCase{Repo: repo, File: "src/lib.rs", Filetype: "rust", Line: 2, Col: 9, Text: "if n > 10"}
-	return c.moveBoundary(t)
+	return survivorCase{Repo: repo, File: "src/lib.rs", Filetype: "rust", Line: 2, Col: 9, Text: "if n > 10", Mutated: "if n >= 10"}
 }
 
 // nvimSurvivor runs nvim-plugin/tests/survivor.lua headless on c against
@@ -178,12 +178,114 @@ func nvimSurvivor(t *testing.T, c survivorCase) {
 func TestNeovimTypeScriptSurvivor(t *testing.T) {
 	_, err := exec.LookPath("nvim")
 	need(t, err == nil, "nvim", "apt-get install neovim")
-	nvimSurvivor(t, typeScriptCase(t))
+	nvimSurvivor(t, typeScriptCase(t).moveBoundary(t))
 }
 
 // TestNeovimRustSurvivor: the same for a .rs file of a cargo crate.
 func TestNeovimRustSurvivor(t *testing.T) {
 	_, err := exec.LookPath("nvim")
 	need(t, err == nil, "nvim", "apt-get install neovim")
-	nvimSurvivor(t, rustCase(t))
+	nvimSurvivor(t, rustCase(t).moveBoundary(t))
+}
+
+var (
+	vsixOnce sync.Once
+	packagedAt string
+	vsixErr  error
+	vsixDir  string
+)
+
+// packagedVSIX is the .vsix as a user gets it (`npm run package`), built
+// once per test binary and copied away so a concurrent TestVSCodePackage
+// does not rewrite it under code-server.
+func packagedVSIX(t *testing.T, ext string) string {
+	t.Helper()
+	vsixOnce.Do(func() {
+		cmd := exec.Command("npm", "run", "-s", "package")
+		cmd.Dir = ext
+		if out, err := cmd.CombinedOutput(); err != nil {
+			vsixErr = &buildFailure{err: err, out: string(out)}
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(ext, "bcode.vsix"))
+		if err == nil {
+			vsixDir, err = os.MkdirTemp("", "bcode-vsix-")
+		}
+		if err == nil {
+			packagedAt = filepath.Join(vsixDir, "bcode.vsix")
+			err = os.WriteFile(packagedAt, b, 0o644)
+		}
+		vsixErr = err
+	})
+	if vsixErr != nil {
+		t.Fatalf("packaging the extension: %v", vsixErr)
+	}
+	return packagedAt
+}
+
+// vscodeSurvivor runs editors/vscode-e2e/survivor.mjs on c: code-server
+// with the packaged extension and the real bcode-ls, driven in chromium,
+// where the user types the boundary's change and saves; bcode's squiggle,
+// its Problems row (source, line and column) and its quick fixes follow.
+func vscodeSurvivor(t *testing.T, c survivorCase) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a browser session: not in -short")
+	}
+	dir, chromium := e2eDir(t)
+	vsix := packagedVSIX(t, vscodeDir(t))
+	ls := bcodeLS(t)
+	start := time.Now()
+	cmd := exec.Command("node", "survivor.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), rustHomeEnv()...)
+	cmd.Env = append(cmd.Env, "BCODE_LS="+ls, "BCODE_STATE="+t.TempDir(), "BCODE_VSIX="+vsix, "BCODE_E2E_CHROMIUM="+chromium,
+		"BCODE_SV_REPO="+c.Repo, "BCODE_SV_FILE="+c.File, "BCODE_SV_LINE="+strconv.Itoa(c.Line+1), "BCODE_SV_COL="+strconv.Itoa(c.Col+1),
+		"BCODE_SV_TEXT="+c.Text, "BCODE_SV_MESSAGE="+survivorMessage, "BCODE_SV_MUTATED="+c.Mutated)
+	out, err := cmd.CombinedOutput()
+	steps := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "step ") {
+			steps++
+		}
+		if strings.HasPrefix(l, "step ") || strings.HasPrefix(l, "note ") {
+			t.Log(l)
+		}
+	}
+	if err != nil || !strings.Contains(string(out), "\nok ") || steps < 7 {
+		t.Fatalf("the browser session failed after %s (%d steps): %v\n%s", time.Since(start).Round(time.Second), steps, err, out)
+	}
+	t.Logf("VS Code: the survivor, its problem and its quick fixes in %s", time.Since(start).Round(time.Second))
+}
+
+// rustHomeEnv is RUSTUP_HOME and CARGO_HOME of this user, for a session
+// whose HOME is not the user's: rustup's cargo proxy finds its toolchain
+// through them.
+func rustHomeEnv() []string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil
+	}
+	var env []string
+	for _, v := range []struct{ key, dir string }{{"RUSTUP_HOME", ".rustup"}, {"CARGO_HOME", ".cargo"}} {
+		if os.Getenv(v.key) != "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(home, v.dir)); err == nil && fi.IsDir() {
+			env = append(env, v.key+"="+filepath.Join(home, v.dir))
+		}
+	}
+	return env
+}
+
+// TestVSCodeTypeScriptSurvivor: VS Code (code-server) with the extension
+// and the real bcode-ls shows a surviving mutant of a .ts file once the
+// user's change is saved, with its problem and quick fixes.
+func TestVSCodeTypeScriptSurvivor(t *testing.T) {
+	vscodeSurvivor(t, typeScriptCase(t))
+}
+
+// TestVSCodeRustSurvivor: the same for a .rs file of a cargo crate.
+func TestVSCodeRustSurvivor(t *testing.T) {
+	vscodeSurvivor(t, rustCase(t))
 }
