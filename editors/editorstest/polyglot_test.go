@@ -189,10 +189,10 @@ func TestNeovimRustSurvivor(t *testing.T) {
 }
 
 var (
-	vsixOnce sync.Once
+	vsixOnce   sync.Once
 	packagedAt string
-	vsixErr  error
-	vsixDir  string
+	vsixErr    error
+	vsixDir    string
 )
 
 // packagedVSIX is the .vsix as a user gets it (`npm run package`), built
