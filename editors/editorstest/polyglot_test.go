@@ -28,6 +28,9 @@ type survivorCase struct {
 	Col      int    // 0-based column of the `>` of `n > 10`
 	Text     string // the changed line's text, as an editor shows it
 	Mutated  string // the survivor's line, as its diff shows it
+	Covering string // the test that ran against it, as evidence names it
+	TestFile string // that test's file, relative to Repo
+	TestLine int    // 0-based line of its declaration
 }
 
 // survivorMessage is what the survivor's diagnostic must say: the
@@ -121,7 +124,8 @@ func typeScriptCase(t *testing.T) survivorCase {
 	if err := os.Symlink(mods["."], filepath.Join(repo, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	return survivorCase{Repo: repo, File: "src/price.ts", Filetype: "typescript", Line: 2, Col: 8, Text: "if (n > 10)", Mutated: "if (n >= 10)"}
+	return survivorCase{Repo: repo, File: "src/price.ts", Filetype: "typescript", Line: 2, Col: 8, Text: "if (n > 10)", Mutated: "if (n >= 10)",
+		Covering: "test/price.test.ts::discount", TestFile: "test/price.test.ts", TestLine: 4}
 }
 
 const rustPrice = `/// The discount in percent for a basket of n items.
@@ -145,7 +149,8 @@ func rustCase(t *testing.T) survivorCase {
 		"src/lib.rs":        rustPrice,
 		"tests/discount.rs": "#[test]\nfn discount_far_from_the_boundary() {\n    assert_eq!(shop::discount(20), 5);\n    assert_eq!(shop::discount(1), 0);\n}\n",
 	})
-	return survivorCase{Repo: repo, File: "src/lib.rs", Filetype: "rust", Line: 2, Col: 9, Text: "if n > 10", Mutated: "if n >= 10"}
+	return survivorCase{Repo: repo, File: "src/lib.rs", Filetype: "rust", Line: 2, Col: 9, Text: "if n > 10", Mutated: "if n >= 10",
+		Covering: "tests/discount.rs::discount_far_from_the_boundary", TestFile: "tests/discount.rs", TestLine: 1}
 }
 
 // nvimSurvivor runs nvim-plugin/tests/survivor.lua headless on c against
@@ -159,7 +164,8 @@ func nvimSurvivor(t *testing.T, c survivorCase) {
 	cmd.Dir = filepath.Join(repoRoot(t), "nvim-plugin")
 	cmd.Env = append(os.Environ(), "BCODE_LS="+ls, "BCODE_STATE="+t.TempDir(),
 		"BCODE_SV_FILE="+filepath.Join(c.Repo, filepath.FromSlash(c.File)), "BCODE_SV_FILETYPE="+c.Filetype,
-		"BCODE_SV_LINE="+strconv.Itoa(c.Line), "BCODE_SV_COL="+strconv.Itoa(c.Col), "BCODE_SV_MESSAGE="+survivorMessage)
+		"BCODE_SV_LINE="+strconv.Itoa(c.Line), "BCODE_SV_COL="+strconv.Itoa(c.Col), "BCODE_SV_MESSAGE="+survivorMessage,
+		"BCODE_SV_COVERING="+c.Covering, "BCODE_SV_TEST_FILE="+c.TestFile, "BCODE_SV_TEST_LINE="+strconv.Itoa(c.TestLine))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "# pass 1 fail 0") {
 		t.Fatalf("nvim: %v\n%s", err, out)
@@ -241,7 +247,8 @@ func vscodeSurvivor(t *testing.T, c survivorCase) {
 	cmd.Env = append(os.Environ(), rustHomeEnv()...)
 	cmd.Env = append(cmd.Env, "BCODE_LS="+ls, "BCODE_STATE="+t.TempDir(), "BCODE_VSIX="+vsix, "BCODE_E2E_CHROMIUM="+chromium,
 		"BCODE_SV_REPO="+c.Repo, "BCODE_SV_FILE="+c.File, "BCODE_SV_LINE="+strconv.Itoa(c.Line+1), "BCODE_SV_COL="+strconv.Itoa(c.Col+1),
-		"BCODE_SV_TEXT="+c.Text, "BCODE_SV_MESSAGE="+survivorMessage, "BCODE_SV_MUTATED="+c.Mutated)
+		"BCODE_SV_TEXT="+c.Text, "BCODE_SV_MESSAGE="+survivorMessage, "BCODE_SV_MUTATED="+c.Mutated,
+		"BCODE_SV_COVERING="+c.Covering, "BCODE_SV_TEST_FILE="+c.TestFile, "BCODE_SV_TEST_LINE="+strconv.Itoa(c.TestLine+1))
 	out, err := cmd.CombinedOutput()
 	steps := 0
 	for _, l := range strings.Split(string(out), "\n") {
@@ -252,7 +259,7 @@ func vscodeSurvivor(t *testing.T, c survivorCase) {
 			t.Log(l)
 		}
 	}
-	if err != nil || !strings.Contains(string(out), "\nok ") || steps < 7 {
+	if err != nil || !strings.Contains(string(out), "\nok ") || steps < 8 {
 		t.Fatalf("the browser session failed after %s (%d steps): %v\n%s", time.Since(start).Round(time.Second), steps, err, out)
 	}
 	t.Logf("VS Code: the survivor, its problem and its quick fixes in %s", time.Since(start).Round(time.Second))

@@ -4,7 +4,9 @@
 // boundary. As a user would: open the file → Ctrl+G to the boundary's
 // `>=`, type `>` over it → Ctrl+S → bcode's squiggle → the Problems view
 // says bcode, the mutant and its line and column → Ctrl+. on it offers
-// bcode's quick fixes → "Show mutant diff" shows the mutated line.
+// bcode's quick fixes → "Show mutant diff" shows the mutated line → "Show
+// all surviving mutants on this line" → "Go to covering test" opens the
+// test file at the test.
 //
 // Run by editors/editorstest (TestVSCodeTypeScriptSurvivor,
 // TestVSCodeRustSurvivor), which passes:
@@ -12,7 +14,9 @@
 //   BCODE_SV_REPO, BCODE_SV_FILE (relative to the repo), BCODE_SV_LINE and
 //   BCODE_SV_COL (1-based, where `>=` starts), BCODE_SV_TEXT (the changed
 //   line's text), BCODE_SV_MESSAGE (what the diagnostic must say),
-//   BCODE_SV_MUTATED (the mutated line's text in the mutant's diff).
+//   BCODE_SV_MUTATED (the mutated line's text in the mutant's diff),
+//   BCODE_SV_COVERING, BCODE_SV_TEST_FILE and BCODE_SV_TEST_LINE (the
+//   test that ran against it, its file and its line, 1-based).
 // Each step prints `step <ms> <name>`; a failure prints `fail <step>: <why>`.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,6 +42,9 @@ const changed = env('BCODE_SV_TEXT');
 const message = env('BCODE_SV_MESSAGE');
 const mutated = env('BCODE_SV_MUTATED');
 const browserPath = env('BCODE_E2E_CHROMIUM');
+const coveringTest = env('BCODE_SV_COVERING'); // the covering test's name
+const testFile = env('BCODE_SV_TEST_FILE');
+const testLine = Number(env('BCODE_SV_TEST_LINE')); // 1-based
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bcode-vscode-survivor-'));
 const home = path.join(tmp, 'home');
@@ -219,6 +226,30 @@ async function main() {
     }
     await pickAction(/Show mutant diff/);
     await page.locator('.editor-group-container .monaco-editor', { hasText: mutated }).first().waitFor({ timeout: 15_000 });
+  });
+  await step('"Show all surviving mutants on this line" → Go to covering test: the test file opens at the test', async () => {
+    await page.keyboard.press('Control+P');
+    const open = page.locator('.quick-input-widget input');
+    await open.waitFor({ state: 'visible' });
+    await open.fill(file);
+    await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: path.basename(file) }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.monaco-editor .view-line', { hasText: changed }).first().click();
+    await goTo(line, col);
+    await actionLabels(/Show all surviving mutants on this line/);
+    await pickAction(/Show all surviving mutants on this line/);
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 20_000 });
+    await input.fill('Go to covering test');
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: `Go to covering test ${coveringTest}` }).first();
+    await row.waitFor({ timeout: 10_000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: path.basename(testFile) }).waitFor({ timeout: 15_000 });
+    // The cursor is on the test's name: the status bar says where.
+    const where = page.locator('.statusbar-item', { hasText: new RegExp(`Ln ${testLine}, Col`) }).first();
+    await where.waitFor({ timeout: 10_000 }).catch(async () => {
+      throw new Error(`the cursor is not on line ${testLine} of ${testFile}: ${await page.locator('.statusbar').innerText()}`);
+    });
   });
 }
 

@@ -7,7 +7,10 @@
 -- TestNeovimRustSurvivor), which passes:
 --   BCODE_LS, BCODE_SV_FILE (the changed file), BCODE_SV_FILETYPE (what
 --   Neovim must detect), BCODE_SV_LINE and BCODE_SV_COL (the survivor's
---   0-based start), BCODE_SV_MESSAGE (text the message must hold).
+--   0-based start), BCODE_SV_MESSAGE (text the message must hold),
+--   BCODE_SV_COVERING, BCODE_SV_TEST_FILE and BCODE_SV_TEST_LINE (the test
+--   that ran against it, its file relative to the repository, and the
+--   0-based line it is declared on).
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 vim.opt.runtimepath:prepend(vim.fn.fnamemodify(here, ':h'))
 package.path = here .. '/?.lua;' .. package.path
@@ -73,6 +76,12 @@ local function run()
   h.eq(col, d.col, 'column (0-based)')
   local data = d.user_data.lsp.data
   h.ok(type(data) == 'table' and data.verdict == 'survived', 'the diagnostic carries the mutant: ' .. vim.inspect(data))
+  -- The test that ran against it, found where it is declared.
+  local test = data.tests and data.tests[1]
+  h.ok(test and test.name == h.env('BCODE_SV_COVERING'), 'the covering test: ' .. vim.inspect(data.tests))
+  h.ok(test.location and vim.endswith(test.location.uri, '/' .. h.env('BCODE_SV_TEST_FILE'))
+    and test.location.range.start.line == tonumber(h.env('BCODE_SV_TEST_LINE')),
+    'the covering test\'s declaration: ' .. vim.inspect(test.location))
   local titles = code_action_titles(client, d)
   for _, want in ipairs({ 'bcode: Show mutant diff: `>` → `>=`', 'bcode: Add a test for this boundary' }) do
     h.ok(has(titles, want), ('no %q among the code actions %s'):format(want, vim.inspect(titles)))
