@@ -64,12 +64,12 @@ func (a *Agent) packageMounts(ctx context.Context, t engine.Task, worktree strin
 		if !ok {
 			continue
 		}
-		target := filepath.Join(worktree, filepath.FromSlash(pr.Dir), "node_modules")
-		if perr := mountPoint(target); perr != nil {
+		rel := path.Join(pr.Dir, "node_modules")
+		if perr := mountPoint(worktree, rel); perr != nil {
 			err = errors.Join(err, perr)
 			continue
 		}
-		mounts = append(mounts, docker.Mount{Source: dir, Target: target})
+		mounts = append(mounts, docker.Mount{Source: dir, Target: filepath.Join(worktree, filepath.FromSlash(rel))})
 	}
 	if err != nil {
 		return mounts, fmt.Errorf("the base's locked packages: %w: the agent's container goes without those", err)
@@ -77,19 +77,27 @@ func (a *Agent) packageMounts(ctx context.Context, t engine.Task, worktree strin
 	return mounts, nil
 }
 
-// mountPoint makes target fit to mount a directory on: a symbolic link or
-// a file the worktree holds there (the agent's) is removed, so the mount
-// lands at the path the worktree names and not where a link points; a
-// directory is left, the mount hides it.
-func mountPoint(target string) error {
-	fi, err := os.Lstat(target)
+// mountPoint makes rel (slash-separated, below worktree) fit to mount a
+// directory on: a symbolic link or a file the worktree holds there (the
+// agent's) is removed, so the mount lands at the path the worktree names
+// and not where a link points; a directory is left, the mount hides it.
+// Everything is resolved inside the worktree (os.Root): a project
+// directory the agent turned into a link out of it is refused, and
+// nothing outside is touched.
+func mountPoint(worktree, rel string) error {
+	root, err := os.OpenRoot(worktree)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	fi, err := root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.IsDir()) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("the mount point %s: %w", rel, err)
 	}
-	return os.Remove(target)
+	return root.Remove(rel)
 }
 
 // baseLockedProjects are the projects of repo's base commit whose

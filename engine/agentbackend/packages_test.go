@@ -103,6 +103,24 @@ func TestPackageMountsComeFromTheBase(t *testing.T) {
 		t.Errorf("the planted node_modules link is still there: %v", err)
 	}
 
+	// A project directory the agent turned into a link out of the
+	// worktree: no mount there, nothing outside touched, and a warning.
+	outside := t.TempDir()
+	if err := os.Symlink("/etc", filepath.Join(outside, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	escaped := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(escaped, "web")); err != nil {
+		t.Fatal(err)
+	}
+	mounts, err = a.packageMounts(context.Background(), engine.Task{Repo: repo, Base: base}, escaped)
+	if err == nil || len(mounts) != 0 {
+		t.Errorf("a project directory linked out of the worktree: mounts %+v, error %v; want none and a warning", mounts, err)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "node_modules")); err != nil {
+		t.Errorf("the link outside the worktree was touched: %v", err)
+	}
+
 	// A base without a lock file: nothing to install, no mount, no error.
 	r.Git("rm", "-q", "web/package-lock.json")
 	mounts, err = a.packageMounts(context.Background(), engine.Task{Repo: repo, Base: r.Commit("no lock")}, t.TempDir())
