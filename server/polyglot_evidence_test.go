@@ -12,7 +12,7 @@ import (
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
-// TestPolyglotSurvivorActions: a save of a .rs or .js file publishes its
+// TestPolyglotSurvivorActions: a save of a .rs, .py or .js file publishes its
 // surviving boundary mutant, and its quick fixes are the Go ones but for
 // "Ignore this mutant" (only the Go engine reads the directive): the
 // diff, a test task, "Go to covering test" at the test's declaration in
@@ -27,6 +27,9 @@ func TestPolyglotSurvivorActions(t *testing.T) {
 		{name: "Rust", fixture: "rsboundary.txtar", file: "src/lib.rs", old: "if n >= 10 {", new: "if n > 10 {",
 			need:     func(t testing.TB) string { return testenv.Command(t, "cargo", "apt-get install cargo") },
 			testFile: "/tests/discount.rs", testLine: 1, testChar: 3},
+		{name: "Python", fixture: "pyboundary.txtar", file: "shop/price.py", old: "if n >= 10:", new: "if n > 10:",
+			need:     testenv.SystemPytest,
+			testFile: "/tests/test_price.py", testLine: 3, testChar: 4},
 		{name: "JavaScript", fixture: "jsboundary.txtar", file: "src/price.js", old: "if (n >= 10) {", new: "if (n > 10) {",
 			need:     testenv.Node,
 			testFile: "/test/price.test.js", testLine: 5, testChar: 6},
