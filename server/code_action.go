@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/bcode-dev/bcode/server/command"
@@ -219,6 +220,12 @@ func coveringTests(own []lsp.Diagnostic, id string, sent MutantData) []CoveringT
 // to write: a directive without one suppresses nothing and the next run
 // says so, so a click can never silence a mutant by itself.
 func (s *Server) ignoreEdit(abs, uri string, line uint32) (*lsp.WorkspaceEdit, bool) {
+	if filepath.Ext(abs) != ".go" {
+		// Only the Go engine reads the directive (verify/mutate/golang):
+		// in a .ts or .rs file it would suppress nothing, and in Python
+		// it is not even a comment.
+		return nil, false
+	}
 	text, err := s.text(abs)
 	if err != nil {
 		return nil, false

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -295,8 +296,12 @@ func (t *testLocator) read(abs string) ([]byte, error) {
 var testFuncRE = regexp.MustCompile(`(?m)^func (Test|Example|Fuzz|Benchmark)\w*\(`)
 
 // locate looks for func Name( in the _test.go files of dir. name may carry
-// a package prefix or a subtest ("pkg.TestX/case").
+// a package prefix or a subtest ("pkg.TestX/case"). A name "file::test"
+// (Python, JavaScript, Rust) is looked for in that file (locateInFile).
 func (t *testLocator) locate(dir, name string) lsp.Location {
+	if file, rest, ok := strings.Cut(name, "::"); ok && path.Ext(file) != "" {
+		return t.locateInFile(file, rest)
+	}
 	if i := strings.LastIndexAny(name, ".:"); i >= 0 {
 		name = name[i+1:]
 	}

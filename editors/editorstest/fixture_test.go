@@ -78,6 +78,9 @@ func TestMain(m *testing.M) {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	if vsixDir != "" {
+		os.RemoveAll(vsixDir)
+	}
 	for _, d := range flowDirs {
 		os.RemoveAll(d)
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/docker"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
+	"github.com/bcode-dev/bcode/verify/javascript"
 	"github.com/bcode-dev/bcode/verify/secrets"
 )
 
@@ -64,6 +65,10 @@ type Options struct {
 	Environ []string
 	// Getenv reads the frontier key named by the config (nil: os.Getenv).
 	Getenv func(string) string
+	// Packages installs the base's locked JavaScript packages for the
+	// agent's container (packageMounts); nil: javascript.Packages on the
+	// host with its default cache, which the gate's checks share.
+	Packages *javascript.Packages
 }
 
 // DefaultOptions finds bcode-agent (FindAgent) and the build cache
@@ -437,9 +442,7 @@ func (a *Agent) StartAttempt(ctx context.Context, in agent.AttemptInput) (agent.
 		seedRun = seed.start(ctx)
 		closers = append(closers, closerFunc(seedRun.stop))
 	}
-	dcfg.Worktree = in.Worktree
-	dcfg.Toolchains = append(dcfg.Toolchains, docker.Mount{Source: a.opts.AgentBinary, Target: AgentPath})
-	dcfg.Labels = docker.OwnerLabels(sandbox.Owner{Task: in.Task.ID, Fence: in.Lease.Fence, Attempt: in.Attempt.Number})
+	warnings = append(warnings, a.agentContainer(ctx, &dcfg, in)...)
 	canary, err := newCanary()
 	if err != nil {
 		return fail(err)

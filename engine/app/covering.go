@@ -13,7 +13,7 @@ import (
 )
 
 // ErrNotATestName: a covering test's name is not one the evidence report
-// gives (a Go test name, or a Python or JavaScript file::name).
+// gives (a Go test name, or a Python, JavaScript or Rust file::name).
 var ErrNotATestName = fmt.Errorf("app: not a covering test's name")
 
 // CoveringTestsRequest is a mutant's covering tests, to run on the
@@ -25,7 +25,7 @@ type CoveringTestsRequest struct {
 	// language, and for Go the package the tests are in.
 	File string
 	// Tests are the names the evidence report gives: Go test names
-	// ("TestX", "TestX/sub"), or Python or JavaScript file::name.
+	// ("TestX", "TestX/sub"), or Python, JavaScript or Rust file::name.
 	Tests   []string
 	Timeout time.Duration
 	// Runner runs them; nil: the engine's.
@@ -67,8 +67,8 @@ func (e *Engine) RunCoveringTests(ctx context.Context, req CoveringTestsRequest)
 
 // coveringTest is the test the evidence report names n, a test of lang
 // covering file: a Go test name, run in file's package, or a Python or
-// JavaScript file::name (the engines' KillerName). Rust has no mutation
-// engine, so no evidence report names its tests.
+// JavaScript file::name, or a Rust target's root file::name (the engines'
+// KillerName).
 func coveringTest(lang, file, n string) (verify.Test, bool) {
 	switch lang {
 	case "go":
@@ -77,12 +77,12 @@ func coveringTest(lang, file, n string) (verify.Test, bool) {
 			pkg = "."
 		}
 		return verify.Test{Language: lang, Package: pkg, File: file, Name: n}, goTestName(n)
-	case "python", "javascript":
+	case "python", "javascript", "rust":
 		f, name, ok := strings.Cut(n, "::")
 		// A pytest name has no spaces; a JavaScript one (describe path,
-		// test name) may, but not a line break.
+		// test name) or a Rust doc test's may, but not a line break.
 		bad := " \t\n"
-		if lang == "javascript" {
+		if lang != "python" {
 			bad = "\n\r\x00"
 		}
 		if !ok || f == "" || name == "" || strings.ContainsAny(n, bad) || strings.HasPrefix(f, "-") {

@@ -85,8 +85,11 @@ var readExceptions = map[string]string{
 	// through sandbox.OpenPath).
 	"sandbox/git.writeGitfile": "writes beneath an os.Root",
 	"sandbox/git.RemoveTree":   "removes beneath an os.Root",
-	"sandbox/git.Repo.export":  "writes beneath an os.Root",
-	"sandbox/git.copyIndex":    "creates the destination of a copy",
+	// The node_modules mount point in the agent's worktree: a link or a
+	// file there removed beneath an os.Root, nothing read.
+	"engine/agentbackend.mountPoint": "removes beneath an os.Root",
+	"sandbox/git.Repo.export":        "writes beneath an os.Root",
+	"sandbox/git.copyIndex":          "creates the destination of a copy",
 	// The kernel's mount table and loop devices, and the disk image bcode
 	// creates for a worktree; the mount point listed is the worktree's root
 	// itself (bcode's path), emptied before the disk's files are copied in.
