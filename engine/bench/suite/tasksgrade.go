@@ -1,0 +1,145 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/engine/app"
+	"github.com/bcode-dev/bcode/engine/bench"
+	"github.com/bcode-dev/bcode/sandbox/git"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/gitchange"
+)
+
+// Grading on a clean snapshot. The agent's change is what git sees of the
+// task branch, base..head: nothing left in the worktree (untracked or
+// ignored files, caches) reaches grading. The snapshot is a fresh export
+// of the base with that change laid over it, except test infrastructure
+// the task does not allow changing, which stays as the base has it; the
+// hidden check files are written last, then the checks run on the host.
+
+// snapshot is a clean snapshot of one trial's result.
+type snapshot struct {
+	Dir      string
+	Change   *verify.Change
+	Restored []string // test infrastructure left at the base
+	close    func() error
+}
+
+// Close removes the snapshot.
+func (s *snapshot) Close() error { return s.close() }
+
+// cleanSnapshot exports the base of repoDir with the change base..head,
+// test infrastructure restored unless t.MayChange allows it, and the
+// hidden files (canaries planted) written over it.
+func cleanSnapshot(ctx context.Context, repoDir, base, head string, t bench.Task, fx TaskFixture, c Canaries) (*snapshot, error) {
+	repo, err := git.Open(ctx, repoDir)
+	if err != nil {
+		return nil, err
+	}
+	change, err := gitchange.Load(ctx, repo, base, head)
+	if err != nil {
+		return nil, fmt.Errorf("the task's change: %w", err)
+	}
+	s := &snapshot{Change: change, close: change.Workspace.Close}
+	var overlay []verify.FileChange
+	for _, f := range change.Files {
+		if app.IsTestInfrastructure(f.Path) && !mayChange(t.MayChange, f.Path) {
+			s.Restored = append(s.Restored, f.Path)
+			continue
+		}
+		if f.Status != verify.Deleted && f.Head == nil {
+			f.Head = []byte{}
+		}
+		overlay = append(overlay, f)
+	}
+	hidden, err := hiddenFiles(fx, c)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.Dir, err = change.Workspace.Materialize(ctx, verify.BaseSide, append(without(overlay, hidden), hidden...)); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("the clean snapshot: %w", err)
+	}
+	return s, nil
+}
+
+// hiddenFiles are the fixture's hidden check files as an overlay.
+func hiddenFiles(fx TaskFixture, c Canaries) ([]verify.FileChange, error) {
+	var out []verify.FileChange
+	for _, f := range fx.Hidden {
+		data, err := c.Plant(f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("hidden/%s: %w", f.Name, err)
+		}
+		out = append(out, verify.FileChange{Path: f.Name, Status: verify.Added, Head: data, HeadMode: "100644"})
+	}
+	return out, nil
+}
+
+// without is overlay less the paths hidden writes.
+func without(overlay, hidden []verify.FileChange) []verify.FileChange {
+	drop := map[string]bool{}
+	for _, h := range hidden {
+		drop[h.Path] = true
+	}
+	var out []verify.FileChange
+	for _, f := range overlay {
+		if !drop[f.Path] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mayChange reports whether one of the task's globs allows p: a
+// path.Match pattern, or "dir/**" for everything below dir.
+func mayChange(globs []string, p string) bool {
+	for _, g := range globs {
+		if dir, ok := strings.CutSuffix(g, "/**"); ok && strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+		if ok, _ := path.Match(g, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// runChecks runs the task's hidden checks on the snapshot and grades
+// them: pass when every selected test passed, fail when one failed or
+// none was selected, error when they could not run.
+func runChecks(ctx context.Context, eng *app.Engine, dir string, t bench.Task) (bench.Outcome, string) {
+	if len(t.Checks) == 0 {
+		return bench.Pass, ""
+	}
+	rep, err := eng.RunChecks(ctx, app.ChecksRequest{Dir: dir, Commands: t.Checks, Config: config.Default()})
+	if err != nil {
+		return bench.Error, fmt.Sprintf("running the hidden checks: %v", err)
+	}
+	var why []string
+	if len(rep.Failing) > 0 {
+		ids := make([]string, len(rep.Failing))
+		for i, ft := range rep.Failing {
+			ids[i] = ft.ID()
+		}
+		why = append(why, "failed: "+strings.Join(ids, ", "))
+	}
+	if len(rep.Broken) > 0 {
+		why = append(why, "did not run: "+strings.Join(rep.Broken, "; "))
+	}
+	if len(rep.Flaky) > 0 {
+		why = append(why, "flaky: "+strings.Join(rep.Flaky, ", "))
+	}
+	if len(rep.Ran) == 0 {
+		why = append(why, "the checks selected no test")
+	}
+	if len(why) > 0 {
+		return bench.Fail, "hidden checks " + strings.Join(why, "; ")
+	}
+	return bench.Pass, ""
+}
