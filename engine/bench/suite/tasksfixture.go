@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rogpeppe/go-internal/txtar"
+	"golang.org/x/tools/txtar"
 )
 
 // ErrFixture: a tasks-suite fixture is malformed.
