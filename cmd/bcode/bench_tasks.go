@@ -42,9 +42,9 @@ func benchTasks(ctx context.Context, eng *app.Engine, args []string, stdout, std
 	fs.StringVar(&f.only, "only", "", "run only these tasks: comma-separated `IDS`")
 	fs.StringVar(&f.split, "split", "", "run only the tasks of this `SPLIT`: dev or heldout (default both)")
 	intFlag(fs, &f.trials, "trials", 1, 1, 100, "run each task this many times")
-	fs.StringVar(&f.model, "model", suite.ModelScripted, "what answers the agent: `scripted` (replays each task's reference), llama-server (at "+config.DefaultEndpoint+", as bcode model serve runs it) or the URL of any OpenAI-compatible endpoint")
+	fs.StringVar(&f.model, "model", suite.ModelScripted, "what answers the agent: `scripted` (replays each task's reference), llama-server (with --model-file: started and supervised as bcode model serve runs it; without: the one at "+config.DefaultEndpoint+") or the URL of any OpenAI-compatible endpoint")
 	fs.StringVar(&f.modelName, "model-name", "", "the model's `NAME` at the endpoint, recorded in the report")
-	fs.StringVar(&f.modelFile, "model-file", "", "the local model `FILE` llama-server serves: its SHA-256 is recorded in the report")
+	fs.StringVar(&f.modelFile, "model-file", "", "the GGUF model `FILE` llama-server serves: its SHA-256 is recorded in the report")
 	fs.StringVar(&f.image, "image", config.DefaultSandboxImage, "the sandbox image `REF` (build it with bcode sandbox build)")
 	fs.StringVar(&f.work, "work", "", "where each trial's repository and the run's ledger are made, and kept (`DIR`; default a new temporary directory)")
 	fs.StringVar(&f.out, "out", "", "write the report to `FILE` (JSON; docs/evaluation.md)")
@@ -141,6 +141,11 @@ func runBenchTasks(ctx context.Context, eng *app.Engine, f benchTasksFlags, o su
 	if err := eng.UseLedger(filepath.Join(o.Work, "ledger.db"), app.LedgerChoice{}); err != nil {
 		return fail("%v", err)
 	}
+	stop, err := startModel(ctx, &o.Model, stderr)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer stop()
 	fmt.Fprintf(stderr, "bcode bench tasks: %d tasks x %d trials, model %s; repositories in %s\n", len(o.Tasks), o.Trials, o.Model.Kind, o.Work)
 	o.Engine, o.Log = eng, stdout
 	rep, err := suite.RunTasks(ctx, o)

@@ -53,21 +53,20 @@ func newRecorder(upstream string) (*recorder, error) {
 		return nil, fmt.Errorf("the recording proxy: %w", err)
 	}
 	rec := &recorder{URL: "http://" + ln.Addr().String()}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	direct := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		direct(r)
-		r.Host = u.Host
-		// Plain bodies, so that what is recorded is what was read.
-		r.Header.Del("Accept-Encoding")
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			// Plain bodies, so that what is recorded is what was read.
+			r.Out.Header.Del("Accept-Encoding")
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			if strings.HasSuffix(resp.Request.URL.Path, "/chat/completions") && resp.StatusCode == http.StatusOK {
+				resp.Body = &teeBody{ReadCloser: resp.Body, done: rec.add}
+			}
+			return nil
+		},
+		FlushInterval: -1,
 	}
-	proxy.ModifyResponse = func(resp *http.Response) error {
-		if strings.HasSuffix(resp.Request.URL.Path, "/chat/completions") && resp.StatusCode == http.StatusOK {
-			resp.Body = &teeBody{ReadCloser: resp.Body, done: rec.add}
-		}
-		return nil
-	}
-	proxy.FlushInterval = -1
 	rec.srv = &http.Server{Handler: proxy}
 	go rec.srv.Serve(ln)
 	return rec, nil
