@@ -267,3 +267,49 @@ func execGit(dir string, args ...string) *exec.Cmd {
 	cmd.Dir = dir
 	return cmd
 }
+
+// TestTasksNoChangeFails: a task that ended without a change fails,
+// whatever its checks would say.
+func TestTasksNoChangeFails(t *testing.T) {
+	dir, fx := discountRepo(t)
+	base := revParse(t, dir, "HEAD")
+	rec, err := newRecorder("http://127.0.0.1:9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	eng := app.Open(app.Options{LedgerPath: filepath.Join(t.TempDir(), "ledger.db")})
+	defer eng.Close()
+	o := TasksOptions{Engine: eng}
+	var res bench.Result
+	out, why := o.grade(context.Background(), discountTask, fx, nil, dir, trialStatus{Base: base, Status: "blocked"}, rec, &res)
+	if out != bench.Fail || !strings.Contains(why, "the task ended without a change (blocked)") {
+		t.Fatalf("%s (%s), want fail for no change", out, why)
+	}
+}
+
+// TestTasksReplayReference: a new file is created, a changed one removed
+// first (create refuses to overwrite), a deleted one removed; then finish.
+func TestTasksReplayReference(t *testing.T) {
+	fx, err := ParseTaskFixture("x", []byte("-- base/a.go --\na\n-- base/b.go --\nb\n-- reference/a.go --\nA\n-- reference/b.go --\n<deleted>\n-- reference/c.go --\nc\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range ScriptFor(bench.Task{Goal: "do it"}, fx, nil) {
+		got = append(got, s.ToolCalls[0].Name+" "+s.ToolCalls[0].Arguments)
+	}
+	want := []string{
+		`terminal {"command":"rm -f -- 'a.go'"}`,
+		`file_editor {"command":"create","file_text":"A\n","path":"a.go"}`,
+		`terminal {"command":"rm -f -- 'b.go'"}`,
+		`file_editor {"command":"create","file_text":"c\n","path":"c.go"}`,
+		`finish {"summary":"Done: do it"}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("script:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := ParseTaskFixture("x", []byte("-- solution/a.go --\na\n")); err == nil {
+		t.Errorf("an unknown section was accepted")
+	}
+}
