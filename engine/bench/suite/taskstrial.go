@@ -2,7 +2,9 @@ package suite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -55,7 +57,20 @@ func (o *TasksOptions) runAndGrade(ctx context.Context, t bench.Task, fx TaskFix
 	if why != "" {
 		return bench.Error, why
 	}
-	return o.grade(ctx, t, fx, c, dir, st, rec, res)
+	outcome, detail := o.grade(ctx, t, fx, c, dir, st, rec, res)
+	keepCalls(dir, rec, c)
+	return outcome, detail
+}
+
+// keepCalls writes the completions the proxy recorded beside the trial's
+// repository (DIR.calls.json), canaries redacted, for whoever wants to
+// see what the model did; failing to is not the trial's failure.
+func keepCalls(dir string, rec *recorder, c Canaries) {
+	turns, _ := rec.Turns()
+	b, err := json.MarshalIndent(turns, "", "  ")
+	if err == nil {
+		_ = os.WriteFile(dir+".calls.json", []byte(c.Redact(string(b))+"\n"), 0o644)
+	}
 }
 
 // model starts what answers the agent: the scripted server for this
