@@ -50,23 +50,25 @@ func ReadTasks(path string) ([]bench.Task, error) {
 // only names (empty: all), in catalog order; an id of only that names no
 // such task is an error that lists it.
 func SelectTasks(all []bench.Task, split bench.Split, only []string) ([]bench.Task, error) {
-	want := map[string]bool{}
+	want, found := map[string]bool{}, map[string]bool{}
 	for _, id := range only {
-		want[id] = true
+		want[strings.TrimSpace(id)] = true
 	}
 	var out []bench.Task
 	for _, t := range all {
 		if t.Suite != bench.SuiteTasks || (split != "" && t.Split != split) || (len(want) > 0 && !want[t.ID]) {
 			continue
 		}
-		delete(want, t.ID)
+		found[t.ID] = true
 		out = append(out, t)
 	}
-	if len(want) > 0 {
-		var missing []string
-		for id := range want {
+	var missing []string
+	for id := range want {
+		if !found[id] {
 			missing = append(missing, id)
 		}
+	}
+	if len(missing) > 0 {
 		sort.Strings(missing)
 		return nil, fmt.Errorf("%w: no tasks-suite task %s in the %s split", bench.ErrCatalog, strings.Join(missing, ", "), orBoth(split))
 	}

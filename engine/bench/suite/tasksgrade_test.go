@@ -313,3 +313,39 @@ func TestTasksReplayReference(t *testing.T) {
 		t.Errorf("an unknown section was accepted")
 	}
 }
+
+// TestTasksSelect: --only and --split choose among the tasks suite's
+// tasks, in catalog order; an id that names none is an error naming it.
+func TestTasksSelect(t *testing.T) {
+	all := []bench.Task{
+		{ID: "a", Suite: bench.SuiteTasks, Split: bench.SplitDev},
+		{ID: "v", Suite: bench.SuiteVerify, Split: bench.SplitDev},
+		{ID: "b", Suite: bench.SuiteTasks, Split: bench.SplitHeldout},
+		{ID: "c", Suite: bench.SuiteTasks, Split: bench.SplitDev},
+	}
+	ids := func(ts []bench.Task) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, t.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, c := range []struct {
+		split bench.Split
+		only  []string
+		want  string
+	}{
+		{"", nil, "a,b,c"},
+		{bench.SplitDev, nil, "a,c"},
+		{"", []string{"b", "a"}, "a,b"},
+		{bench.SplitDev, []string{"c"}, "c"},
+	} {
+		got, err := SelectTasks(all, c.split, c.only)
+		if err != nil || ids(got) != c.want {
+			t.Errorf("split %q only %v: %s, %v; want %s", c.split, c.only, ids(got), err, c.want)
+		}
+	}
+	if _, err := SelectTasks(all, bench.SplitDev, []string{"a", "b", "v", "zz"}); err == nil || !strings.Contains(err.Error(), "no tasks-suite task b, v, zz in the dev split") {
+		t.Errorf("unknown ids: %v", err)
+	}
+}
