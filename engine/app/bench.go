@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"path"
 	"strings"
 
@@ -16,8 +15,9 @@ import (
 // bench made (a plain directory, not a repository).
 type ChecksRequest struct {
 	Dir string
-	// Commands are test commands in the form verify.ParseTestCommand reads.
-	Commands []string
+	// Selectors are the tests to run, as verify.ParseTestCommand reads
+	// them from test commands (a Go selector's Name is a -run pattern).
+	Selectors []verify.Test
 	// Config is the task's base configuration (gate.test_timeout, the
 	// Python interpreter); every selected test runs once.
 	Config config.Config
@@ -25,18 +25,10 @@ type ChecksRequest struct {
 	Runner sandbox.Runner
 }
 
-// RunChecks runs the tests req's commands select in req.Dir with the
-// gate's adapters (check.Adapters), once each, and says which ran,
-// passed, failed or could not run (verify.Reproduction).
+// RunChecks runs the tests req selects in req.Dir with the gate's
+// adapters (check.Adapters), once each, and says which ran, passed,
+// failed or could not run (verify.Reproduction).
 func (e *Engine) RunChecks(ctx context.Context, req ChecksRequest) (*verify.Reproduction, error) {
-	var sels []verify.Test
-	for _, c := range req.Commands {
-		ts, err := verify.ParseTestCommand(c)
-		if err != nil {
-			return nil, fmt.Errorf("check %q: %w", c, err)
-		}
-		sels = append(sels, ts...)
-	}
 	r := req.Runner
 	if r == nil {
 		r = e.runner()
@@ -44,7 +36,7 @@ func (e *Engine) RunChecks(ctx context.Context, req ChecksRequest) (*verify.Repr
 	cfg := req.Config
 	cfg.Gate.FlakeRuns = 1
 	g := &verify.Gate{Runner: r, Adapters: check.Adapters(r, cfg)}
-	return g.Reproduce(ctx, req.Dir, sels, cfg)
+	return g.Reproduce(ctx, req.Dir, req.Selectors, cfg)
 }
 
 // testConfigFiles decide how tests are found and run, beside the test

@@ -13,6 +13,7 @@ import (
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/bench"
 	"github.com/bcode-dev/bcode/engine/gateway/modeltest"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // The tasks suite runs each catalog task the way a user runs one: a fresh
@@ -53,6 +54,10 @@ type TasksOptions struct {
 	// Script is the scripted model's script for one trial; nil:
 	// ScriptFor.
 	Script func(bench.Task, TaskFixture, Canaries) []modeltest.Step
+	// ParseCheck reads a task's check command into the tests it selects;
+	// nil: verify.ParseTestCommand (Go and pytest; the catalog's own
+	// reader also takes cargo test).
+	ParseCheck func(string) ([]verify.Test, error)
 	// Log gets one line per trial as it ends; nil: none.
 	Log io.Writer
 }

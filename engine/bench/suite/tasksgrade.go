@@ -110,14 +110,25 @@ func mayChange(globs []string, p string) bool {
 	return false
 }
 
-// runChecks runs the task's hidden checks on the snapshot and grades
-// them: pass when every selected test passed, fail when one failed or
+// runChecks runs the task's hidden checks, read by parse (nil:
+// verify.ParseTestCommand), on the snapshot and grades them: pass when every selected test passed, fail when one failed or
 // none was selected, error when they could not run.
-func runChecks(ctx context.Context, eng *app.Engine, dir string, t bench.Task) (bench.Outcome, string) {
+func runChecks(ctx context.Context, eng *app.Engine, dir string, t bench.Task, parse func(string) ([]verify.Test, error)) (bench.Outcome, string) {
 	if len(t.Checks) == 0 {
 		return bench.Pass, ""
 	}
-	rep, err := eng.RunChecks(ctx, app.ChecksRequest{Dir: dir, Commands: t.Checks, Config: config.Default()})
+	if parse == nil {
+		parse = verify.ParseTestCommand
+	}
+	var sels []verify.Test
+	for _, c := range t.Checks {
+		ts, err := parse(c)
+		if err != nil {
+			return bench.Error, fmt.Sprintf("the hidden check %q: %v", c, err)
+		}
+		sels = append(sels, ts...)
+	}
+	rep, err := eng.RunChecks(ctx, app.ChecksRequest{Dir: dir, Selectors: sels, Config: config.Default()})
 	if err != nil {
 		return bench.Error, fmt.Sprintf("running the hidden checks: %v", err)
 	}

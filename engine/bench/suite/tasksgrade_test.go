@@ -134,7 +134,7 @@ func TestTasksCleanSnapshot(t *testing.T) {
 	}
 	eng := app.Open(app.Options{LedgerPath: filepath.Join(t.TempDir(), "ledger.db")})
 	defer eng.Close()
-	if o, why := runChecks(ctx, eng, snap.Dir, discountTask); o != bench.Pass {
+	if o, why := runChecks(ctx, eng, snap.Dir, discountTask, nil); o != bench.Pass {
 		t.Fatalf("the reference: %s (%s), want pass", o, why)
 	}
 
@@ -143,8 +143,14 @@ func TestTasksCleanSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer same.Close()
-	if o, why := runChecks(ctx, eng, same.Dir, discountTask); o != bench.Fail || !strings.Contains(why, "go:./price:TestDiscountStartsAfterTen") {
+	if o, why := runChecks(ctx, eng, same.Dir, discountTask, nil); o != bench.Fail || !strings.Contains(why, "go:./price:TestDiscountStartsAfterTen") {
 		t.Fatalf("the base: %s (%s), want fail naming the hidden test", o, why)
+	}
+	// A check no parser reads is the harness's trouble, not the agent's.
+	odd := discountTask
+	odd.Checks = []string{"make test"}
+	if o, why := runChecks(ctx, eng, snap.Dir, odd, nil); o != bench.Error || !strings.Contains(why, `the hidden check "make test"`) {
+		t.Fatalf("an unreadable check: %s (%s), want error", o, why)
 	}
 }
 
