@@ -53,14 +53,18 @@ func Build() string {
 	if !ok {
 		return "unknown"
 	}
-	b := bi.Main.Version
+	b, rev := bi.Main.Version, false
 	for _, s := range bi.Settings {
 		switch {
 		case s.Key == "vcs.revision":
-			b += " " + s.Value
+			b, rev = b+" "+s.Value, true
 		case s.Key == "vcs.modified" && s.Value == "true":
 			b += " (modified)"
 		}
+	}
+	if !rev {
+		// Reports of such builds cannot say which bcode ran.
+		b += " (no VCS revision: built with -buildvcs=false or outside git)"
 	}
 	return b
 }
