@@ -78,6 +78,15 @@ func tasksEngine(t *testing.T) *app.Engine {
 	return eng
 }
 
+// TestMain removes the binaries tasksEngine built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tasksBins != "" {
+		os.RemoveAll(tasksBins)
+	}
+	os.Exit(code)
+}
+
 func cacheDir() string {
 	if d, err := os.UserCacheDir(); err == nil {
 		return d
