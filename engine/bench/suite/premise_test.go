@@ -88,7 +88,7 @@ func premise(t *testing.T, root string, task bench.Task) {
 		files []txtar.File
 		pass  bool
 	}{{"base", base, false}, {"reference", withRef, true}} {
-		results := runChecks(t, adapter, side.files, fx.Hidden, tests)
+		results := runPremiseChecks(t, adapter, side.files, fx.Hidden, tests)
 		for _, id := range checkOutcomes(tests, results, side.pass) {
 			t.Errorf("on the %s with the hidden files: %s", side.name, id)
 		}
@@ -119,9 +119,9 @@ func premiseAdapter(t *testing.T, lang string) verify.Adapter {
 	return nil
 }
 
-// runChecks writes files and then the hidden files into a fresh directory
+// runPremiseChecks writes files and then the hidden files into a fresh directory
 // and runs tests there once each.
-func runChecks(t *testing.T, a verify.Adapter, files, hidden []txtar.File, tests []verify.Test) []verify.TestResult {
+func runPremiseChecks(t *testing.T, a verify.Adapter, files, hidden []txtar.File, tests []verify.Test) []verify.TestResult {
 	t.Helper()
 	dir := t.TempDir()
 	if err := bench.WriteFiles(dir, files); err != nil {

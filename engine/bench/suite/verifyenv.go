@@ -58,6 +58,10 @@ func BcodeBuild() string {
 			}
 		}
 	}
+	if !strings.Contains(strings.Join(parts, " "), "vcs.revision=") {
+		// Reports of such builds cannot say which bcode ran.
+		parts = append(parts, "(no VCS revision: built with -buildvcs=false or outside git)")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -68,6 +72,7 @@ var toolchainProbes = map[string][]string{
 	"python": {"python3", "--version"},
 	"pytest": {"python3", "-m", "pytest", "--version"},
 	"cargo":  {"cargo", "--version"},
+	"node":   {"node", "--version"},
 	"git":    {"git", "--version"},
 }
 
