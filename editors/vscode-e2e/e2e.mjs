@@ -293,22 +293,7 @@ async function main() {
 
   await step('quick fix: Show mutant diff', async () => {
     // The cursor inside the diagnostic's range (the squiggle), then Ctrl+.
-    const squiggle = await page.locator('.monaco-editor .squiggly-warning').first().boundingBox();
-    await page.mouse.click(squiggle.x + squiggle.width / 2, squiggle.y + squiggle.height / 2);
-    await page.mouse.move(10, 10);
-    const item = page.locator('.action-widget .monaco-list-row', { hasText: /Show mutant diff/i }).first();
-    for (let attempt = 1; ; attempt++) {
-      await page.keyboard.press('Control+.');
-      try {
-        await item.waitFor({ state: 'visible', timeout: 10_000 });
-        break;
-      } catch (e) {
-        // A busy machine: the code actions may not have arrived yet.
-        if (attempt === 3) throw e;
-        await page.keyboard.press('Escape');
-        await page.waitForTimeout(1000);
-      }
-    }
+    await openQuickFixes(/Show mutant diff/i);
     await shot('vscode-quickfix');
     // At most three quick fixes for the line's mutants, one of them the
     // entry that lists them all.
@@ -693,7 +678,16 @@ async function openFile(rel, text) {
 // openQuickFixes puts the cursor on the squiggle and opens Ctrl+.'s menu
 // until a row matching re shows (a busy machine: the actions may be late).
 async function openQuickFixes(re) {
-  const squiggle = await page.locator('.monaco-editor .squiggly-warning').first().boundingBox();
+  // The editor draws its decorations after it shows the text: on a busy
+  // machine, back on an open tab, the squiggle's element comes late.
+  const squiggles = page.locator('.monaco-editor .squiggly-warning').first();
+  await squiggles.waitFor({ state: 'visible', timeout: 30_000 });
+  let squiggle = await squiggles.boundingBox();
+  for (let i = 0; !squiggle && i < 20; i++) {
+    await page.waitForTimeout(500);
+    squiggle = await squiggles.boundingBox();
+  }
+  if (!squiggle) throw new Error('the squiggle is in the page but never on screen');
   await page.mouse.click(squiggle.x + squiggle.width / 2, squiggle.y + squiggle.height / 2);
   await page.mouse.move(10, 10);
   const item = page.locator('.action-widget .monaco-list-row', { hasText: re }).first();
