@@ -97,6 +97,9 @@ func (g *Gate) baseKey(ctx context.Context, change *Change, baseDir string, cfg 
 		}
 		part("toolchain "+a.Language(), id)
 	}
+	// Protected paths judge the change, never run a test; a task's pinned
+	// oracle adds its own, and the base's results are every task's.
+	cfg.Gate.Protected = nil
 	settings, err := json.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("%w: config: %v", ErrUnkeyed, err)
