@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -236,4 +237,62 @@ func write(t *testing.T, p, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBaseResultsCorruptRowIsRunAgain: a stored row that does not decode
+// (here: cut in half in the ledger) is never trusted: the base runs, the
+// verdict is the same, and the row is replaced by one the next check reads.
+func TestBaseResultsCorruptRowIsRunAgain(t *testing.T) {
+	r, base := baseCacheRepo(t)
+	led := openLedger(t)
+	runner := &baseRunCounter{Runner: &host.Runner{Extra: goEnv}, base: base}
+	o := check.Options{Runner: runner, Recorder: led}
+	checkOn(t, r, "main~1", "main", o)
+	err := led.Write(context.Background(), func(tx *sql.Tx) error {
+		res, err := tx.Exec(`UPDATE base_results SET data = substr(data, 1, length(data) / 2)`)
+		if n, _ := res.RowsAffected(); err == nil && n != 1 {
+			t.Fatalf("%d stored rows, want 1", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := checkOn(t, r, "main~1", "other", o)
+	// Green: TestMax does not build on the base (Max is new), so nothing
+	// is credited; the suites pass.
+	if rep.BaseReused != nil || runner.runs() != 2 || rep.Verdict != verify.Green {
+		t.Fatalf("after a corrupt row: %s, reused %+v, %d base runs: want green with the base run again", rep.Verdict, rep.BaseReused, runner.runs())
+	}
+	if rep := checkOn(t, r, "main~1", "main", o); rep.BaseReused == nil || runner.runs() != 2 {
+		t.Fatalf("the run stored over the corrupt row is not reused: %d base runs", runner.runs())
+	}
+}
+
+// TestBaseResultsReusedForPytest: the same for a Python repository, with
+// the interpreter, pytest and the installed distributions in the key.
+func TestBaseResultsReusedForPytest(t *testing.T) {
+	testenv.SystemPytest(t)
+	r := clampFixRepo(t, nil)
+	base := map[string]string{"tests/test_max.py": absent}
+	for _, p := range []string{"shop/clamp.py", "tests/test_clamp.py"} {
+		out, err := testrepo.Command(r.dir, "show", "HEAD~1:"+p).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		base[p] = string(out)
+	}
+	r.git("checkout", "-q", "-b", "other", "HEAD~1")
+	r.write(map[string]string{"tests/test_max.py": "def test_max():\n    assert max(2, 3) == 3\n"})
+	r.commit("a test of max")
+	r.git("checkout", "-q", "main")
+	led := openLedger(t)
+	runner := &baseRunCounter{Runner: host.New(), base: base}
+	first := checkOn(t, r, "main~1", "main", check.Options{Runner: runner, Recorder: led})
+	later := checkOn(t, r, "main~1", "other", check.Options{Runner: runner, Recorder: led})
+	if first.BaseReused != nil || later.BaseReused == nil || runner.runs() != 1 {
+		t.Fatalf("pytest: reused first %+v, later %+v, %d base runs: want the later check to read the first's", first.BaseReused, later.BaseReused, runner.runs())
+	}
+	fresh := checkOn(t, r, "main~1", "other", check.Options{Runner: runner, Recorder: led, NoCache: true})
+	sameJudgement(t, later, fresh)
 }
