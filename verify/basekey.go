@@ -203,7 +203,7 @@ func executableHash() (string, error) {
 			selfErr = err
 			return
 		}
-		f, err := os.Open(p)
+		f, err := sandbox.OpenPath(p)
 		if err != nil {
 			selfErr = err
 			return
