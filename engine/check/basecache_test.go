@@ -117,7 +117,7 @@ func checkOn(t *testing.T, r *gitRepo, base, head string, o check.Options) *veri
 // TestBaseResultsReusedByALaterChange: the first check on a base runs its
 // suite and stores it; a check of another change on the same base reads
 // it and runs the base no more, names the reuse, and reaches what a fresh
-// run (--no-cache) reaches.
+// run (--no-cache) reaches; so does an agent task's attempt.
 func TestBaseResultsReusedByALaterChange(t *testing.T) {
 	r, base := baseCacheRepo(t)
 	led := openLedger(t)
@@ -138,6 +138,12 @@ func TestBaseResultsReusedByALaterChange(t *testing.T) {
 		t.Fatalf("--no-cache: %d base runs, reused %+v: want the base run again", runner.runs(), fresh.BaseReused)
 	}
 	sameJudgement(t, later, fresh)
+	// An agent task's attempt on the same base (the task runner's gate)
+	// reads the same run.
+	agent := checkOn(t, r, "main~1", "main", check.Options{Runner: runner, Recorder: led, TaskID: "task-2", Attempt: 1})
+	if agent.BaseReused == nil || runner.runs() != 2 {
+		t.Fatalf("a task's attempt: reused %+v, %d base runs: want the stored run", agent.BaseReused, runner.runs())
+	}
 }
 
 // sameJudgement fails unless a and b reach the same verdict for the same
