@@ -140,7 +140,11 @@ func (r *checkRun) reuseBase() {
 	}
 	<-r.baseKeyDone
 	if r.baseKeyErr != nil {
-		r.p.Step("not reusing the base's results: %v", r.baseKeyErr)
+		// Said beside the verdict: a user who expects the reuse learns
+		// why the base ran.
+		note := fmt.Sprintf("the base's suite ran and was not kept: %v", r.baseKeyErr)
+		r.p.Step("%s", note)
+		r.rep.Notes = append(r.rep.Notes, note)
 		return
 	}
 	data, at, ok, err := r.g.BaseResults.Get(r.ctx, r.baseKey)

@@ -219,6 +219,29 @@ func TestBaseResultsNeverReusedAcrossBasesToolchainsOrEnvironments(t *testing.T)
 	}
 }
 
+// TestBaseResultsUnkeyedAreNeitherKeptNorReused: a JavaScript file in the
+// tree of a person's own check (whose tests would import the checkout's
+// installed packages, which no key covers) leaves the base unkeyed: it
+// runs every time, and the report says why.
+func TestBaseResultsUnkeyedAreNeitherKeptNorReused(t *testing.T) {
+	r, base := baseCacheRepo(t)
+	r.git("checkout", "-q", "-b", "js", "main~1")
+	r.write(map[string]string{"tool.js": "console.log(1)\n"})
+	r.commit("a script")
+	r.git("cherry-pick", "main")
+	led := openLedger(t)
+	runner := &baseRunCounter{Runner: &host.Runner{Extra: goEnv}, base: base}
+	for i := range 2 {
+		rep := checkOn(t, r, "js~1", "js", check.Options{Runner: runner, Recorder: led})
+		if rep.BaseReused != nil || runner.runs() != i+1 {
+			t.Fatalf("check %d: reused %+v, %d base runs: want the base run each time", i+1, rep.BaseReused, runner.runs())
+		}
+		if !strings.Contains(strings.Join(rep.Notes, "\n"), "cannot key the base: javascript toolchain") {
+			t.Errorf("check %d: notes %q do not say why the base was not kept", i+1, rep.Notes)
+		}
+	}
+}
+
 // goWrapper is a directory holding a go that runs the real one, except
 // that while its mode file says "fake" go env reports a version of its
 // own; the mode file starts "real".
