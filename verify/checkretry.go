@@ -25,10 +25,14 @@ type sideSpec struct {
 // the base's tests of the base.
 func (r *checkRun) sideSpecs() []sideSpec {
 	suite, test := r.cfg.Gate.SuiteTimeout.Duration, r.cfg.Gate.TestTimeout.Duration
+	baseDir := r.baseDir
+	if r.rep.BaseReused != nil {
+		baseDir = "" // read from BaseResults: neither run nor retried
+	}
 	return []sideSpec{
 		{name: "before", run: &r.before, dir: r.beforeDir, targets: r.units, keep: r.keep, floor: test, other: &r.head},
 		{name: "head", run: &r.head, dir: r.headDir, targets: r.fullTargets, keep: r.keep, floor: suite, other: &r.base},
-		{name: "base", run: &r.base, dir: r.baseDir, targets: r.fullTargets, floor: suite, other: &r.head},
+		{name: "base", run: &r.base, dir: baseDir, targets: r.fullTargets, floor: suite, other: &r.head},
 		{name: "old", run: &r.old, dir: r.oldDir, targets: r.oldTargets, floor: test, other: &r.base},
 		{name: "support", run: &r.supp, dir: r.supportDir, targets: r.units, floor: test, other: &r.head},
 	}
@@ -60,6 +64,10 @@ func (r *checkRun) retryTimeouts(specs []sideSpec) {
 		return
 	}
 	l := ReadLoad()
+	r.retried = map[string]bool{}
+	for _, sp := range again {
+		r.retried[sp.name] = true
+	}
 	r.p.Step("running again, with a longer deadline, %d runs that timed out (%s)", len(again), l)
 	fns := make([]func(), len(again))
 	for i, sp := range again {

@@ -103,7 +103,14 @@ type checkRun struct {
 	fullTargets                   map[string][]string // nil: everything
 	base, head, before, old, supp *sideRun
 	keep                          map[string][]string
-	dropAtEnd                     bool // the kept binaries go when the run ends
+	dropAtEnd                     bool            // the kept binaries go when the run ends
+	retried                       map[string]bool // the sides retryTimeouts ran again
+
+	// The key of the base's results (basekey.go), made beside the head's
+	// snapshot; baseKeyDone is nil when the base is not keyed.
+	baseKeyDone chan struct{}
+	baseKey     string
+	baseKeyErr  error
 
 	// Mutation evidence started beside the runs (EvidenceStart).
 	evArmed      bool
@@ -167,6 +174,9 @@ func (r *checkRun) finish() {
 		r.g.dropBinaries(r.beforeDir, r.headDir)
 	}
 	r.preparing.Wait()
+	if r.baseKeyDone != nil {
+		<-r.baseKeyDone
+	}
 	if r.static != nil && !r.staticDone {
 		<-r.static
 	}
@@ -316,6 +326,7 @@ func (r *checkRun) snapshots() bool {
 	if headErr != nil {
 		return r.fail(fmt.Errorf("snapshot of the head: %w", headErr))
 	}
+	r.startBaseKey()
 	for _, a := range r.g.adaptersFor(r.change) {
 		if pr, ok := a.(Preparer); ok {
 			r.preparing.Add(1)
@@ -506,10 +517,12 @@ func (r *checkRun) runs() bool {
 		r.dropAtEnd = true
 	}
 	r.armEvidence()
+	r.reuseBase()
 	r.runSides()
 	if r.cancelled() {
 		return false
 	}
+	r.keepBase()
 	r.timing("runs", t0)
 	return true
 }

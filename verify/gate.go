@@ -46,6 +46,10 @@ type Gate struct {
 	// when the task was made. They are candidates whatever the change
 	// touches, and V1 needs every one to flip (oracle.go).
 	Oracle []Test
+	// BaseResults, when set, keeps the untouched base's whole-suite runs
+	// and gives them back to later checks on the same base, toolchains,
+	// environment and settings (basereuse.go); nil runs the base each time.
+	BaseResults BaseResults
 }
 
 // reasonText is the sentence for every reason code.

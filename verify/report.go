@@ -154,6 +154,10 @@ type Report struct {
 	// needed (a project's packages that could not be installed): facts
 	// beside the verdict, never a cause of it.
 	Notes []string `json:"notes,omitempty"`
+	// BaseReused is set when the untouched base's suite did not run: its
+	// results were read from an earlier run with the same key (also said
+	// in Notes).
+	BaseReused *BaseReuse `json:"base_reused,omitempty"`
 	// Infrastructure names the change's CI definitions (workflows,
 	// .travis.yml, .circleci/) when the base's config lets them stand
 	// beside the verdict rather than block it (a person's change, unless

@@ -40,6 +40,7 @@ func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	sarif := fs.String("sarif", "", "also write the report as SARIF 2.1.0 to `FILE` (the verdict and level as the run's properties, each reason and finding a result)")
 	quiet := fs.Bool("q", false, "do not print progress")
 	noEvidence := fs.Bool("no-evidence", false, "skip mutation evidence (credited tests must otherwise kill a mutant of the changed code)")
+	noCache := fs.Bool("no-cache", false, "run the base's suite even when the ledger keeps its results from an earlier check on the same base, toolchains, environment and settings")
 	where := fs.String("sandbox", "host", "where the tests run: `host|docker`; docker for a change you have not read (the agent's sandbox: no network, no capabilities; needs the image bcode sandbox build makes)")
 	if code, ok := fs.noArgs(args); !ok {
 		return code
@@ -55,7 +56,7 @@ func cmdCheck(ctx context.Context, eng *app.Engine, args []string, stdout, stder
 	if !*quiet {
 		progress = stepPrinter{w: stderr, start: time.Now()}
 	}
-	req := app.CheckRequest{Repo: st.repo, Base: *base, Head: *head, Progress: progress, NoEvidence: *noEvidence}
+	req := app.CheckRequest{Repo: st.repo, Base: *base, Head: *head, Progress: progress, NoEvidence: *noEvidence, NoCache: *noCache}
 	if *where == "docker" {
 		req.Docker = true
 		req.Note = func(note string) { fmt.Fprintf(stderr, "bcode check: %s\n", shown.Line(note)) }

@@ -19,7 +19,10 @@ type CheckRequest struct {
 	// by the base commit's [sandbox]; false: the engine's runner.
 	Docker     bool
 	NoEvidence bool
-	Progress   verify.Progress
+	// NoCache runs the base's suite even when the ledger keeps its results
+	// (check.Options.NoCache).
+	NoCache  bool
+	Progress verify.Progress
 	// Note, when set, is told what the check chose not to do (the
 	// modules the Docker check did not fetch).
 	Note func(string)
@@ -40,7 +43,7 @@ func (e *Engine) Check(ctx context.Context, req CheckRequest) (*verify.Report, e
 		return nil, err
 	}
 	o := check.Options{Repo: req.Repo, Base: req.Base, Head: req.Head, Runner: e.runner(),
-		Recorder: led, Progress: req.Progress, NoEvidence: req.NoEvidence, Scanner: scanner}
+		Recorder: led, Progress: req.Progress, NoEvidence: req.NoEvidence, NoCache: req.NoCache, Scanner: scanner}
 	if req.Docker {
 		note := req.Note
 		if note == nil {

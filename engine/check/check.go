@@ -72,6 +72,12 @@ type Options struct {
 	// once per process by the caller (engine/app's Redactor) and required:
 	// Run refuses to judge a change without one (ErrNoScanner).
 	Scanner *secrets.Scanner
+	// BaseResults keeps and gives back the untouched base's suite runs
+	// (verify.Gate.BaseResults); nil takes the Recorder's when it keeps
+	// them (the ledger: ledgerBaseResults). NoCache runs the base anyway,
+	// and keeps nothing.
+	BaseResults verify.BaseResults
+	NoCache     bool
 }
 
 // ErrNoScanner: Run was called without Options.Scanner. The secret check
@@ -168,6 +174,7 @@ func run(ctx context.Context, o Options) (*verify.Report, error) {
 	g.AgentTask = o.TaskID != ""
 	cfg = pinOracle(g, cfg, o.Oracle)
 	installed(g, o, repo.Dir, modules)
+	g.BaseResults = baseResults(o)
 	switch {
 	case o.NoEvidence:
 	case o.Evidence != nil:

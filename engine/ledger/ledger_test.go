@@ -458,7 +458,7 @@ func TestUpgradeAddsTheTaskQueriesIndex(t *testing.T) {
 	// Turn it back into a schema-2 ledger (without the index and the
 	// journal and the oracles, which came later).
 	err := l.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`DROP INDEX verification_runs_by_task; DROP TABLE claims; DROP TABLE task_oracles; DELETE FROM schema_migrations WHERE "set" = 'ledger' AND version >= 3`)
+		_, err := tx.Exec(`DROP INDEX verification_runs_by_task; DROP TABLE claims; DROP TABLE task_oracles; DROP TABLE base_results; DELETE FROM schema_migrations WHERE "set" = 'ledger' AND version >= 3`)
 		return err
 	})
 	if err != nil {

@@ -268,4 +268,15 @@ CREATE TABLE task_oracles (
 	updated_at TEXT NOT NULL
 ) STRICT;
 `,
+	`
+-- The untouched bases' suite results the gate reuses (verify.BaseResults):
+-- an opaque value under the key of everything that decides it. A Put
+-- prunes the oldest rows, by stored_at.
+CREATE TABLE base_results (
+	key       TEXT PRIMARY KEY,
+	data      BLOB NOT NULL,
+	stored_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX base_results_by_age ON base_results (stored_at);
+`,
 }

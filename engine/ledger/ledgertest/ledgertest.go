@@ -5,7 +5,8 @@
 // the Store, the lease rules (expiry, the pid check on one host and boot,
 // monotonic fences), fencing of every write, claims and acquisitions racing
 // across handles, endpoint session slots, reopening, and the claim journal
-// (one chain under concurrent appenders, appended with its event, fenced).
+// (one chain under concurrent appenders, appended with its event, fenced),
+// and the bases' suite results the gate reuses.
 package ledgertest
 
 import (
@@ -81,6 +82,7 @@ func Run(t *testing.T, b Backend) {
 		{"JournalRace", testJournalRace},
 		{"Oracle", testOracle},
 		{"CreateWithOracle", testCreateWithOracle},
+		{"BaseResults", testBaseResults},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
 	}

@@ -462,4 +462,14 @@ CREATE TABLE task_oracles (
 	pinned     boolean NOT NULL DEFAULT false,
 	updated_at timestamptz NOT NULL
 );
+`, `
+-- The untouched bases' suite results the gate reuses (verify.BaseResults):
+-- an opaque value under the key of everything that decides it. A Put
+-- prunes the oldest rows, by stored_at.
+CREATE TABLE base_results (
+	key       text PRIMARY KEY,
+	data      bytea NOT NULL,
+	stored_at timestamptz NOT NULL
+);
+CREATE INDEX base_results_by_age ON base_results (stored_at);
 `}

@@ -38,7 +38,7 @@ func TestUpgradeAddsTheTaskQueriesIndex(t *testing.T) {
 	defer conn.Close(ctx)
 	// Turn it back into a schema-1 database (without the index, the journal
 	// and the oracles, which came later).
-	if _, err := conn.Exec(ctx, `DROP INDEX verification_runs_by_task; DROP TABLE claims; DROP TABLE task_oracles; DELETE FROM bcode_schema_migrations WHERE version >= 2`); err != nil {
+	if _, err := conn.Exec(ctx, `DROP INDEX verification_runs_by_task; DROP TABLE claims; DROP TABLE task_oracles; DROP TABLE base_results; DELETE FROM bcode_schema_migrations WHERE version >= 2`); err != nil {
 		t.Fatal(err)
 	}
 	s, err = postgres.Open(ctx, url)

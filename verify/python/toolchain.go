@@ -1,0 +1,40 @@
+package python
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+)
+
+var _ verify.Toolchain = (*Adapter)(nil)
+
+// toolchainScript prints what decides a pytest run besides the snapshot:
+// the interpreter, its version, pytest's, and every installed
+// distribution with its version, as `python -I` (the runs' isolation)
+// sees them.
+const toolchainScript = `import sys, importlib.metadata as m
+print(sys.executable); print(sys.version)
+import pytest; print("pytest", pytest.__version__)
+print("\n".join(sorted("%s==%s" % (d.metadata["Name"], d.version) for d in m.distributions())))`
+
+// Toolchain implements verify.Toolchain: the interpreter the runs in dir
+// would use (Interpreter) and toolchainScript's answer under it. No
+// interpreter is an identity too: the runs then fail alike.
+func (a *Adapter) Toolchain(ctx context.Context, r sandbox.Runner, dir string) (string, error) {
+	head := fmt.Sprintf("python configured %q startup %t\n", a.Python, a.StartupFiles)
+	py, err := a.Interpreter(ctx, r, dir)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return strings.ReplaceAll(head+"no interpreter: "+err.Error(), dir, "<snapshot>"), nil
+	}
+	out, err := verify.ProbeToolchain(ctx, r, dir, []string{"PYTHONNOUSERSITE=1"}, py, "-I", "-B", "-c", toolchainScript)
+	if err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(head+py+"\n"+out, dir, "<snapshot>"), nil
+}
