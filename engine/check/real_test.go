@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/javascript"
 )
 
 // realDir is the real corpus: bug-fix commits of public projects and
@@ -227,6 +229,7 @@ func judgeRealCorpus(t *testing.T, mode string, want func(labelled.Case) bool) {
 	}
 	havePytest := testenv.HaveSystemPytest()
 	_, cargoErr := exec.LookPath("cargo")
+	haveNode := haveCommands("node", "npm")
 	var (
 		mu       sync.Mutex
 		outcomes []caseOutcome
@@ -243,6 +246,9 @@ func judgeRealCorpus(t *testing.T, mode string, want func(labelled.Case) bool) {
 				}
 				if isRustCase(c) {
 					testenv.Need(t, cargoErr == nil, "Rust case: cargo is not on PATH (apt-get install cargo, or rustup's with ~/.cargo/bin on PATH)")
+				}
+				if isJSCase(c) {
+					testenv.Need(t, haveNode, "JavaScript case: node and npm are not on PATH (apt-get install nodejs npm)")
 				}
 				t.Parallel()
 				slots <- struct{}{}
@@ -267,6 +273,11 @@ func judgeRealCase(t *testing.T, c labelled.Case, known map[string]verify.Verdic
 	if err := c.Build(ctx, dir); err != nil {
 		t.Fatalf("building the repository: %v", err)
 	}
+	if isJSCase(c) {
+		if err := installJSPackages(ctx, c, dir); err != nil {
+			testenv.Missing(t, "JavaScript case: "+err.Error())
+		}
+	}
 	base, head := c.Revisions()
 	rep, err := check.Run(ctx, check.Options{Scanner: testScanner(), Repo: dir, Base: base, Head: head, Runner: host.New()})
 	if rep == nil {
@@ -287,6 +298,53 @@ func judgeRealCase(t *testing.T, c labelled.Case, known map[string]verify.Verdic
 		t.Errorf("%s: verdict %s, label %s (%s)\nwhy the label: %s\nevidence:\n  %s\n%s", what, rep.Verdict, c.Verdict, c.Kind, c.Why, strings.Join(c.Evidence, "\n  "), describe(rep))
 	}
 	return rep.Verdict
+}
+
+// isJSCase reports whether the case is a JavaScript or TypeScript project:
+// a package.json at its root.
+func isJSCase(c labelled.Case) bool {
+	return slices.ContainsFunc(c.Base, func(f txtar.File) bool { return f.Name == "package.json" })
+}
+
+func haveCommands(names ...string) bool {
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// installJSPackages gives a JavaScript case's repository in dir the
+// packages its base's package-lock.json pins (the runner alone), as the
+// user's installed node_modules beside the checkout: npm ci
+// --ignore-scripts once per lock into the cache verify/javascript's
+// fixture tests share (a case's lock is one of theirs, byte for byte), and
+// an untracked node_modules link the gate's snapshots link to in turn. A
+// case without a lock needs nothing.
+func installJSPackages(ctx context.Context, c labelled.Case, dir string) error {
+	var manifest, lock []byte
+	for _, f := range c.Base {
+		switch f.Name {
+		case "package.json":
+			manifest = f.Data
+		case "package-lock.json":
+			lock = f.Data
+		}
+	}
+	if lock == nil {
+		return nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	p := &javascript.Packages{Dir: filepath.Join(cache, "bcode-test", "packages"), Runner: host.New()}
+	mods, err := p.Install(ctx, []javascript.LockedProject{{Dir: ".", Manifest: manifest, Lock: lock}})
+	if err != nil {
+		return err
+	}
+	return os.Symlink(mods["."], filepath.Join(dir, "node_modules"))
 }
 
 // readKnown reads KNOWN: "name<TAB>verdict today<TAB>reason" lines, # comments.
