@@ -518,7 +518,9 @@ def check(path, write):
         print("   " + e)
     if write:
         lines = [l for l in header.splitlines() if not l.startswith("evidence:")]
-        lines += ["evidence: " + e.replace("\n", " ") for e in ev]
+        # a test's name may hold control characters (ufo names tests by
+        # their input, "\0javascript:"): written escaped, as \xNN.
+        lines += ["evidence: " + re.sub(r"[\x00-\x1f]", lambda m: "\\x%02x" % ord(m.group(0)), e.replace("\n", " ")) for e in ev]
         _, files = parse_txtar(path)
         write_txtar(path, "\n".join(lines) + "\n", files)
 
