@@ -414,7 +414,8 @@ def run_js(dir_):
         os.symlink(mods, os.path.join(dir_, "node_modules"))
     runner = js_runner(dir_)
     report = os.path.join(dir_, ".report")
-    env = dict(os.environ, CI="1", FORCE_COLOR="0", NO_COLOR="1")
+    env = dict(os.environ, FORCE_COLOR="0", NO_COLOR="1")
+    env.pop("CI", None)  # vitest refuses .only under CI: the plain run is a developer's
     env.pop("NODE_OPTIONS", None)
     if runner == "node":
         node = ["node", "--test", "--test-reporter=junit", "--test-reporter-destination=" + report]
@@ -492,7 +493,7 @@ def check(path, write):
             materialize(d, layouts[side], {})
             results[side] = run(d)
     (rb, ob), (rm, om), (rh, oh), (ro, oo) = results["base"], results["mid"], results["head"], results["old"]
-    count = lambda r: ", ".join(f"{sum(1 for v in r.values() if v == s)} {s}" for s in ("pass", "fail", "error", "skip", "xfail") if any(v == s for v in r.values()))
+    count = lambda r: ", ".join(f"{sum(1 for v in r.values() if v == s)} {s}" for s in ("pass", "fail", "error", "skip", "xfail") if any(v == s for v in r.values())) or "no tests"
     plain = "pytest" if python else "cargo test --offline" if rust else "go test ./..." if not js else {"node": "node --test"}.get(js_runner_of(base), js_runner_of(base) + " run" if js_runner_of(base) == "vitest" else "jest")
     ev = [f"plain runs ({plain}): base {count(rb)}; base with head's tests {count(rm)}; head {count(rh)}"]
     f2p = [t for t in rm if rm[t] in ("fail", "error") and rh.get(t) == "pass"]
