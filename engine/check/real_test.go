@@ -73,6 +73,7 @@ func TestRealCorpusFormat(t *testing.T) {
 		}
 	}
 	checkRustCorpus(t, cases)
+	checkJSCorpus(t, cases)
 	checkGate3Corpus(t, cases)
 	t.Logf("%d real cases from %d projects, %d variants, %d known disagreements", real, len(projects), variants, len(known))
 }
@@ -154,6 +155,98 @@ func checkRustCorpus(t *testing.T, cases []labelled.Case) {
 		}
 	}
 	t.Logf("Rust: %d real cases from %d crates, variants by kind %v", real, len(crates), kinds)
+}
+
+// jsVariantKinds are the ways to hide a JavaScript test (issue 30) the
+// real corpus must hold a variant of, besides dropping the fix or
+// weakening the test.
+var jsVariantKinds = []string{
+	"hidden-only", "hidden-skip", "hidden-todo", "hidden-describe-skip", "hidden-test-fails",
+	"hidden-config-exclude", "hidden-config-include", "hidden-pass-with-no-tests", "hidden-setup-patch",
+	"rewritten-snapshot", "assertions-removed", "fix-dropped", "test-weakened",
+}
+
+// jsRunnerLocks are the pinned runners a JavaScript case may declare: its
+// package.json and package-lock.json are those of one of these fixtures
+// of verify/javascript, byte for byte, so that CI installs each runner
+// once for the corpus and the adapter's tests alike.
+var jsRunnerLocks = []string{"vitest", "jest"}
+
+// checkJSCorpus checks the JavaScript part of the real corpus: at least
+// 15 real commits from at least 3 projects, labelled from hand runs of the
+// project's runner, each declaring at most a pinned runner (no installed
+// package committed), and a variant of every kind in jsVariantKinds.
+func checkJSCorpus(t *testing.T, cases []labelled.Case) {
+	t.Helper()
+	locks := map[string]string{}
+	for _, r := range jsRunnerLocks {
+		for _, name := range []string{"package.json", "package-lock.json"} {
+			data, err := os.ReadFile(filepath.Join("..", "..", "verify", "javascript", "testdata", r, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			locks[r+"/"+name] = string(data)
+		}
+	}
+	projects := map[string]int{}
+	kinds := map[string]int{}
+	var real int
+	for _, c := range cases {
+		if !isJSCase(c) {
+			continue
+		}
+		if c.From == "" {
+			real++
+			projects[c.Source]++
+		} else {
+			kinds[c.Kind]++
+		}
+		if len(c.Evidence) == 0 {
+			continue // TestRealCorpusFormat reports it
+		}
+		if !strings.HasPrefix(c.Evidence[0], "plain runs (vitest run)") && !strings.HasPrefix(c.Evidence[0], "plain runs (jest)") && !strings.HasPrefix(c.Evidence[0], "plain runs (node --test)") {
+			t.Errorf("%s: a JavaScript case's evidence starts with the runner's hand run (mkcase.py check --write), not %q", c.Name, c.Evidence[0])
+		}
+		checkJSCaseFiles(t, c, locks)
+	}
+	if real < 15 || len(projects) < 3 {
+		t.Errorf("%d real JavaScript cases from %d projects; want at least 15 and 3", real, len(projects))
+	}
+	for _, k := range jsVariantKinds {
+		if kinds[k] == 0 {
+			t.Errorf("no JavaScript variant of kind %s", k)
+		}
+	}
+	t.Logf("JavaScript: %d real cases from %d projects, variants by kind %v", real, len(projects), kinds)
+}
+
+// checkJSCaseFiles checks that a JavaScript case commits no installed
+// package and that its base's lock, when it has one, is a pinned runner's.
+func checkJSCaseFiles(t *testing.T, c labelled.Case, locks map[string]string) {
+	t.Helper()
+	var manifest, lock string
+	for _, f := range append(append([]txtar.File(nil), c.Base...), c.Head...) {
+		if strings.HasPrefix(f.Name, "node_modules/") || strings.Contains(f.Name, "/node_modules/") {
+			t.Errorf("%s: %s: a case commits no installed package", c.Name, f.Name)
+		}
+	}
+	for _, f := range c.Base {
+		switch f.Name {
+		case "package.json":
+			manifest = string(f.Data)
+		case "package-lock.json":
+			lock = string(f.Data)
+		}
+	}
+	if lock == "" {
+		return
+	}
+	for _, r := range jsRunnerLocks {
+		if manifest == locks[r+"/package.json"] && lock == locks[r+"/package-lock.json"] {
+			return
+		}
+	}
+	t.Errorf("%s: package.json and package-lock.json are not a pinned runner's (verify/javascript/testdata/{%s}): CI would install another tree", c.Name, strings.Join(jsRunnerLocks, ","))
 }
 
 // isRustCase reports whether the case is a Cargo project.
