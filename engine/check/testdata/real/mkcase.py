@@ -414,8 +414,11 @@ def run_js(dir_):
         os.symlink(mods, os.path.join(dir_, "node_modules"))
     runner = js_runner(dir_)
     report = os.path.join(dir_, ".report")
-    env = dict(os.environ, FORCE_COLOR="0", NO_COLOR="1")
-    env.pop("CI", None)  # vitest refuses .only under CI: the plain run is a developer's
+    env = dict(os.environ)
+    # the plain run is a developer's: vitest refuses .only under CI, and
+    # commander's tests read the colour variables.
+    for k in ("CI", "FORCE_COLOR", "NO_COLOR", "CLICOLOR_FORCE"):
+        env.pop(k, None)
     env.pop("NODE_OPTIONS", None)
     if runner == "node":
         node = ["node", "--test", "--test-reporter=junit", "--test-reporter-destination=" + report]
@@ -560,7 +563,7 @@ def new(a):
         f"source: {a.source}", f"commit: {git(a.repo, 'rev-parse', a.commit).strip()}",
         f"subject: {subject}",
         "trimmed: " + " ".join(a.keep) + (f" (go.mod synthesized: module {a.gomod})" if a.gomod else "")
-        + (f" (package.json and package-lock.json synthesized: {a.js} alone, pinned as verify/javascript/testdata/{a.js})" if a.js else ""),
+        + (f" (package.json and package-lock.json synthesized: {' and '.join(sorted(json.loads(base['package.json'])['devDependencies']))} only, pinned as verify/javascript/testdata/{a.js})" if a.js else ""),
     ]) + "\n"
     out = os.path.join(HERE, a.name + ".txtar")
     write_txtar(out, header, files)
