@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/javascript"
 )
 
 // realDir is the real corpus: bug-fix commits of public projects and
@@ -71,6 +73,7 @@ func TestRealCorpusFormat(t *testing.T) {
 		}
 	}
 	checkRustCorpus(t, cases)
+	checkJSCorpus(t, cases)
 	checkGate3Corpus(t, cases)
 	t.Logf("%d real cases from %d projects, %d variants, %d known disagreements", real, len(projects), variants, len(known))
 }
@@ -154,6 +157,98 @@ func checkRustCorpus(t *testing.T, cases []labelled.Case) {
 	t.Logf("Rust: %d real cases from %d crates, variants by kind %v", real, len(crates), kinds)
 }
 
+// jsVariantKinds are the ways to hide a JavaScript test (issue 30) the
+// real corpus must hold a variant of, besides dropping the fix or
+// weakening the test.
+var jsVariantKinds = []string{
+	"hidden-only", "hidden-skip", "hidden-todo", "hidden-describe-skip", "hidden-test-fails",
+	"hidden-config-exclude", "hidden-config-include", "hidden-pass-with-no-tests", "hidden-setup-patch",
+	"rewritten-snapshot", "assertions-removed", "fix-dropped", "test-weakened",
+}
+
+// jsRunnerLocks are the pinned runners a JavaScript case may declare: its
+// package.json and package-lock.json are those of one of these fixtures
+// of verify/javascript, byte for byte, so that CI installs each runner
+// once for the corpus and the adapter's tests alike.
+var jsRunnerLocks = []string{"vitest", "jest"}
+
+// checkJSCorpus checks the JavaScript part of the real corpus: at least
+// 15 real commits from at least 3 projects, labelled from hand runs of the
+// project's runner, each declaring at most a pinned runner (no installed
+// package committed), and a variant of every kind in jsVariantKinds.
+func checkJSCorpus(t *testing.T, cases []labelled.Case) {
+	t.Helper()
+	locks := map[string]string{}
+	for _, r := range jsRunnerLocks {
+		for _, name := range []string{"package.json", "package-lock.json"} {
+			data, err := os.ReadFile(filepath.Join("..", "..", "verify", "javascript", "testdata", r, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			locks[r+"/"+name] = string(data)
+		}
+	}
+	projects := map[string]int{}
+	kinds := map[string]int{}
+	var real int
+	for _, c := range cases {
+		if !isJSCase(c) {
+			continue
+		}
+		if c.From == "" {
+			real++
+			projects[c.Source]++
+		} else {
+			kinds[c.Kind]++
+		}
+		if len(c.Evidence) == 0 {
+			continue // TestRealCorpusFormat reports it
+		}
+		if !strings.HasPrefix(c.Evidence[0], "plain runs (vitest run)") && !strings.HasPrefix(c.Evidence[0], "plain runs (jest)") && !strings.HasPrefix(c.Evidence[0], "plain runs (node --test)") {
+			t.Errorf("%s: a JavaScript case's evidence starts with the runner's hand run (mkcase.py check --write), not %q", c.Name, c.Evidence[0])
+		}
+		checkJSCaseFiles(t, c, locks)
+	}
+	if real < 15 || len(projects) < 3 {
+		t.Errorf("%d real JavaScript cases from %d projects; want at least 15 and 3", real, len(projects))
+	}
+	for _, k := range jsVariantKinds {
+		if kinds[k] == 0 {
+			t.Errorf("no JavaScript variant of kind %s", k)
+		}
+	}
+	t.Logf("JavaScript: %d real cases from %d projects, variants by kind %v", real, len(projects), kinds)
+}
+
+// checkJSCaseFiles checks that a JavaScript case commits no installed
+// package and that its base's lock, when it has one, is a pinned runner's.
+func checkJSCaseFiles(t *testing.T, c labelled.Case, locks map[string]string) {
+	t.Helper()
+	var manifest, lock string
+	for _, f := range append(append([]txtar.File(nil), c.Base...), c.Head...) {
+		if strings.HasPrefix(f.Name, "node_modules/") || strings.Contains(f.Name, "/node_modules/") {
+			t.Errorf("%s: %s: a case commits no installed package", c.Name, f.Name)
+		}
+	}
+	for _, f := range c.Base {
+		switch f.Name {
+		case "package.json":
+			manifest = string(f.Data)
+		case "package-lock.json":
+			lock = string(f.Data)
+		}
+	}
+	if lock == "" {
+		return
+	}
+	for _, r := range jsRunnerLocks {
+		if manifest == locks[r+"/package.json"] && lock == locks[r+"/package-lock.json"] {
+			return
+		}
+	}
+	t.Errorf("%s: package.json and package-lock.json are not a pinned runner's (verify/javascript/testdata/{%s}): CI would install another tree", c.Name, strings.Join(jsRunnerLocks, ","))
+}
+
 // isRustCase reports whether the case is a Cargo project.
 func isRustCase(c labelled.Case) bool {
 	return slices.ContainsFunc(c.Base, func(f txtar.File) bool { return f.Name == "Cargo.toml" })
@@ -227,6 +322,7 @@ func judgeRealCorpus(t *testing.T, mode string, want func(labelled.Case) bool) {
 	}
 	havePytest := testenv.HaveSystemPytest()
 	_, cargoErr := exec.LookPath("cargo")
+	haveNode := haveCommands("node", "npm")
 	var (
 		mu       sync.Mutex
 		outcomes []caseOutcome
@@ -243,6 +339,9 @@ func judgeRealCorpus(t *testing.T, mode string, want func(labelled.Case) bool) {
 				}
 				if isRustCase(c) {
 					testenv.Need(t, cargoErr == nil, "Rust case: cargo is not on PATH (apt-get install cargo, or rustup's with ~/.cargo/bin on PATH)")
+				}
+				if isJSCase(c) {
+					testenv.Need(t, haveNode, "JavaScript case: node and npm are not on PATH (apt-get install nodejs npm)")
 				}
 				t.Parallel()
 				slots <- struct{}{}
@@ -267,6 +366,11 @@ func judgeRealCase(t *testing.T, c labelled.Case, known map[string]verify.Verdic
 	if err := c.Build(ctx, dir); err != nil {
 		t.Fatalf("building the repository: %v", err)
 	}
+	if isJSCase(c) {
+		if err := installJSPackages(ctx, c, dir); err != nil {
+			testenv.Missing(t, "JavaScript case: "+err.Error())
+		}
+	}
 	base, head := c.Revisions()
 	rep, err := check.Run(ctx, check.Options{Scanner: testScanner(), Repo: dir, Base: base, Head: head, Runner: host.New()})
 	if rep == nil {
@@ -287,6 +391,53 @@ func judgeRealCase(t *testing.T, c labelled.Case, known map[string]verify.Verdic
 		t.Errorf("%s: verdict %s, label %s (%s)\nwhy the label: %s\nevidence:\n  %s\n%s", what, rep.Verdict, c.Verdict, c.Kind, c.Why, strings.Join(c.Evidence, "\n  "), describe(rep))
 	}
 	return rep.Verdict
+}
+
+// isJSCase reports whether the case is a JavaScript or TypeScript project:
+// a package.json at its root.
+func isJSCase(c labelled.Case) bool {
+	return slices.ContainsFunc(c.Base, func(f txtar.File) bool { return f.Name == "package.json" })
+}
+
+func haveCommands(names ...string) bool {
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// installJSPackages gives a JavaScript case's repository in dir the
+// packages its base's package-lock.json pins (the runner alone), as the
+// user's installed node_modules beside the checkout: npm ci
+// --ignore-scripts once per lock into the cache verify/javascript's
+// fixture tests share (a case's lock is one of theirs, byte for byte), and
+// an untracked node_modules link the gate's snapshots link to in turn. A
+// case without a lock needs nothing.
+func installJSPackages(ctx context.Context, c labelled.Case, dir string) error {
+	var manifest, lock []byte
+	for _, f := range c.Base {
+		switch f.Name {
+		case "package.json":
+			manifest = f.Data
+		case "package-lock.json":
+			lock = f.Data
+		}
+	}
+	if lock == nil {
+		return nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	p := &javascript.Packages{Dir: filepath.Join(cache, "bcode-test", "packages"), Runner: host.New()}
+	mods, err := p.Install(ctx, []javascript.LockedProject{{Dir: ".", Manifest: manifest, Lock: lock}})
+	if err != nil {
+		return err
+	}
+	return os.Symlink(mods["."], filepath.Join(dir, "node_modules"))
 }
 
 // readKnown reads KNOWN: "name<TAB>verdict today<TAB>reason" lines, # comments.

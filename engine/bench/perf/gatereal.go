@@ -25,8 +25,10 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
+	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/javascript"
 )
 
 // realRow is one case of the real corpus: its verdict and both timings.
@@ -70,6 +72,10 @@ func runRealGate(ctx context.Context, eng *app.Engine, o realOptions, stdout, st
 	if _, err := exec.LookPath("cargo"); err != nil {
 		fmt.Fprintln(stderr, "bcode bench perf gate -real: cargo is not on PATH (apt-get install cargo, or rustup's with ~/.cargo/bin on PATH); Rust cases are left out")
 		sel = slices.DeleteFunc(sel, isRustCase)
+	}
+	if !haveNodeAndNpm() {
+		fmt.Fprintln(stderr, "bcode bench perf gate -real: node or npm is not on PATH (apt-get install nodejs npm); JavaScript cases are left out")
+		sel = slices.DeleteFunc(sel, isJSCase)
 	}
 	if len(sel) == 0 {
 		fmt.Fprintln(stderr, "bcode bench perf gate -real: no case selected")
@@ -141,6 +147,10 @@ func realCase(ctx context.Context, eng *app.Engine, c labelled.Case, dir string,
 		return row
 	}
 	base, head := c.Revisions()
+	if isJSCase(c) {
+		row.plain, row.err = plainJSRuns(ctx, filepath.Join(dir, "repo"), base, head, filepath.Join(dir, "plain"))
+		return row // no floor for JavaScript yet
+	}
 	b, h, _, err := plainRuns(ctx, filepath.Join(dir, "repo"), base, head, row.rep, filepath.Join(dir, "plain"))
 	row.plain, row.err = b+h, err
 	if floor && err == nil {
@@ -165,6 +175,12 @@ func checkCaseKeep(ctx context.Context, eng *app.Engine, c labelled.Case, dir st
 	if err != nil {
 		r.verdict, r.detail = verify.Error, "building the repository: "+err.Error()
 		return r
+	}
+	if isJSCase(c) {
+		if err := installJSPackages(ctx, c, dir); err != nil {
+			r.verdict, r.detail = verify.Error, "installing the case's packages: "+err.Error()
+			return r
+		}
 	}
 	rep, d, err := checkTimed(ctx, eng, dir, base, head)
 	r.dur, r.rep = d, rep
@@ -241,7 +257,7 @@ func printReal(w io.Writer, rows []realRow) {
 		}
 		fmt.Fprintln(w, "Floor: the four file sets (base; base with the head's test files; head; head with the base's test files) each run plainly as above, two at a time, then each Python fail-to-pass repeat round the gate made as a pytest of those node IDs, a process per round and side, two at a time (Go's repeats reuse kept binaries and are left out). Mutation evidence is not in it.")
 	}
-	fmt.Fprintln(w, "Plain: one `go test -count=1 -vet=off` (or pytest, or `cargo test --offline` of each crate the targets are in) of the gate's targeted tests per side, in snapshots made beforehand and not timed.")
+	fmt.Fprintln(w, "Plain: one `go test -count=1 -vet=off` (or pytest, or `cargo test --offline` of each crate the targets are in) of the gate's targeted tests per side, or a JavaScript case's whole suite with its runner (`vitest run`, `jest`, `node --test`), in snapshots made beforehand and not timed.")
 	fmt.Fprintln(w)
 	printPhases(w, rows)
 }
@@ -252,7 +268,7 @@ func printReal(w io.Writer, rows []realRow) {
 // repeat_* of the two sides) overlap, so they add up to more than the wall
 // time; "runs" and "repeats" are the wall time of their groups.
 func printPhases(w io.Writer, rows []realRow) {
-	sums := [len(realLangs)]map[string]int64{{}, {}, {}}
+	sums := [len(realLangs)]map[string]int64{{}, {}, {}, {}}
 	var names []string
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -272,15 +288,15 @@ func printPhases(w io.Writer, rows []realRow) {
 	fmt.Fprintln(w, "## Where the gate's time goes (seconds summed over the cases; run_*, repeat_* and static overlap)")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PHASE\tGO\tPYTHON\tRUST")
+	fmt.Fprintln(tw, "PHASE\tGO\tPYTHON\tRUST\tJAVASCRIPT")
 	for _, k := range names {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\n", k, float64(sums[0][k])/1000, float64(sums[1][k])/1000, float64(sums[2][k])/1000)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\n", k, float64(sums[0][k])/1000, float64(sums[1][k])/1000, float64(sums[2][k])/1000, float64(sums[3][k])/1000)
 	}
 	tw.Flush()
 }
 
 // realLangs are the real corpus's languages, in the order its sums print.
-var realLangs = [...]string{"go", "python", "rust"}
+var realLangs = [...]string{"go", "python", "rust", "javascript"}
 
 // caseLang is the case's index in realLangs.
 func caseLang(c labelled.Case) int {
@@ -289,6 +305,8 @@ func caseLang(c labelled.Case) int {
 		return 1
 	case isRustCase(c):
 		return 2
+	case isJSCase(c):
+		return 3
 	}
 	return 0
 }
@@ -296,6 +314,88 @@ func caseLang(c labelled.Case) int {
 // isRustCase reports whether the case is a Cargo project.
 func isRustCase(c labelled.Case) bool {
 	return slices.ContainsFunc(c.Base, func(f txtar.File) bool { return f.Name == "Cargo.toml" })
+}
+
+// isJSCase reports whether the case is a JavaScript or TypeScript project:
+// a package.json at its root.
+func isJSCase(c labelled.Case) bool {
+	return slices.ContainsFunc(c.Base, func(f txtar.File) bool { return f.Name == "package.json" })
+}
+
+func haveNodeAndNpm() bool {
+	_, nodeErr := exec.LookPath("node")
+	_, npmErr := exec.LookPath("npm")
+	return nodeErr == nil && npmErr == nil
+}
+
+// installJSPackages gives a JavaScript case's repository in dir the
+// packages its base's package-lock.json pins (the runner alone) as the
+// user's installed node_modules beside the checkout: npm ci
+// --ignore-scripts once per lock, into the cache verify/javascript's
+// fixture tests share (a case's lock is one of theirs), and an untracked
+// node_modules link the gate's snapshots link to in turn.
+func installJSPackages(ctx context.Context, c labelled.Case, dir string) error {
+	var manifest, lock []byte
+	for _, f := range c.Base {
+		switch f.Name {
+		case "package.json":
+			manifest = f.Data
+		case "package-lock.json":
+			lock = f.Data
+		}
+	}
+	if lock == nil {
+		return nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	p := &javascript.Packages{Dir: filepath.Join(cache, "bcode-test", "packages"), Runner: host.New()}
+	mods, err := p.Install(ctx, []javascript.LockedProject{{Dir: ".", Manifest: manifest, Lock: lock}})
+	if err != nil {
+		return err
+	}
+	return os.Symlink(mods["."], filepath.Join(dir, "node_modules"))
+}
+
+// plainJSRuns exports the base and the head and runs the project's whole
+// suite in each the way a person would, with its runner and the same
+// node_modules: `vitest run`, `jest` or `node --test`. A case's suite is
+// its kept test files, so this is also the gate's targets or more.
+func plainJSRuns(ctx context.Context, repo, base, head, scratch string) (time.Duration, error) {
+	defer os.RemoveAll(scratch)
+	var total time.Duration
+	for _, side := range []struct{ rev, dir string }{{base, filepath.Join(scratch, "base")}, {head, filepath.Join(scratch, "head")}} {
+		if err := exportRev(ctx, repo, side.rev, side.dir); err != nil {
+			return 0, err
+		}
+		if mods, err := os.Readlink(filepath.Join(repo, "node_modules")); err == nil {
+			if err := os.Symlink(mods, filepath.Join(side.dir, "node_modules")); err != nil {
+				return 0, err
+			}
+		}
+		cmd := exec.CommandContext(ctx, "node", jsRunnerArgs(side.dir)...)
+		cmd.Dir = side.dir
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		start := time.Now()
+		_ = cmd.Run() // failing tests are an outcome, not an error
+		total += time.Since(start)
+	}
+	return total, ctx.Err()
+}
+
+// jsRunnerArgs is node's arguments to run every test of the project in
+// dir with the runner its package.json names.
+func jsRunnerArgs(dir string) []string {
+	manifest, _ := os.ReadFile(filepath.Join(dir, "package.json"))
+	switch {
+	case strings.Contains(string(manifest), `"vitest"`):
+		return []string{"node_modules/vitest/vitest.mjs", "run"}
+	case strings.Contains(string(manifest), `"jest"`):
+		return []string{"node_modules/jest/bin/jest.js", "--ci"}
+	}
+	return []string{"--test"}
 }
 
 // printRatios prints the gate's time against the plain runs' by language

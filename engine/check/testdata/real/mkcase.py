@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
 """Build and hand-run cases of the real corpus (see README.md).
 
-  mkcase.py new NAME --repo GITDIR --commit SHA --source URL --keep PATH... [--gomod MODULE]
+  mkcase.py new NAME --repo GITDIR --commit SHA --source URL --keep PATH... [--gomod MODULE] [--js RUNNER]
       Writes NAME.txtar: base/ = the commit's parent trimmed to the kept paths
       (a path is a file or a directory prefix), head/ = the kept files the
       commit changes. The label starts as "TODO"; then runs `check`.
+      --js vitest|jest adds the package.json and package-lock.json of
+      verify/javascript/testdata/RUNNER (the runner alone, pinned) to base/.
   mkcase.py check FILE.txtar... [--write]
       Builds base, base+head's tests, and head as plain directories and runs
       every test in each with plain `go test -json ./...`,
-      `/usr/bin/python3 -m pytest --junitxml` or `cargo test --offline`
-      (Rust: each side its own CARGO_TARGET_DIR), then prints each test ID whose
+      `/usr/bin/python3 -m pytest --junitxml`, `cargo test --offline`
+      (Rust: each side its own CARGO_TARGET_DIR), or the JavaScript project's
+      runner (vitest run / jest with their JSON reporters, node --test with
+      its junit one; node_modules from `npm ci --ignore-scripts` of the
+      case's package-lock.json, cached by its hash), then prints each test ID whose
       outcome differs between them. --write replaces the case's evidence:
       lines with the result.
 
 Nothing here is the gate: it is the hand run the labels come from.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -55,10 +61,13 @@ def tree(gitdir, rev, keep):
     return files
 
 
+JS_TEST = re.compile(r"(\.|^)(test|spec)\.[cm]?[jt]sx?$")
+
+
 def is_test_file(path):
     base = os.path.basename(path)
     parts = path.split("/")
-    return (base.endswith("_test.go") or (base.startswith("test_") and base.endswith(".py"))
+    return (bool(JS_TEST.search(base)) or "__tests__" in parts or "__snapshots__" in parts or base.endswith("_test.go") or (base.startswith("test_") and base.endswith(".py"))
             or base.endswith("_test.py") or base == "conftest.py"
             or "testdata" in parts or (parts[0] in ("tests", "test", "testing") and len(parts) > 1))
 
@@ -340,11 +349,141 @@ def run_rust(dir_):
     return res, out
 
 
+# ---- JavaScript and TypeScript ------------------------------------------
+
+JS_RUNNERS = os.path.join(HERE, "..", "..", "..", "..", "verify", "javascript", "testdata")
+JS_EXT = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+
+
+def js_runner(dir_):
+    """The runner a project's package.json picks, in verify/javascript's
+    order: its test script, a config file, a dependency, else node --test."""
+    try:
+        pkg = json.load(open(os.path.join(dir_, "package.json")))
+    except (OSError, ValueError):
+        pkg = {}
+    script = (pkg.get("scripts") or {}).get("test", "")
+    m = re.search(r"(^|[\s/;&|(])(vitest|jest)(\s|$|;|&|\|)", script)
+    if m:
+        return m.group(2)
+    if re.search(r"(^|[\s;&|(])node\s[^;&|]*--test(\s|$|[;&|])", script):
+        return "node"
+    names = os.listdir(dir_)
+    if any(n.startswith("vitest.config.") for n in names):
+        return "vitest"
+    if any(n.startswith("jest.config.") for n in names) or "jest" in pkg:
+        return "jest"
+    deps = dict(pkg.get("dependencies") or {}, **(pkg.get("devDependencies") or {}))
+    return "vitest" if "vitest" in deps else "jest" if "jest" in deps else "node"
+
+
+def js_modules(dir_):
+    """node_modules for the package-lock.json in dir_: `npm ci
+    --ignore-scripts` of its package.json and lock alone, in a cache keyed
+    as verify/javascript's Packages keys it (shared with its tests)."""
+    try:
+        manifest = open(os.path.join(dir_, "package.json"), "rb").read()
+        lock = open(os.path.join(dir_, "package-lock.json"), "rb").read()
+    except OSError:
+        return None
+    key = hashlib.sha256(manifest + b"\0" + lock).hexdigest()[:32]
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "bcode-test", "packages")
+    final = os.path.join(cache, key)
+    if not os.path.isdir(os.path.join(final, "node_modules")):
+        os.makedirs(cache, exist_ok=True)
+        tmp = tempfile.mkdtemp(dir=cache, prefix=".install-")
+        open(os.path.join(tmp, "package.json"), "wb").write(manifest)
+        open(os.path.join(tmp, "package-lock.json"), "wb").write(lock)
+        subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error",
+                        "--cache", os.path.join(cache, ".npm-cache")], cwd=tmp, check=True)
+        os.rename(tmp, final)
+    return os.path.join(final, "node_modules")
+
+
+def js_id(file, names):
+    """A test's ID as verify/javascript names it: file, then its describe
+    path and name joined by " › "."""
+    return " › ".join([file] + list(names))
+
+
+def run_js(dir_):
+    """The project's runner, plain, in dir_: vitest run and jest with their
+    JSON reporters, node --test with its junit reporter."""
+    mods = js_modules(dir_)
+    if mods:
+        os.symlink(mods, os.path.join(dir_, "node_modules"))
+    runner = js_runner(dir_)
+    report = os.path.join(dir_, ".report")
+    env = dict(os.environ)
+    # the plain run is a developer's: vitest refuses .only under CI, and
+    # commander's tests read the colour variables.
+    for k in ("CI", "FORCE_COLOR", "NO_COLOR", "CLICOLOR_FORCE"):
+        env.pop(k, None)
+    env.pop("NODE_OPTIONS", None)
+    if runner == "node":
+        node = ["node", "--test", "--test-reporter=junit", "--test-reporter-destination=" + report]
+        if mods and os.path.isdir(os.path.join(mods, "tsx")):
+            node[1:1] = ["--import", "tsx"]
+        p = subprocess.run(node, cwd=dir_, env=env, capture_output=True, text=True)
+        return js_junit(dir_, report, p)
+    if runner == "vitest":
+        cmd = ["node", os.path.join(dir_, "node_modules", "vitest", "vitest.mjs"), "run", "--reporter=json", "--outputFile=" + report]
+    else:
+        cmd = ["node", os.path.join(dir_, "node_modules", "jest", "bin", "jest.js"), "--ci", "--json", "--outputFile=" + report]
+    p = subprocess.run(cmd, cwd=dir_, env=env, capture_output=True, text=True)
+    if not os.path.exists(report):
+        return {"(" + runner + ")": "fail"}, {"(" + runner + ")": (p.stderr.strip().splitlines() or ["no report"])[-1][:160]}
+    res, out = {}, {}
+    for f in json.load(open(report)).get("testResults", []):
+        rel = os.path.relpath(f["name"], dir_)
+        if not f.get("assertionResults") and f.get("status") == "failed":
+            res[js_id(rel, ["(load)"])] = "fail"
+            out[js_id(rel, ["(load)"])] = (f.get("message") or "").strip().split("\n")[0][:160]
+        for a in f.get("assertionResults", []):
+            tid = js_id(rel, a.get("ancestorTitles", []) + [a["title"]])
+            st = {"passed": "pass", "failed": "fail", "pending": "skip", "skipped": "skip", "todo": "skip", "disabled": "skip"}.get(a["status"], a["status"])
+            res[tid] = st
+            if st == "fail":
+                msg = [l.strip() for l in "\n".join(a.get("failureMessages") or []).splitlines() if l.strip()]
+                out[tid] = (msg[0] if msg else "")[:160]
+    os.remove(report)
+    return res, out
+
+
+def js_junit(dir_, report, p):
+    """node --test's junit report: a testsuite per describe, a testcase
+    per test; the file is the testcase's file attribute."""
+    if not os.path.exists(report):
+        return {"(node --test)": "fail"}, {"(node --test)": (p.stderr.strip().splitlines() or ["no report"])[-1][:160]}
+    res, out = {}, {}
+
+    def walk(el, names):
+        for child in el:
+            if child.tag == "testsuite":
+                walk(child, names + [child.get("name", "")])
+            elif child.tag == "testcase":
+                f = child.get("file", "")
+                rel = os.path.relpath(f, dir_) if f else "?"
+                tid = js_id(rel, names + [child.get("name", "")])
+                st = "pass"
+                for c in child:
+                    if c.tag == "failure":
+                        st = "fail"
+                        out[tid] = (c.get("message") or c.text or "").strip().split("\n")[0][:160]
+                    elif c.tag == "skipped":
+                        st = "skip"
+                res[tid] = st
+    walk(ET.parse(report).getroot(), [])
+    os.remove(report)
+    return res, out
+
+
 def check(path, write):
     header, base, head = resolve(path)
     python = any(k.endswith(".py") for k in list(base) + list(head))
     rust = any(k.endswith(".rs") for k in list(base) + list(head))
-    run = run_py if python else run_rust if rust else run_go
+    js = not python and not rust and any(k.endswith(JS_EXT) for k in list(base) + list(head))
+    run = run_py if python else run_rust if rust else run_js if js else run_go
     results = {}
     headfull = {k: v for k, v in dict(base, **head).items() if v.strip() != "<deleted>"}
     # "mid": the base's code with the head's tests; "old": the head's code
@@ -357,8 +496,9 @@ def check(path, write):
             materialize(d, layouts[side], {})
             results[side] = run(d)
     (rb, ob), (rm, om), (rh, oh), (ro, oo) = results["base"], results["mid"], results["head"], results["old"]
-    count = lambda r: ", ".join(f"{sum(1 for v in r.values() if v == s)} {s}" for s in ("pass", "fail", "error", "skip", "xfail") if any(v == s for v in r.values()))
-    ev = [f"plain runs ({'pytest' if python else 'cargo test --offline' if rust else 'go test ./...'}): base {count(rb)}; base with head's tests {count(rm)}; head {count(rh)}"]
+    count = lambda r: ", ".join(f"{sum(1 for v in r.values() if v == s)} {s}" for s in ("pass", "fail", "error", "skip", "xfail") if any(v == s for v in r.values())) or "no tests"
+    plain = "pytest" if python else "cargo test --offline" if rust else "go test ./..." if not js else {"node": "node --test"}.get(js_runner_of(base), js_runner_of(base) + " run" if js_runner_of(base) == "vitest" else "jest")
+    ev = [f"plain runs ({plain}): base {count(rb)}; base with head's tests {count(rm)}; head {count(rh)}"]
     f2p = [t for t in rm if rm[t] in ("fail", "error") and rh.get(t) == "pass"]
     for t in f2p:
         ev.append(f"fail-to-pass {t}: base with head's tests {rm[t]} ({om.get(t, '')[:140]}); head pass")
@@ -382,9 +522,20 @@ def check(path, write):
         print("   " + e)
     if write:
         lines = [l for l in header.splitlines() if not l.startswith("evidence:")]
-        lines += ["evidence: " + e.replace("\n", " ") for e in ev]
+        # a test's name may hold control characters (ufo names tests by
+        # their input, "\0javascript:"): written escaped, as \xNN.
+        lines += ["evidence: " + re.sub(r"[\x00-\x1f]", lambda m: "\\x%02x" % ord(m.group(0)), e.replace("\n", " ")) for e in ev]
         _, files = parse_txtar(path)
         write_txtar(path, "\n".join(lines) + "\n", files)
+
+
+def js_runner_of(files):
+    """js_runner of a layout not yet written out."""
+    with tempfile.TemporaryDirectory() as d:
+        for k in ("package.json",) + tuple(k for k in files if k.startswith(("vitest.config.", "jest.config."))):
+            if k in files:
+                open(os.path.join(d, k), "w").write(files[k])
+        return js_runner(d)
 
 
 def new(a):
@@ -394,6 +545,10 @@ def new(a):
     if a.gomod:
         for side in (base, head):
             side.setdefault("go.mod", f"module {a.gomod}\n\ngo 1.16\n")
+    if a.js:
+        for name in ("package.json", "package-lock.json"):
+            data = open(os.path.join(JS_RUNNERS, a.js, name)).read()
+            base[name], head[name] = data, data
     files = {}
     for k in sorted(base):
         files["base/" + k] = base[k]
@@ -407,7 +562,8 @@ def new(a):
         "verdict: TODO", "kind: TODO", "why: TODO",
         f"source: {a.source}", f"commit: {git(a.repo, 'rev-parse', a.commit).strip()}",
         f"subject: {subject}",
-        "trimmed: " + " ".join(a.keep) + (f" (go.mod synthesized: module {a.gomod})" if a.gomod else ""),
+        "trimmed: " + " ".join(a.keep) + (f" (go.mod synthesized: module {a.gomod})" if a.gomod else "")
+        + (f" (package.json and package-lock.json synthesized: {' and '.join(sorted(json.loads(base['package.json'])['devDependencies']))} only, pinned as verify/javascript/testdata/{a.js})" if a.js else ""),
     ]) + "\n"
     out = os.path.join(HERE, a.name + ".txtar")
     write_txtar(out, header, files)
@@ -425,6 +581,7 @@ def main():
     n.add_argument("--source", required=True)
     n.add_argument("--keep", nargs="+", required=True)
     n.add_argument("--gomod")
+    n.add_argument("--js", choices=("vitest", "jest"))
     c = sub.add_parser("check")
     c.add_argument("files", nargs="+")
     c.add_argument("--write", action="store_true")
