@@ -178,8 +178,8 @@ func checkTest(t verify.Test) error {
 		return fmt.Errorf("javascript test file %q: not a clean path inside the repository", f)
 	case strings.HasPrefix(f, "-"):
 		return fmt.Errorf("javascript test file %q: must not start with '-'", f)
-	case strings.ContainsAny(f, "\x00\n") || strings.Contains(t.Name, "\x00"):
-		return fmt.Errorf("javascript test %q in %q: control characters in the name", t.Name, f)
+	case strings.ContainsAny(f, "\x00\n"):
+		return fmt.Errorf("javascript test file %q: control characters in the name", f)
 	}
 	return nil
 }

@@ -333,12 +333,28 @@ func namePattern(tests []verify.Test) string {
 	var names []string
 	for _, t := range tests {
 		for _, n := range strings.Split(t.Name, NameSep) {
-			names = append(names, regexp.QuoteMeta(n))
+			names = append(names, quoteName(n))
 		}
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
 	return "^(?:" + strings.Join(names, "|") + ")$"
+}
+
+// quoteName is a test's name as a literal in a JavaScript regular
+// expression: its metacharacters escaped, and its control characters
+// written \xNN. A name may hold a NUL (a real test's does), which no
+// command line can carry as itself.
+func quoteName(n string) string {
+	var b strings.Builder
+	for _, r := range regexp.QuoteMeta(n) {
+		if r < 0x20 || r == 0x7f {
+			fmt.Fprintf(&b, `\x%02x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // fullNamePattern selects tests by name for vitest's and jest's -t, which
@@ -348,7 +364,7 @@ func namePattern(tests []verify.Test) string {
 func fullNamePattern(tests []verify.Test) string {
 	var names []string
 	for _, t := range tests {
-		names = append(names, regexp.QuoteMeta(strings.ReplaceAll(t.Name, NameSep, " ")))
+		names = append(names, quoteName(strings.ReplaceAll(t.Name, NameSep, " ")))
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)

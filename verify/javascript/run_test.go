@@ -190,3 +190,22 @@ func TestLoopEndedByTheCPULimitIsATimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestNameWithAControlCharacter: a real test's name began with a NUL
+// (ufo's "\0protocol" case), which no command line carries: the pattern
+// writes it \x00, and the test is selected and run by its name.
+func TestNameWithAControlCharacter(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"test/nul.test.js": "const { test } = require('node:test');\ntest('\\u0000proto', () => {});\ntest('other', () => { throw new Error('not selected'); });\n",
+	})
+	tc := verify.Test{Language: language, Package: "test/nul.test.js", File: "test/nul.test.js", Name: "\x00proto"}
+	res, err := New().RunTests(t.Context(), host.New(), dir, []verify.Test{tc}, verify.RunOptions{Count: 1, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Outcome != verify.Pass {
+		t.Fatalf("results %+v, want the NUL-named test to pass", res)
+	}
+}
