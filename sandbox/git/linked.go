@@ -79,6 +79,20 @@ func realDir(dir string) (string, error) {
 	return abs, nil
 }
 
+// adminOf is the admin directory r's records give the linked worktree at
+// dir, "" when they name none.
+func (r *Repo) adminOf(ctx context.Context, dir string) (string, error) {
+	want, err := realDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("worktree directory %q: %w", dir, err)
+	}
+	admins, err := r.adminDirs(ctx)
+	if err != nil {
+		return "", err
+	}
+	return admins[want], nil
+}
+
 // LinkedWorktree opens the linked working tree of r at dir without
 // discovery: its admin directory is found in r's own records (the
 // worktrees/*/gitdir files), and every git process on the returned Repo
@@ -247,8 +261,21 @@ func writeFileAtomic(name string, data []byte) error {
 // repository, nested repositories, unreadable directories, huge files), it
 // goes.
 func (r *Repo) RemoveLinkedWorktree(ctx context.Context, dir string) error {
+	admin, err := r.adminOf(ctx, dir)
+	if err != nil {
+		return err
+	}
 	if err := RemoveTree(dir); err != nil {
 		return fmt.Errorf("removing worktree %s: %w", dir, err)
+	}
+	if admin != "" {
+		// prune keeps a locked worktree's record, and a `git worktree
+		// add` killed mid-checkout leaves its "initializing" lock: the
+		// record would keep the task's branch checked out at a directory
+		// that is gone, and no later holder could check it out.
+		if err := os.Remove(filepath.Join(admin, "locked")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("unlocking worktree %s: %w", dir, err)
+		}
 	}
 	if _, err := r.plumbing(ctx, invocation{args: []string{"worktree", "prune"}}); err != nil {
 		return fmt.Errorf("pruning worktrees: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -136,4 +137,37 @@ func BenchmarkSnapshotWorktree(b *testing.B) {
 	}
 	b.ReportMetric(float64((cpu(syscall.RUSAGE_SELF)-self0).Milliseconds())/float64(b.N), "bcode-cpu-ms/op")
 	b.ReportMetric(float64((cpu(syscall.RUSAGE_CHILDREN)-git0).Milliseconds())/float64(b.N), "git-cpu-ms/op")
+}
+
+// TestRemoveLinkedWorktreeLeftInitializing: a `git worktree add` killed
+// mid-checkout leaves its admin record locked "initializing", which prune
+// keeps; removing the worktree must also drop that record, or the branch
+// stays checked out at a directory that is gone and the next holder's add
+// fails (CI: TestSharedKillLoop, "'bcode/…' is already checked out at …-f1").
+func TestRemoveLinkedWorktreeLeftInitializing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write("a.txt", "base\n")
+	base := f.commit("base")
+	r := f.open()
+	dir := t.TempDir()
+	first := filepath.Join(dir, "task-f1")
+	if err := r.WorktreeAdd(ctx, first, "bcode/task", base); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "-C", first, "rev-parse", "--absolute-git-dir").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := strings.TrimSpace(string(out))
+	if err := os.WriteFile(filepath.Join(admin, "locked"), []byte("initializing"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemoveLinkedWorktree(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(dir, "task-f2")
+	if err := r.WorktreeAdd(ctx, second, "bcode/task", base); err != nil {
+		t.Fatalf("adding the next holder's worktree: %v", err)
+	}
 }
