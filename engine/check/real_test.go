@@ -18,7 +18,6 @@ import (
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/javascript"
 )
 
 // realDir is the real corpus: bug-fix commits of public projects and
@@ -367,7 +366,7 @@ func judgeRealCase(t *testing.T, c labelled.Case, known map[string]verify.Verdic
 		t.Fatalf("building the repository: %v", err)
 	}
 	if isJSCase(c) {
-		if err := installJSPackages(ctx, c, dir); err != nil {
+		if err := c.InstallJSPackages(ctx, dir); err != nil {
 			testenv.Missing(t, "JavaScript case: "+err.Error())
 		}
 	}
@@ -406,38 +405,6 @@ func haveCommands(names ...string) bool {
 		}
 	}
 	return true
-}
-
-// installJSPackages gives a JavaScript case's repository in dir the
-// packages its base's package-lock.json pins (the runner alone), as the
-// user's installed node_modules beside the checkout: npm ci
-// --ignore-scripts once per lock into the cache verify/javascript's
-// fixture tests share (a case's lock is one of theirs, byte for byte), and
-// an untracked node_modules link the gate's snapshots link to in turn. A
-// case without a lock needs nothing.
-func installJSPackages(ctx context.Context, c labelled.Case, dir string) error {
-	var manifest, lock []byte
-	for _, f := range c.Base {
-		switch f.Name {
-		case "package.json":
-			manifest = f.Data
-		case "package-lock.json":
-			lock = f.Data
-		}
-	}
-	if lock == nil {
-		return nil
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	p := &javascript.Packages{Dir: filepath.Join(cache, "bcode-test", "packages"), Runner: host.New()}
-	mods, err := p.Install(ctx, []javascript.LockedProject{{Dir: ".", Manifest: manifest, Lock: lock}})
-	if err != nil {
-		return err
-	}
-	return os.Symlink(mods["."], filepath.Join(dir, "node_modules"))
 }
 
 // readKnown reads KNOWN: "name<TAB>verdict today<TAB>reason" lines, # comments.

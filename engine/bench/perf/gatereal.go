@@ -25,10 +25,8 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/app"
 	"github.com/bcode-dev/bcode/engine/check/labelled"
-	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/sandbox/shown"
 	"github.com/bcode-dev/bcode/verify"
-	"github.com/bcode-dev/bcode/verify/javascript"
 )
 
 // realRow is one case of the real corpus: its verdict and both timings.
@@ -177,7 +175,7 @@ func checkCaseKeep(ctx context.Context, eng *app.Engine, c labelled.Case, dir st
 		return r
 	}
 	if isJSCase(c) {
-		if err := installJSPackages(ctx, c, dir); err != nil {
+		if err := c.InstallJSPackages(ctx, dir); err != nil {
 			r.verdict, r.detail = verify.Error, "installing the case's packages: "+err.Error()
 			return r
 		}
@@ -326,37 +324,6 @@ func haveNodeAndNpm() bool {
 	_, nodeErr := exec.LookPath("node")
 	_, npmErr := exec.LookPath("npm")
 	return nodeErr == nil && npmErr == nil
-}
-
-// installJSPackages gives a JavaScript case's repository in dir the
-// packages its base's package-lock.json pins (the runner alone) as the
-// user's installed node_modules beside the checkout: npm ci
-// --ignore-scripts once per lock, into the cache verify/javascript's
-// fixture tests share (a case's lock is one of theirs), and an untracked
-// node_modules link the gate's snapshots link to in turn.
-func installJSPackages(ctx context.Context, c labelled.Case, dir string) error {
-	var manifest, lock []byte
-	for _, f := range c.Base {
-		switch f.Name {
-		case "package.json":
-			manifest = f.Data
-		case "package-lock.json":
-			lock = f.Data
-		}
-	}
-	if lock == nil {
-		return nil
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	p := &javascript.Packages{Dir: filepath.Join(cache, "bcode-test", "packages"), Runner: host.New()}
-	mods, err := p.Install(ctx, []javascript.LockedProject{{Dir: ".", Manifest: manifest, Lock: lock}})
-	if err != nil {
-		return err
-	}
-	return os.Symlink(mods["."], filepath.Join(dir, "node_modules"))
 }
 
 // plainJSRuns exports the base and the head and runs the project's whole
