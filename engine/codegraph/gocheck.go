@@ -124,6 +124,23 @@ func (c *sourceChecker) check(p *packages.Package) *packages.Package {
 	return &out
 }
 
+// release drops what indexing p needed and importing it does not: its
+// syntax, type information and file contents. Only its types stay, for
+// the packages checked after it; so a load's memory is the types of the
+// module, not every package's syntax at once.
+func (c *sourceChecker) release(p *packages.Package) {
+	done, ok := c.done[p.ID]
+	if !ok {
+		return
+	}
+	for _, name := range done.CompiledGoFiles {
+		delete(c.sources, name)
+	}
+	slim := *done
+	slim.Syntax, slim.TypesInfo = nil, nil
+	c.done[p.ID] = &slim
+}
+
 // resolveUnchecked names the package-level objects of pkg (and of the
 // repository's packages it imports) that go/types never looked up: it
 // stops at an operand of the invalid type, so in `v.Interface().(Unmarshaler)`
