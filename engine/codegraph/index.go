@@ -120,12 +120,24 @@ func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph
 		return nil, st, err
 	}
 	st.Module = module
-	scan, err := ScanTree(conf, gomod)
+	keeper, _ := store.(graphKeeper)
+	var sums *fileSums
+	if keeper != nil {
+		sums = keeper.sums(abs)
+	}
+	scan, err := scanTree(conf, gomod, sums)
 	if err != nil {
 		return nil, st, err
 	}
 	st.Refused = scan.Refused
 	st.Scan = time.Since(start)
+	key := graphKey(module, scan)
+	if keeper != nil {
+		if g, units := keeper.kept(abs, key); g != nil {
+			st.Units, st.Reused, st.Total = units, units, time.Since(start)
+			return g, st, nil
+		}
+	}
 
 	stored := map[string]*Unit{}
 	if store != nil {
@@ -163,6 +175,9 @@ func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph
 	units := st.gatherUnits(scan.Hashes, fresh, stored)
 	st.Units = len(units)
 	g := Assemble(module, units)
+	if keeper != nil && len(st.Pending) == 0 {
+		keeper.keep(abs, key, g, st.Units)
+	}
 	st.Total = time.Since(start)
 	return g, st, nil
 }
@@ -327,12 +342,38 @@ func skipDir(name string) bool {
 	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor"
 }
 
+// graphKey names the graph of one scanned tree: its module, every
+// directory's hash and the files refused.
+func graphKey(module string, scan *Scan) string {
+	dirs := make([]string, 0, len(scan.Hashes))
+	for d := range scan.Hashes {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", module)
+	for _, d := range dirs {
+		fmt.Fprintf(h, "%s\x00%s\n", d, scan.Hashes[d])
+	}
+	for _, r := range scan.Refused {
+		fmt.Fprintf(h, "refused %s\n", r)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // ScanTree hashes each Go directory of conf's tree. Names come from
 // walking the directory (which never follows links); contents only through
 // conf, which refuses symbolic links. Nested modules are skipped: they are
 // other modules.
 func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
+	return scanTree(conf, gomod, nil)
+}
+
+// scanTree is ScanTree taking a file's hash from sums when its size and
+// modification time are those it was hashed with (sums nil: hash all).
+func scanTree(conf *sandbox.Confined, gomod []byte, sums *fileSums) (*Scan, error) {
 	root := conf.Dir()
+	now := time.Now()
 	modSum := sha256.Sum256(gomod)
 	type entry struct{ name, sum string }
 	perDir := map[string][]entry{}
@@ -370,6 +411,11 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
+		info, _ := d.Info()
+		if sum, ok := sums.lookup(rel, info); ok {
+			perDir[dir] = append(perDir[dir], entry{d.Name(), sum})
+			return nil
+		}
 		// Capped: a 2 GB .go file the agent wrote must not become 2 GB of
 		// bcode. One over the cap is hashed by its size alone; the shadow
 		// copy leaves it out too.
@@ -385,6 +431,7 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 		}
 		sum := sha256.Sum256(data)
 		perDir[dir] = append(perDir[dir], entry{d.Name(), hex.EncodeToString(sum[:])})
+		sums.record(rel, info, len(data), hex.EncodeToString(sum[:]), now)
 		return nil
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/bcode-dev/bcode/engine/ledger"
 )
@@ -54,8 +55,45 @@ func (s LedgerStore) Save(ctx context.Context, repo string, units []*Unit, remov
 }
 
 // MemoryStore keeps units in memory: for a long-running process that
-// wants no database, and for tests of the indexer itself.
-type MemoryStore struct{ units map[string]map[string][]byte }
+// wants no database, and for tests of the indexer itself. It also keeps
+// the files' hashes and the last graph of each repository (warm.go), so
+// an Index of an unchanged tree returns that graph after the walk.
+type MemoryStore struct {
+	units  map[string]map[string][]byte
+	files  map[string]*fileSums
+	graphs map[string]keptGraph
+	mu     sync.Mutex // guards files and graphs
+}
+
+func (m *MemoryStore) sums(repo string) *fileSums {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.files == nil {
+		m.files = map[string]*fileSums{}
+	}
+	if m.files[repo] == nil {
+		m.files[repo] = &fileSums{}
+	}
+	return m.files[repo]
+}
+
+func (m *MemoryStore) kept(repo, key string) (*Graph, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k := m.graphs[repo]; k.key == key {
+		return k.g, k.units
+	}
+	return nil, 0
+}
+
+func (m *MemoryStore) keep(repo, key string, g *Graph, units int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.graphs == nil {
+		m.graphs = map[string]keptGraph{}
+	}
+	m.graphs[repo] = keptGraph{key: key, g: g, units: units}
+}
 
 // Load implements Store.
 func (m *MemoryStore) Load(_ context.Context, repo string) (map[string]*Unit, error) {
