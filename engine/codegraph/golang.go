@@ -65,6 +65,10 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	cctx, cancel := context.WithTimeout(ctx, lo.checkDeadline)
 	defer cancel()
 	chk := newSourceChecker(cctx, repo, inModule)
+	chk.indexed = map[string]bool{}
+	for _, p := range chosen {
+		chk.indexed[p.ID] = true
+	}
 	out := &goLoad{units: map[string]*Unit{}}
 	for i, d := range order {
 		if cctx.Err() != nil {
