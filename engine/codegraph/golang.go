@@ -23,6 +23,7 @@ import (
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // indexGo lists the packages of dirs (repository-relative, "." for the
@@ -49,7 +50,7 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	if _, err := makeShadow(conf, repo); err != nil {
 		return nil, err
 	}
-	chosen, err := listGo(ctx, repo, dirs, lo.listDeadline)
+	chosen, err := listGo(ctx, repo, dirs, lo.listDeadline, lo.load)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +128,7 @@ func (u *Unit) finish(took time.Duration) {
 // dirs in the copy at repo, within deadline, and picks one variant per
 // package path of those in dirs: the test variant ("p [p.test]") holds
 // every file the plain one does plus the in-package tests.
-func listGo(ctx context.Context, repo string, dirs []string, deadline time.Duration) ([]*packages.Package, error) {
+func listGo(ctx context.Context, repo string, dirs []string, deadline time.Duration, load verify.Load) ([]*packages.Package, error) {
 	tc, err := gotool.Shared(ctx)
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func listGo(ctx context.Context, repo string, dirs []string, deadline time.Durat
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		if lctx.Err() != nil && ctx.Err() == nil {
-			return nil, &listError{why: fmt.Sprintf("go list did not finish within its deadline of %s", deadline.Round(time.Second)), err: lctx.Err()}
+			return nil, &listError{why: fmt.Sprintf("go list did not finish within its deadline of %s (%s)", deadline.Round(time.Second), load), err: lctx.Err()}
 		}
 		return nil, &listError{why: listFailure(err), err: err}
 	}

@@ -62,6 +62,7 @@ type loadOptions struct {
 	first                       string
 	progress                    func(done, total int, dir string)
 	listDeadline, checkDeadline time.Duration
+	load                        verify.Load // the load the deadlines were derived under
 }
 
 // loadFloor is a load's deadline when nothing of it was measured, before
@@ -149,7 +150,7 @@ func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph
 
 	loadStart := time.Now()
 	load := verify.ReadLoad()
-	lo := loadOptions{first: firstDir(o.First, scan.Hashes), progress: o.Progress}
+	lo := loadOptions{first: firstDir(o.First, scan.Hashes), progress: o.Progress, load: load}
 	var measured time.Duration
 	lo.listDeadline, lo.checkDeadline, measured = loadDeadlines(load, st.Reindexed, stored)
 	if o.CheckDeadline > 0 {
