@@ -55,6 +55,9 @@ type Options struct {
 	// CheckDeadline, when positive, replaces the derived deadline of
 	// checking and indexing (tests; a caller with a budget of its own).
 	CheckDeadline time.Duration
+	// ListDeadline, when positive, replaces go list's derived deadline
+	// (tests).
+	ListDeadline time.Duration
 }
 
 // loadOptions are what indexGo needs of Options, deadlines resolved.
@@ -155,6 +158,9 @@ func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph
 	lo.listDeadline, lo.checkDeadline, measured = loadDeadlines(load, st.Reindexed, stored)
 	if o.CheckDeadline > 0 {
 		lo.checkDeadline = o.CheckDeadline
+	}
+	if o.ListDeadline > 0 {
+		lo.listDeadline = o.ListDeadline
 	}
 	st.ListDeadline, st.CheckDeadline = lo.listDeadline, lo.checkDeadline
 	fresh, pending, err := reindex(ctx, conf, module, st.Reindexed, scan.Hashes, lo)

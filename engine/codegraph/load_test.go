@@ -185,3 +185,18 @@ func TestLoadDeadlineFromMeasurement(t *testing.T) {
 		t.Fatalf("re-indexed %v with deadline %s, want [e] with 5×%s+10s", st.Reindexed, st.CheckDeadline, took)
 	}
 }
+
+// TestListPastItsDeadlineSaysSo: a go list cut by its deadline fails the
+// index with a sentence naming the deadline and the load (what the pack's
+// note shows), not a bare "failed".
+func TestListPastItsDeadlineSaysSo(t *testing.T) {
+	repo := writeFixture(t, chain)
+	_, _, err := IndexWith(context.Background(), repo, nil, Options{ListDeadline: time.Millisecond})
+	if err == nil {
+		t.Fatal("go list finished within a millisecond")
+	}
+	why := WhyFailed(err)
+	if !strings.Contains(why, "go list did not finish within its deadline of") || !strings.Contains(why, "load") {
+		t.Fatalf("WhyFailed = %q", why)
+	}
+}
