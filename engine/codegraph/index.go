@@ -137,9 +137,9 @@ func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph
 	st.Scan = time.Since(start)
 	key := graphKey(module, scan)
 	if keeper != nil {
-		if g, units := keeper.kept(abs, key); g != nil {
-			st.Units, st.Reused, st.Total = units, units, time.Since(start)
-			return g, st, nil
+		if k, ok := keeper.kept(abs, key); ok {
+			st.Units, st.Reused, st.Errors, st.Total = k.units, k.units, k.errors, time.Since(start)
+			return k.g, st, nil
 		}
 	}
 
@@ -183,7 +183,7 @@ func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph
 	st.Units = len(units)
 	g := Assemble(module, units)
 	if keeper != nil && len(st.Pending) == 0 {
-		keeper.keep(abs, key, g, st.Units)
+		keeper.keep(abs, keptGraph{key: key, g: g, units: st.Units, errors: st.Errors})
 	}
 	st.Total = time.Since(start)
 	return g, st, nil

@@ -81,22 +81,20 @@ func (m *MemoryStore) sums(repo string) *fileSums {
 	return m.files[repo]
 }
 
-func (m *MemoryStore) kept(repo, key string) (*Graph, int) {
+func (m *MemoryStore) kept(repo, key string) (keptGraph, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if k := m.graphs[repo]; k.key == key {
-		return k.g, k.units
-	}
-	return nil, 0
+	k, ok := m.graphs[repo]
+	return k, ok && k.key == key && k.g != nil
 }
 
-func (m *MemoryStore) keep(repo, key string, g *Graph, units int) {
+func (m *MemoryStore) keep(repo string, k keptGraph) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.graphs == nil {
 		m.graphs = map[string]keptGraph{}
 	}
-	m.graphs[repo] = keptGraph{key: key, g: g, units: units}
+	m.graphs[repo] = k
 }
 
 // Load implements Store.

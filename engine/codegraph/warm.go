@@ -17,8 +17,8 @@ import (
 // files' hashes between Index calls.
 type graphKeeper interface {
 	sums(repo string) *fileSums
-	kept(repo, key string) (*Graph, int)
-	keep(repo, key string, g *Graph, units int)
+	kept(repo, key string) (keptGraph, bool)
+	keep(repo string, k keptGraph)
 }
 
 // racyWindow: a file modified this close to the scan that hashed it may
@@ -67,9 +67,12 @@ func (f *fileSums) record(name string, info fs.FileInfo, read int, sum string, n
 	f.m[name] = fileSum{size: info.Size(), mtime: info.ModTime(), sum: sum}
 }
 
-// keptGraph is a graph and the tree it was assembled from.
+// keptGraph is a graph, the tree it was assembled from (key) and what
+// the Stats of an Index returning it say of its units: how many, and
+// their errors (so a warm pack notes them as the first did).
 type keptGraph struct {
-	key   string
-	g     *Graph
-	units int
+	key    string
+	g      *Graph
+	units  int
+	errors []string
 }

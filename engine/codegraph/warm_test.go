@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -48,5 +49,33 @@ func TestMemoryStoreReusesTheGraphOnlyForTheSameTree(t *testing.T) {
 	}
 	if g3 == g1 || g3.Symbols["example.com/chain/island.Apart"] == nil || g3.Symbols["example.com/chain/island.Alone"] != nil {
 		t.Fatalf("edit not seen: re-indexed %v, same graph %v", st.Reindexed, g3 == g1)
+	}
+}
+
+// TestKeptGraphKeepsItsErrors: the graph a MemoryStore hands back for an
+// unchanged tree comes with the same package errors the first Index
+// reported, so a warm pack still notes them.
+func TestKeptGraphKeepsItsErrors(t *testing.T) {
+	repo := writeFixture(t, chain+`
+-- broken/broken.go --
+package broken
+
+func Broken( { return }
+`)
+	store := &MemoryStore{}
+	ctx := context.Background()
+	_, st1, err := Index(ctx, repo, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st1.Errors) == 0 {
+		t.Fatal("the syntax error was not reported")
+	}
+	_, st2, err := Index(ctx, repo, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st2.Reindexed) != 0 || !slices.Equal(st2.Errors, st1.Errors) {
+		t.Fatalf("warm index: re-indexed %v, errors %q, want none and %q", st2.Reindexed, st2.Errors, st1.Errors)
 	}
 }
