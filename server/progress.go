@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bcode-dev/bcode/server/lsp"
 )
@@ -88,4 +89,40 @@ func (s *Server) WorkDoneProgressCancel(ctx context.Context, token lsp.ProgressT
 	}
 	s.log.Info("progress cancelled by the client", "token", token)
 	cancel()
+}
+
+// packIndexProgress reports a pack's Go indexing as one $/progress
+// stream, begun at the first package indexed (a warm index indexes none
+// and shows nothing) and ended by end, which the pack defers: so it ends
+// however the pack does.
+type packIndexProgress struct {
+	s    *Server
+	ctx  context.Context
+	p    *progress
+	done int
+	last time.Time
+}
+
+func (s *Server) indexProgress(ctx context.Context) *packIndexProgress {
+	return &packIndexProgress{s: s, ctx: ctx}
+}
+
+// step is pack.Input.IndexProgress: at most one report per 100ms, and the
+// last package's always.
+func (ip *packIndexProgress) step(done, total int, dir string) {
+	if ip.p == nil {
+		ip.p = ip.s.beginProgress(ip.ctx, "bcode index", nil)
+	}
+	ip.done = done
+	if done < total && time.Since(ip.last) < 100*time.Millisecond {
+		return
+	}
+	ip.last = time.Now()
+	ip.p.Step("indexed %d of %d packages (%s)", done, total, dir)
+}
+
+func (ip *packIndexProgress) end() {
+	if ip.p != nil {
+		ip.p.end(fmt.Sprintf("indexed %d packages", ip.done))
+	}
 }

@@ -122,6 +122,9 @@ func (s *Server) buildPack(ctx context.Context, a command.PackArgs) (*app.Pack, 
 	s.content.packMu.Lock()
 	defer s.content.packMu.Unlock()
 	req.Index = &s.content.store
+	ip := s.indexProgress(ctx)
+	defer ip.end()
+	req.IndexProgress = ip.step
 	p, err := s.app.Pack(ctx, req)
 	if err != nil {
 		return nil, lsp.Errorf(lsp.CodeRequestFailed, "building the context pack: %v", err)

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -55,6 +56,15 @@ func (s stdio) Close() error {
 	return first
 }
 
+// softMemoryLimit is the Go heap size past which the collector runs
+// sooner than GOGC alone would make it (GOMEMLIMIT in the environment
+// replaces it). An editor's server mostly idles with a small heap; its
+// peak is the first index of a large module, whose garbage GOGC=100 lets
+// grow to twice what is live. On golang.org/x/tools the limit took the
+// peak RSS from 143-164 MiB to 138 MiB with the first pack no slower
+// (docs/lsp.md). It is soft: a larger live heap is served, not refused.
+const softMemoryLimit = 120 << 20
+
 func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
 	// The log is shown in the editor's output panel: it goes through
 	// shown.Writer like every other byte bcode shows (the LSP stream itself
@@ -62,6 +72,9 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 	shownErr := shown.NewWriter(stderr)
 	defer shownErr.Flush()
 	stderr = shownErr
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	fs := flag.NewFlagSet("bcode-ls", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	useStdio := fs.Bool("stdio", false, "serve one client over stdin and stdout")

@@ -107,6 +107,9 @@ func cmdPack(ctx context.Context, eng *app.Engine, args []string, stdout, stderr
 	summary := fmt.Sprintf("pack: %d of %d tokens, %d sections, %d files, built in %s", p.Total, p.Budget, len(p.Sections), len(p.Files()), p.BuildTime.Round(time.Millisecond))
 	if s := p.IndexStats; s != nil {
 		summary += fmt.Sprintf("; index: %d packages, %d reused, %d re-indexed", s.Units, s.Reused, len(s.Reindexed))
+		if len(s.Pending) > 0 {
+			summary += fmt.Sprintf(", %d not yet indexed (the pack's notes say why)", len(s.Pending))
+		}
 	}
 	fmt.Fprintln(stderr, summary)
 	return 0

@@ -130,6 +130,9 @@ type PackRequest struct {
 	// server's tokenizer before counting with the estimate; zero:
 	// runner.ProbeTimeout, as an attempt waits.
 	TokenizerProbe time.Duration
+	// IndexProgress, when set, hears of each package the Go index
+	// indexes for this pack (bcode-ls shows it as $/progress).
+	IndexProgress func(done, total int, dir string)
 	// Note, when set, is told what the pack fell back on.
 	Note func(string)
 }
@@ -174,7 +177,7 @@ func (e *Engine) Pack(ctx context.Context, req PackRequest) (*Pack, error) {
 		probe = runner.ProbeTimeout
 	}
 	b := runner.NewPackBuilder(ctx, endpoint, probe, redactor, e)
-	b.Budget, b.Store = req.Budget, index
+	b.Budget, b.Store, b.IndexProgress = req.Budget, index, req.IndexProgress
 	return b.Build(ctx, t, req.Repo)
 }
 

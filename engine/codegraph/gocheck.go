@@ -48,6 +48,12 @@ type sourceChecker struct {
 	busy     map[string]bool // being checked: an import cycle gets a stub
 	stubs    map[string]*types.Package
 	sizes    types.Sizes
+	// indexed are the IDs of the packages the load indexes. Any other
+	// package is checked only to be imported (the plain variant of a
+	// package whose test variant is indexed, a directory not in the
+	// load): its function bodies are skipped and nothing of its syntax
+	// or type information is kept, as gopls does for dependencies.
+	indexed map[string]bool
 }
 
 func newSourceChecker(ctx context.Context, repo string, inModule func(string) bool) *sourceChecker {
@@ -86,8 +92,9 @@ func (c *sourceChecker) check(p *packages.Package) *packages.Package {
 	out.Errors = append([]packages.Error(nil), p.Errors...)
 	out.Fset = c.fset
 	out.CompiledGoFiles = nil
+	keep := c.indexed == nil || c.indexed[p.ID]
 	for _, name := range p.GoFiles {
-		f, err := c.parse(name)
+		f, err := c.parse(name, keep)
 		if f == nil {
 			out.Errors = append(out.Errors, packages.Error{Pos: name, Msg: "unreadable", Kind: packages.ParseError})
 			continue
@@ -99,7 +106,11 @@ func (c *sourceChecker) check(p *packages.Package) *packages.Package {
 		out.Syntax = append(out.Syntax, f)
 	}
 	info := &types.Info{Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}, Implicits: map[ast.Node]types.Object{}}
+	if !keep {
+		info = &types.Info{}
+	}
 	conf := types.Config{
+		IgnoreFuncBodies: !keep,
 		Importer: importerFunc(func(ipath string) (*types.Package, error) {
 			return c.importFor(p, ipath), nil
 		}),
@@ -118,10 +129,32 @@ func (c *sourceChecker) check(p *packages.Package) *packages.Package {
 	if out.Types == nil {
 		out.Types = types.NewPackage(p.PkgPath, p.Name)
 	}
+	if !keep {
+		out.Syntax, out.CompiledGoFiles = nil, nil
+		c.done[p.ID] = &out
+		return &out
+	}
 	resolveUnchecked(out.Types, out.Syntax, info)
 	out.TypesInfo = info
 	c.done[p.ID] = &out
 	return &out
+}
+
+// release drops what indexing p needed and importing it does not: its
+// syntax, type information and file contents. Only its types stay, for
+// the packages checked after it; so a load's memory is the types of the
+// module, not every package's syntax at once.
+func (c *sourceChecker) release(p *packages.Package) {
+	done, ok := c.done[p.ID]
+	if !ok {
+		return
+	}
+	for _, name := range done.CompiledGoFiles {
+		delete(c.sources, name)
+	}
+	slim := *done
+	slim.Syntax, slim.TypesInfo = nil, nil
+	c.done[p.ID] = &slim
 }
 
 // resolveUnchecked names the package-level objects of pkg (and of the
@@ -222,8 +255,8 @@ func (c *sourceChecker) stub(pkgPath, name string) *types.Package {
 const maxCheckedSource = 64 << 20
 
 // parse reads and parses one file of the copy, keeping the bytes of those
-// inside it for the index's signatures.
-func (c *sourceChecker) parse(name string) (*ast.File, error) {
+// inside it for the index's signatures when keep is set.
+func (c *sourceChecker) parse(name string, keep bool) (*ast.File, error) {
 	// The copy's files beneath the copy, the rest (the module cache,
 	// GOROOT) beneath their own directory: capped either way.
 	rel, inside := relPath(c.repo, name)
@@ -237,8 +270,11 @@ func (c *sourceChecker) parse(name string) (*ast.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if inside {
+	if inside && keep {
 		c.sources[name] = src
+	}
+	if !keep {
+		return parser.ParseFile(c.fset, name, src, parser.SkipObjectResolution)
 	}
 	return parser.ParseFile(c.fset, name, src, parser.AllErrors|parser.ParseComments)
 }

@@ -3,6 +3,7 @@ package codegraph
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // indexGo lists the packages of dirs (repository-relative, "." for the
@@ -28,14 +31,17 @@ import (
 // returns one unit per directory. The go command runs over a shadow copy
 // of the tree (makeShadow), never the tree itself, with bcode's hardened
 // environment (gotool: no cgo, no network, no toolchain switch, no user
-// configuration, limits on the tools it starts and a timeout), so nothing
-// the tree points at outside itself is read and a hostile package cannot
-// make the host spend without bound. It only lists: nothing is compiled.
-func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []string) (map[string]*Unit, error) {
-	tc, err := gotool.Shared(ctx)
-	if err != nil {
-		return nil, err
-	}
+// configuration, limits on the tools it starts), so nothing the tree
+// points at outside itself is read and a hostile package cannot make the
+// host spend without bound. It only lists: nothing is compiled.
+//
+// The listing is one go command with its own deadline (lo.listDeadline);
+// the packages are then checked and indexed one directory at a time in
+// lo's order (the selection's first, then by import distance from it).
+// When lo.checkDeadline passes first, the directories done so far are
+// returned and the rest are in the load's pending list: a partial index,
+// never an error, and the next Index picks up where this one stopped.
+func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []string, lo loadOptions) (*goLoad, error) {
 	repo, err := scratch.MkdirTemp("bcode-index-*")
 	if err != nil {
 		return nil, fmt.Errorf("codegraph: %w", err)
@@ -44,10 +50,93 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	if _, err := makeShadow(conf, repo); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, gotool.DefaultLimits.Timeout)
+	chosen, err := listGo(ctx, repo, dirs, lo.listDeadline, lo.load)
+	if err != nil {
+		return nil, err
+	}
+	inModule := func(p string) bool {
+		p = strings.TrimSuffix(p, "_test")
+		return p == module || strings.HasPrefix(p, module+"/")
+	}
+	byDir := map[string][]*packages.Package{}
+	for _, p := range chosen {
+		byDir[pkgDir(repo, p)] = append(byDir[pkgDir(repo, p)], p)
+	}
+	order := relevanceOrder(dirs, lo.first, dirImports(repo, chosen, inModule))
+	cctx, cancel := context.WithTimeout(ctx, lo.checkDeadline)
+	defer cancel()
+	chk := newSourceChecker(cctx, repo, inModule)
+	chk.indexed = map[string]bool{}
+	for _, p := range chosen {
+		chk.indexed[p.ID] = true
+	}
+	out := &goLoad{units: map[string]*Unit{}}
+	for i, d := range order {
+		if cctx.Err() != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("loading Go packages: %w", ctx.Err())
+			}
+			out.pending = append(out.pending, order[i:]...)
+			break
+		}
+		t0 := time.Now()
+		u := &Unit{Dir: d}
+		for _, p := range byDir[d] {
+			if chk.own(p) {
+				p = chk.check(p)
+			}
+			ix := &goIndexer{module: module, repo: repo, pkg: p, unit: u, sources: chk.sources, seen: map[Edge]bool{}}
+			ix.run()
+			chk.release(p)
+		}
+		if cctx.Err() != nil && ctx.Err() == nil {
+			// Checked against a deadline that passed mid-way: what go/types
+			// recorded is partial, so this directory is pending too.
+			out.pending = append(out.pending, order[i:]...)
+			break
+		}
+		u.finish(time.Since(t0))
+		out.units[d] = u
+		if lo.progress != nil {
+			lo.progress(len(out.units), len(order), d)
+		}
+	}
+	slices.Sort(out.pending)
+	return out, nil
+}
+
+// goLoad is what indexGo indexed: a unit per directory done, and the
+// directories it did not reach before its deadline.
+type goLoad struct {
+	units   map[string]*Unit
+	pending []string
+}
+
+// finish sorts what the indexer appended and records how long the
+// directory took (the measurement its next deadline is derived from).
+func (u *Unit) finish(took time.Duration) {
+	slices.Sort(u.Pkgs)
+	u.Pkgs = slices.Compact(u.Pkgs)
+	slices.Sort(u.Imports)
+	u.Imports = slices.Compact(u.Imports)
+	slices.SortFunc(u.Symbols, func(a, b Symbol) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(u.Edges, compareEdges)
+	u.Took = took
+}
+
+// listGo runs the one go command of a load, `go list -deps -test` over
+// dirs in the copy at repo, within deadline, and picks one variant per
+// package path of those in dirs: the test variant ("p [p.test]") holds
+// every file the plain one does plus the in-package tests.
+func listGo(ctx context.Context, repo string, dirs []string, deadline time.Duration, load verify.Load) ([]*packages.Package, error) {
+	tc, err := gotool.Shared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	cfg := &packages.Config{
-		Context: ctx,
+		Context: lctx,
 		Mode:    listMode,
 		Dir:     repo,
 		Env:     append(tc.OfflineEnv(gotool.ModFlag(repo)), scratch.Env()),
@@ -66,58 +155,126 @@ func indexGo(ctx context.Context, conf *sandbox.Confined, module string, dirs []
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
-		return nil, fmt.Errorf("loading Go packages: %w", err)
+		if lctx.Err() != nil && ctx.Err() == nil {
+			return nil, &listError{why: fmt.Sprintf("go list did not finish within its deadline of %s (%s)", deadline.Round(time.Second), load), err: lctx.Err()}
+		}
+		return nil, &listError{why: listFailure(err), err: err}
 	}
-	// Pick one variant per package path: the test variant ("p [p.test]")
-	// holds every file the plain one does plus the in-package tests.
+	want := map[string]bool{}
+	for _, d := range dirs {
+		want[d] = true
+	}
 	chosen := map[string]*packages.Package{}
 	for _, p := range pkgs {
-		if strings.HasSuffix(p.ID, ".test") || p.Name == "" && len(p.GoFiles) == 0 {
+		if strings.HasSuffix(p.ID, ".test") || p.Name == "" && len(p.GoFiles) == 0 || !want[pkgDir(repo, p)] {
 			continue
 		}
 		if old, ok := chosen[p.PkgPath]; !ok || len(p.GoFiles) > len(old.GoFiles) {
 			chosen[p.PkgPath] = p
 		}
 	}
-	paths := make([]string, 0, len(chosen))
-	for p := range chosen {
-		paths = append(paths, p)
+	out := make([]*packages.Package, 0, len(chosen))
+	for _, p := range chosen {
+		out = append(out, p)
 	}
-	slices.Sort(paths)
-	units := map[string]*Unit{}
-	for _, d := range dirs {
-		units[d] = &Unit{Dir: d}
+	slices.SortFunc(out, func(a, b *packages.Package) int { return strings.Compare(a.PkgPath, b.PkgPath) })
+	return out, nil
+}
+
+// listError is a failed listing: why is a fixed sentence a pack can show
+// (never the go command's output, which quotes the agent's code).
+type listError struct {
+	why string
+	err error
+}
+
+func (e *listError) Error() string { return "loading Go packages: " + e.why + ": " + e.err.Error() }
+func (e *listError) Unwrap() error { return e.err }
+
+// listFailure names what made go list fail, as far as a fixed sentence
+// can: the index runs offline, so a dependency missing from the module
+// cache is the usual cause.
+func listFailure(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "go: downloading"), strings.Contains(msg, "GOPROXY=off"), strings.Contains(msg, "missing go.sum entry"):
+		return "go list needs module dependencies that are not in the module cache (the index runs offline; go mod download fetches them)"
+	case strings.Contains(msg, "signal: killed"):
+		return "go list was killed (memory or CPU limit)"
 	}
-	inModule := func(p string) bool {
-		p = strings.TrimSuffix(p, "_test")
-		return p == module || strings.HasPrefix(p, module+"/")
+	return "go list failed"
+}
+
+// WhyFailed is the fixed sentence saying why Index failed, for a pack's
+// note: never the tool's own message.
+func WhyFailed(err error) string {
+	var le *listError
+	if errors.As(err, &le) {
+		return le.why
 	}
-	chk := newSourceChecker(ctx, repo, inModule)
-	for _, pp := range paths {
-		p := chosen[pp]
-		dir := pkgDir(repo, p)
-		u, ok := units[dir]
-		if !ok {
-			continue // a package outside the requested directories
+	return "the Go index failed"
+}
+
+// dirImports maps each listed directory to the directories of the
+// module's packages it imports.
+func dirImports(repo string, pkgs []*packages.Package, inModule func(string) bool) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range pkgs {
+		d := pkgDir(repo, p)
+		for path, imp := range p.Imports {
+			if inModule(path) {
+				if id := pkgDir(repo, imp); id != "" && id != d {
+					out[d] = append(out[d], id)
+				}
+			}
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("loading Go packages: %w", ctx.Err())
-		}
-		if chk.own(p) {
-			p = chk.check(p)
-		}
-		ix := &goIndexer{module: module, repo: repo, pkg: p, unit: u, sources: chk.sources, seen: map[Edge]bool{}}
-		ix.run()
 	}
-	for _, u := range units {
-		slices.Sort(u.Pkgs)
-		u.Pkgs = slices.Compact(u.Pkgs)
-		slices.Sort(u.Imports)
-		u.Imports = slices.Compact(u.Imports)
-		slices.SortFunc(u.Symbols, func(a, b Symbol) int { return strings.Compare(a.ID, b.ID) })
-		slices.SortFunc(u.Edges, compareEdges)
+	return out
+}
+
+// relevanceOrder is the order a load indexes dirs in: first's directory,
+// then the rest by import distance from it (imports and importers alike,
+// breadth first, each ring sorted), then the unreachable ones sorted. No
+// first: sorted.
+func relevanceOrder(dirs []string, first string, imports map[string][]string) []string {
+	sorted := slices.Clone(dirs)
+	slices.Sort(sorted)
+	if first == "" || !slices.Contains(sorted, first) {
+		return sorted
 	}
-	return units, nil
+	near := map[string][]string{}
+	for d, imps := range imports {
+		for _, i := range imps {
+			near[d] = append(near[d], i)
+			near[i] = append(near[i], d)
+		}
+	}
+	live := map[string]bool{}
+	for _, d := range sorted {
+		live[d] = true
+	}
+	seen := map[string]bool{first: true}
+	out := []string{first}
+	for ring := []string{first}; len(ring) > 0; {
+		var next []string
+		for _, d := range ring {
+			for _, n := range near[d] {
+				if !seen[n] && live[n] {
+					seen[n] = true
+					next = append(next, n)
+				}
+			}
+		}
+		slices.Sort(next)
+		out = append(out, next...)
+		ring = next
+	}
+	for _, d := range sorted {
+		if !seen[d] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // pkgDir is the repository-relative directory of a loaded package.

@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Kind is what a symbol is.
@@ -88,6 +89,9 @@ type Unit struct {
 	// Errors are load or type errors; the unit is still indexed as far as
 	// type checking got.
 	Errors []string `json:"errors,omitempty"`
+	// Took is how long checking and indexing the directory took: the
+	// measurement the next load's deadline is derived from.
+	Took time.Duration `json:"took_ns,omitempty"`
 }
 
 // Graph is the assembled index of a whole repository.

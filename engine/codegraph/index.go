@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/sandbox/gotool"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // Stats says what one Index call did.
@@ -28,6 +30,67 @@ type Stats struct {
 	Load      time.Duration `json:"load_ns"`   // go/packages and the index walk
 	Total     time.Duration `json:"total_ns"`
 	Errors    []string      `json:"errors,omitempty"`
+	// Pending are the directories the load did not reach before its
+	// deadline: absent from the graph, or (when an older unit of theirs
+	// was stored) there as that older unit. Why says which deadline
+	// passed, how it was derived and the load; both empty when complete.
+	Pending []string `json:"pending,omitempty"`
+	Why     string   `json:"why,omitempty"`
+	// ListDeadline and CheckDeadline are the deadlines the load had: go
+	// list's, and checking and indexing the packages'.
+	ListDeadline  time.Duration `json:"list_deadline_ns,omitempty"`
+	CheckDeadline time.Duration `json:"check_deadline_ns,omitempty"`
+}
+
+// Options tune one Index call. The zero value indexes in sorted order
+// with deadlines derived from the store's measurements and the load.
+type Options struct {
+	// First is the repository-relative file (or directory) the index is
+	// for, a pack's selection: its package is indexed first, then the
+	// others by import distance from it, so a load cut short by its
+	// deadline has indexed what matters most to it.
+	First string
+	// Progress, when set, is called after each directory is indexed.
+	Progress func(done, total int, dir string)
+	// CheckDeadline, when positive, replaces the derived deadline of
+	// checking and indexing (tests; a caller with a budget of its own).
+	CheckDeadline time.Duration
+	// ListDeadline, when positive, replaces go list's derived deadline
+	// (tests).
+	ListDeadline time.Duration
+}
+
+// loadOptions are what indexGo needs of Options, deadlines resolved.
+type loadOptions struct {
+	first                       string
+	progress                    func(done, total int, dir string)
+	listDeadline, checkDeadline time.Duration
+	load                        verify.Load // the load the deadlines were derived under
+}
+
+// loadFloor is a load's deadline when nothing of it was measured, before
+// the load factor: the go command's own default.
+var loadFloor = gotool.DefaultLimits.Timeout
+
+// loadDeadlines derives a load's deadlines: go list's is the floor
+// stretched by the machine's load; checking's is what the same
+// directories took when last indexed (their stored units' Took, times
+// verify's margin), or the stretched floor when any of them was never
+// measured. It returns the measured sum with them, for Stats.Why.
+func loadDeadlines(l verify.Load, dirs []string, stored map[string]*Unit) (list, check, measured time.Duration) {
+	unmeasured := false
+	for _, d := range dirs {
+		if u := stored[d]; u != nil && u.Took > 0 {
+			measured += u.Took
+		} else {
+			unmeasured = true
+		}
+	}
+	floor := time.Duration(0)
+	if unmeasured {
+		floor = loadFloor
+	}
+	return l.Deadline(loadFloor, 0), l.Deadline(floor, measured), measured
 }
 
 // ErrNoGoModule is returned by Index for a directory without a go.mod.
@@ -38,6 +101,13 @@ var ErrNoGoModule = errors.New("no go.mod at the repository root")
 // changed ones, and the directories that import a changed one, are
 // re-indexed and saved back. store may be nil (index in memory only).
 func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error) {
+	return IndexWith(ctx, repo, store, Options{})
+}
+
+// IndexWith is Index with options: the order of a load, its progress,
+// its deadline. A load whose deadline passes returns the graph of what it
+// indexed, with the rest in Stats.Pending and the reason in Stats.Why.
+func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph, Stats, error) {
 	start := time.Now()
 	var st Stats
 	abs, err := filepath.Abs(repo)
@@ -54,12 +124,24 @@ func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error)
 		return nil, st, err
 	}
 	st.Module = module
-	scan, err := ScanTree(conf, gomod)
+	keeper, _ := store.(graphKeeper)
+	var sums *fileSums
+	if keeper != nil {
+		sums = keeper.sums(abs)
+	}
+	scan, err := scanTree(conf, gomod, sums)
 	if err != nil {
 		return nil, st, err
 	}
 	st.Refused = scan.Refused
 	st.Scan = time.Since(start)
+	key := graphKey(module, scan)
+	if keeper != nil {
+		if k, ok := keeper.kept(abs, key); ok {
+			st.Units, st.Reused, st.Errors, st.Total = k.units, k.units, k.errors, time.Since(start)
+			return k.g, st, nil
+		}
+	}
 
 	stored := map[string]*Unit{}
 	if store != nil {
@@ -70,11 +152,28 @@ func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error)
 	st.Reindexed, st.Removed = toReindex(module, scan.Hashes, stored)
 
 	loadStart := time.Now()
-	fresh, err := reindex(ctx, conf, module, st.Reindexed, scan.Hashes)
+	load := verify.ReadLoad()
+	lo := loadOptions{first: firstDir(o.First, scan.Hashes), progress: o.Progress, load: load}
+	var measured time.Duration
+	lo.listDeadline, lo.checkDeadline, measured = loadDeadlines(load, st.Reindexed, stored)
+	if o.CheckDeadline > 0 {
+		lo.checkDeadline = o.CheckDeadline
+	}
+	if o.ListDeadline > 0 {
+		lo.listDeadline = o.ListDeadline
+	}
+	st.ListDeadline, st.CheckDeadline = lo.listDeadline, lo.checkDeadline
+	fresh, pending, err := reindex(ctx, conf, module, st.Reindexed, scan.Hashes, lo)
 	if err != nil {
 		return nil, st, err
 	}
 	st.Load = time.Since(loadStart)
+	if len(pending) > 0 {
+		st.Pending = pending
+		st.Why = fmt.Sprintf("indexing stopped at its deadline of %s (%s; %s measured for these packages before), %d of %d packages indexed",
+			lo.checkDeadline.Round(time.Second), load, measured.Round(time.Millisecond), len(st.Reindexed)-len(pending), len(st.Reindexed))
+		st.Reindexed = slices.DeleteFunc(st.Reindexed, func(d string) bool { return slices.Contains(pending, d) })
+	}
 	if store != nil && (len(st.Reindexed) > 0 || len(st.Removed) > 0) {
 		if err := saveUnits(ctx, store, abs, st.Reindexed, fresh, st.Removed); err != nil {
 			return nil, st, err
@@ -83,6 +182,9 @@ func Index(ctx context.Context, repo string, store Store) (*Graph, Stats, error)
 	units := st.gatherUnits(scan.Hashes, fresh, stored)
 	st.Units = len(units)
 	g := Assemble(module, units)
+	if keeper != nil && len(st.Pending) == 0 {
+		keeper.keep(abs, keptGraph{key: key, g: g, units: st.Units, errors: st.Errors})
+	}
 	st.Total = time.Since(start)
 	return g, st, nil
 }
@@ -159,19 +261,34 @@ func changedPackages(module string, changed map[string]bool, removed []string, s
 	return pkgs
 }
 
-// reindex indexes dirs afresh, each unit carrying its directory's hash.
-func reindex(ctx context.Context, conf *sandbox.Confined, module string, dirs []string, hashes map[string]string) (map[string]*Unit, error) {
+// reindex indexes dirs afresh, each unit carrying its directory's hash,
+// and returns the directories its deadline left pending.
+func reindex(ctx context.Context, conf *sandbox.Confined, module string, dirs []string, hashes map[string]string, lo loadOptions) (map[string]*Unit, []string, error) {
 	if len(dirs) == 0 {
-		return map[string]*Unit{}, nil
+		return map[string]*Unit{}, nil, nil
 	}
-	fresh, err := indexGo(ctx, conf, module, dirs)
+	ld, err := indexGo(ctx, conf, module, dirs, lo)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, d := range dirs {
-		fresh[d].Hash = hashes[d]
+	for d, u := range ld.units {
+		u.Hash = hashes[d]
 	}
-	return fresh, nil
+	return ld.units, ld.pending, nil
+}
+
+// firstDir is the scanned directory of file (or the directory itself),
+// "" when it is none of the tree's Go directories.
+func firstDir(file string, hashes map[string]string) string {
+	if file == "" {
+		return ""
+	}
+	for _, d := range []string{path.Clean(file), path.Dir(path.Clean(file))} {
+		if _, ok := hashes[d]; ok {
+			return d
+		}
+	}
+	return ""
 }
 
 // saveUnits stores the units of the re-indexed directories and forgets the
@@ -195,8 +312,12 @@ func (st *Stats) gatherUnits(hashes map[string]string, fresh, stored map[string]
 	for dir := range hashes {
 		u := fresh[dir]
 		if u == nil {
-			u = stored[dir]
-			st.Reused++
+			if u = stored[dir]; u == nil {
+				continue // pending, never indexed
+			}
+			if !slices.Contains(st.Pending, dir) {
+				st.Reused++
+			}
 		}
 		units = append(units, u)
 		for _, e := range u.Errors {
@@ -228,12 +349,38 @@ func skipDir(name string) bool {
 	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor"
 }
 
+// graphKey names the graph of one scanned tree: its module, every
+// directory's hash and the files refused.
+func graphKey(module string, scan *Scan) string {
+	dirs := make([]string, 0, len(scan.Hashes))
+	for d := range scan.Hashes {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", module)
+	for _, d := range dirs {
+		fmt.Fprintf(h, "%s\x00%s\n", d, scan.Hashes[d])
+	}
+	for _, r := range scan.Refused {
+		fmt.Fprintf(h, "refused %s\n", r)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // ScanTree hashes each Go directory of conf's tree. Names come from
 // walking the directory (which never follows links); contents only through
 // conf, which refuses symbolic links. Nested modules are skipped: they are
 // other modules.
 func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
+	return scanTree(conf, gomod, nil)
+}
+
+// scanTree is ScanTree taking a file's hash from sums when its size and
+// modification time are those it was hashed with (sums nil: hash all).
+func scanTree(conf *sandbox.Confined, gomod []byte, sums *fileSums) (*Scan, error) {
 	root := conf.Dir()
+	now := time.Now()
 	modSum := sha256.Sum256(gomod)
 	type entry struct{ name, sum string }
 	perDir := map[string][]entry{}
@@ -271,6 +418,11 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
+		info, _ := d.Info()
+		if sum, ok := sums.lookup(rel, info); ok {
+			perDir[dir] = append(perDir[dir], entry{d.Name(), sum})
+			return nil
+		}
 		// Capped: a 2 GB .go file the agent wrote must not become 2 GB of
 		// bcode. One over the cap is hashed by its size alone; the shadow
 		// copy leaves it out too.
@@ -286,6 +438,7 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 		}
 		sum := sha256.Sum256(data)
 		perDir[dir] = append(perDir[dir], entry{d.Name(), hex.EncodeToString(sum[:])})
+		sums.record(rel, info, len(data), hex.EncodeToString(sum[:]), now)
 		return nil
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // pyindexSource is the Python indexer, run as `python3 -I -S -c <source>`.
@@ -143,7 +144,9 @@ func IndexPython(ctx context.Context, repo string) (*Graph, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, pyTimeout)
+	// The interpreter's deadline stretches with the machine's load, as
+	// the Go index's does (verify.Load): at rest pyTimeout.
+	ctx, cancel := context.WithTimeout(ctx, verify.ReadLoad().Deadline(pyTimeout, 0))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-I", "-S", "-c", pyindexSource)
 	cmd.Dir = os.TempDir()

@@ -54,6 +54,14 @@ type Input struct {
 	// given.
 	Graph *codegraph.Graph
 	Store codegraph.Store
+	// IndexProgress, when set, hears of each package the Go index
+	// indexes (bcode-ls reports it as $/progress).
+	IndexProgress func(done, total int, dir string)
+	// IndexBudget, when positive, bounds checking and indexing the Go
+	// packages (instead of the deadline derived from the last load and
+	// the machine's load): what is not indexed by then is left out of
+	// this pack, with a note saying so, and indexed by a later one.
+	IndexBudget time.Duration
 	// Tasks reads a task's history; nil leaves that section out with a note.
 	Tasks TaskHistory
 	// Counter counts tokens; nil uses the calibrated estimate.
@@ -245,7 +253,11 @@ func (b *builder) collect(ctx context.Context) error {
 	if lang == "go" {
 		g = b.in.Graph
 		if g == nil {
-			graph, st, err := codegraph.Index(ctx, b.conf.Dir(), b.in.Store)
+			var first string
+			if b.sel != nil {
+				first = b.sel.File
+			}
+			graph, st, err := codegraph.IndexWith(ctx, b.conf.Dir(), b.in.Store, codegraph.Options{First: first, Progress: b.in.IndexProgress, CheckDeadline: b.in.IndexBudget})
 			switch {
 			case errors.Is(err, codegraph.ErrNoGoModule):
 				b.notes = append(b.notes, "no go.mod: Go index skipped, sections from text search")
@@ -256,7 +268,7 @@ func (b *builder) collect(ctx context.Context) error {
 				}
 				// Not the error's text: it can carry what the go command
 				// printed about the agent's code.
-				b.notes = append(b.notes, "Go index failed: sections from text search")
+				b.notes = append(b.notes, "Go index failed ("+codegraph.WhyFailed(err)+"): sections from text search")
 				lang = "other"
 			default:
 				g, b.stats = graph, &st
@@ -264,6 +276,9 @@ func (b *builder) collect(ctx context.Context) error {
 					// The index keeps fixed sentences, never a tool's
 					// message; the first names the package and place.
 					b.notes = append(b.notes, fmt.Sprintf("Go index: %d package errors (first: %s)", len(st.Errors), st.Errors[0]))
+				}
+				if len(st.Pending) > 0 {
+					b.notes = append(b.notes, indexPendingNote(st))
 				}
 				if len(st.Refused) > 0 {
 					b.notes = append(b.notes, fmt.Sprintf("not read (symbolic links, or over 16 MiB): %s", strings.Join(st.Refused, ", ")))

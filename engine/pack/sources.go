@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/sandbox"
 )
 
@@ -96,6 +97,19 @@ func (s *sources) checkSelection(sel engine.Selection) (engine.Selection, error)
 		return sel, fmt.Errorf("%w: lines %d-%d out of range: %s has %d lines", ErrBadSelection, sel.StartLine, sel.EndLine, f, len(l))
 	}
 	return sel, nil
+}
+
+// indexPendingNote says that the Go index is partial: how many packages
+// its deadline left out, the first few of them, and why, so a pack made
+// from part of the module never passes for one made from all of it.
+func indexPendingNote(st codegraph.Stats) string {
+	names := st.Pending
+	more := ""
+	if len(names) > 5 {
+		names, more = names[:5], fmt.Sprintf(" and %d more", len(st.Pending)-5)
+	}
+	return fmt.Sprintf("Go index partial: %d package(s) not yet indexed (%s%s): %s; a later pack indexes them",
+		len(st.Pending), strings.Join(names, ", "), more, st.Why)
 }
 
 // lang is the code-fence language of a file.

@@ -49,6 +49,9 @@ type PackBuilder struct {
 	// Store keeps the Go index between packs (nil: index afresh); it
 	// changes how fast a pack is built, never what it holds.
 	Store codegraph.Store
+	// IndexProgress hears of each package the Go index indexes (nil:
+	// nobody listens).
+	IndexProgress func(done, total int, dir string)
 }
 
 // NewPackBuilder is the PackBuilder for a repository whose [model]
@@ -63,7 +66,7 @@ func NewPackBuilder(ctx context.Context, endpoint string, probe time.Duration, r
 // Build implements ContextBuilder.
 func (b PackBuilder) Build(ctx context.Context, t engine.Task, worktree string) (*pack.Pack, error) {
 	in := pack.Input{Repo: worktree, Goal: t.Goal, TaskID: t.ID, Budget: b.Budget,
-		Tasks: b.History, Counter: b.Counter, Redactor: b.Redactor, Store: b.Store}
+		Tasks: b.History, Counter: b.Counter, Redactor: b.Redactor, Store: b.Store, IndexProgress: b.IndexProgress}
 	if t.Selection != nil {
 		in.Selection = t.Selection
 	}

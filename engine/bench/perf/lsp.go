@@ -139,6 +139,8 @@ type lspResults struct {
 	rssIdle, hwm   float64
 	bigRun         time.Duration
 	bigNote        string
+	loadStart      string // load average when the large repository's requests began
+	loadEnd        string // and after its pack
 }
 
 // measureLarge opens the largest file of the large repository in srv and
@@ -148,7 +150,7 @@ func measureLarge(ctx context.Context, srv *lsChild, o lspOptions) (*lspResults,
 	if err := srv.initialize(ctx, o.repo); err != nil {
 		return nil, fmt.Errorf("initialize: %v", err)
 	}
-	res := &lspResults{file: pickFile(o.repo)}
+	res := &lspResults{file: pickFile(o.repo), loadStart: loadAverage()}
 	if res.file == "" {
 		return nil, fmt.Errorf("no Go file in %s", o.repo)
 	}
@@ -183,6 +185,7 @@ func measureLarge(ctx context.Context, srv *lsChild, o lspOptions) (*lspResults,
 		return nil, fmt.Errorf("code actions: %v", err)
 	}
 	res.rssIdle, res.hwm = srv.memory()
+	res.loadEnd = loadAverage()
 	return res, nil
 }
 
@@ -259,6 +262,7 @@ func printLSP(stdout io.Writer, o lspOptions, res *lspResults, lines, files int)
 	row("save → diagnostics (small repo, warm cache)", res.saveTimes)
 	fmt.Fprintf(stdout, "\n| memory of bcode-ls | MiB |\n|---|---|\n| RSS serving the large repo (idle, after the requests and a pack) | %.1f |\n| peak RSS (VmHWM) | %.1f |\n", res.rssIdle, res.hwm)
 	fmt.Fprintf(stdout, "\nbcode/contextPack on the large repo (first, indexing it): %s, %d tokens\n", res.packTime.Round(time.Millisecond), res.packTokens)
+	fmt.Fprintf(stdout, "load average (1, 5, 15 min) while serving the large repo: %s at start, %s after its pack\n", res.loadStart, res.loadEnd)
 	if o.bigEvidence > 0 {
 		fmt.Fprintf(stdout, "evidence on the large repo's change (HEAD~1..HEAD): %s (%s)\n", res.bigRun.Round(time.Second), res.bigNote)
 	}

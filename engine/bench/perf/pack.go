@@ -15,6 +15,7 @@ package perf
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"go/ast"
@@ -463,11 +464,20 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 	if err := prepareWarmRepo(ctx, modVersion, historyRepo, dir); err != nil {
 		return err
 	}
+	// The module's dependencies in the module cache: the index runs the
+	// go command offline, and a checkout without them indexes nothing.
+	if out, err := exec.CommandContext(ctx, "go", "-C", dir, "mod", "download").CombinedOutput(); err != nil {
+		fmt.Fprintf(stderr, "go mod download in %s: %v: %s\n", dir, err, out)
+	}
 	var w warmResult
 	var err error
+	w.loadStart = loadAverage()
 	if w.goLines, err = indexedGoLines(dir); err != nil {
 		return err
 	}
+	// First, before anything of this process has indexed the tree: the
+	// real CLI with every cache of bcode's empty and a fresh state.
+	w.cliCold, w.cliWarm, w.cliNote = cliPacks(ctx, dir, stderr)
 	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithCodeIndex())
 	if err != nil {
 		return err
@@ -493,6 +503,7 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 	if err := w.reindexAfterEdit(ctx, dir, store, selections); err != nil {
 		return err
 	}
+	w.loadEnd = loadAverage()
 	w.print(stdout, modVersion)
 	return nil
 }
@@ -575,6 +586,67 @@ type warmResult struct {
 	warmLedger, warmMem  []time.Duration
 	tokens               []int
 	edited               string
+	// The bcode-ls path: a connection's MemoryStore, which keeps the
+	// files' hashes and the assembled graph (wall and CPU time).
+	warmLS, warmLSCPU []time.Duration
+	// The real CLI: the first pack with empty caches, then warm ones.
+	cliCold            time.Duration
+	cliWarm            []time.Duration
+	cliNote            string
+	loadStart, loadEnd string
+}
+
+// cliPacks runs `bcode pack` (this executable) on dir as a user would:
+// once with bcode's caches and state empty (--cache and --state on new
+// directories; the Go build and module caches are the user's), then
+// three times warm. The note is the cold pack's notes about its index.
+func cliPacks(ctx context.Context, dir string, stderr io.Writer) (cold time.Duration, warm []time.Duration, note string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	tmp, err := os.MkdirTemp("", "bcode-bench-cli-")
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	defer os.RemoveAll(tmp)
+	g, _, err := codegraph.Index(ctx, dir, nil) // only to pick the selection
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	s := busiestFuncs(g, 1)
+	if len(s) == 0 {
+		return 0, nil, "no function to select"
+	}
+	run := func() (time.Duration, string, error) {
+		cmd := exec.CommandContext(ctx, exe, "--cache", filepath.Join(tmp, "cache"), "pack", "--repo", dir,
+			"--state", filepath.Join(tmp, "state"), "--json", "--selection", fmt.Sprintf("%s:%d-%d", s[0].File, s[0].Line, s[0].EndLine))
+		cmd.Stderr = stderr
+		t0 := time.Now()
+		out, err := cmd.Output()
+		took := time.Since(t0)
+		var p struct{ Notes []string }
+		_ = json.Unmarshal(out, &p)
+		var idx []string
+		for _, n := range p.Notes {
+			if strings.Contains(n, "index") || strings.Contains(n, "text search") {
+				idx = append(idx, n)
+			}
+		}
+		return took, strings.Join(idx, "; "), err
+	}
+	cold, note, err = run()
+	if err != nil {
+		return cold, nil, "cold CLI pack failed: " + err.Error()
+	}
+	for range 3 {
+		d, _, err := run()
+		if err != nil {
+			return cold, warm, "warm CLI pack failed: " + err.Error()
+		}
+		warm = append(warm, d)
+	}
+	return cold, warm, note
 }
 
 // coldIndex builds the index into store, measuring its time, the Go heap
@@ -638,7 +710,31 @@ func (w *warmResult) warmPacks(ctx context.Context, dir string, store codegraph.
 		w.warmMem = append(w.warmMem, time.Since(t0))
 		w.tokens = append(w.tokens, p.Total)
 	}
+	// bcode-ls: one connection's index (a MemoryStore), filled once, then
+	// a pack per selection through it, as the server builds them.
+	ls := &codegraph.MemoryStore{}
+	if _, _, err := codegraph.Index(ctx, dir, ls); err != nil {
+		return err
+	}
+	for range 2 {
+		for _, s := range selections {
+			sel := &engine.Selection{File: s.File, StartLine: s.Line, EndLine: s.EndLine}
+			var r0, r1 syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+			t0 := time.Now()
+			if _, err := pack.Build(ctx, pack.Input{Repo: dir, Store: ls, Selection: sel, Counter: counter, Redactor: red}); err != nil {
+				return err
+			}
+			w.warmLS = append(w.warmLS, time.Since(t0))
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+			w.warmLSCPU = append(w.warmLSCPU, cpuTime(r1)-cpuTime(r0))
+		}
+	}
 	return nil
+}
+
+func cpuTime(r syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
 
 // reindexAfterEdit is one more CLI-style run with a single package edited
@@ -672,7 +768,18 @@ func (w *warmResult) print(stdout io.Writer, modVersion string) {
 	fmt.Fprintf(tw, "| Go heap live after the build (graph held)\t| %d MiB\t|\n", w.live.HeapAlloc>>20)
 	fmt.Fprintf(tw, "| max RSS: bench process / go list children\t| %d MiB / %d MiB\t|\n", w.self.Maxrss>>10, w.children.Maxrss>>10)
 	fmt.Fprintf(tw, "| warm pack via the ledger (scan + load + assemble + pack), median of %d\t| %s (max %s)\t|\n", len(w.warmLedger), median(w.warmLedger), slices.Max(w.warmLedger).Round(time.Millisecond))
-	fmt.Fprintf(tw, "| warm pack, graph in memory (bcode-ls), median of %d\t| %s (max %s)\t|\n", len(w.warmMem), median(w.warmMem), slices.Max(w.warmMem).Round(time.Millisecond))
+	fmt.Fprintf(tw, "| warm pack, graph in memory, median of %d\t| %s (max %s)\t|\n", len(w.warmMem), median(w.warmMem), slices.Max(w.warmMem).Round(time.Millisecond))
+	fmt.Fprintf(tw, "| warm pack, bcode-ls's index (scan + pack), median of %d: wall / CPU\t| %s (max %s) / %s (max %s)\t|\n", len(w.warmLS), median(w.warmLS), slices.Max(w.warmLS).Round(time.Millisecond), median(w.warmLSCPU), slices.Max(w.warmLSCPU).Round(time.Millisecond))
+	if w.cliCold > 0 {
+		fmt.Fprintf(tw, "| cold pack, the CLI with bcode's caches and state empty\t| %s\t|\n", w.cliCold.Round(time.Millisecond))
+	}
+	if len(w.cliWarm) > 0 {
+		fmt.Fprintf(tw, "| warm pack, the CLI (process, ledger, scan, pack), median of %d\t| %s (max %s)\t|\n", len(w.cliWarm), median(w.cliWarm), slices.Max(w.cliWarm).Round(time.Millisecond))
+	}
+	if w.cliNote != "" {
+		fmt.Fprintf(tw, "| the cold CLI pack's notes on its index\t| %s\t|\n", w.cliNote)
+	}
+	fmt.Fprintf(tw, "| load average (1, 5, 15 min) at start / at end\t| %s / %s\t|\n", w.loadStart, w.loadEnd)
 	fmt.Fprintf(tw, "| mining the git history once (cochange.Mine, uncached)\t| %s (%d commits kept)\t|\n", w.mineTime.Round(time.Millisecond), w.histCommits)
 	fmt.Fprintf(tw, "| pack tokens (budget 8000), min-max\t| %d-%d\t|\n", slices.Min(w.tokens), slices.Max(w.tokens))
 	fmt.Fprintf(tw, "| re-index after editing one file (%s)\t| %s, %d package(s) re-indexed\t|\n", w.edited, w.incr.Round(time.Millisecond), len(w.st2.Reindexed))
