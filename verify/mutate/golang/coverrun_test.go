@@ -199,3 +199,64 @@ func TestOneProcessBaselineAtOldLanguageVersion(t *testing.T) {
 		t.Errorf("n <= 20: %s by %q, want killed by TestSmall", m.Verdict, m.KilledBy)
 	}
 }
+
+// A mutant run orders its covering tests by their baseline times: a slow
+// test first in the file no longer runs before the cheap one that kills
+// the mutant (with -test.failfast the run ends there). The verdict is the
+// same; the test that killed it is the cheap one, from the baseline's
+// binary and from a cached schema binary alike. A package run with the
+// per-process baseline has no generated TestMain and keeps source order.
+func TestMutantRunsCheapTestsFirst(t *testing.T) {
+	testenv.Go(t)
+	testenv.Git(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	const test = `package slow
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSlowFirst(t *testing.T) {
+	time.Sleep(60 * time.Millisecond)
+	if Small(10) {
+		t.Fatal("Small(10)")
+	}
+}
+
+func TestFast(t *testing.T) {
+	if !Small(9) || Small(10) {
+		t.Fatal("Small")
+	}
+}
+`
+	change := mutatetest.MakeRepoFiles(t, dir, map[string]string{
+		"go.mod":         "module example.com/slow\n\ngo 1.22\n",
+		"slow/slow.go":   "package slow\n\nfunc Small(n int) bool { return n < 20 }\n",
+		"slow/s_test.go": strings.ReplaceAll(test, "10", "20"),
+	}, map[string]string{
+		"slow/slow.go":   "package slow\n\nfunc Small(n int) bool { return n < 10 }\n",
+		"slow/s_test.go": test,
+	})
+	cache := t.TempDir()
+	for i, want := range []string{"TestFast", "TestFast"} {
+		rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: cache}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && rep.Stats.SchemaCached != 1 {
+			t.Fatalf("second run: stats %+v, want the schema binary from the cache", rep.Stats)
+		}
+		m := find(t, rep, 3, mutate.OpConditionalBoundary, "n <= 10")
+		if m.Verdict != mutate.Killed || m.KilledBy != want {
+			t.Errorf("run %d: n <= 10: %s by %q, want killed by %s (tests %v)", i, m.Verdict, m.KilledBy, want, m.Tests)
+		}
+	}
+	rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: t.TempDir(), PerProcessBaseline: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := find(t, rep, 3, mutate.OpConditionalBoundary, "n <= 10"); m.Verdict != mutate.Killed || m.KilledBy != "TestSlowFirst" {
+		t.Errorf("per-process baseline: n <= 10: %s by %q, want killed by TestSlowFirst (source order)", m.Verdict, m.KilledBy)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/bits"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -454,13 +455,35 @@ func (s *session) buildSchema(p *pkg) {
 		return
 	}
 	key, _ := s.schemaKey(p, files)
+	// The binary carries the generated TestMain (without counters) where
+	// the package can take it, so its mutant runs order their tests as the
+	// one-process baseline's binary does.
+	withMain := s.canCoverInProcess(p) && !p.mainFailed
 	if bin := s.cachedSchema(p, key); bin != "" {
 		s.rep.Stats.SchemaCached++
-		p.schemaBin = bin
+		p.schemaBin, p.ordered = bin, withMain
 		return
+	}
+	if withMain {
+		main := map[string][]byte{coverMainFile: coverMain(p.types.Name(), 0)}
+		mov, err := p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d-main", p.num), mergeFiles(files, main))
+		if err == nil {
+			ov = mov
+		} else {
+			withMain = false
+		}
 	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.schema.test", p.num))
 	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
+	if err == nil && res.ExitCode != 0 && withMain {
+		// Should the TestMain be what does not build, the schema alone is
+		// still one build for every mutant.
+		withMain = false
+		ov, err = p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d", p.num), files)
+		if err == nil {
+			res, err = s.testBuild(p.list.Dir, bin, "-overlay", ov)
+		}
+	}
 	if err != nil {
 		fallback(err.Error())
 		return
@@ -469,8 +492,51 @@ func (s *session) buildSchema(p *pkg) {
 		fallback("does not build: " + firstLines(string(res.Stderr), 4))
 		return
 	}
-	p.schemaBin = bin
-	s.storeSchema(p, key, bin)
+	p.schemaBin, p.ordered = bin, withMain
+	if withMain == (s.canCoverInProcess(p) && !p.mainFailed) {
+		// A package that takes the TestMain keeps only binaries with it
+		// (as the baseline's is), so a cached one orders its tests too.
+		s.storeSchema(p, key, bin)
+	}
+}
+
+// mergeFiles is a and b in one overlay map (b's entries win).
+func mergeFiles(a, b map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// runOrder is the order a mutant run runs its covering tests in: by how
+// long each took in the baseline, in doubling classes from 10ms up (every
+// test under 10ms is in the first), and in source order within a class.
+// With -test.failfast a kill then comes from the cheap tests before the
+// slow ones run (a slow table or fuzz-like test first in the file no
+// longer runs for every killed mutant); a survivor runs all of them, in
+// one process, under the same budget, as before.
+func (s *session) runOrder(p *pkg, tests []string) []string {
+	want := map[string]bool{}
+	for _, t := range tests {
+		want[t] = true
+	}
+	var order []baseTest
+	for _, t := range p.base.Tests {
+		if want[t.Name] {
+			order = append(order, t)
+		}
+	}
+	class := func(d time.Duration) int { return bits.Len64(uint64(d / (10 * time.Millisecond))) }
+	sort.SliceStable(order, func(i, j int) bool { return class(order[i].Duration) < class(order[j].Duration) })
+	names := make([]string, len(order))
+	for i, t := range order {
+		names[i] = t.Name
+	}
+	return names
 }
 
 // runBudget is what one mutant run may spend. cpu is its budget, in CPU
@@ -524,6 +590,9 @@ func (s *session) runMutant(m *mutant) time.Duration {
 	if m.schemaOK && bin != "" {
 		m.Schema = true
 		env = []string{envVar + "=" + m.ID}
+		if p.ordered && len(m.Tests) > 1 {
+			env = append(env, orderEnv+"="+strings.Join(s.runOrder(p, m.Tests), ","))
+		}
 	} else {
 		var err error
 		bin, err = s.buildOverlay(m)
