@@ -260,3 +260,65 @@ func TestFast(t *testing.T) {
 		t.Errorf("per-process baseline: n <= 10: %s by %q, want killed by TestSlowFirst (source order)", m.Verdict, m.KilledBy)
 	}
 }
+
+// A mutant that one test kills and another, cheaper one hangs on keeps the
+// verdict of a run in source order: the ordered run hangs in the cheap
+// test, and the tests before it in the file then run, so the slow test
+// that comes first kills it, as before, instead of a timeout.
+func TestOrderedRunKeepsSourceOrderVerdictOnAHang(t *testing.T) {
+	testenv.Go(t)
+	testenv.Git(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	const src = `package count
+
+// Count counts down from n in steps of by; -1 for a step below 1.
+func Count(n, by int) int {
+	if by < 1 {
+		return -1
+	}
+	c := 0
+	for n > 0 {
+		n -= by
+		c++
+	}
+	return c
+}
+`
+	const test = `package count
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSlowFirst(t *testing.T) {
+	time.Sleep(60 * time.Millisecond)
+	if Count(3, 1) != 3 {
+		t.Fatal("Count(3, 1)")
+	}
+}
+
+func TestFast(t *testing.T) {
+	if Count(3, 0) != -1 {
+		t.Fatal("Count(3, 0)")
+	}
+}
+`
+	change := mutatetest.MakeRepoFiles(t, dir, map[string]string{
+		"go.mod":          "module example.com/count\n\ngo 1.22\n",
+		"count/count.go":  "package count\n",
+		"count/c_test.go": "package count\n",
+	}, map[string]string{
+		"count/count.go":  src,
+		"count/c_test.go": test,
+	})
+	rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// by >= 1: TestSlowFirst fails (Count(3, 1) is -1), TestFast hangs.
+	m := find(t, rep, 5, mutate.OpRelationalNegation, "by >= 1")
+	if m.Verdict != mutate.Killed || m.KilledBy != "TestSlowFirst" {
+		t.Errorf("by >= 1: %s by %q (%s), want killed by TestSlowFirst as in source order", m.Verdict, m.KilledBy, m.Detail)
+	}
+}
