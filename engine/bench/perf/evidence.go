@@ -81,12 +81,14 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 	var disagreements []string
 	var sums []goSummary
 	for _, c := range cases {
-		fmt.Fprintf(stderr, "== %s\n", c.name)
+		load := loadAverage()
+		fmt.Fprintf(stderr, "== %s (load %s)\n", c.name, load)
 		runs, sum, err := evidenceCaseRuns(ctx, eng, o, c, gbin, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
+		sum.load = [2]string{load, loadAverage()}
 		disagreements = append(disagreements, printEvidenceRuns(tw, c, runs, sum.gremlins)...)
 		sums = append(sums, sum)
 	}

@@ -19,6 +19,9 @@ import (
 type goSummary struct {
 	name                              string
 	cold, warm, save, floor, gremlins toolRun
+	// load is the load average (1, 5, 15 min) as the case started and
+	// as it ended: every row of the case ran in between.
+	load [2]string
 }
 
 // changedGoFiles are the non-test Go files HEAD~1..HEAD changed in dir.
@@ -112,9 +115,11 @@ func printGoSummary(w io.Writer, sums []goSummary) {
 	if len(sums) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nGo summary (mutants/min ratios vs gremlins; \"at floor\" = bcode's mutants in one `go test -c`'s time):")
+	fmt.Fprintln(w, "\nGo summary (mutants/min ratios vs gremlins; \"at floor\" = bcode's mutants in one `go test -c`'s time;")
+	fmt.Fprintln(w, "save / floor = bcode's save against that build; load = load average as the case started -> ended):")
+	fmt.Fprintf(w, "caches: bcode cold = an empty bcode cache per case; Go's build cache (%s) as the machine has it, for every tool\n", goCacheDir())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tbcode mutants\tcold\twarm\tsave\tfloor\tgremlins (mutants, wall)\tcold ratio\twarm ratio\tsave ratio\tratio at floor")
+	fmt.Fprintln(tw, "case\tbcode mutants\tcold\twarm\tsave\tfloor\tsave / floor\tgremlins (mutants, wall)\tcold ratio\twarm ratio\tsave ratio\tratio at floor\tload")
 	d := func(r toolRun) string {
 		if r.err != "" || r.wall <= 0 {
 			return "-"
@@ -136,8 +141,22 @@ func printGoSummary(w io.Writer, sums []goSummary) {
 		if s.gremlins.err == "" {
 			g = fmt.Sprintf("%d, %s", s.gremlins.count, d(s.gremlins))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.name, s.cold.count, d(s.cold), d(s.warm), d(s.save), d(s.floor), g,
-			ratio(s.cold, s.gremlins), ratio(s.warm, s.gremlins), ratio(s.save, s.gremlins), atFloor)
+		saveFloor := "-"
+		if s.save.err == "" && s.floor.err == "" && s.floor.wall > 0 && s.save.wall > 0 {
+			saveFloor = fmt.Sprintf("%.2fx", s.save.wall.Seconds()/s.floor.wall.Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s -> %s\n", s.name, s.cold.count, d(s.cold), d(s.warm), d(s.save), d(s.floor), saveFloor, g,
+			ratio(s.cold, s.gremlins), ratio(s.warm, s.gremlins), ratio(s.save, s.gremlins), atFloor, s.load[0], s.load[1])
 	}
 	tw.Flush()
+}
+
+// goCacheDir is `go env GOCACHE`, for the benchmark's statement of what it
+// started with.
+func goCacheDir() string {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -86,12 +86,13 @@ func benchPython(ctx context.Context, eng *app.Engine, realDir, cases, whole, is
 	fmt.Fprintln(tw, "case\tmode\tmutants\tverdicts\twall\trun phase\tCPU\tmutants/min\tvs fresh\tmutants/CPU-min\tvs fresh\tverdicts equal")
 	var t pyTotals
 	for _, c := range list {
-		fmt.Fprintf(stderr, "== %s\n", c.name)
+		load := loadAverage()
+		fmt.Fprintf(stderr, "== %s (load %s)\n", c.name, load)
 		s := runPyMode(ctx, eng, c, workers, false, isolation, stderr)
 		f := runPyMode(ctx, eng, c, workers, true, isolation, stderr)
 		var ratio, cpuRatio, agree string
 		if s.err == "" && f.err == "" {
-			ratio, cpuRatio, agree = t.add(ctx, c, s, f, stderr)
+			ratio, cpuRatio, agree = t.add(ctx, c, s, f, load, stderr)
 		}
 		printPyRuns(tw, c, []pyRun{s, f}, ratio, cpuRatio, agree)
 	}
@@ -136,6 +137,7 @@ type pyFloorRow struct {
 	name                string
 	mutants             int
 	floor, fresh, bcode time.Duration
+	load                string
 }
 
 // pyTotals sum the cases both modes ran: bcode's schemata (S) and fresh
@@ -148,7 +150,7 @@ type pyTotals struct {
 
 // add counts one case both modes ran, times its floor, and returns
 // bcode's ratios against fresh and their agreement.
-func (t *pyTotals) add(ctx context.Context, c pyCase, s, f pyRun, stderr io.Writer) (ratio, cpuRatio, agree string) {
+func (t *pyTotals) add(ctx context.Context, c pyCase, s, f pyRun, load string, stderr io.Writer) (ratio, cpuRatio, agree string) {
 	if f.perMinute() > 0 {
 		ratio = fmt.Sprintf("%.1fx", s.perMinute()/f.perMinute())
 	}
@@ -169,7 +171,7 @@ func (t *pyTotals) add(ctx context.Context, c pyCase, s, f pyRun, stderr io.Writ
 	t.nS += s.counted
 	t.nF += f.counted
 	if d, ok := pytestFloor(ctx, c.dir, s.rep); ok {
-		t.floors = append(t.floors, pyFloorRow{c.name, s.counted, d, f.wall, s.wall})
+		t.floors = append(t.floors, pyFloorRow{c.name, s.counted, d, f.wall, s.wall, load})
 	}
 	return ratio, cpuRatio, agree
 }
@@ -208,12 +210,13 @@ func printPyFloors(stdout io.Writer, floors []pyFloorRow) {
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, "Python floor: one plain pytest of every covering test at the head, the least any tool that runs them pays once after a change;")
-	fmt.Fprintln(stdout, "fresh / floor is the best ratio against fresh processes a tool can reach, were everything but that one session free.")
+	fmt.Fprintln(stdout, "fresh / floor is the best ratio against fresh processes a tool can reach, were everything but that one session free;")
+	fmt.Fprintln(stdout, "bcode / floor is what bcode costs in pytest runs (target for a module-sized diff: <= 1.5x). Load: as the case's runs started.")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tmutants\tfloor\tfresh\tbcode\tbest ratio (fresh / floor)\tbcode's ratio (fresh / bcode)")
+	fmt.Fprintln(tw, "case\tmutants\tfloor\tfresh\tbcode\tbest ratio (fresh / floor)\tbcode's ratio (fresh / bcode)\tbcode / floor\tload")
 	for _, r := range floors {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1fx\t%.1fx\n", r.name, r.mutants, r.floor.Round(10*time.Millisecond), r.fresh.Round(10*time.Millisecond), r.bcode.Round(10*time.Millisecond),
-			r.fresh.Seconds()/r.floor.Seconds(), r.fresh.Seconds()/r.bcode.Seconds())
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1fx\t%.1fx\t%.2fx\t%s\n", r.name, r.mutants, r.floor.Round(10*time.Millisecond), r.fresh.Round(10*time.Millisecond), r.bcode.Round(10*time.Millisecond),
+			r.fresh.Seconds()/r.floor.Seconds(), r.fresh.Seconds()/r.bcode.Seconds(), r.bcode.Seconds()/r.floor.Seconds(), r.load)
 	}
 	tw.Flush()
 }

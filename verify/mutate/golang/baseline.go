@@ -132,6 +132,7 @@ func (s *session) prepareBaseline(p *pkg, schema bool) error {
 	var cb errCoverBuild
 	if errors.As(err, &cb) {
 		pend.buildFailed = true
+		p.mainFailed = true
 		pend.file = full
 		s.rep.Notes = append(s.rep.Notes, fmt.Sprintf("baseline of %s: the per-test coverage binary did not build, so each test ran in a process of its own", p.relDir))
 		return nil
@@ -157,6 +158,7 @@ func (s *session) completeBaseline(p *pkg) error {
 		s.rep.Stats.BaselineInProcess++
 		if pend.schema != nil {
 			p.schemaBin = pend.bin
+			p.ordered = true
 			p.schemaTried = true
 			// The counters and the TestMain change nothing a mutant run
 			// sees, so this binary serves as the schema's.

@@ -36,6 +36,9 @@ const (
 	coverOutEnv    = "BCODE_COVER_OUT"
 	coverFromEnv   = "BCODE_COVER_FROM"
 	coverMainFile  = "bcode_mutant_cover_test.go"
+	// orderEnv lists the tests a mutant run runs, comma-separated, in the
+	// order to run them (see runOrder).
+	orderEnv = "BCODE_TEST_ORDER"
 )
 
 // coverFile is one file compiled with counters.
@@ -165,9 +168,34 @@ func (p *pkg) coverSet() []int {
 const coverMainBody = `func TestMain(m *%[2]s.M) {
 	out := %[3]s.Getenv(%[4]q)
 	if out == "" {
+		if order := %[3]s.Getenv(%[14]q); order != "" {
+			%[3]s.Exit(%[1]sTestsInOrder(m, %[7]s.Split(order, ",")))
+		}
 		%[3]s.Exit(m.Run())
 	}
 	%[3]s.Exit(%[1]sCoverTests(m, out))
+}
+
+func %[1]sTestsInOrder(m *%[2]s.M, names []string) int {
+	// The command line first, so its -test.run does not replace ours.
+	if !%[6]s.Parsed() {
+		%[6]s.Parse()
+	}
+	failfast := false
+	if f := %[6]s.Lookup("test.failfast"); f != nil {
+		failfast = f.Value.String() == "true"
+	}
+	code := 0
+	for _, n := range names {
+		%[6]s.Set("test.run", "^"+%[12]s.QuoteMeta(n)+"$")
+		if c := m.Run(); c != 0 {
+			code = c
+			if failfast {
+				break
+			}
+		}
+	}
+	return code
 }
 
 func %[1]sCoverTests(m *%[2]s.M, out string) int {
@@ -263,6 +291,10 @@ func %[1]sCoverTests(m *%[2]s.M, out string) int {
 //	end                         after the last test
 //
 // BCODE_COVER_FROM skips the tests before it (a restart after a crash).
+// Without BCODE_COVER_OUT, BCODE_TEST_ORDER runs the tests it names in its
+// order, each through its own m.Run (as the baseline ran them), stopping at
+// the first failure under -test.failfast; without either it is m.Run().
+// nfiles 0 makes the TestMain of a schema binary without counters.
 //
 // It compiles at every language version a go.mod can name (a module that
 // says go 1.12 rejects 0o literals): no newer syntax in it.
@@ -284,7 +316,7 @@ func coverMain(pkgName string, nfiles int) []byte {
 		fmt.Fprintf(&b, "\t\t{%[1]s%[2]d.Count[:], %[1]s%[2]d.Pos[:]},\n", coverVarPrefix, i)
 	}
 	b.WriteString("\t}\n}\n\n")
-	fmt.Fprintf(&b, coverMainBody, schemaPrefix, imp("testing"), imp("os"), coverOutEnv, imp("bufio"), imp("flag"), imp("strings"), imp("strconv"), coverFromEnv, imp("fmt"), imp("sync/atomic"), imp("regexp"), imp("time"))
+	fmt.Fprintf(&b, coverMainBody, schemaPrefix, imp("testing"), imp("os"), coverOutEnv, imp("bufio"), imp("flag"), imp("strings"), imp("strconv"), coverFromEnv, imp("fmt"), imp("sync/atomic"), imp("regexp"), imp("time"), orderEnv)
 	return []byte(b.String())
 }
 

@@ -199,3 +199,126 @@ func TestOneProcessBaselineAtOldLanguageVersion(t *testing.T) {
 		t.Errorf("n <= 20: %s by %q, want killed by TestSmall", m.Verdict, m.KilledBy)
 	}
 }
+
+// A mutant run orders its covering tests by their baseline times: a slow
+// test first in the file no longer runs before the cheap one that kills
+// the mutant (with -test.failfast the run ends there). The verdict is the
+// same; the test that killed it is the cheap one, from the baseline's
+// binary and from a cached schema binary alike. A package run with the
+// per-process baseline has no generated TestMain and keeps source order.
+func TestMutantRunsCheapTestsFirst(t *testing.T) {
+	testenv.Go(t)
+	testenv.Git(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	const test = `package slow
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSlowFirst(t *testing.T) {
+	time.Sleep(60 * time.Millisecond)
+	if Small(10) {
+		t.Fatal("Small(10)")
+	}
+}
+
+func TestFast(t *testing.T) {
+	if !Small(9) || Small(10) {
+		t.Fatal("Small")
+	}
+}
+`
+	change := mutatetest.MakeRepoFiles(t, dir, map[string]string{
+		"go.mod":         "module example.com/slow\n\ngo 1.22\n",
+		"slow/slow.go":   "package slow\n\nfunc Small(n int) bool { return n < 20 }\n",
+		"slow/s_test.go": strings.ReplaceAll(test, "10", "20"),
+	}, map[string]string{
+		"slow/slow.go":   "package slow\n\nfunc Small(n int) bool { return n < 10 }\n",
+		"slow/s_test.go": test,
+	})
+	cache := t.TempDir()
+	for i, want := range []string{"TestFast", "TestFast"} {
+		rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: cache}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && rep.Stats.SchemaCached != 1 {
+			t.Fatalf("second run: stats %+v, want the schema binary from the cache", rep.Stats)
+		}
+		m := find(t, rep, 3, mutate.OpConditionalBoundary, "n <= 10")
+		if m.Verdict != mutate.Killed || m.KilledBy != want {
+			t.Errorf("run %d: n <= 10: %s by %q, want killed by %s (tests %v)", i, m.Verdict, m.KilledBy, want, m.Tests)
+		}
+	}
+	rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: t.TempDir(), PerProcessBaseline: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := find(t, rep, 3, mutate.OpConditionalBoundary, "n <= 10"); m.Verdict != mutate.Killed || m.KilledBy != "TestSlowFirst" {
+		t.Errorf("per-process baseline: n <= 10: %s by %q, want killed by TestSlowFirst (source order)", m.Verdict, m.KilledBy)
+	}
+}
+
+// A mutant that one test kills and another, cheaper one hangs on keeps the
+// verdict of a run in source order: the ordered run hangs in the cheap
+// test, and the tests before it in the file then run, so the slow test
+// that comes first kills it, as before, instead of a timeout.
+func TestOrderedRunKeepsSourceOrderVerdictOnAHang(t *testing.T) {
+	testenv.Go(t)
+	testenv.Git(t)
+	dir := filepath.Join(t.TempDir(), "repo")
+	const src = `package count
+
+// Count counts down from n in steps of by; -1 for a step below 1.
+func Count(n, by int) int {
+	if by < 1 {
+		return -1
+	}
+	c := 0
+	for n > 0 {
+		n -= by
+		c++
+	}
+	return c
+}
+`
+	const test = `package count
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSlowFirst(t *testing.T) {
+	time.Sleep(60 * time.Millisecond)
+	if Count(3, 1) != 3 {
+		t.Fatal("Count(3, 1)")
+	}
+}
+
+func TestFast(t *testing.T) {
+	if Count(3, 0) != -1 {
+		t.Fatal("Count(3, 0)")
+	}
+}
+`
+	change := mutatetest.MakeRepoFiles(t, dir, map[string]string{
+		"go.mod":          "module example.com/count\n\ngo 1.22\n",
+		"count/count.go":  "package count\n",
+		"count/c_test.go": "package count\n",
+	}, map[string]string{
+		"count/count.go":  src,
+		"count/c_test.go": test,
+	})
+	rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// by >= 1: TestSlowFirst fails (Count(3, 1) is -1), TestFast hangs.
+	m := find(t, rep, 5, mutate.OpRelationalNegation, "by >= 1")
+	if m.Verdict != mutate.Killed || m.KilledBy != "TestSlowFirst" {
+		t.Errorf("by >= 1: %s by %q (%s), want killed by TestSlowFirst as in source order", m.Verdict, m.KilledBy, m.Detail)
+	}
+}

@@ -37,3 +37,34 @@ func TestJudgeFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestNotRunBefore: after an ordered run stopped in a test, the tests a run
+// in source order would have run before it are the earlier ones in the
+// file that did not pass in the ordered run (subtests and the tests after
+// it do not count).
+func TestNotRunBefore(t *testing.T) {
+	tests := []string{"TestA", "TestB", "TestC", "TestD"}
+	cases := []struct {
+		name, out string
+		want      []string
+	}{
+		{"stopped in C; D passed", "=== RUN   TestD\n--- PASS: TestD (0.00s)\n=== RUN   TestC\n=== RUN   TestC/sub\n", []string{"TestA", "TestB"}},
+		{"stopped in C; B passed", "=== RUN   TestB\n--- PASS: TestB (0.00s)\n=== RUN   TestC\n", []string{"TestA"}},
+		{"stopped in the first test of the file", "=== RUN   TestD\n--- PASS: TestD (0.00s)\n=== RUN   TestA\n", nil},
+		{"a skipped test passed", "=== RUN   TestA\n--- SKIP: TestA (0.00s)\n=== RUN   TestD\n", []string{"TestB", "TestC"}},
+		{"nothing started", "panic: init\n", nil},
+	}
+	for _, c := range cases {
+		got := notRunBefore(tests, c.out)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}

@@ -72,6 +72,11 @@ type pkg struct {
 	schemaBin string
 	// schemaSegs are the rewritten ranges of each schema file (base name).
 	schemaSegs map[string][]segment
+	// ordered: schemaBin has the generated TestMain, so a mutant run can
+	// give the order of its tests (orderEnv).
+	ordered bool
+	// mainFailed: the generated TestMain did not build in this package.
+	mainFailed bool
 	// schemaTried: the schema was already built (with the baseline's
 	// coverage binary), successfully or not.
 	schemaTried bool

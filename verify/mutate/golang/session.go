@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/bits"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -454,13 +455,35 @@ func (s *session) buildSchema(p *pkg) {
 		return
 	}
 	key, _ := s.schemaKey(p, files)
+	// The binary carries the generated TestMain (without counters) where
+	// the package can take it, so its mutant runs order their tests as the
+	// one-process baseline's binary does.
+	withMain := s.canCoverInProcess(p) && !p.mainFailed
 	if bin := s.cachedSchema(p, key); bin != "" {
 		s.rep.Stats.SchemaCached++
-		p.schemaBin = bin
+		p.schemaBin, p.ordered = bin, withMain
 		return
+	}
+	if withMain {
+		main := map[string][]byte{coverMainFile: coverMain(p.types.Name(), 0)}
+		mov, err := p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d-main", p.num), mergeFiles(files, main))
+		if err == nil {
+			ov = mov
+		} else {
+			withMain = false
+		}
 	}
 	bin := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.schema.test", p.num))
 	res, err := s.testBuild(p.list.Dir, bin, "-overlay", ov)
+	if err == nil && res.ExitCode != 0 && withMain {
+		// Should the TestMain be what does not build, the schema alone is
+		// still one build for every mutant.
+		withMain = false
+		ov, err = p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d", p.num), files)
+		if err == nil {
+			res, err = s.testBuild(p.list.Dir, bin, "-overlay", ov)
+		}
+	}
 	if err != nil {
 		fallback(err.Error())
 		return
@@ -469,8 +492,53 @@ func (s *session) buildSchema(p *pkg) {
 		fallback("does not build: " + firstLines(string(res.Stderr), 4))
 		return
 	}
-	p.schemaBin = bin
-	s.storeSchema(p, key, bin)
+	p.schemaBin, p.ordered = bin, withMain
+	if withMain == (s.canCoverInProcess(p) && !p.mainFailed) {
+		// A package that takes the TestMain keeps only binaries with it
+		// (as the baseline's is), so a cached one orders its tests too.
+		s.storeSchema(p, key, bin)
+	}
+}
+
+// mergeFiles is a and b in one overlay map (b's entries win).
+func mergeFiles(a, b map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// runOrder is the order a mutant run runs its covering tests in: by how
+// long each took in the baseline, in doubling classes from 10ms up (every
+// test under 10ms is in the first), and in source order within a class.
+// With -test.failfast a kill then comes from the cheap tests before the
+// slow ones run (a slow table or fuzz-like test first in the file no
+// longer runs for every killed mutant); a survivor runs all of them, in
+// one process, under the same budget, as before. runOrdered keeps the
+// verdict and the killing test of a run in source order. Runs with the
+// change's own tests named (no -test.failfast) keep source order.
+func (s *session) runOrder(p *pkg, tests []string) []string {
+	want := map[string]bool{}
+	for _, t := range tests {
+		want[t] = true
+	}
+	var order []baseTest
+	for _, t := range p.base.Tests {
+		if want[t.Name] {
+			order = append(order, t)
+		}
+	}
+	class := func(d time.Duration) int { return bits.Len64(uint64(d / (10 * time.Millisecond))) }
+	sort.SliceStable(order, func(i, j int) bool { return class(order[i].Duration) < class(order[j].Duration) })
+	names := make([]string, len(order))
+	for i, t := range order {
+		names[i] = t.Name
+	}
+	return names
 }
 
 // runBudget is what one mutant run may spend. cpu is its budget, in CPU
@@ -533,27 +601,34 @@ func (s *session) runMutant(m *mutant) time.Duration {
 			return build
 		}
 	}
-	pattern := make([]string, len(m.Tests))
-	for i, t := range m.Tests {
-		pattern[i] = regexp.QuoteMeta(t)
-	}
-	args := []string{bin, "-test.run", "^(" + strings.Join(pattern, "|") + ")$", "-test.count=1", "-test.v"}
 	// With the change's own tests named, every covering test runs, so a
 	// kill by one of them is seen even when another test failed first.
 	preferred := s.preferredKillers()
-	if len(preferred) == 0 {
-		args = append(args, "-test.failfast")
+	run := func(tests []string, order []string) (sandbox.Result, error) {
+		pattern := make([]string, len(tests))
+		for i, t := range tests {
+			pattern[i] = regexp.QuoteMeta(t)
+		}
+		args := []string{bin, "-test.run", "^(" + strings.Join(pattern, "|") + ")$", "-test.count=1", "-test.v"}
+		if len(preferred) == 0 {
+			args = append(args, "-test.failfast")
+		}
+		e := env
+		if len(order) > 0 {
+			e = append(append([]string(nil), env...), orderEnv+"="+strings.Join(order, ","))
+		}
+		cpu, wall := s.runBudget(p, m.Tests)
+		return s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: args, Env: e, CPULimit: cpu, Timeout: wall, OutputLimit: 1 << 20})
 	}
-	cpu, wall := s.runBudget(p, m.Tests)
-	res, err := s.runner.Run(s.ctx, sandbox.Command{
-		Dir:         p.list.Dir,
-		Args:        args,
-		Env:         env,
-		CPULimit:    cpu,
-		Timeout:     wall,
-		OutputLimit: 1 << 20,
-	})
+	var res sandbox.Result
+	var err error
+	if m.Schema && p.ordered && len(m.Tests) > 1 && len(preferred) == 0 {
+		res, err = s.runOrdered(m, run)
+	} else {
+		res, err = run(m.Tests, nil)
+	}
 	m.Duration = time.Since(start)
+	cpu, wall := s.runBudget(p, m.Tests)
 	switch {
 	case err != nil && s.ctx.Err() != nil:
 		m.Verdict, m.Detail = mutate.NoVerdict, "the run was cancelled"
@@ -574,6 +649,74 @@ func (s *session) runMutant(m *mutant) time.Duration {
 		m.KilledBy = strings.Join(m.Tests, ",")
 	}
 	return build
+}
+
+// runOrdered runs m's covering tests cheapest first (runOrder). A run
+// that ends in a failing test kills the mutant, as it would in any order
+// (the test named may be a cheaper one than the first in the file). A run
+// that ends without a verdict of a test's own (out of budget, blocked, the
+// binary gone without a failure) is not left to the order: the tests
+// before the one it stopped in, in source order, that it had not run yet
+// run next, in source order, as a run in source order would have run them
+// first. If one of them fails or hangs, theirs is the result (a mutant a
+// test in the file kills before another hangs is killed, as it always
+// was); if they pass, the ordered run's result stands.
+func (s *session) runOrdered(m *mutant, run func(tests, order []string) (sandbox.Result, error)) (sandbox.Result, error) {
+	res, err := run(m.Tests, s.runOrder(m.pkg, m.Tests))
+	if err != nil || !noTestVerdict(res) {
+		return res, err
+	}
+	before := notRunBefore(m.Tests, string(res.Stdout))
+	if len(before) == 0 {
+		return res, nil
+	}
+	res2, err := run(before, nil)
+	if err != nil || res2.ExitCode != 0 || res2.CPULimited || res2.TimedOut {
+		return res2, err
+	}
+	return res, nil
+}
+
+// noTestVerdict reports a run that ended without a test deciding: out of
+// budget, blocked, or the binary gone without a failure line or a runtime
+// failure to pin on a test (judgeFailure's no verdict).
+func noTestVerdict(res sandbox.Result) bool {
+	if res.CPULimited || res.TimedOut {
+		return true
+	}
+	if res.ExitCode == 0 {
+		return false
+	}
+	out := string(res.Stdout)
+	return !failLine.MatchString(out) && !runtimeFailure.MatchString(out+string(res.Stderr))
+}
+
+var passLine = regexp.MustCompile(`(?m)^--- (?:PASS|SKIP): (\S+) \(`)
+
+// notRunBefore returns the tests (in source order) that come before the
+// last top-level test out started and did not pass in out: the ones a
+// source-order run would have run before it.
+func notRunBefore(tests []string, out string) []string {
+	last := ""
+	for _, g := range runLine.FindAllStringSubmatch(out, -1) {
+		if !strings.Contains(g[1], "/") {
+			last = g[1]
+		}
+	}
+	passed := map[string]bool{}
+	for _, g := range passLine.FindAllStringSubmatch(out, -1) {
+		passed[g[1]] = true
+	}
+	var before []string
+	for _, t := range tests {
+		if t == last {
+			return before
+		}
+		if !passed[t] {
+			before = append(before, t)
+		}
+	}
+	return nil // the last test started is not one of them: nothing to add
 }
 
 // judgeFailure gives m, whose covering tests exited non-zero, its verdict:
