@@ -33,6 +33,7 @@ const (
 	wSibling      = 0.5  // another implementation of an interface method the selection implements
 	wNamesake     = 0.3  // has the selection's name, in another file
 	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
+	wIsTest       = 0    // added for every test (not a reason)
 )
 
 // Budget policy of the function sections.
@@ -51,6 +52,36 @@ const (
 	maxSigs         = 500
 )
 
+// feature is one kind of evidence a function's score sums, each with its
+// weight (the const block above): the ranking is the linear model
+// Σ weight × value, and Ranked.Features keeps the values so the benchmark
+// can refit the weights (bcode bench perf pack --fit).
+type feature int
+
+const (
+	fCall feature = iota
+	fCall2
+	fTest
+	fTestFile
+	fHistFunc
+	fHistFileFunc
+	fHistFile
+	fSameFile
+	fNamed
+	fTypeMethod
+	fSibling
+	fNamesake
+	fRank
+	fIsTest // 1 for a test: tests and code are not equally likely to change
+	numFeatures
+)
+
+// FeatureNames name Ranked.Features' values, in order.
+var FeatureNames = [numFeatures]string{"call", "call2", "test", "testfile", "histfunc", "histfilefunc", "histfile", "samefile", "named", "typemethod", "sibling", "namesake", "rank", "istest"}
+
+// weights are the features' weights, in FeatureNames' order.
+var weights = [numFeatures]float64{wCall, wCall2, wTest, wTestFile, wHistFunc, wHistFileFunc, wHistFile, wSameFile, wNamed, wTypeMethod, wSibling, wNamesake, wRank, wIsTest}
+
 // signal is one reason a function is in the pack.
 type signal struct {
 	weight float64
@@ -62,14 +93,21 @@ type scored struct {
 	sym     *codegraph.Symbol
 	score   float64
 	signals []signal
+	x       [numFeatures]float64 // each feature's value, summed
 }
 
-func (s *scored) add(w float64, why, short string) {
-	if w <= 0 {
+// add adds value x of feature f; it is a reason shown with the function
+// when its weighted value is positive.
+func (s *scored) add(f feature, x float64, why, short string) {
+	if x <= 0 {
 		return
 	}
+	s.x[f] += x
+	w := weights[f] * x
 	s.score += w
-	s.signals = append(s.signals, signal{w, why, short})
+	if w > 0 {
+		s.signals = append(s.signals, signal{w, why, short})
+	}
 }
 
 // why lists the signals, strongest first.
@@ -202,11 +240,11 @@ func (rk *funcRanking) scoreCalls() {
 		}
 		switch {
 		case r.Dist == 1 && callers[r.ID]:
-			sc.add(wCall, "caller", "caller")
+			sc.add(fCall, 1, "caller", "caller")
 		case r.Dist == 1:
-			sc.add(wCall, "callee", "callee")
+			sc.add(fCall, 1, "callee", "callee")
 		default:
-			sc.add(wCall2, "2 calls away", "2 calls away")
+			sc.add(fCall2, 1, "2 calls away", "2 calls away")
 		}
 	}
 }
@@ -221,12 +259,12 @@ func (rk *funcRanking) scoreSiblings() {
 				continue
 			}
 			if sc := rk.get(e.From); sc != nil {
-				sc.add(wSibling, "the method the selection overrides", "overridden")
+				sc.add(fSibling, 1, "the method the selection overrides", "overridden")
 			}
 			for _, d := range rk.g.Out(e.From) {
 				if d.Kind == codegraph.EdgeDispatch && d.To != s {
 					if sc := rk.get(d.To); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.short == "sibling" }) {
-						sc.add(wSibling, "another implementation of "+shortID(e.From)+", which the selection implements", "sibling")
+						sc.add(fSibling, 1, "another implementation of "+shortID(e.From)+", which the selection implements", "sibling")
 					}
 				}
 			}
@@ -238,8 +276,8 @@ func (rk *funcRanking) scoreSiblings() {
 func (rk *funcRanking) scoreTests() {
 	for _, s := range rk.seeds {
 		for _, r := range rk.g.TestsReaching(s, 60) {
-			if sc := rk.get(r.ID); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return strings.HasPrefix(x.why, "test") }) {
-				sc.add(wTest/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist), fmt.Sprintf("test, %d calls", r.Dist))
+			if sc := rk.get(r.ID); sc != nil && sc.x[fTest] == 0 {
+				sc.add(fTest, 1/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist), fmt.Sprintf("test, %d calls", r.Dist))
 			}
 		}
 	}
@@ -263,7 +301,7 @@ func (rk *funcRanking) scoreTypeMethods() {
 				for _, m := range g.FileSymbols(tsym.File) {
 					if m.Kind == codegraph.KindMethod && strings.HasPrefix(m.ID, ty+".") {
 						if sc := rk.get(m.ID); sc != nil {
-							sc.add(wTypeMethod, "method of "+shortID(ty)+", a type the selection uses", "method of a used type")
+							sc.add(fTypeMethod, 1, "method of "+shortID(ty)+", a type the selection uses", "method of a used type")
 						}
 					}
 				}
@@ -285,14 +323,14 @@ func (rk *funcRanking) scoreHistory(ctx context.Context) {
 	if h.Touches(sel.File, sel.Name) > 0 {
 		_, funcs, n := h.Related(sel.File, sel.Name)
 		for e, r := range funcs {
-			rk.scoreEntity(e, wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
+			rk.scoreEntity(e, fHistFunc, damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
 		}
 	}
 	// Over the commits that changed the selection's file: functions, then
 	// whole files.
 	files, funcs, n := h.Related(sel.File, "")
 	for e, r := range funcs {
-		rk.scoreEntity(e, wHistFileFunc*damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
+		rk.scoreEntity(e, fHistFileFunc, damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
 	}
 	for f, r := range files {
 		rk.scoreCochangedFile(f, r, n)
@@ -301,11 +339,11 @@ func (rk *funcRanking) scoreHistory(ctx context.Context) {
 
 // scoreEntity adds a history signal to the functions e names (by file and
 // name).
-func (rk *funcRanking) scoreEntity(e cochange.Entity, w float64, why, short string) {
+func (rk *funcRanking) scoreEntity(e cochange.Entity, f feature, x float64, why, short string) {
 	for _, s := range rk.g.FileSymbols(e.File) {
 		if s.Name == e.Name {
 			if sc := rk.get(s.ID); sc != nil {
-				sc.add(w, why, short)
+				sc.add(f, x, why, short)
 			}
 		}
 	}
@@ -325,7 +363,7 @@ func (rk *funcRanking) scoreCochangedFile(f string, r cochange.Rule, n int) {
 	spread := 1 / math.Sqrt(float64(max(code, 1)))
 	for _, s := range rk.g.FileSymbols(f) {
 		if sc := rk.get(s.ID); sc != nil {
-			sc.add(wHistFile*damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
+			sc.add(fHistFile, damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
 		}
 	}
 	if d := damped(r); d > rk.b.histFiles[f] {
@@ -373,10 +411,10 @@ func (rk *funcRanking) scoreSelection() {
 			continue
 		}
 		if sym.Test && selBase != "" && testFileOf(sym.File, selBase) {
-			rk.get(id).add(wTestFile, "a test in the selection's test file", "in its test file")
+			rk.get(id).add(fTestFile, 1, "a test in the selection's test file", "in its test file")
 		}
 		if slices.ContainsFunc(rk.seedSyms, func(x *codegraph.Symbol) bool { return x.Name == sym.Name && x.File != sym.File && len(x.Name) > 2 }) {
-			rk.get(id).add(wNamesake, "same name as the selection (a sibling implementation, by convention)", "same name")
+			rk.get(id).add(fNamesake, 1, "same name as the selection (a sibling implementation, by convention)", "same name")
 		}
 		inSelFile := b.sel != nil && sym.File == b.sel.File
 		named := len(sym.Name) > 2 && words[sym.Name]
@@ -385,10 +423,10 @@ func (rk *funcRanking) scoreSelection() {
 		}
 		sc := rk.get(id)
 		if inSelFile {
-			sc.add(wSameFile, "same file", "same file")
+			sc.add(fSameFile, 1, "same file", "same file")
 		}
-		if named && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.why == "caller" || x.why == "callee" }) {
-			sc.add(wNamed, "named in the selection", "named")
+		if named && sc.x[fCall] == 0 {
+			sc.add(fNamed, 1, "named in the selection", "named")
 		}
 	}
 }
@@ -406,7 +444,12 @@ func (rk *funcRanking) ordered(rank map[string]float64) []*scored {
 	for _, sc := range rk.all {
 		if maxRank > 0 {
 			// Not a reason of its own: it orders what the other signals found.
-			sc.score += wRank * rank[sc.sym.ID] / maxRank
+			sc.x[fRank] = rank[sc.sym.ID] / maxRank
+			sc.score += weights[fRank] * sc.x[fRank]
+		}
+		if sc.sym.Test {
+			sc.x[fIsTest] = 1
+			sc.score += weights[fIsTest]
 		}
 		out = append(out, sc)
 	}
@@ -612,3 +655,6 @@ func dropGoResults(sig string) string {
 	}
 	return sig
 }
+
+// Weights returns the ranking's weights, in FeatureNames' order.
+func Weights() []float64 { return slices.Clone(weights[:]) }

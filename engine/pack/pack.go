@@ -137,6 +137,9 @@ type Ranked struct {
 	Line  int
 	Score float64
 	Why   string // the signals, short form
+	Test  bool
+	// Features are the values the score weighs, named by FeatureNames.
+	Features []float64
 }
 
 // Files returns every file any section shows, sorted and unique.

@@ -1,0 +1,126 @@
+package perf
+
+// --fit: the ranking's weights refitted on the tuning projects. The pack's
+// score is linear in its features (pack.FeatureNames), so a conditional
+// logit — per change, a softmax over every function the ranker scored,
+// maximising the probability of each function the commit changed — gives
+// weights that order the ranking by how likely each function is to be
+// changed, learned from real commits. Only tuning projects' changes are
+// fitted on; the held-out ones are never read here.
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bcode-dev/bcode/engine/pack"
+)
+
+// fitCase is one change's ranking as feature rows, and which rows the
+// commit changed.
+type fitCase struct {
+	x   [][]float64
+	pos []int
+}
+
+// fitCases are the tuning changes' rankings; a target the ranker never
+// scored cannot move the fit and is left out.
+func fitCases(results []changeResult) []fitCase {
+	var out []fitCase
+	for _, r := range results {
+		if !isTuning(r.name) || len(r.ranking) == 0 {
+			continue
+		}
+		var fc fitCase
+		for i, rk := range r.ranking {
+			fc.x = append(fc.x, rk.Features)
+			if slices.ContainsFunc(r.targetList, func(t target) bool {
+				return rk.File == t.file && rk.Name == t.name && rk.Line >= t.start && rk.Line <= t.end
+			}) {
+				fc.pos = append(fc.pos, i)
+			}
+		}
+		if len(fc.pos) > 0 {
+			out = append(out, fc)
+		}
+	}
+	return out
+}
+
+// fitWeights maximises the conditional logit's log-likelihood, less an
+// L2 penalty l2·|w|², by gradient ascent from w0 (Adam steps).
+func fitWeights(cases []fitCase, w0 []float64, l2 float64, steps int) ([]float64, float64) {
+	k := len(w0)
+	w := slices.Clone(w0)
+	m, v := make([]float64, k), make([]float64, k)
+	const lr, b1, b2 = 0.05, 0.9, 0.999
+	var ll float64
+	for step := 1; step <= steps; step++ {
+		grad := make([]float64, k)
+		ll = 0
+		for _, c := range cases {
+			s := make([]float64, len(c.x))
+			hi := math.Inf(-1)
+			for i, x := range c.x {
+				for j := range k {
+					s[i] += w[j] * x[j]
+				}
+				hi = max(hi, s[i])
+			}
+			z := 0.0
+			for i := range s {
+				s[i] = math.Exp(s[i] - hi)
+				z += s[i]
+			}
+			mean := make([]float64, k)
+			for i, x := range c.x {
+				for j := range k {
+					mean[j] += s[i] / z * x[j]
+				}
+			}
+			for _, p := range c.pos {
+				ll += math.Log(s[p] / z)
+				for j := range k {
+					grad[j] += c.x[p][j] - mean[j]
+				}
+			}
+		}
+		for j := range k {
+			ll -= l2 * w[j] * w[j]
+			g := grad[j] - 2*l2*w[j]
+			m[j] = b1*m[j] + (1-b1)*g
+			v[j] = b2*v[j] + (1-b2)*g*g
+			w[j] += lr * (m[j] / (1 - math.Pow(b1, float64(step)))) / (math.Sqrt(v[j]/(1-math.Pow(b2, float64(step)))) + 1e-8)
+		}
+	}
+	return w, ll
+}
+
+// printFit fits the weights on the tuning changes and prints them beside
+// the pack's, both scaled so a call edge weighs 1.
+func printFit(w io.Writer, results []changeResult) {
+	cases := fitCases(results)
+	if len(cases) == 0 {
+		fmt.Fprintln(w, "\n--fit: no tuning change with a ranked target")
+		return
+	}
+	cur := pack.Weights()
+	fitted, ll := fitWeights(cases, make([]float64, len(cur)), 0.01, 3000)
+	_, llCur := fitWeights(cases, cur, 0, 0)
+	rows := 0
+	for _, c := range cases {
+		rows += len(c.x)
+	}
+	fmt.Fprintf(w, "\nRanking weights refitted on %d tuning changes (%d scored functions; conditional logit, L2 0.01): log-likelihood %.1f, the pack's weights %.1f (on their own scale)\n\n", len(cases), rows, ll, llCur)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "| feature\t| pack weight\t| fitted\t| fitted ÷ fitted call\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|")
+	for j, name := range pack.FeatureNames {
+		fmt.Fprintf(tw, "| %s\t| %.2f\t| %.3f\t| %.2f\t|\n", name, cur[j], fitted[j], fitted[j]/fitted[0])
+	}
+	tw.Flush()
+	fmt.Fprintln(w, strings.Repeat("", 0))
+}
