@@ -21,19 +21,19 @@ import (
 // it has; docs/evaluation-pack.md says where each weight comes from.
 const (
 	wCall         = 1.0  // calls the selection or is called by it (interface dispatch included)
-	wCall2        = 0.25 // two calls away
-	wTest         = 0.6  // a test reaching the selection: wTest / calls away
-	wHistFunc     = 2.0  // × confidence of "selection changed → it changed" in past commits
-	wHistFileFunc = 1.0  // × confidence of "selection's file changed → it changed"
-	wHistFile     = 0.8  // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
-	wSameFile     = 0.3  // defined in the selection's file
-	wNamed        = 0.3  // the selection's text names it (a call the index could not resolve)
-	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
-	wTypeMethod   = 0.15 // a method of a type the selection uses
-	wSibling      = 0.5  // another implementation of an interface method the selection implements
-	wNamesake     = 0.3  // has the selection's name, in another file
-	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
-	wIsTest       = 0    // added for every test (not a reason)
+	wCall2        = 0.75 // two calls away
+	wTest         = 0.35 // a test reaching the selection: wTest / calls away
+	wHistFunc     = 1.07 // × confidence of "selection changed → it changed" in past commits
+	wHistFileFunc = 2.67 // × confidence of "selection's file changed → it changed"
+	wHistFile     = 0    // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
+	wSameFile     = 0.6  // defined in the selection's file
+	wNamed        = 0    // the selection's text names it (a call the index could not resolve)
+	wRank         = 0.11 // × its PageRank over the reference graph, relative to the highest
+	wTypeMethod   = 0    // a method of a type the selection uses
+	wSibling      = 1.69 // another implementation of an interface method the selection implements
+	wNamesake     = 1.44 // has the selection's name, in another file
+	wTestFile     = 1.07 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
+	wIsTest       = 0.29 // added for every test (not a reason)
 )
 
 // Budget policy of the function sections.
@@ -504,6 +504,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 	if b.in.Budget < minBodiesBudget {
 		sigLimit = maxCompactSignatureSmall
 	}
+	nb := 0
 	for i, sc := range ranked {
 		if i >= maxBodies+maxSigs {
 			break
@@ -515,7 +516,11 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature, sigLimit), sc.strongest())
 		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
 		shown[s.ID] = true
-		if i < maxBodies {
+		// Bodies are for the code the change will edit; a test is named
+		// in the ring, where its line is enough to find it (a body is
+		// the price of ten ring lines).
+		if nb < maxBodies && !s.Test && maxBody > 0 {
+			nb++
 			it.full, it.short = "", ""
 			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
 				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)

@@ -52,13 +52,17 @@ func fitCases(results []changeResult) []fitCase {
 
 // fitWeights maximises the conditional logit's log-likelihood, less an
 // L2 penalty l2·|w|², by gradient ascent from w0 (Adam steps).
-func fitWeights(cases []fitCase, w0 []float64, l2 float64, steps int) ([]float64, float64) {
+//
+// Every weight but the last is kept ≥ 0 (a signal is evidence that a
+// function changes, or none); the last, when lastFree, is an offset (the
+// pack's: for being a test) and may be negative.
+func fitWeights(cases []fitCase, w0 []float64, l2 float64, steps int, lastFree bool) ([]float64, float64) {
 	k := len(w0)
 	w := slices.Clone(w0)
 	m, v := make([]float64, k), make([]float64, k)
 	const lr, b1, b2 = 0.05, 0.9, 0.999
 	var ll float64
-	for step := 1; step <= steps; step++ {
+	for step := 1; step <= steps+1; step++ {
 		grad := make([]float64, k)
 		ll = 0
 		for _, c := range cases {
@@ -88,12 +92,18 @@ func fitWeights(cases []fitCase, w0 []float64, l2 float64, steps int) ([]float64
 				}
 			}
 		}
+		if step > steps {
+			break // the last pass only measured ll at the final w
+		}
 		for j := range k {
 			ll -= l2 * w[j] * w[j]
 			g := grad[j] - 2*l2*w[j]
 			m[j] = b1*m[j] + (1-b1)*g
 			v[j] = b2*v[j] + (1-b2)*g*g
 			w[j] += lr * (m[j] / (1 - math.Pow(b1, float64(step)))) / (math.Sqrt(v[j]/(1-math.Pow(b2, float64(step)))) + 1e-8)
+			if j != len(w)-1 || !lastFree {
+				w[j] = max(w[j], 0) // evidence for, never against
+			}
 		}
 	}
 	return w, ll
@@ -108,13 +118,13 @@ func printFit(w io.Writer, results []changeResult) {
 		return
 	}
 	cur := pack.Weights()
-	fitted, ll := fitWeights(cases, make([]float64, len(cur)), 0.01, 3000)
-	_, llCur := fitWeights(cases, cur, 0, 0)
+	fitted, ll := fitWeights(cases, make([]float64, len(cur)), 0.01, 3000, true)
+	_, llCur := fitWeights(cases, cur, 0, 0, true)
 	rows := 0
 	for _, c := range cases {
 		rows += len(c.x)
 	}
-	fmt.Fprintf(w, "\nRanking weights refitted on %d tuning changes (%d scored functions; conditional logit, L2 0.01): log-likelihood %.1f, the pack's weights %.1f (on their own scale)\n\n", len(cases), rows, ll, llCur)
+	fmt.Fprintf(w, "\nRanking weights refitted on %d tuning changes (%d scored functions; conditional logit, L2 0.01, weights ≥ 0 but the test offset): log-likelihood %.1f fitted, %.1f with the pack's weights\n\n", len(cases), rows, ll, llCur)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "| feature\t| pack weight\t| fitted\t| fitted ÷ fitted call\t|")
 	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|")

@@ -16,7 +16,7 @@ func TestFitWeightsLearnsWhatPredicts(t *testing.T) {
 		}
 		cases = append(cases, c)
 	}
-	w, _ := fitWeights(cases, []float64{0, 0}, 0.01, 500)
+	w, _ := fitWeights(cases, []float64{0, 0}, 0.01, 500, false)
 	if !(w[0] > 0 && w[0] > w[1]) {
 		t.Fatalf("fitted %v: want feature 0 weighed above feature 1", w)
 	}
