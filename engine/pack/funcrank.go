@@ -38,9 +38,9 @@ const (
 
 // Budget policy of the function sections.
 const (
-	shareBodies       = 0.40 // bodies of the most likely functions
-	shareSignatures   = 0.45 // signatures of the next ring
-	reserveSignatures = 0.35 // kept for the ring while the sections before it are placed
+	shareBodies       = 0.50 // bodies of the most likely functions
+	shareSignatures   = 0.35 // signatures of the next ring
+	reserveSignatures = 0.25 // kept for the ring while the sections before it are placed
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
 	// long body.
@@ -504,40 +504,61 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 	if b.in.Budget < minBodiesBudget {
 		sigLimit = maxCompactSignatureSmall
 	}
-	nb := 0
-	for i, sc := range ranked {
-		if i >= maxBodies+maxSigs {
-			break
-		}
+	item := func(sc *scored) item {
 		s := sc.sym
-		why := sc.headline()
 		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
 		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
 		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature, sigLimit), sc.strongest())
-		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
 		shown[s.ID] = true
-		// Bodies are for the code the change will edit; a test is named
-		// in the ring, where its line is enough to find it (a body is
-		// the price of ten ring lines).
-		if nb < maxBodies && !s.Test && maxBody > 0 {
-			nb++
+		return item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
+	}
+	var picked map[*scored]bool
+	if maxBody > 0 {
+		picked = map[*scored]bool{}
+		for _, sc := range bodyOrder(ranked) {
+			picked[sc] = true
+			it := item(sc)
 			it.full, it.short = "", ""
+			s := sc.sym
 			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
-				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)
+				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, sc.headline()) + fence(s.File, text)
 				if EstimateTokens(full) <= maxBody {
 					it.full = full
 					it.fullShown = []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormBody}}
 				}
 			}
 			bodies.items = append(bodies.items, it)
-			continue
 		}
-		sigs.items = append(sigs.items, it)
+	}
+	for _, sc := range ranked {
+		if len(sigs.items) == maxSigs {
+			break
+		}
+		if !picked[sc] {
+			sigs.items = append(sigs.items, item(sc))
+		}
 	}
 	if len(ranked) == 0 {
 		bodies.note = "no function is related to the selection by calls, tests, types or history"
 	}
 	return bodies, sigs
+}
+
+// bodyOrder is the order function bodies are chosen in: the non-test
+// functions in rank order, at most maxBodies. Bodies are for the code a
+// change edits; a test is a ring line, where its line is enough to find
+// it (a body costs what ten ring lines do).
+func bodyOrder(ranked []*scored) []*scored {
+	var out []*scored
+	for _, sc := range ranked {
+		if len(out) == maxBodies {
+			break
+		}
+		if !sc.sym.Test {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // headlineSignals is how many reasons a body's header gives.

@@ -27,20 +27,24 @@ type fitCase struct {
 }
 
 // fitCases are the tuning changes' rankings; a target the ranker never
-// scored cannot move the fit and is left out.
-func fitCases(results []changeResult) []fitCase {
+// scored cannot move the fit and is left out. With code, only non-test
+// functions and targets: the order the function bodies are chosen in.
+func fitCases(results []changeResult, code bool) []fitCase {
 	var out []fitCase
 	for _, r := range results {
 		if !isTuning(r.name) || len(r.ranking) == 0 {
 			continue
 		}
 		var fc fitCase
-		for i, rk := range r.ranking {
+		for _, rk := range r.ranking {
+			if code && rk.Test {
+				continue
+			}
 			fc.x = append(fc.x, rk.Features)
 			if slices.ContainsFunc(r.targetList, func(t target) bool {
 				return rk.File == t.file && rk.Name == t.name && rk.Line >= t.start && rk.Line <= t.end
 			}) {
-				fc.pos = append(fc.pos, i)
+				fc.pos = append(fc.pos, len(fc.x)-1)
 			}
 		}
 		if len(fc.pos) > 0 {
@@ -112,7 +116,7 @@ func fitWeights(cases []fitCase, w0 []float64, l2 float64, steps int, lastFree b
 // printFit fits the weights on the tuning changes and prints them beside
 // the pack's, both scaled so a call edge weighs 1.
 func printFit(w io.Writer, results []changeResult) {
-	cases := fitCases(results)
+	cases := fitCases(results, false)
 	if len(cases) == 0 {
 		fmt.Fprintln(w, "\n--fit: no tuning change with a ranked target")
 		return
@@ -120,17 +124,19 @@ func printFit(w io.Writer, results []changeResult) {
 	cur := pack.Weights()
 	fitted, ll := fitWeights(cases, make([]float64, len(cur)), 0.01, 3000, true)
 	_, llCur := fitWeights(cases, cur, 0, 0, true)
+	code, llCode := fitWeights(fitCases(results, true), make([]float64, len(cur)), 0.01, 3000, false)
 	rows := 0
 	for _, c := range cases {
 		rows += len(c.x)
 	}
 	fmt.Fprintf(w, "\nRanking weights refitted on %d tuning changes (%d scored functions; conditional logit, L2 0.01, weights ≥ 0 but the test offset): log-likelihood %.1f fitted, %.1f with the pack's weights\n\n", len(cases), rows, ll, llCur)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "| feature\t| pack weight\t| fitted\t| fitted ÷ fitted call\t|")
-	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|")
+	fmt.Fprintln(tw, "| feature\t| pack weight\t| fitted\t| fitted ÷ fitted call\t| fitted on code only ÷ its call\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|---\t|")
 	for j, name := range pack.FeatureNames {
-		fmt.Fprintf(tw, "| %s\t| %.2f\t| %.3f\t| %.2f\t|\n", name, cur[j], fitted[j], fitted[j]/fitted[0])
+		fmt.Fprintf(tw, "| %s\t| %.2f\t| %.3f\t| %.2f\t| %.2f\t|\n", name, cur[j], fitted[j], fitted[j]/fitted[0], code[j]/code[0])
 	}
+	fmt.Fprintf(tw, "\nfitted on code only (non-test functions and targets): log-likelihood %.1f\n", llCode)
 	tw.Flush()
 	fmt.Fprintln(w, strings.Repeat("", 0))
 }
