@@ -38,9 +38,13 @@ const (
 
 // Budget policy of the function sections.
 const (
-	shareBodies       = 0.50 // bodies of the most likely functions
-	shareSignatures   = 0.35 // signatures of the next ring
-	reserveSignatures = 0.25 // kept for the ring while the sections before it are placed
+	// Bodies of the most likely functions, the signatures of the next
+	// ring, and what is kept for the ring while the sections before it are
+	// placed: at 4,000 tokens and below 0.40 / 0.45 / 0.35, from 8,000 up
+	// 0.50 / 0.35 / 0.25, in between in proportion (see shares).
+	shareBodiesSmall, shareBodiesLarge = 0.40, 0.50
+	shareRingSmall, shareRingLarge     = 0.45, 0.35
+	reserveRingSmall, reserveRingLarge = 0.35, 0.25
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
 	// long body.
@@ -485,20 +489,18 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 	bodies = candidate{
 		title:  "Functions likely to change with the selection",
 		reason: "bodies of the functions most likely to change with the selection, best first; each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
-		share:  shareBodies,
 	}
 	bodies.spillTo = ringTitle
 	sigs = candidate{
 		title:   ringTitle,
 		reason:  "the next most likely functions, best first, under their file: `line name(params) — strongest reason`",
-		share:   shareSignatures,
-		reserve: reserveSignatures,
 		grouped: true,
 	}
+	bodies.share, sigs.share, sigs.reserve = shares(b.in.Budget)
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
 	if b.in.Budget < minBodiesBudget {
 		maxBody = 0 // every function as a ring line
-		sigs.share += shareBodies
+		sigs.share += bodies.share
 	}
 	sigLimit := maxCompactSignature
 	if b.in.Budget < minBodiesBudget {
@@ -542,6 +544,17 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		bodies.note = "no function is related to the selection by calls, tests, types or history"
 	}
 	return bodies, sigs
+}
+
+// shares are the bodies' share, the ring's and the ring's reserve at a
+// budget. The ring's value saturates as the budget grows (at 8,000 tokens
+// it names about a hundred functions) while every body placed is one more
+// function an agent can edit without a lookup; at 4,000 tokens the ring's
+// room is worth more than three more bodies (docs/evaluation-pack.md).
+func shares(budget int) (bodies, ring, reserve float64) {
+	t := min(max(float64(budget-4000)/4000, 0), 1)
+	mix := func(small, large float64) float64 { return small + t*(large-small) }
+	return mix(shareBodiesSmall, shareBodiesLarge), mix(shareRingSmall, shareRingLarge), mix(reserveRingSmall, reserveRingLarge)
 }
 
 // bodyOrder is the order function bodies are chosen in: the non-test
