@@ -22,8 +22,9 @@ import (
 // fitCase is one change's ranking as feature rows, and which rows the
 // commit changed.
 type fitCase struct {
-	x   [][]float64
-	pos []int
+	project string
+	x       [][]float64
+	pos     []int
 }
 
 // fitCases are the tuning changes' rankings; a target the ranker never
@@ -35,7 +36,7 @@ func fitCases(results []changeResult, code bool) []fitCase {
 		if !isTuning(r.name) || len(r.ranking) == 0 {
 			continue
 		}
-		var fc fitCase
+		fc := fitCase{project: strings.Fields(r.name)[0]}
 		for _, rk := range r.ranking {
 			if code && rk.Test {
 				continue
@@ -138,5 +139,86 @@ func printFit(w io.Writer, results []changeResult) {
 	}
 	fmt.Fprintf(tw, "\nfitted on code only (non-test functions and targets): log-likelihood %.1f\n", llCode)
 	tw.Flush()
+	printLeaveOneOut(w, cases, fitCases(results, true))
+	tw.Flush()
 	fmt.Fprintln(w, strings.Repeat("", 0))
+}
+
+// handSetWeights are the weights before they were fitted (December 2026),
+// in pack.FeatureNames' order: the baseline the leave-one-project-out
+// check compares a fit on the other projects with.
+var handSetWeights = []float64{1.0, 0.25, 0.6, 0.35, 2.0, 1.0, 0.8, 0.3, 0.3, 0.15, 0.5, 0.3, 0.5, 0}
+
+// bodyTop is about how many bodies an 8k pack holds.
+const bodyTop = 20
+
+// printLeaveOneOut fits on every tuning project but one and counts, on
+// the one left out, how many of its changed non-test functions rank among
+// its top bodyTop non-test functions, against the hand-set weights: how
+// well a fit carries to a project it did not see, without touching the
+// held-out set.
+func printLeaveOneOut(w io.Writer, all, code []fitCase) {
+	var projects []string
+	for _, c := range all {
+		if !slices.Contains(projects, c.project) {
+			projects = append(projects, c.project)
+		}
+	}
+	fmt.Fprintf(w, "\nLeave one tuning project out: changed non-test functions among the top %d non-test functions of the left-out project's changes\n\n", bodyTop)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "| left out\t| targets\t| fitted on the others\t| hand-set weights\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|")
+	var sumFit, sumHand, sumN int
+	for _, p := range projects {
+		var train []fitCase
+		for _, c := range all {
+			if c.project != p {
+				train = append(train, c)
+			}
+		}
+		fitted, _ := fitWeights(train, make([]float64, len(handSetWeights)), 0.01, 1500, true)
+		var nFit, nHand, n int
+		for _, c := range code {
+			if c.project != p {
+				continue
+			}
+			nFit += topHits(c, fitted)
+			nHand += topHits(c, handSetWeights)
+			n += len(c.pos)
+		}
+		sumFit, sumHand, sumN = sumFit+nFit, sumHand+nHand, sumN+n
+		fmt.Fprintf(tw, "| %s\t| %d\t| %d\t| %d\t|\n", p, n, nFit, nHand)
+	}
+	fmt.Fprintf(tw, "| all\t| %d\t| %d\t| %d\t|\n", sumN, sumFit, sumHand)
+	tw.Flush()
+}
+
+// topHits counts c's positives among its bodyTop best rows under w.
+func topHits(c fitCase, w []float64) int {
+	idx := make([]int, len(c.x))
+	score := make([]float64, len(c.x))
+	for i, x := range c.x {
+		idx[i] = i
+		for j := range w {
+			score[i] += w[j] * x[j]
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmpFloat(score[b], score[a]) })
+	hits := 0
+	for _, i := range idx[:min(len(idx), bodyTop)] {
+		if slices.Contains(c.pos, i) {
+			hits++
+		}
+	}
+	return hits
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

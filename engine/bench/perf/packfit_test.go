@@ -46,3 +46,18 @@ func TestCodeBodyRecallCountsOnlyChangedCode(t *testing.T) {
 		t.Fatalf("tests only: got %.2f, want -1", got)
 	}
 }
+
+// TestTopHitsCountsOnlyTheTop: a changed function ranked below bodyTop
+// rows is not counted.
+func TestTopHitsCountsOnlyTheTop(t *testing.T) {
+	c := fitCase{pos: []int{0, bodyTop + 1}}
+	for i := range bodyTop + 2 {
+		c.x = append(c.x, []float64{float64(bodyTop + 2 - i)}) // row 0 best, the last worst
+	}
+	if got := topHits(c, []float64{1}); got != 1 {
+		t.Fatalf("topHits = %d, want 1 (row 0 in the top %d, row %d not)", got, bodyTop, bodyTop+1)
+	}
+	if got := topHits(c, []float64{-1}); got != 1 {
+		t.Fatalf("reversed: topHits = %d, want 1 (row %d now in the top)", got, bodyTop+1)
+	}
+}
