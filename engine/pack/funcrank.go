@@ -18,7 +18,10 @@ import (
 
 // Weights of the signals that rank a function by how likely it is to
 // change with the selection. A function's score is the sum of the signals
-// it has; docs/evaluation-pack.md says where each weight comes from.
+// it has. The weights are fitted on the benchmark's tuning projects
+// (bcode bench perf pack --fit, a conditional logit over their real
+// commits), scaled so a call edge weighs 1; docs/evaluation-pack.md says
+// how, and how little they carry to projects outside the fit.
 const (
 	wCall         = 1.0  // calls the selection or is called by it (interface dispatch included)
 	wCall2        = 0.75 // two calls away
@@ -488,7 +491,7 @@ func damped(r cochange.Rule) float64 {
 func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bodies, sigs candidate) {
 	bodies = candidate{
 		title:  "Functions likely to change with the selection",
-		reason: "bodies of the functions most likely to change with the selection, best first; each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
+		reason: "bodies of the non-test functions most likely to change with the selection, best first (tests are in the next ring); each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
 	}
 	bodies.spillTo = ringTitle
 	sigs = candidate{
@@ -506,7 +509,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 	if b.in.Budget < minBodiesBudget {
 		sigLimit = maxCompactSignatureSmall
 	}
-	item := func(sc *scored) item {
+	entry := func(sc *scored) item {
 		s := sc.sym
 		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
 		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
@@ -519,7 +522,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		picked = map[*scored]bool{}
 		for _, sc := range bodyOrder(ranked) {
 			picked[sc] = true
-			it := item(sc)
+			it := entry(sc)
 			it.full, it.short = "", ""
 			s := sc.sym
 			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
@@ -537,7 +540,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 			break
 		}
 		if !picked[sc] {
-			sigs.items = append(sigs.items, item(sc))
+			sigs.items = append(sigs.items, entry(sc))
 		}
 	}
 	if len(ranked) == 0 {
