@@ -140,8 +140,6 @@ func printFit(w io.Writer, results []changeResult) {
 	fmt.Fprintf(tw, "\nfitted on code only (non-test functions and targets): log-likelihood %.1f\n", llCode)
 	tw.Flush()
 	printLeaveOneOut(w, cases, fitCases(results, true))
-	tw.Flush()
-	fmt.Fprintln(w, strings.Repeat("", 0))
 }
 
 // handSetWeights are the weights before they were fitted (December 2026),
