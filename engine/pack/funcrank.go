@@ -18,28 +18,36 @@ import (
 
 // Weights of the signals that rank a function by how likely it is to
 // change with the selection. A function's score is the sum of the signals
-// it has; docs/evaluation-pack.md says where each weight comes from.
+// it has. The weights are fitted on the benchmark's tuning projects
+// (bcode bench perf pack --fit, a conditional logit over their real
+// commits), scaled so a call edge weighs 1; docs/evaluation-pack.md says
+// how, and how little they carry to projects outside the fit.
 const (
 	wCall         = 1.0  // calls the selection or is called by it (interface dispatch included)
-	wCall2        = 0.25 // two calls away
-	wTest         = 0.6  // a test reaching the selection: wTest / calls away
-	wHistFunc     = 2.0  // × confidence of "selection changed → it changed" in past commits
-	wHistFileFunc = 1.0  // × confidence of "selection's file changed → it changed"
-	wHistFile     = 0.8  // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
-	wSameFile     = 0.3  // defined in the selection's file
-	wNamed        = 0.3  // the selection's text names it (a call the index could not resolve)
-	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
-	wTypeMethod   = 0.15 // a method of a type the selection uses
-	wSibling      = 0.5  // another implementation of an interface method the selection implements
-	wNamesake     = 0.3  // has the selection's name, in another file
-	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
+	wCall2        = 0.75 // two calls away
+	wTest         = 0.35 // a test reaching the selection: wTest / calls away
+	wHistFunc     = 1.07 // × confidence of "selection changed → it changed" in past commits
+	wHistFileFunc = 2.67 // × confidence of "selection's file changed → it changed"
+	wHistFile     = 0    // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
+	wSameFile     = 0.6  // defined in the selection's file
+	wNamed        = 0    // the selection's text names it (a call the index could not resolve)
+	wRank         = 0.11 // × its PageRank over the reference graph, relative to the highest
+	wTypeMethod   = 0    // a method of a type the selection uses
+	wSibling      = 1.69 // another implementation of an interface method the selection implements
+	wNamesake     = 1.44 // has the selection's name, in another file
+	wTestFile     = 1.07 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
+	wIsTest       = 0.29 // added for every test (not a reason)
 )
 
 // Budget policy of the function sections.
 const (
-	shareBodies       = 0.40 // bodies of the most likely functions
-	shareSignatures   = 0.45 // signatures of the next ring
-	reserveSignatures = 0.35 // kept for the ring while the sections before it are placed
+	// Bodies of the most likely functions, the signatures of the next
+	// ring, and what is kept for the ring while the sections before it are
+	// placed: at 4,000 tokens and below 0.40 / 0.45 / 0.35, from 8,000 up
+	// 0.50 / 0.35 / 0.25, in between in proportion (see shares).
+	shareBodiesSmall, shareBodiesLarge = 0.40, 0.50
+	shareRingSmall, shareRingLarge     = 0.45, 0.35
+	reserveRingSmall, reserveRingLarge = 0.35, 0.25
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
 	// long body.
@@ -50,6 +58,36 @@ const (
 	minBodiesBudget = 2000
 	maxSigs         = 500
 )
+
+// feature is one kind of evidence a function's score sums, each with its
+// weight (the const block above): the ranking is the linear model
+// Σ weight × value, and Ranked.Features keeps the values so the benchmark
+// can refit the weights (bcode bench perf pack --fit).
+type feature int
+
+const (
+	fCall feature = iota
+	fCall2
+	fTest
+	fTestFile
+	fHistFunc
+	fHistFileFunc
+	fHistFile
+	fSameFile
+	fNamed
+	fTypeMethod
+	fSibling
+	fNamesake
+	fRank
+	fIsTest // 1 for a test: tests and code are not equally likely to change
+	numFeatures
+)
+
+// FeatureNames name Ranked.Features' values, in order.
+var FeatureNames = [numFeatures]string{"call", "call2", "test", "testfile", "histfunc", "histfilefunc", "histfile", "samefile", "named", "typemethod", "sibling", "namesake", "rank", "istest"}
+
+// weights are the features' weights, in FeatureNames' order.
+var weights = [numFeatures]float64{wCall, wCall2, wTest, wTestFile, wHistFunc, wHistFileFunc, wHistFile, wSameFile, wNamed, wTypeMethod, wSibling, wNamesake, wRank, wIsTest}
 
 // signal is one reason a function is in the pack.
 type signal struct {
@@ -62,14 +100,21 @@ type scored struct {
 	sym     *codegraph.Symbol
 	score   float64
 	signals []signal
+	x       [numFeatures]float64 // each feature's value, summed
 }
 
-func (s *scored) add(w float64, why, short string) {
-	if w <= 0 {
+// add adds value x of feature f; it is a reason shown with the function
+// when its weighted value is positive.
+func (s *scored) add(f feature, x float64, why, short string) {
+	if x <= 0 {
 		return
 	}
+	s.x[f] += x
+	w := weights[f] * x
 	s.score += w
-	s.signals = append(s.signals, signal{w, why, short})
+	if w > 0 {
+		s.signals = append(s.signals, signal{w, why, short})
+	}
 }
 
 // why lists the signals, strongest first.
@@ -202,11 +247,11 @@ func (rk *funcRanking) scoreCalls() {
 		}
 		switch {
 		case r.Dist == 1 && callers[r.ID]:
-			sc.add(wCall, "caller", "caller")
+			sc.add(fCall, 1, "caller", "caller")
 		case r.Dist == 1:
-			sc.add(wCall, "callee", "callee")
+			sc.add(fCall, 1, "callee", "callee")
 		default:
-			sc.add(wCall2, "2 calls away", "2 calls away")
+			sc.add(fCall2, 1, "2 calls away", "2 calls away")
 		}
 	}
 }
@@ -221,12 +266,12 @@ func (rk *funcRanking) scoreSiblings() {
 				continue
 			}
 			if sc := rk.get(e.From); sc != nil {
-				sc.add(wSibling, "the method the selection overrides", "overridden")
+				sc.add(fSibling, 1, "the method the selection overrides", "overridden")
 			}
 			for _, d := range rk.g.Out(e.From) {
 				if d.Kind == codegraph.EdgeDispatch && d.To != s {
 					if sc := rk.get(d.To); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.short == "sibling" }) {
-						sc.add(wSibling, "another implementation of "+shortID(e.From)+", which the selection implements", "sibling")
+						sc.add(fSibling, 1, "another implementation of "+shortID(e.From)+", which the selection implements", "sibling")
 					}
 				}
 			}
@@ -238,8 +283,8 @@ func (rk *funcRanking) scoreSiblings() {
 func (rk *funcRanking) scoreTests() {
 	for _, s := range rk.seeds {
 		for _, r := range rk.g.TestsReaching(s, 60) {
-			if sc := rk.get(r.ID); sc != nil && !slices.ContainsFunc(sc.signals, func(x signal) bool { return strings.HasPrefix(x.why, "test") }) {
-				sc.add(wTest/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist), fmt.Sprintf("test, %d calls", r.Dist))
+			if sc := rk.get(r.ID); sc != nil && sc.x[fTest] == 0 {
+				sc.add(fTest, 1/float64(r.Dist), fmt.Sprintf("test reaching the selection (%d call(s) away)", r.Dist), fmt.Sprintf("test, %d calls", r.Dist))
 			}
 		}
 	}
@@ -263,7 +308,7 @@ func (rk *funcRanking) scoreTypeMethods() {
 				for _, m := range g.FileSymbols(tsym.File) {
 					if m.Kind == codegraph.KindMethod && strings.HasPrefix(m.ID, ty+".") {
 						if sc := rk.get(m.ID); sc != nil {
-							sc.add(wTypeMethod, "method of "+shortID(ty)+", a type the selection uses", "method of a used type")
+							sc.add(fTypeMethod, 1, "method of "+shortID(ty)+", a type the selection uses", "method of a used type")
 						}
 					}
 				}
@@ -285,14 +330,14 @@ func (rk *funcRanking) scoreHistory(ctx context.Context) {
 	if h.Touches(sel.File, sel.Name) > 0 {
 		_, funcs, n := h.Related(sel.File, sel.Name)
 		for e, r := range funcs {
-			rk.scoreEntity(e, wHistFunc*damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
+			rk.scoreEntity(e, fHistFunc, damped(r), fmt.Sprintf("changed with the selection in %d of the selection's %d past commits", r.Support, n), fmt.Sprintf("co-changed %d/%d", r.Support, n))
 		}
 	}
 	// Over the commits that changed the selection's file: functions, then
 	// whole files.
 	files, funcs, n := h.Related(sel.File, "")
 	for e, r := range funcs {
-		rk.scoreEntity(e, wHistFileFunc*damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
+		rk.scoreEntity(e, fHistFileFunc, damped(r), fmt.Sprintf("changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("changed with the file %d/%d", r.Support, n))
 	}
 	for f, r := range files {
 		rk.scoreCochangedFile(f, r, n)
@@ -301,11 +346,11 @@ func (rk *funcRanking) scoreHistory(ctx context.Context) {
 
 // scoreEntity adds a history signal to the functions e names (by file and
 // name).
-func (rk *funcRanking) scoreEntity(e cochange.Entity, w float64, why, short string) {
+func (rk *funcRanking) scoreEntity(e cochange.Entity, f feature, x float64, why, short string) {
 	for _, s := range rk.g.FileSymbols(e.File) {
 		if s.Name == e.Name {
 			if sc := rk.get(s.ID); sc != nil {
-				sc.add(w, why, short)
+				sc.add(f, x, why, short)
 			}
 		}
 	}
@@ -325,7 +370,7 @@ func (rk *funcRanking) scoreCochangedFile(f string, r cochange.Rule, n int) {
 	spread := 1 / math.Sqrt(float64(max(code, 1)))
 	for _, s := range rk.g.FileSymbols(f) {
 		if sc := rk.get(s.ID); sc != nil {
-			sc.add(wHistFile*damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
+			sc.add(fHistFile, damped(r)*spread, fmt.Sprintf("its file changed in %d of the %d past commits that changed the selection's file", r.Support, n), fmt.Sprintf("file co-changed %d/%d", r.Support, n))
 		}
 	}
 	if d := damped(r); d > rk.b.histFiles[f] {
@@ -373,10 +418,10 @@ func (rk *funcRanking) scoreSelection() {
 			continue
 		}
 		if sym.Test && selBase != "" && testFileOf(sym.File, selBase) {
-			rk.get(id).add(wTestFile, "a test in the selection's test file", "in its test file")
+			rk.get(id).add(fTestFile, 1, "a test in the selection's test file", "in its test file")
 		}
 		if slices.ContainsFunc(rk.seedSyms, func(x *codegraph.Symbol) bool { return x.Name == sym.Name && x.File != sym.File && len(x.Name) > 2 }) {
-			rk.get(id).add(wNamesake, "same name as the selection (a sibling implementation, by convention)", "same name")
+			rk.get(id).add(fNamesake, 1, "same name as the selection (a sibling implementation, by convention)", "same name")
 		}
 		inSelFile := b.sel != nil && sym.File == b.sel.File
 		named := len(sym.Name) > 2 && words[sym.Name]
@@ -385,10 +430,10 @@ func (rk *funcRanking) scoreSelection() {
 		}
 		sc := rk.get(id)
 		if inSelFile {
-			sc.add(wSameFile, "same file", "same file")
+			sc.add(fSameFile, 1, "same file", "same file")
 		}
-		if named && !slices.ContainsFunc(sc.signals, func(x signal) bool { return x.why == "caller" || x.why == "callee" }) {
-			sc.add(wNamed, "named in the selection", "named")
+		if named && sc.x[fCall] == 0 {
+			sc.add(fNamed, 1, "named in the selection", "named")
 		}
 	}
 }
@@ -406,7 +451,12 @@ func (rk *funcRanking) ordered(rank map[string]float64) []*scored {
 	for _, sc := range rk.all {
 		if maxRank > 0 {
 			// Not a reason of its own: it orders what the other signals found.
-			sc.score += wRank * rank[sc.sym.ID] / maxRank
+			sc.x[fRank] = rank[sc.sym.ID] / maxRank
+			sc.score += weights[fRank] * sc.x[fRank]
+		}
+		if sc.sym.Test {
+			sc.x[fIsTest] = 1
+			sc.score += weights[fIsTest]
 		}
 		out = append(out, sc)
 	}
@@ -441,55 +491,90 @@ func damped(r cochange.Rule) float64 {
 func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bodies, sigs candidate) {
 	bodies = candidate{
 		title:  "Functions likely to change with the selection",
-		reason: "bodies of the functions most likely to change with the selection, best first; each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
-		share:  shareBodies,
+		reason: "bodies of the non-test functions most likely to change with the selection, best first (tests are in the next ring); each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
 	}
 	bodies.spillTo = ringTitle
 	sigs = candidate{
 		title:   ringTitle,
 		reason:  "the next most likely functions, best first, under their file: `line name(params) — strongest reason`",
-		share:   shareSignatures,
-		reserve: reserveSignatures,
 		grouped: true,
 	}
+	bodies.share, sigs.share, sigs.reserve = shares(b.in.Budget)
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
 	if b.in.Budget < minBodiesBudget {
 		maxBody = 0 // every function as a ring line
-		sigs.share += shareBodies
+		sigs.share += bodies.share
 	}
 	sigLimit := maxCompactSignature
 	if b.in.Budget < minBodiesBudget {
 		sigLimit = maxCompactSignatureSmall
 	}
-	for i, sc := range ranked {
-		if i >= maxBodies+maxSigs {
-			break
-		}
+	entry := func(sc *scored) item {
 		s := sc.sym
-		why := sc.headline()
 		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
 		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
 		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature, sigLimit), sc.strongest())
-		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
 		shown[s.ID] = true
-		if i < maxBodies {
+		return item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
+	}
+	var picked map[*scored]bool
+	if maxBody > 0 {
+		picked = map[*scored]bool{}
+		for _, sc := range bodyOrder(ranked) {
+			picked[sc] = true
+			it := entry(sc)
 			it.full, it.short = "", ""
+			s := sc.sym
 			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
-				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)
+				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, sc.headline()) + fence(s.File, text)
 				if EstimateTokens(full) <= maxBody {
 					it.full = full
 					it.fullShown = []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormBody}}
 				}
 			}
 			bodies.items = append(bodies.items, it)
-			continue
 		}
-		sigs.items = append(sigs.items, it)
+	}
+	for _, sc := range ranked {
+		if len(sigs.items) == maxSigs {
+			break
+		}
+		if !picked[sc] {
+			sigs.items = append(sigs.items, entry(sc))
+		}
 	}
 	if len(ranked) == 0 {
 		bodies.note = "no function is related to the selection by calls, tests, types or history"
 	}
 	return bodies, sigs
+}
+
+// shares are the bodies' share, the ring's and the ring's reserve at a
+// budget. The ring's value saturates as the budget grows (at 8,000 tokens
+// it names about a hundred functions) while every body placed is one more
+// function an agent can edit without a lookup; at 4,000 tokens the ring's
+// room is worth more than three more bodies (docs/evaluation-pack.md).
+func shares(budget int) (bodies, ring, reserve float64) {
+	t := min(max(float64(budget-4000)/4000, 0), 1)
+	mix := func(small, large float64) float64 { return small + t*(large-small) }
+	return mix(shareBodiesSmall, shareBodiesLarge), mix(shareRingSmall, shareRingLarge), mix(reserveRingSmall, reserveRingLarge)
+}
+
+// bodyOrder is the order function bodies are chosen in: the non-test
+// functions in rank order, at most maxBodies. Bodies are for the code a
+// change edits; a test is a ring line, where its line is enough to find
+// it (a body costs what ten ring lines do).
+func bodyOrder(ranked []*scored) []*scored {
+	var out []*scored
+	for _, sc := range ranked {
+		if len(out) == maxBodies {
+			break
+		}
+		if !sc.sym.Test {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // headlineSignals is how many reasons a body's header gives.
@@ -612,3 +697,6 @@ func dropGoResults(sig string) string {
 	}
 	return sig
 }
+
+// Weights returns the ranking's weights, in FeatureNames' order.
+func Weights() []float64 { return slices.Clone(weights[:]) }

@@ -140,7 +140,7 @@ func (b *builder) graphSections(ctx context.Context, g *codegraph.Graph) []candi
 	}
 	ranked := b.rankFunctions(ctx, g, seeds, rank)
 	for _, sc := range ranked {
-		b.ranking = append(b.ranking, Ranked{File: sc.sym.File, Name: sc.sym.Name, Line: sc.sym.Line, Score: sc.score, Why: sc.why(true)})
+		b.ranking = append(b.ranking, Ranked{File: sc.sym.File, Name: sc.sym.Name, Line: sc.sym.Line, Score: sc.score, Why: sc.why(true), Test: sc.sym.Test, Features: sc.x[:]})
 	}
 	bodies, sigs := b.functionSections(ranked, shown)
 	if len(seeds) == 0 {

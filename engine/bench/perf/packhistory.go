@@ -313,6 +313,7 @@ func (r *changeResult) scoreBudget(ctx context.Context, hp histPacker, in histIn
 	r.add("bcode pack", budget, scoreShown(p.Files(), p.Shown(), in.targetFiles, in.targets, p.Total, el))
 	if budget == budgets[len(budgets)-1] {
 		r.missed = missedTargets(p.Shown(), in.targets)
+		r.ranking, r.targetList = p.Ranking, in.targets
 	}
 	r.why = append(r.why, explainMisses(p, budget, in.targets)...)
 
@@ -380,7 +381,32 @@ func scoreShown(files []string, shown []pack.Shown, targetFiles []string, target
 	}
 	s.funcRecall = float64(hit) / float64(len(targets))
 	s.bodyRecall = float64(body) / float64(len(targets))
+	s.codeBody = codeBodyRecall(targets, func(t target) bool {
+		return slices.ContainsFunc(shown, func(x pack.Shown) bool {
+			return x.Form == pack.FormBody && x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end
+		})
+	})
 	return s
+}
+
+// codeBodyRecall is the share of the changed non-test functions whose body
+// is shown (what an agent needs to edit them), or -1 when the change
+// edits no non-test function but the selection.
+func codeBodyRecall(targets []target, bodyShown func(target) bool) float64 {
+	n, hit := 0, 0
+	for _, t := range targets {
+		if t.isTest {
+			continue
+		}
+		n++
+		if bodyShown(t) {
+			hit++
+		}
+	}
+	if n == 0 {
+		return -1
+	}
+	return float64(hit) / float64(n)
 }
 
 // missedTargets names the targets shown neither as a body nor a signature.
@@ -421,6 +447,7 @@ func scoreText(files []string, text string, targetFiles []string, targets []targ
 	if whole {
 		s.bodyRecall = s.funcRecall
 	}
+	s.codeBody = codeBodyRecall(targets, func(t target) bool { return whole && shownFile[t.file] })
 	return s
 }
 
@@ -527,7 +554,7 @@ func (ht *historyText) emit(text string) bool {
 
 // lines are f's lines, nil when f is unreadable or not of the language.
 func (ht *historyText) lines(f string) []string {
-	data, err := ht.conf.ReadFile(f, 0)
+	data, err := ht.conf.ReadFile(f, maxBenchFile)
 	if err != nil || !strings.HasSuffix(f, ht.ext) {
 		return nil
 	}
@@ -601,7 +628,7 @@ func (ht *historyText) addDeclarations(f string) bool {
 
 // runHistoryCorpus clones each bundle of dir and benchmarks up to perProject
 // cases of it.
-func runHistoryCorpus(ctx context.Context, hp histPacker, dir, work, indexCache string, perProject, limit int, stderr io.Writer) ([]changeResult, error) {
+func runHistoryCorpus(ctx context.Context, hp histPacker, dir, work, indexCache, half string, perProject, limit int, stderr io.Writer) ([]changeResult, error) {
 	bundles, err := filepath.Glob(filepath.Join(dir, "*.bundle"))
 	if err != nil {
 		return nil, err
@@ -613,6 +640,9 @@ func runHistoryCorpus(ctx context.Context, hp histPacker, dir, work, indexCache 
 	var results []changeResult
 	for _, b := range bundles {
 		project := strings.TrimSuffix(filepath.Base(b), ".bundle")
+		if half == "tuning" && !isTuning(project) || half == "held-out" && isTuning(project) {
+			continue
+		}
 		repo := filepath.Join(work, project)
 		if err := os.RemoveAll(repo); err != nil {
 			return nil, err
@@ -710,6 +740,7 @@ const (
 	missCut      = "ranked, cut by the budget"
 	missFileOnly = "ranked, cut by the budget; its file is in the pack"
 	missFileNS   = "no signal; its file is in the pack"
+	missSigOnly  = "changed code shown by its signature only"
 )
 
 // explainMisses classifies each target the pack did not show: whether the
@@ -720,15 +751,22 @@ func explainMisses(p *pack.Pack, budget int, targets []target) []miss {
 	files := p.Files()
 	var out []miss
 	for _, t := range targets {
-		if slices.ContainsFunc(shown, func(x pack.Shown) bool {
+		is := func(x pack.Shown) bool {
 			return x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end
-		}) {
-			continue
 		}
 		m := miss{budget: budget, target: fmt.Sprintf("%s:%d %s", t.file, t.start, t.name)}
 		i := slices.IndexFunc(p.Ranking, func(x pack.Ranked) bool {
 			return x.File == t.file && x.Name == t.name && x.Line >= t.start && x.Line <= t.end
 		})
+		if slices.ContainsFunc(shown, is) {
+			// A changed non-test function shown only by its signature is
+			// a body miss (the column the ranking is tuned for).
+			if !t.isTest && i >= 0 && !slices.ContainsFunc(shown, func(x pack.Shown) bool { return is(x) && x.Form == pack.FormBody }) {
+				m.class, m.rank, m.score, m.why = missSigOnly, i+1, p.Ranking[i].Score, p.Ranking[i].Why
+				out = append(out, m)
+			}
+			continue
+		}
 		inFile := slices.Contains(files, t.file)
 		switch {
 		case i < 0 && inFile:
