@@ -18,36 +18,29 @@ import (
 
 // Weights of the signals that rank a function by how likely it is to
 // change with the selection. A function's score is the sum of the signals
-// it has. The weights are fitted on the benchmark's tuning projects
-// (bcode bench perf pack --fit, a conditional logit over their real
-// commits), scaled so a call edge weighs 1; docs/evaluation-pack.md says
-// how, and how little they carry to projects outside the fit.
+// it has; docs/evaluation-pack.md says where each weight comes from.
 const (
 	wCall         = 1.0  // calls the selection or is called by it (interface dispatch included)
-	wCall2        = 0.75 // two calls away
-	wTest         = 0.35 // a test reaching the selection: wTest / calls away
-	wHistFunc     = 1.07 // × confidence of "selection changed → it changed" in past commits
-	wHistFileFunc = 2.67 // × confidence of "selection's file changed → it changed"
-	wHistFile     = 0    // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
-	wSameFile     = 0.6  // defined in the selection's file
-	wNamed        = 0    // the selection's text names it (a call the index could not resolve)
-	wRank         = 0.11 // × its PageRank over the reference graph, relative to the highest
-	wTypeMethod   = 0    // a method of a type the selection uses
-	wSibling      = 1.69 // another implementation of an interface method the selection implements
-	wNamesake     = 1.44 // has the selection's name, in another file
-	wTestFile     = 1.07 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
-	wIsTest       = 0.29 // added for every test (not a reason)
+	wCall2        = 0.25 // two calls away
+	wTest         = 0.6  // a test reaching the selection: wTest / calls away
+	wHistFunc     = 2.0  // × confidence of "selection changed → it changed" in past commits
+	wHistFileFunc = 1.0  // × confidence of "selection's file changed → it changed"
+	wHistFile     = 0.8  // × confidence of "selection's file changed → its file changed", ÷ √(functions in that file)
+	wSameFile     = 0.3  // defined in the selection's file
+	wNamed        = 0.3  // the selection's text names it (a call the index could not resolve)
+	wRank         = 0.5  // × its PageRank over the reference graph, relative to the highest
+	wTypeMethod   = 0.15 // a method of a type the selection uses
+	wSibling      = 0.5  // another implementation of an interface method the selection implements
+	wNamesake     = 0.3  // has the selection's name, in another file
+	wTestFile     = 0.35 // a test in the selection's file's test file (x.go: x_test.go; x.py: test_x.py)
+	wIsTest       = 0    // added for every test (not a reason)
 )
 
 // Budget policy of the function sections.
 const (
-	// Bodies of the most likely functions, the signatures of the next
-	// ring, and what is kept for the ring while the sections before it are
-	// placed: at 4,000 tokens and below 0.40 / 0.45 / 0.35, from 8,000 up
-	// 0.50 / 0.35 / 0.25, in between in proportion (see shares).
-	shareBodiesSmall, shareBodiesLarge = 0.40, 0.50
-	shareRingSmall, shareRingLarge     = 0.45, 0.35
-	reserveRingSmall, reserveRingLarge = 0.35, 0.25
+	shareBodies       = 0.40 // bodies of the most likely functions
+	shareSignatures   = 0.45 // signatures of the next ring
+	reserveSignatures = 0.35 // kept for the ring while the sections before it are placed
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
 	// long body.
@@ -491,90 +484,55 @@ func damped(r cochange.Rule) float64 {
 func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bodies, sigs candidate) {
 	bodies = candidate{
 		title:  "Functions likely to change with the selection",
-		reason: "bodies of the non-test functions most likely to change with the selection, best first (tests are in the next ring); each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
+		reason: "bodies of the functions most likely to change with the selection, best first; each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
+		share:  shareBodies,
 	}
 	bodies.spillTo = ringTitle
 	sigs = candidate{
 		title:   ringTitle,
 		reason:  "the next most likely functions, best first, under their file: `line name(params) — strongest reason`",
+		share:   shareSignatures,
+		reserve: reserveSignatures,
 		grouped: true,
 	}
-	bodies.share, sigs.share, sigs.reserve = shares(b.in.Budget)
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
 	if b.in.Budget < minBodiesBudget {
 		maxBody = 0 // every function as a ring line
-		sigs.share += bodies.share
+		sigs.share += shareBodies
 	}
 	sigLimit := maxCompactSignature
 	if b.in.Budget < minBodiesBudget {
 		sigLimit = maxCompactSignatureSmall
 	}
-	entry := func(sc *scored) item {
+	for i, sc := range ranked {
+		if i >= maxBodies+maxSigs {
+			break
+		}
 		s := sc.sym
+		why := sc.headline()
 		sig := fmt.Sprintf("- `%s` — %s:%d (%s)", oneLineText(s.Signature), s.File, s.Line, sc.why(true))
 		sigShown := []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormSignature}}
 		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature, sigLimit), sc.strongest())
+		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
 		shown[s.ID] = true
-		return item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
-	}
-	var picked map[*scored]bool
-	if maxBody > 0 {
-		picked = map[*scored]bool{}
-		for _, sc := range bodyOrder(ranked) {
-			picked[sc] = true
-			it := entry(sc)
+		if i < maxBodies {
 			it.full, it.short = "", ""
-			s := sc.sym
 			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
-				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, sc.headline()) + fence(s.File, text)
+				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)
 				if EstimateTokens(full) <= maxBody {
 					it.full = full
 					it.fullShown = []Shown{{File: s.File, Name: s.Name, Line: s.Line, Form: FormBody}}
 				}
 			}
 			bodies.items = append(bodies.items, it)
+			continue
 		}
-	}
-	for _, sc := range ranked {
-		if len(sigs.items) == maxSigs {
-			break
-		}
-		if !picked[sc] {
-			sigs.items = append(sigs.items, entry(sc))
-		}
+		sigs.items = append(sigs.items, it)
 	}
 	if len(ranked) == 0 {
 		bodies.note = "no function is related to the selection by calls, tests, types or history"
 	}
 	return bodies, sigs
-}
-
-// shares are the bodies' share, the ring's and the ring's reserve at a
-// budget. The ring's value saturates as the budget grows (at 8,000 tokens
-// it names about a hundred functions) while every body placed is one more
-// function an agent can edit without a lookup; at 4,000 tokens the ring's
-// room is worth more than three more bodies (docs/evaluation-pack.md).
-func shares(budget int) (bodies, ring, reserve float64) {
-	t := min(max(float64(budget-4000)/4000, 0), 1)
-	mix := func(small, large float64) float64 { return small + t*(large-small) }
-	return mix(shareBodiesSmall, shareBodiesLarge), mix(shareRingSmall, shareRingLarge), mix(reserveRingSmall, reserveRingLarge)
-}
-
-// bodyOrder is the order function bodies are chosen in: the non-test
-// functions in rank order, at most maxBodies. Bodies are for the code a
-// change edits; a test is a ring line, where its line is enough to find
-// it (a body costs what ten ring lines do).
-func bodyOrder(ranked []*scored) []*scored {
-	var out []*scored
-	for _, sc := range ranked {
-		if len(out) == maxBodies {
-			break
-		}
-		if !sc.sym.Test {
-			out = append(out, sc)
-		}
-	}
-	return out
 }
 
 // headlineSignals is how many reasons a body's header gives.

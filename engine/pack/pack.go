@@ -1,7 +1,7 @@
 // Package pack builds context packs: the smallest context that still holds
 // what a change needs. A pack is ordered sections (the selection and its
 // enclosing declaration, the repository's rules, a resumed task's history,
-// the bodies of the non-test functions most likely to change with it,
+// the bodies of the functions most likely to change with the selection,
 // the types it uses, the next ring's signatures, and a repo map ranked by
 // personalised PageRank), each with the reason it is there and its token
 // count, fitted to a budget it never exceeds. Functions are ranked by the

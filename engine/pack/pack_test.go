@@ -170,7 +170,7 @@ func TestCallersAcrossPackages(t *testing.T) {
 		t.Errorf("rules from AGENTS.md missing:\n%s", Render(p))
 	}
 	// Tests reach Normalize through Main → Run → Store.Put → Map.Put.
-	if r := section(p, ringTitle); r == nil || !strings.Contains(r.Text, "app/app_test.go:\n  5 TestMain_(t *testing.T) — test, 4 calls") {
+	if out := Render(p); !strings.Contains(out, "app/app_test.go:5-9 (test, 4 calls)") || !strings.Contains(out, "func TestMain_(t *testing.T)") {
 		t.Errorf("reaching test missing:\n%s", Render(p))
 	}
 }
