@@ -23,7 +23,6 @@ import (
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
-	"github.com/bcode-dev/bcode/verify"
 )
 
 // indexGo lists the packages of dirs (repository-relative, "." for the
@@ -128,7 +127,7 @@ func (u *Unit) finish(took time.Duration) {
 // dirs in the copy at repo, within deadline, and picks one variant per
 // package path of those in dirs: the test variant ("p [p.test]") holds
 // every file the plain one does plus the in-package tests.
-func listGo(ctx context.Context, repo string, dirs []string, deadline time.Duration, load verify.Load) ([]*packages.Package, error) {
+func listGo(ctx context.Context, repo string, dirs []string, deadline time.Duration, load sandbox.Load) ([]*packages.Package, error) {
 	tc, err := gotool.Shared(ctx)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/gotool"
-	"github.com/bcode-dev/bcode/verify"
 )
 
 // Stats says what one Index call did.
@@ -65,7 +64,7 @@ type loadOptions struct {
 	first                       string
 	progress                    func(done, total int, dir string)
 	listDeadline, checkDeadline time.Duration
-	load                        verify.Load // the load the deadlines were derived under
+	load                        sandbox.Load // the load the deadlines were derived under
 }
 
 // loadFloor is a load's deadline when nothing of it was measured, before
@@ -75,9 +74,9 @@ var loadFloor = gotool.DefaultLimits.Timeout
 // loadDeadlines derives a load's deadlines: go list's is the floor
 // stretched by the machine's load; checking's is what the same
 // directories took when last indexed (their stored units' Took, times
-// verify's margin), or the stretched floor when any of them was never
+// Load.Deadline's margin), or the stretched floor when any of them was never
 // measured. It returns the measured sum with them, for Stats.Why.
-func loadDeadlines(l verify.Load, dirs []string, stored map[string]*Unit) (list, check, measured time.Duration) {
+func loadDeadlines(l sandbox.Load, dirs []string, stored map[string]*Unit) (list, check, measured time.Duration) {
 	unmeasured := false
 	for _, d := range dirs {
 		if u := stored[d]; u != nil && u.Took > 0 {
@@ -152,7 +151,7 @@ func IndexWith(ctx context.Context, repo string, store Store, o Options) (*Graph
 	st.Reindexed, st.Removed = toReindex(module, scan.Hashes, stored)
 
 	loadStart := time.Now()
-	load := verify.ReadLoad()
+	load := sandbox.ReadLoad()
 	lo := loadOptions{first: firstDir(o.First, scan.Hashes), progress: o.Progress, load: load}
 	var measured time.Duration
 	lo.listDeadline, lo.checkDeadline, measured = loadDeadlines(load, st.Reindexed, stored)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/scratch"
-	"github.com/bcode-dev/bcode/verify"
 )
 
 // pyindexSource is the Python indexer, run as `python3 -I -S -c <source>`.
@@ -145,8 +144,8 @@ func IndexPython(ctx context.Context, repo string) (*Graph, Stats, error) {
 		return nil, st, err
 	}
 	// The interpreter's deadline stretches with the machine's load, as
-	// the Go index's does (verify.Load): at rest pyTimeout.
-	ctx, cancel := context.WithTimeout(ctx, verify.ReadLoad().Deadline(pyTimeout, 0))
+	// the Go index's does (sandbox.Load): at rest pyTimeout.
+	ctx, cancel := context.WithTimeout(ctx, sandbox.ReadLoad().Deadline(pyTimeout, 0))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-I", "-S", "-c", pyindexSource)
 	cmd.Dir = os.TempDir()
