@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // ErrNoIdentity: the runner's commands may see state no identity covers (a
@@ -76,13 +77,16 @@ func (r *Runner) Identity(ctx context.Context) (string, error) {
 // the extracted module@version directories (not descended into) and the
 // files of cache/download, by their paths under dir.
 func moduleVersions(dir string) ([]string, error) {
+	c, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = c.WalkDir(".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
 		inDownload := rel == "cache" || rel == "cache/download" || strings.HasPrefix(rel, "cache/download/")
 		switch {
 		case rel == ".":
