@@ -49,7 +49,8 @@ type Toolchain interface {
 }
 
 // RunnerIdentity is implemented by a runner other than the host's that can
-// name what its commands see (a container image's id).
+// name what its commands see (docker.Runner: the image's id, the user, the
+// limits and the mounts but the worktree's).
 type RunnerIdentity interface {
 	Identity(ctx context.Context) (string, error)
 }

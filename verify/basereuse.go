@@ -131,35 +131,40 @@ func (r *checkRun) startBaseKey() {
 	}()
 }
 
-// reuseBase reads the base's stored run, if there is one for its key; a
-// missing key, a miss, a store error or an undecodable value all leave the
-// base to run.
-func (r *checkRun) reuseBase() {
+// reuseBase reads the base's stored run, if there is one for its key, and
+// reports whether it did; a missing key, a miss, a store error or an
+// undecodable value all leave the base to run. It runs in the base's run
+// slot, beside the other runs: nothing else writes the report's notes or
+// the base's run then.
+func (r *checkRun) reuseBase() bool {
 	if r.baseKeyDone == nil {
-		return
+		return false
 	}
+	t0 := time.Now()
 	<-r.baseKeyDone
+	r.timing("base_key_wait", t0)
 	if r.baseKeyErr != nil {
 		// Said beside the verdict: a user who expects the reuse learns
 		// why the base ran.
 		note := fmt.Sprintf("the base's suite ran and was not kept: %v", r.baseKeyErr)
 		r.p.Step("%s", note)
 		r.rep.Notes = append(r.rep.Notes, note)
-		return
+		return false
 	}
 	data, at, ok, err := r.g.BaseResults.Get(r.ctx, r.baseKey)
 	if err != nil || !ok {
-		return
+		return false
 	}
 	s, err := decodeBase(r.baseKey, r.baseDir, data)
 	if err != nil {
 		r.p.Step("ignoring the stored base results: %v", err)
-		return
+		return false
 	}
 	r.base = s
 	r.rep.BaseReused = &BaseReuse{Key: r.baseKey[:12], StoredAt: at.UTC()}
 	r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("base results reused from %s, key %s: the base's suite did not run again (bcode check --no-cache runs it)",
 		at.UTC().Format(time.RFC3339), r.baseKey[:12]))
+	return true
 }
 
 // keepBase stores the base's run when it ran here and may be stored. A

@@ -25,10 +25,9 @@ type sideSpec struct {
 // the base's tests of the base.
 func (r *checkRun) sideSpecs() []sideSpec {
 	suite, test := r.cfg.Gate.SuiteTimeout.Duration, r.cfg.Gate.TestTimeout.Duration
+	// A base read from BaseResults has its dir cleared in its run slot
+	// (runSides): neither run nor retried.
 	baseDir := r.baseDir
-	if r.rep.BaseReused != nil {
-		baseDir = "" // read from BaseResults: neither run nor retried
-	}
 	return []sideSpec{
 		{name: "before", run: &r.before, dir: r.beforeDir, targets: r.units, keep: r.keep, floor: test, other: &r.head},
 		{name: "head", run: &r.head, dir: r.headDir, targets: r.fullTargets, keep: r.keep, floor: suite, other: &r.base},

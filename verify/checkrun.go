@@ -517,7 +517,6 @@ func (r *checkRun) runs() bool {
 		r.dropAtEnd = true
 	}
 	r.armEvidence()
-	r.reuseBase()
 	r.runSides()
 	if r.cancelled() {
 		return false
@@ -594,6 +593,20 @@ func (r *checkRun) runSides() {
 				*sp.run = r.g.runSide(r.ctx, sp.dir, sp.targets, sp.keep, r.load.Deadline(sp.floor, 0))
 			}
 		})
+		if sp.name == "base" && r.baseKeyDone != nil {
+			// The base's key is awaited in the base's own slot, not
+			// before the runs start: the head and the mixed snapshots
+			// run while it is made, and a base whose stored run is
+			// read takes its slot for no more than the read.
+			run := fns[i]
+			fns[i] = func() {
+				if r.reuseBase() {
+					specs[i].dir = ""
+					sp.dir = ""
+				}
+				run()
+			}
+		}
 	}
 	parallel(sides(), fns...)
 	r.retryTimeouts(specs)

@@ -330,6 +330,12 @@ type viewRunner struct {
 	view *moduleView
 }
 
+// Identity is the container's: the view is named there by the module
+// versions it holds (docker.Runner.Identity).
+func (r *viewRunner) Identity(ctx context.Context) (string, error) {
+	return innerIdentity(ctx, r.ScopedRunner)
+}
+
 func (r *viewRunner) Close() error {
 	err := r.ScopedRunner.Close()
 	return errors.Join(err, r.view.Close())

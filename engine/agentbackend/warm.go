@@ -3,6 +3,7 @@ package agentbackend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -78,6 +79,24 @@ func (r *warmedRunner) Run(ctx context.Context, c sandbox.Command) (sandbox.Resu
 		return sandbox.Result{}, ctx.Err()
 	}
 	return r.ScopedRunner.Run(ctx, c)
+}
+
+// Identity is the container's (docker.Runner.Identity): the seed only
+// makes builds faster, never changes what they give.
+func (r *warmedRunner) Identity(ctx context.Context) (string, error) {
+	return innerIdentity(ctx, r.ScopedRunner)
+}
+
+// innerIdentity is the Identity of the runner a wrapper runs commands
+// with, for the key of the base's reused results (verify.RunnerIdentity).
+func innerIdentity(ctx context.Context, r sandbox.Runner) (string, error) {
+	ri, ok := r.(interface {
+		Identity(context.Context) (string, error)
+	})
+	if !ok {
+		return "", fmt.Errorf("agentbackend: the %s runner names no identity", r.Name())
+	}
+	return ri.Identity(ctx)
 }
 
 // startFlight returns key's warm-up in flight, or starts warm under ctx.

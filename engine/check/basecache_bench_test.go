@@ -2,8 +2,12 @@ package check_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,11 +21,23 @@ import (
 // (verify.BaseResults, in a fresh SQLite ledger per round) save: a first
 // attempt's gate, which runs and stores the base, and a later attempt's
 // on the same base, which reads it, against the plain head suite (`go
-// test -count=1 -vet=off ./...`, `python3 -m pytest -q`), on the
-// generated repositories of BenchmarkGateAgainstPlainRunsLarger. It
-// starts with bcode's caches as they are (the Go build cache warm after
-// the first round) and reports first-s, later-s, head-s and
-// later/head; the issue's target is later/head ≤ 1.2.
+// test -count=1 -vet=off ./...`, `python3 -m pytest -q`) and against the
+// floor of each: the runs the gate's definition needs, made plainly with
+// no bcode, two at a time as the gate's run slots are on two cores (the
+// first: base and head whole, the base with the head's test file and the
+// head with the base's, each of those the changed test file or package
+// only; the later: the same without the base; then, for Python, the
+// fail-to-pass test's two repeat rounds per side, each a pytest of its
+// own, the sides side by side; Go's repeats start kept binaries and are
+// left out). The repositories are BenchmarkGateAgainstPlainRunsLarger's.
+//
+// bcode's caches start empty (a fresh ledger, no stored base); the Go
+// build cache is the user's, warm after the first round for what does not
+// depend on the directory (the standard library); each plain measurement
+// runs in fresh worktrees, as the gate's runs do in fresh snapshots. It reports first-s, later-s,
+// head-s, floor-first-s, floor-later-s, the ratios later/head (the
+// issue's target: ≤ 1.2), first/floor and later/floor, and load1, the
+// one-minute load average when the round started.
 //
 //	go test ./engine/check -run '^$' -bench GateReusingTheBase -benchtime 1x
 func BenchmarkGateReusingTheBase(b *testing.B) {
@@ -33,24 +49,41 @@ func BenchmarkGateReusingTheBase(b *testing.B) {
 			continue
 		}
 		b.Run(lang, func(b *testing.B) {
-			var first, later, head time.Duration
+			var sum reusingTimes
+			load := 0.0
 			for range b.N {
 				b.StopTimer()
-				f, l, h := reusingRound(b, lang)
-				first, later, head = first+f, later+l, head+h
+				load += load1()
+				sum.add(reusingRound(b, lang))
 			}
 			n := float64(b.N)
-			b.ReportMetric(first.Seconds()/n, "first-s")
-			b.ReportMetric(later.Seconds()/n, "later-s")
-			b.ReportMetric(head.Seconds()/n, "head-s")
-			b.ReportMetric(later.Seconds()/head.Seconds(), "later/head")
+			b.ReportMetric(sum.first.Seconds()/n, "first-s")
+			b.ReportMetric(sum.later.Seconds()/n, "later-s")
+			b.ReportMetric(sum.head.Seconds()/n, "head-s")
+			b.ReportMetric(sum.floorFirst.Seconds()/n, "floor-first-s")
+			b.ReportMetric(sum.floorLater.Seconds()/n, "floor-later-s")
+			b.ReportMetric(sum.later.Seconds()/sum.head.Seconds(), "later/head")
+			b.ReportMetric(sum.first.Seconds()/sum.floorFirst.Seconds(), "first/floor")
+			b.ReportMetric(sum.later.Seconds()/sum.floorLater.Seconds(), "later/floor")
+			b.ReportMetric(load/n, "load1")
 		})
 	}
 }
 
+type reusingTimes struct{ first, later, head, floorFirst, floorLater time.Duration }
+
+func (s *reusingTimes) add(o reusingTimes) {
+	s.first += o.first
+	s.later += o.later
+	s.head += o.head
+	s.floorFirst += o.floorFirst
+	s.floorLater += o.floorLater
+}
+
 // reusingRound is one round: a generated repository, a fresh ledger, the
-// first and a later attempt's gate on the change, and the plain head run.
-func reusingRound(b *testing.B, lang string) (first, later, head time.Duration) {
+// first and a later attempt's gate on the change, the plain head run and
+// the two floors.
+func reusingRound(b *testing.B, lang string) reusingTimes {
 	ctx := context.Background()
 	dir := b.TempDir()
 	base, headRev := generatedRepo(b, dir, lang)
@@ -68,15 +101,124 @@ func reusingRound(b *testing.B, lang string) (first, later, head time.Duration) 
 		if err != nil || rep == nil {
 			b.Fatalf("check: %v", err)
 		}
-		b.Logf("%s: %s, base reused %+v, timings %v", lang, rep.Verdict, rep.BaseReused, rep.Timings)
+		b.Logf("%s: %s in %v, base reused %+v, timings %v", lang, rep.Verdict, d.Round(time.Millisecond), rep.BaseReused, rep.Timings)
 		return d
 	}
-	first, later = gate(), gate()
-	snap := filepath.Join(b.TempDir(), "snap")
-	if out, err := exec.Command("git", "-C", dir, "worktree", "add", "-q", "--detach", snap, headRev).CombinedOutput(); err != nil {
-		b.Fatalf("git worktree: %v: %s", err, out)
+	var t reusingTimes
+	t.first, t.later = gate(), gate()
+	// Each plain measurement in worktrees of its own, fresh as the gate's
+	// snapshots are: a Go package compiled in one directory is compiled
+	// again in another (the directory is part of its build), and Python
+	// writes bytecode beside the sources a later run in the same place
+	// would read.
+	f := newFloor(b, dir, base, headRev, lang)
+	t.head = f.timed(func() { plainRun(b, f.head, lang == "python") })
+	t.floorFirst = newFloor(b, dir, base, headRev, lang).run(true)
+	t.floorLater = newFloor(b, dir, base, headRev, lang).run(false)
+	return t
+}
+
+// floor holds the four snapshots of the gate's definition as worktrees.
+type floor struct {
+	b                       *testing.B
+	python                  bool
+	base, head, before, old string
+	unit                    string // the changed test file (Python) or package (Go)
+	repeat                  string // the fail-to-pass test's node id (Python)
+}
+
+func newFloor(b *testing.B, repo, base, head, lang string) *floor {
+	f := &floor{b: b, python: lang == "python", unit: "./p0", repeat: "tests/test_m0.py::test_abs_negative"}
+	testFile := "p0/code_test.go"
+	if f.python {
+		f.unit, testFile = "tests/test_m0.py", "tests/test_m0.py"
 	}
+	tree := func(rev, take, from string) string {
+		d := filepath.Join(b.TempDir(), "snap")
+		floorGit(b, repo, "worktree", "add", "-q", "--detach", d, rev)
+		if take != "" {
+			floorGit(b, d, "checkout", from, "--", take)
+		}
+		return d
+	}
+	f.base, f.head = tree(base, "", ""), tree(head, "", "")
+	f.before, f.old = tree(base, testFile, head), tree(head, testFile, base)
+	return f
+}
+
+func floorGit(b *testing.B, dir string, args ...string) {
+	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v: %s", args, err, out)
+	}
+}
+
+func (f *floor) timed(fn func()) time.Duration {
 	t0 := time.Now()
-	plainRun(b, snap, lang == "python")
-	return first, later, time.Since(t0)
+	fn()
+	return time.Since(t0)
+}
+
+// run is the floor of a first attempt (withBase) or a later one: the
+// snapshot runs in the gate's order, two at a time, then Python's repeats.
+func (f *floor) run(withBase bool) time.Duration {
+	return f.timed(func() {
+		jobs := []func(){func() { f.plain(f.before, f.unit) }, func() { f.plain(f.head, "") }}
+		if withBase {
+			jobs = append(jobs, func() { f.plain(f.base, "") })
+		}
+		jobs = append(jobs, func() { f.plain(f.old, f.unit) })
+		twoAtATime(jobs)
+		if f.python {
+			rounds := func(dir string) func() {
+				return func() { f.plain(dir, f.repeat); f.plain(dir, f.repeat) }
+			}
+			twoAtATime([]func(){rounds(f.before), rounds(f.head)})
+		}
+	})
+}
+
+// plain runs target (everything when empty) in dir as plainRun does.
+func (f *floor) plain(dir, target string) {
+	if target == "" {
+		plainRun(f.b, dir, f.python)
+		return
+	}
+	var cmd *exec.Cmd
+	if f.python {
+		cmd = exec.Command("/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", target)
+	} else {
+		cmd = exec.Command("go", "test", "-count=1", "-vet=off", target)
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off")
+	}
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			f.b.Fatalf("plain run of %s in %s: %v: %s", target, dir, err, out)
+		}
+	}
+}
+
+func twoAtATime(jobs []func()) {
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() { defer func() { <-sem; wg.Done() }(); j() }()
+	}
+	wg.Wait()
+}
+
+// load1 is the one-minute load average (0 where /proc/loadavg is not).
+func load1() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	l, _ := strconv.ParseFloat(f[0], 64)
+	return l
 }
