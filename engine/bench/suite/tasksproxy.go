@@ -37,9 +37,11 @@ type recorder struct {
 	URL string
 	srv *http.Server
 
-	mu    sync.Mutex
-	turns []ModelTurn
-	bad   []string // completions that could not be read
+	mu      sync.Mutex
+	settled sync.Cond // signalled when pending falls
+	pending int       // completions passed to the client, not yet recorded
+	turns   []ModelTurn
+	bad     []string // completions that could not be read
 }
 
 // newRecorder starts a recorder in front of upstream.
@@ -53,6 +55,7 @@ func newRecorder(upstream string) (*recorder, error) {
 		return nil, fmt.Errorf("the recording proxy: %w", err)
 	}
 	rec := &recorder{URL: "http://" + ln.Addr().String()}
+	rec.settled.L = &rec.mu
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(u)
@@ -61,6 +64,9 @@ func newRecorder(upstream string) (*recorder, error) {
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			if strings.HasSuffix(resp.Request.URL.Path, "/chat/completions") && resp.StatusCode == http.StatusOK {
+				rec.mu.Lock()
+				rec.pending++
+				rec.mu.Unlock()
 				resp.Body = &teeBody{ReadCloser: resp.Body, done: rec.add}
 			}
 			return nil
@@ -76,10 +82,17 @@ func newRecorder(upstream string) (*recorder, error) {
 func (r *recorder) Close() error { return r.srv.Close() }
 
 // Turns are the completions recorded so far, and the reasons of those
-// that could not be read.
+// that could not be read. It waits for every completion that has begun
+// to reach the client: the proxy records one when it closes the model's
+// body, which is after the client may have read the last byte (CI: a
+// completion read whole and not yet recorded). The wait ends when the
+// proxy does, as the client's disconnect cancels the model's request.
 func (r *recorder) Turns() ([]ModelTurn, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for r.pending > 0 {
+		r.settled.Wait()
+	}
 	return append([]ModelTurn(nil), r.turns...), append([]string(nil), r.bad...)
 }
 
@@ -87,6 +100,8 @@ func (r *recorder) add(body []byte) {
 	turn, err := parseCompletion(body)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pending--
+	r.settled.Broadcast()
 	if err != nil {
 		r.bad = append(r.bad, err.Error())
 		return
