@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"math/bits"
 	"path"
 	"path/filepath"
@@ -465,8 +466,9 @@ func (s *session) buildSchema(p *pkg) {
 		return
 	}
 	if withMain {
-		main := map[string][]byte{coverMainFile: coverMain(p.types.Name(), 0)}
-		mov, err := p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d-main", p.num), mergeFiles(files, main))
+		withTestMain := maps.Clone(files)
+		withTestMain[coverMainFile] = coverMain(p.types.Name(), 0)
+		mov, err := p.writeOverlay(filepath.Join(s.tmp, "schema"), fmt.Sprintf("pkg%d-main", p.num), withTestMain)
 		if err == nil {
 			ov = mov
 		} else {
@@ -498,18 +500,6 @@ func (s *session) buildSchema(p *pkg) {
 		// (as the baseline's is), so a cached one orders its tests too.
 		s.storeSchema(p, key, bin)
 	}
-}
-
-// mergeFiles is a and b in one overlay map (b's entries win).
-func mergeFiles(a, b map[string][]byte) map[string][]byte {
-	out := make(map[string][]byte, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }
 
 // runOrder is the order a mutant run runs its covering tests in: by how
@@ -604,6 +594,7 @@ func (s *session) runMutant(m *mutant) time.Duration {
 	// With the change's own tests named, every covering test runs, so a
 	// kill by one of them is seen even when another test failed first.
 	preferred := s.preferredKillers()
+	cpu, wall := s.runBudget(p, m.Tests)
 	run := func(tests []string, order []string) (sandbox.Result, error) {
 		pattern := make([]string, len(tests))
 		for i, t := range tests {
@@ -617,7 +608,6 @@ func (s *session) runMutant(m *mutant) time.Duration {
 		if len(order) > 0 {
 			e = append(append([]string(nil), env...), orderEnv+"="+strings.Join(order, ","))
 		}
-		cpu, wall := s.runBudget(p, m.Tests)
 		return s.runner.Run(s.ctx, sandbox.Command{Dir: p.list.Dir, Args: args, Env: e, CPULimit: cpu, Timeout: wall, OutputLimit: 1 << 20})
 	}
 	var res sandbox.Result
@@ -628,7 +618,6 @@ func (s *session) runMutant(m *mutant) time.Duration {
 		res, err = run(m.Tests, nil)
 	}
 	m.Duration = time.Since(start)
-	cpu, wall := s.runBudget(p, m.Tests)
 	switch {
 	case err != nil && s.ctx.Err() != nil:
 		m.Verdict, m.Detail = mutate.NoVerdict, "the run was cancelled"
