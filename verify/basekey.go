@@ -155,7 +155,7 @@ func runnerIdentity(ctx context.Context, r sandbox.Runner) (string, error) {
 // sandboxEnv is the environment commands get in the sandbox, sorted, less
 // scratchVars.
 func sandboxEnv(ctx context.Context, r sandbox.Runner, dir string) (string, error) {
-	res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{"env"}, Timeout: ReadLoad().Deadline(probeTimeout, 0)})
+	res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{"env"}, Timeout: sandbox.ReadLoad().Deadline(probeTimeout, 0)})
 	if err != nil || res.ExitCode != 0 || res.Truncated {
 		return "", fmt.Errorf("%w: reading the sandbox's environment: %v (exit %d)", ErrUnkeyed, err, res.ExitCode)
 	}
@@ -227,7 +227,7 @@ func executableHash() (string, error) {
 // output, trimmed, for an adapter's Toolchain: a missing executable is an
 // identity too ("not found"), so a later install changes the key.
 func ProbeToolchain(ctx context.Context, r sandbox.Runner, dir string, env []string, args ...string) (string, error) {
-	res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: args, Env: env, Timeout: ReadLoad().Deadline(probeTimeout, 0)})
+	res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: args, Env: env, Timeout: sandbox.ReadLoad().Deadline(probeTimeout, 0)})
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return args[0] + ": not found", nil
 	}

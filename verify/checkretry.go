@@ -3,6 +3,8 @@ package verify
 import (
 	"sort"
 	"time"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // sideSpec is one snapshot's run as runSides makes it: where it runs,
@@ -62,7 +64,7 @@ func (r *checkRun) retryTimeouts(specs []sideSpec) {
 	if len(again) == 0 || r.ctx.Err() != nil {
 		return
 	}
-	l := ReadLoad()
+	l := sandbox.ReadLoad()
 	r.retried = map[string]bool{}
 	for _, sp := range again {
 		r.retried[sp.name] = true

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/config"
+
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // Check runs the gate on change with cfg (read from the base by the caller).
@@ -77,7 +79,7 @@ type checkRun struct {
 	err    error // Check's error when a step ends the run early
 
 	timingsMu sync.Mutex
-	load      Load // the machine's load when the runs started
+	load      sandbox.Load // the machine's load when the runs started
 
 	// The static step, running beside the snapshots and runs.
 	static     chan staticResult // nil until it starts
@@ -584,7 +586,7 @@ func (r *checkRun) timed(name string, fn func()) func() {
 // stands in for those not made by the units' part of the run of a
 // snapshot the same in content.
 func (r *checkRun) runSides() {
-	r.load = ReadLoad()
+	r.load = sandbox.ReadLoad()
 	specs := r.sideSpecs()
 	fns := make([]func(), len(specs))
 	for i, sp := range specs {

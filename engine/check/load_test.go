@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine/check"
 	"github.com/bcode-dev/bcode/internal/testenv"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
 	"github.com/bcode-dev/bcode/verify"
 )
@@ -23,7 +24,7 @@ var loadCases = []string{"go-ci-move", "py-class-method", "go-incorrect-fix", "p
 
 // TestVerdictsDoNotChangeWithLoad judges the same cases, mutation evidence
 // included, at rest, with a CPU hog on every core, and with every derived
-// deadline cut tenfold (verify.ScaleDeadlines), and requires the same
+// deadline cut tenfold (sandbox.ScaleDeadlines), and requires the same
 // verdicts each time: the deadlines come from what was measured and the
 // load, a timeout is retried once, and evidence that cannot finish does
 // not turn a verdict into error.
@@ -63,7 +64,7 @@ func TestVerdictsDoNotChangeWithLoad(t *testing.T) {
 		sameVerdicts(t, cases, atRest, judgeAll(t, cases))
 	})
 	t.Run("deadlines cut tenfold", func(t *testing.T) {
-		defer verify.ScaleDeadlines(0.1)()
+		defer sandbox.ScaleDeadlines(0.1)()
 		sameVerdicts(t, cases, atRest, judgeAll(t, cases))
 	})
 }
@@ -91,7 +92,7 @@ func judgeAll(t *testing.T, cases []labelledCase) []*verify.Report {
 		if rep.Mutants != nil {
 			mutants = len(rep.Mutants.Mutants)
 		}
-		t.Logf("%s: %s in %.1fs, %d mutants (%s)", c.Name, rep.Verdict, time.Since(start).Seconds(), mutants, verify.ReadLoad())
+		t.Logf("%s: %s in %.1fs, %d mutants (%s)", c.Name, rep.Verdict, time.Since(start).Seconds(), mutants, sandbox.ReadLoad())
 		noLoadMessages(t, c.Name, rep)
 		out[i] = rep
 	}

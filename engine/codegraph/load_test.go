@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // chain is a module whose import graph is a line, a ← b ← c ← d ← e
@@ -146,8 +146,8 @@ func TestLoadCutByItsDeadlineIsPartialAndSaysSo(t *testing.T) {
 // directory never measured gets the floor stretched by the load.
 func TestLoadDeadlineFromMeasurement(t *testing.T) {
 	stored := map[string]*Unit{"a": {Took: 2 * time.Second}, "b": {Took: 3 * time.Second}}
-	atRest := verify.Load{Avg1: 1, CPUs: 2}
-	busy := verify.Load{Avg1: 20, CPUs: 2}
+	atRest := sandbox.Load{Avg1: 1, CPUs: 2}
+	busy := sandbox.Load{Avg1: 20, CPUs: 2}
 	list, check, measured := loadDeadlines(atRest, []string{"a", "b"}, stored)
 	if measured != 5*time.Second || check != atRest.Deadline(0, 5*time.Second) || check != 35*time.Second {
 		t.Fatalf("measured %s, check deadline %s: want 5s and 5×5s+10s", measured, check)
@@ -181,7 +181,7 @@ func TestLoadDeadlineFromMeasurement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(st.Reindexed, []string{"e"}) || st.CheckDeadline != verify.ReadLoad().Deadline(0, took) {
+	if !slices.Equal(st.Reindexed, []string{"e"}) || st.CheckDeadline != sandbox.ReadLoad().Deadline(0, took) {
 		t.Fatalf("re-indexed %v with deadline %s, want [e] with 5×%s+10s", st.Reindexed, st.CheckDeadline, took)
 	}
 }

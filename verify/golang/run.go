@@ -28,8 +28,8 @@ const detailLines = 20
 const buildAllowance = 2 * time.Minute
 
 // buildDeadline is buildAllowance on the machine as loaded now
-// (verify.Load.Deadline).
-func buildDeadline() time.Duration { return verify.ReadLoad().Deadline(buildAllowance, 0) }
+// (sandbox.Load.Deadline).
+func buildDeadline() time.Duration { return sandbox.ReadLoad().Deadline(buildAllowance, 0) }
 
 // RunTests implements verify.Adapter. Tests are grouped by package and each
 // package's tests run in as few `go test -json` invocations as their

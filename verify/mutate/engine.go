@@ -123,7 +123,7 @@ func Budget(cpu, limit time.Duration) (time.Duration, time.Duration) {
 }
 
 // BaselineFloor is the least deadline of one baseline test run, before
-// the load stretches it (verify.Load.Deadline): the baseline is the first
+// the load stretches it (sandbox.Load.Deadline): the baseline is the first
 // run of its tests the evidence measures, so it has only what the caller
 // measured (0: nothing) to derive its deadline from.
 const BaselineFloor = 5 * time.Minute
@@ -131,7 +131,7 @@ const BaselineFloor = 5 * time.Minute
 // BaselineDeadline is the deadline of one baseline run whose tests took
 // measured in a run already made (0: none), on the machine as loaded now.
 func BaselineDeadline(measured time.Duration) time.Duration {
-	return verify.ReadLoad().Deadline(BaselineFloor, measured)
+	return sandbox.ReadLoad().Deadline(BaselineFloor, measured)
 }
 
 // ErrTimedOut is in the chain of every TimeoutError.
@@ -143,7 +143,7 @@ var ErrTimedOut = errors.New("mutate: timed out")
 type TimeoutError struct {
 	Run          string
 	First, Retry time.Duration
-	Load         verify.Load
+	Load         sandbox.Load
 }
 
 func (e *TimeoutError) Error() string {
@@ -164,7 +164,7 @@ func RunBaseline(ctx context.Context, r sandbox.Runner, run string, cmd sandbox.
 	if !TimedOut(res, err) || ctx.Err() != nil {
 		return res, err
 	}
-	l := verify.ReadLoad()
+	l := sandbox.ReadLoad()
 	cmd.Timeout = l.RetryDeadline(first, BaselineFloor, measured)
 	res, err = r.Run(ctx, cmd)
 	if TimedOut(res, err) && ctx.Err() == nil {
@@ -215,7 +215,7 @@ func RunSuiteBaseline(run string, suite func(deadline time.Duration) (verify.Sui
 	if err != nil || sr.Outcome != verify.Timeout {
 		return sr, t0, err
 	}
-	l := verify.ReadLoad()
+	l := sandbox.ReadLoad()
 	retry := l.RetryDeadline(first, BaselineFloor, 0)
 	t0 = time.Now()
 	sr, err = suite(retry)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/host"
-	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
@@ -19,10 +18,10 @@ import (
 // once is run again with a longer one and its result kept; one that stalls
 // every time is a TimeoutError naming the run, both deadlines and the
 // load, never a red baseline. Real processes on the host runner; the
-// deadlines are cut (verify.ScaleDeadlines) to make the first about two
+// deadlines are cut (sandbox.ScaleDeadlines) to make the first about two
 // seconds, whatever the load.
 func TestRunBaselineRetriesOnce(t *testing.T) {
-	defer verify.ScaleDeadlines(float64(2*time.Second) / float64(mutate.BaselineFloor) / verify.ReadLoad().Factor())()
+	defer sandbox.ScaleDeadlines(float64(2*time.Second) / float64(mutate.BaselineFloor) / sandbox.ReadLoad().Factor())()
 	r := host.New()
 	dir := t.TempDir()
 	// Stalls the first time only: the marker it leaves lets the retry end at once.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
-	"github.com/bcode-dev/bcode/verify"
 )
 
 // astinfoSource is the syntax helper, run as `python -I -S -c <source>`:
@@ -123,7 +122,7 @@ func runHelperExe(ctx context.Context, r sandbox.Runner, python, dir, mode strin
 		Dir:         dir,
 		Args:        []string{python, "-I", "-S", "-c", astinfoSource},
 		Stdin:       bytes.NewReader(req),
-		Timeout:     verify.ReadLoad().Deadline(helperTimeout, 0),
+		Timeout:     sandbox.ReadLoad().Deadline(helperTimeout, 0),
 		OutputLimit: helperOutputLimit,
 	})
 	if errors.Is(err, sandbox.ErrNotFound) {

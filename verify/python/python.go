@@ -210,7 +210,7 @@ func probePytest(ctx context.Context, r sandbox.Runner, dir string, candidates [
 			defer wg.Done()
 			// -I: a pytest.py of the snapshot (the working directory)
 			// must not answer for the interpreter's.
-			res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-I", "-c", "import sys, pytest; print(sys.executable); print(pytest.__file__)"}, Timeout: verify.ReadLoad().Deadline(probeTimeout, 0)})
+			res, err := r.Run(ctx, sandbox.Command{Dir: dir, Args: []string{c, "-I", "-c", "import sys, pytest; print(sys.executable); print(pytest.__file__)"}, Timeout: sandbox.ReadLoad().Deadline(probeTimeout, 0)})
 			switch {
 			case ctx.Err() != nil:
 			case errors.Is(err, sandbox.ErrNotFound):

@@ -125,7 +125,7 @@ func (a *Adapter) runUnit(ctx context.Context, r sandbox.Runner, dir string, tes
 		flags = []string{"--doc"}
 	} else {
 		flags = binFlags(dir, crateDir, flags)
-		if o, detail, err := a.build(ctx, r, dir, crateDir, flags, verify.ReadLoad().Deadline(buildAllowance, 0)); err != nil || o != verify.Pass {
+		if o, detail, err := a.build(ctx, r, dir, crateDir, flags, sandbox.ReadLoad().Deadline(buildAllowance, 0)); err != nil || o != verify.Pass {
 			return u.fillAll(o, detail), err
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/bench"
-	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // newTasksReport is the report of a tasks run before its results: what
@@ -24,7 +24,7 @@ func newTasksReport(o TasksOptions) *bench.Report {
 		Budgets:    o.Budgets,
 		Trials:     o.Trials,
 		Started:    time.Now().UTC(),
-		Load:       verify.ReadLoad().Avg1,
+		Load:       sandbox.ReadLoad().Avg1,
 		Tasks:      o.Tasks,
 		Results:    []bench.Result{},
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/engine/bench"
-	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // newVerifyReport is a verify run's report before its results: what ran
@@ -30,7 +30,7 @@ func newVerifyReport(ctx context.Context, o VerifyOptions, tasks []bench.Task) (
 		Budgets: bench.Budgets{Attempts: 1},
 		Trials:  o.Trials,
 		Started: time.Now().UTC(),
-		Load:    verify.ReadLoad().Avg1,
+		Load:    sandbox.ReadLoad().Avg1,
 		Tasks:   tasks,
 		Limitations: []string{
 			"the gate alone on labelled changes: no agent, no model; it measures verdicts, not task success",

@@ -512,8 +512,8 @@ func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, 
 	first := mutate.BaselineDeadline(0)
 	res, out, err := ps.runEngine(ctx, "baseline", cfg, 0, first)
 	if mutate.TimedOut(res, err) && ctx.Err() == nil {
-		// Once more with the retry's deadline (verify.Load).
-		l := verify.ReadLoad()
+		// Once more with the retry's deadline (sandbox.Load).
+		l := sandbox.ReadLoad()
 		retry := l.RetryDeadline(first, mutate.BaselineFloor, 0)
 		t0 = time.Now()
 		res, out, err = ps.runEngine(ctx, "baseline", cfg, 0, retry)
