@@ -4,12 +4,35 @@
 // BCODE_TEST_LOG names. Written by bcode into a scratch directory for each
 // run; the repository's own reporters are never used.
 'use strict';
-const { appendFileSync } = require('node:fs');
+const { appendFileSync, readFileSync, unlinkSync } = require('node:fs');
+const { createHmac } = require('node:crypto');
 
 const log = process.env.BCODE_TEST_LOG;
 
+// The key every line is signed with (verify/testlog): read from the file
+// BCODE_LOG_KEY_FILE names and removed at once, when the runner loads this
+// reporter and before any test file runs, so the tests cannot sign a line.
+function readKey() {
+  const p = process.env.BCODE_LOG_KEY_FILE;
+  delete process.env.BCODE_LOG_KEY_FILE;
+  if (!p) return Buffer.alloc(0);
+  try {
+    const k = readFileSync(p);
+    unlinkSync(p);
+    return k;
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+const key = readKey();
+
+function signed(rec) {
+  const body = JSON.stringify(rec);
+  return createHmac('sha256', key).update(body).digest('hex') + ' ' + body + '\n';
+}
+
 function write(rec) {
-  if (log) appendFileSync(log, JSON.stringify(rec) + '\n');
+  if (log) appendFileSync(log, signed(rec));
 }
 
 const outcomes = { passed: 'pass', failed: 'fail', pending: 'skip', skipped: 'skip', disabled: 'skip', todo: 'todo' };

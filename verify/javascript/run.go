@@ -17,6 +17,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/testlog"
 )
 
 // reporter is the custom reporter every node --test run loads: bcode reads
@@ -75,6 +76,9 @@ type nodeRun struct {
 	records []record
 	res     sandbox.Result
 	runner  Runner
+	// altered says why the run's records are not all the reporter's
+	// (lines it did not sign); "" when they are.
+	altered string
 }
 
 // runProject runs the project's runner on files (relative to dir) with
@@ -101,10 +105,20 @@ func (a *Adapter) runProject(ctx context.Context, r sandbox.Runner, dir string, 
 	}
 	defer os.RemoveAll(scratch)
 	log := filepath.Join(scratch, "log.jsonl")
+	// The reporter signs each line with a key it reads from this file and
+	// removes before any test file runs (verify/testlog).
+	logKey, err := testlog.NewKey()
+	if err != nil {
+		return nodeRun{}, err
+	}
+	if err := os.WriteFile(filepath.Join(scratch, "key"), logKey, 0o644); err != nil {
+		return nodeRun{}, err
+	}
 	cmd := sandbox.Command{
 		Dir: filepath.Join(dir, filepath.FromSlash(p.Root)),
 		// NODE_OPTIONS could carry the repository's reporters or preloads.
-		Env: []string{"NODE_OPTIONS=", "FORCE_COLOR=0", "NO_COLOR=1", "BCODE_TEST_LOG=" + log},
+		Env: []string{"NODE_OPTIONS=", "FORCE_COLOR=0", "NO_COLOR=1", "BCODE_TEST_LOG=" + log,
+			testlog.KeyFileEnv + "=" + filepath.Join(scratch, "key")},
 	}
 	if timeout > 0 {
 		cmd.Timeout, cmd.CPULimit = timeout+grace, timeout+grace
@@ -153,6 +167,10 @@ func (a *Adapter) runProject(ctx context.Context, r sandbox.Runner, dir string, 
 			return nodeRun{}, fmt.Errorf("reading %s's test log: %w", p.Runner, err)
 		}
 		return run, nil // no log: the runner did not start
+	}
+	data, forged := testlog.Authentic(data, logKey)
+	if forged > 0 {
+		run.altered = testlog.Forged(forged)
 	}
 	run.records = onlyFiles(parseRecords(data, dir), files)
 	return run, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/testlog"
 )
 
 // skipDir reports directories that hold no tests of the repository: other
@@ -131,6 +132,9 @@ func judgeSuite(out *verify.SuiteResult, nr nodeRun, files []string, timeout tim
 		}
 		t := verify.Test{Language: language, Package: rec.File, File: rec.File, Name: rec.name()}
 		res := rec.result(t)
+		if nr.altered != "" {
+			testlog.MarkAltered(&res, nr.altered)
+		}
 		out.Results = append(out.Results, res)
 		if res.Outcome == verify.Fail || res.Outcome == verify.Timeout {
 			out.Failed = append(out.Failed, rec.File+":"+t.Name)

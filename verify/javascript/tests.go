@@ -12,6 +12,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/testlog"
 )
 
 // RunTests implements verify.Adapter: each of opts.Count rounds is one
@@ -109,6 +110,9 @@ func (a *Adapter) runGroup(ctx context.Context, r sandbox.Runner, dir string, p 
 			res = rec.result(t)
 		} else {
 			res = run.missing(t, loads, timeout)
+		}
+		if run.altered != "" {
+			testlog.MarkAltered(&res, run.altered)
 		}
 		results[i] = &res
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/testlog"
 )
 
 // liveLogPlugin is loaded into every pytest run (`-p bcode_pytest_log`)
@@ -188,6 +188,12 @@ func (o *onceRun) fromRun(run pytestRun, pending []int) []int {
 		} else if run.res.TimedOut {
 			o.results[i] = &verify.TestResult{Test: t, Outcome: verify.Timeout, Detail: fmt.Sprintf("did not finish before the %s timeout", o.timeout)}
 		}
+		if run.altered != "" {
+			if o.results[i] == nil {
+				o.results[i] = &verify.TestResult{Test: t}
+			}
+			testlog.MarkAltered(o.results[i], run.altered)
+		}
 	}
 	var still []int
 	for _, i := range pending {
@@ -356,7 +362,10 @@ func notFound(output string) idSet {
 type pytestRun struct {
 	res   sandbox.Result
 	cases []Case
-	log   []byte // bcode's own per-test record (bcode_pytest_log)
+	log   []byte // bcode's own per-test record (bcode_pytest_log), signed lines only
+	// altered says why the run's outcomes are not its tests' own (see
+	// logAltered); "" when they are.
+	altered string
 }
 
 // pytest runs pytest on args in dir, as `python -m pytest` would but
@@ -371,7 +380,11 @@ func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, 
 		return pytestRun{}, fmt.Errorf("scratch directory for pytest: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	files := map[string][]byte{"bcode_pytest_log.py": liveLogPlugin}
+	key, err := testlog.NewKey()
+	if err != nil {
+		return pytestRun{}, err
+	}
+	files := map[string][]byte{"bcode_pytest_log.py": liveLogPlugin, "key": key}
 	if !a.StartupFiles {
 		files["sitecustomize.py"], files["usercustomize.py"] = childSite, childSite
 	}
@@ -388,23 +401,19 @@ func (a *Adapter) pytest(ctx context.Context, r sandbox.Runner, dir, py string, 
 		return pytestRun{}, fmt.Errorf("running pytest: %w", err)
 	}
 	run := pytestRun{res: res}
-	// The tests ran the change's code, which could have replaced either
-	// report (a link, a fifo, a file over the cap): that is the gate's
-	// finding, not a missing report.
-	if data, err := sandbox.ReadFile(scratch, "log.jsonl", maxJUnitBytes); err == nil {
-		run.log = data
-	} else if _, refused := sandbox.Refused(err); refused {
+	// The tests ran the change's code, which could have replaced the log
+	// (a link, a fifo, a file over the cap): that is the gate's finding,
+	// not a missing log. It could also have written lines into it, or
+	// replaced the code deciding outcomes: only the plugin's signed lines
+	// count, and either is the run's altered report. pytest's JUnit report
+	// is not read: it has no signature.
+	data, err := sandbox.ReadFile(scratch, "log.jsonl", maxJUnitBytes)
+	if _, refused := sandbox.Refused(err); refused {
 		return pytestRun{}, fmt.Errorf("reading pytest's live log: %w", err)
 	}
-	if data, err := sandbox.ReadFile(scratch, "r.xml", maxJUnitBytes); err == nil {
-		if cases, perr := ParseJUnit(bytes.NewReader(data)); perr == nil {
-			run.cases = cases
-			return run, nil
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return pytestRun{}, fmt.Errorf("reading pytest's junit report: %w", err)
-	}
-	// No report: the run was killed (or crashed) before the session ended.
+	var forged int
+	run.log, forged = testlog.Authentic(data, key)
+	run.altered = logAltered(run.log, forged)
 	run.cases = parseLiveLog(run.log)
 	return run, nil
 }
@@ -440,7 +449,7 @@ func parseLiveLog(data []byte) []Case {
 			c.Time = time.Duration(rec.Duration * float64(time.Second))
 		}
 		switch {
-		case rec.When == "collected" || rec.When == "deselected":
+		case rec.When == "collected" || rec.When == "deselected" || rec.When == "altered":
 			continue // not a test's outcome
 		case rec.When == "collect":
 			c.ClassName, c.Name, c.Status, c.Message = "", dottedPath(rec.NodeID), Errored, "collection failure"
@@ -472,8 +481,7 @@ func (a *Adapter) pytestCommand(dir, py, scratch string, args []string, timeout 
 	}
 	argv = append(argv, paths...)
 	argv = append(argv, "--", "-p", "no:cacheprovider", "-p", "bcode_pytest_log",
-		"-q", "-rA", "--rootdir="+dir, "--continue-on-collection-errors",
-		"--junitxml="+filepath.Join(scratch, "r.xml"), "-o", "junit_family=xunit2")
+		"-q", "-rA", "--rootdir="+dir, "--continue-on-collection-errors")
 	argv = append(argv, "--")
 	argv = append(argv, args...)
 	return sandbox.Command{
@@ -488,6 +496,7 @@ func (a *Adapter) pytestCommand(dir, py, scratch string, args []string, timeout 
 			// site (a .pth, a usercustomize) must not run in later ones.
 			"PYTHONNOUSERSITE=1",
 			"BCODE_PYTEST_LOG=" + filepath.Join(scratch, "log.jsonl"),
+			testlog.KeyFileEnv + "=" + filepath.Join(scratch, "key"),
 			"PYTHONDONTWRITEBYTECODE=1",
 			"PYTHONUNBUFFERED=1",
 		},

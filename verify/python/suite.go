@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/testlog"
 )
 
 // skipDirs are directories pytest does not collect from by default
@@ -72,6 +73,11 @@ func (a *Adapter) RunSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	}
 	out.Duration = time.Since(start)
 	out.Results, out.Units = resultsFromLog(run.log)
+	if run.altered != "" {
+		for i := range out.Results {
+			testlog.MarkAltered(&out.Results[i], run.altered)
+		}
+	}
 	judgeSuite(&out, run, failedCases(run.cases, files), timeout)
 	return out, nil
 }
