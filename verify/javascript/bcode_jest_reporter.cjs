@@ -16,13 +16,18 @@ function readKey() {
   const p = process.env.BCODE_LOG_KEY_FILE;
   delete process.env.BCODE_LOG_KEY_FILE;
   if (!p) return Buffer.alloc(0);
+  let k;
   try {
-    const k = readFileSync(p);
-    unlinkSync(p);
-    return k;
+    k = readFileSync(p);
   } catch {
     return Buffer.alloc(0);
   }
+  try {
+    unlinkSync(p);
+  } catch {
+    // still the key: bcode removes the scratch directory after the run
+  }
+  return k;
 }
 const key = readKey();
 
