@@ -911,6 +911,9 @@ func meanCodeBody(rs []changeResult, m string, b int) (float64, int) {
 // body recall of the changed non-test functions, bcode pack against
 // history only side by side, per language and budget.
 func printHeldOut(w io.Writer, results []changeResult) {
+	if len(heldOutProjects(results)) == 0 {
+		return // --half tuning
+	}
 	fmt.Fprintf(w, "\nHeld-out projects (%s): body recall of the changed non-test functions, bcode pack vs history only\n\n", strings.Join(heldOutProjects(results), ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "| language\t| budget\t| changes\t| bcode pack\t| history only\t| difference\t| bcode: body or signature\t| bcode: file recall\t|")
