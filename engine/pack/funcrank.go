@@ -38,9 +38,15 @@ const (
 
 // Budget policy of the function sections.
 const (
-	shareBodies       = 0.40 // bodies of the most likely functions
-	shareSignatures   = 0.45 // signatures of the next ring
-	reserveSignatures = 0.35 // kept for the ring while the sections before it are placed
+	// Bodies of the most likely functions, the signatures of the next
+	// ring, and what is kept for the ring while the sections before it are
+	// placed, at 4,000 tokens and below and from 8,000 up (shares).
+	shareBodiesSmall, shareBodiesLarge = 0.40, 0.60
+	shareRingSmall, shareRingLarge     = 0.45, 0.25
+	reserveRingSmall, reserveRingLarge = 0.35, 0.15
+	// Bodies are chosen among the best ranksPerKToken ranks per 1,000
+	// tokens of budget (bodyOrder).
+	ranksPerKToken = 10
 	// A body costing more than this fraction of the budget is shown by its
 	// signature: at a small budget ten signatures are worth more than one
 	// long body.
@@ -485,27 +491,26 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 	bodies = candidate{
 		title:  "Functions likely to change with the selection",
 		reason: "bodies of the functions most likely to change with the selection, best first; each header says why (co-changed n/m: changed with the selection in n of its m past commits; with the file n/m: in n of the m commits that changed its file)",
-		share:  shareBodies,
 	}
 	bodies.spillTo = ringTitle
 	sigs = candidate{
 		title:   ringTitle,
 		reason:  "the next most likely functions, best first, under their file: `line name(params) — strongest reason`",
-		share:   shareSignatures,
-		reserve: reserveSignatures,
 		grouped: true,
 	}
+	bodies.share, sigs.share, sigs.reserve = shares(b.in.Budget)
 	maxBody := int(maxBodyShare * float64(b.in.Budget))
 	if b.in.Budget < minBodiesBudget {
 		maxBody = 0 // every function as a ring line
-		sigs.share += shareBodies
+		sigs.share += bodies.share
 	}
 	sigLimit := maxCompactSignature
 	if b.in.Budget < minBodiesBudget {
 		sigLimit = maxCompactSignatureSmall
 	}
-	for i, sc := range ranked {
-		if i >= maxBodies+maxSigs {
+	order, nBodies := bodyOrder(ranked, b.in.Budget)
+	for i, sc := range order {
+		if i >= nBodies+maxSigs {
 			break
 		}
 		s := sc.sym
@@ -515,7 +520,7 @@ func (b *builder) functionSections(ranked []*scored, shown map[string]bool) (bod
 		ring := fmt.Sprintf("  %d %s — %s", s.Line, compactSignature(s.Signature, sigLimit), sc.strongest())
 		it := item{label: s.ID, full: sig, short: sig, files: []string{s.File}, fullShown: sigShown, shortShown: sigShown, group: s.File, ring: ring}
 		shown[s.ID] = true
-		if i < maxBodies {
+		if i < nBodies {
 			it.full, it.short = "", ""
 			if text, err := b.src.snippet(s.File, s.Line, s.EndLine); err == nil && text != "" {
 				full := fmt.Sprintf("%s:%d-%d (%s)\n", s.File, s.Line, s.EndLine, why) + fence(s.File, text)
@@ -658,3 +663,43 @@ func dropGoResults(sig string) string {
 
 // Weights returns the ranking's weights, in FeatureNames' order.
 func Weights() []float64 { return slices.Clone(weights[:]) }
+
+// shares are the bodies' share, the ring's and the ring's reserve at a
+// budget: 0.40 / 0.45 / 0.35 at 4,000 tokens and below, 0.60 / 0.25 / 0.15
+// from 8,000 up, in proportion between. The ring's value saturates as the
+// budget grows (at 8,000 tokens it names about a hundred functions) while
+// every body placed is one more function an agent can edit without a
+// lookup; at 4,000 tokens the ring's room is worth more than more bodies
+// (docs/evaluation-pack.md, "A second held-out set").
+func shares(budget int) (bodies, ring, reserve float64) {
+	t := min(max(float64(budget-4000)/4000, 0), 1)
+	mix := func(small, large float64) float64 { return small + t*(large-small) }
+	return mix(shareBodiesSmall, shareBodiesLarge), mix(shareRingSmall, shareRingLarge), mix(reserveRingSmall, reserveRingLarge)
+}
+
+// bodyOrder is the order the ranked functions are offered to the
+// function sections in, and how many of its first entries are offered as
+// bodies: the non-test functions among the best ranksPerKToken ranks per
+// 1,000 tokens of budget (at most maxBodies), in rank order, then every
+// other function in rank order. Bodies are for the code a change edits; a
+// test is a ring line, where its line is enough to find it. The window
+// keeps the ring's front at a small budget: a body that does not fit
+// spills to the ring ahead of the ring's own lines, and code from deep in
+// the ranking there would push out the tests ranked above it. Below
+// minBodiesBudget no body is shown and the ranking is kept as it is.
+func bodyOrder(ranked []*scored, budget int) ([]*scored, int) {
+	if budget < minBodiesBudget {
+		return ranked, maxBodies
+	}
+	window := budget * ranksPerKToken / 1000
+	code := make([]*scored, 0, maxBodies)
+	var rest []*scored
+	for i, sc := range ranked {
+		if !sc.sym.Test && len(code) < maxBodies && i < window {
+			code = append(code, sc)
+		} else {
+			rest = append(rest, sc)
+		}
+	}
+	return append(code, rest...), len(code)
+}

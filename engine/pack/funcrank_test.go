@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bcode-dev/bcode/engine"
+	"github.com/bcode-dev/bcode/engine/codegraph"
 	"github.com/bcode-dev/bcode/internal/testenv"
 )
 
@@ -94,10 +96,14 @@ func TestPythonThroughAST(t *testing.T) {
 		t.Fatalf("no note of the ast index:\n%s", out)
 	}
 	s := section(p, "Functions likely to change")
-	for _, want := range []string{"shop/api.py:4-5 (caller)", "shop/cart.py:1-2 (callee, same file)", "def test_add():", "test, 1 calls"} {
+	for _, want := range []string{"shop/api.py:4-5 (caller)", "shop/cart.py:1-2 (callee, same file)"} {
 		if s == nil || !strings.Contains(s.Text, want) {
 			t.Errorf("functions section lacks %q:\n%s", want, out)
 		}
+	}
+	// A test is a ring line: bodies are for the code a change edits.
+	if r := section(p, ringTitle); r == nil || !strings.Contains(r.Text, "tests/test_cart.py:\n  4 test_add() — test, 1 calls") {
+		t.Errorf("ring lacks the reaching test:\n%s", out)
 	}
 	if sel := section(p, "Selection"); sel == nil || !strings.Contains(sel.Reason, "add") {
 		t.Errorf("selection not widened to its def:\n%s", out)
@@ -149,5 +155,40 @@ func TestRingAtSmallBudget(t *testing.T) {
 	}
 	if n < 3 {
 		t.Errorf("ring shows %d functions, want >= 3:\n%s", n, Render(p))
+	}
+}
+
+// bodyOrder offers as bodies only the non-test functions among the best 10
+// ranks per 1,000 tokens, keeps every other function in rank order after
+// them, and leaves the ranking as it is below minBodiesBudget.
+func TestBodyOrder(t *testing.T) {
+	var ranked []*scored
+	for i := range 100 {
+		ranked = append(ranked, &scored{sym: &codegraph.Symbol{ID: fmt.Sprint(i), Test: i%3 == 0}})
+	}
+	ids := func(s []*scored) string {
+		var out []string
+		for _, sc := range s {
+			out = append(out, sc.sym.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	order, n := bodyOrder(ranked, 4000)
+	if len(order) != len(ranked) {
+		t.Fatalf("bodyOrder lost functions: %d of %d", len(order), len(ranked))
+	}
+	for _, sc := range order[:n] {
+		if sc.sym.Test {
+			t.Errorf("a test offered as a body: %s", ids(order[:n]))
+		}
+	}
+	if n != 26 || order[0].sym.ID != "1" || order[n-1].sym.ID != "38" || order[n].sym.ID != "0" {
+		t.Errorf("at 4k: %d bodies %s, then %s", n, ids(order[:n]), ids(order[n:n+3]))
+	}
+	if _, n := bodyOrder(ranked, 8000); n != maxBodies {
+		t.Errorf("at 8k: %d bodies, want %d", n, maxBodies)
+	}
+	if order, _ := bodyOrder(ranked, 1000); ids(order) != ids(ranked) {
+		t.Errorf("below %d tokens the ranking changed: %s", minBodiesBudget, ids(order[:5]))
 	}
 }
