@@ -180,7 +180,7 @@ func TestStableSnapshotAfterACrashedGate(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	var crashed string
-	for sc := bufio.NewScanner(out); sc.Scan() && crashed == ""; {
+	for sc := bufio.NewScanner(out); crashed == "" && sc.Scan(); {
 		if dir, ok := strings.CutPrefix(sc.Text(), "snapshot "); ok {
 			crashed = dir
 		}
