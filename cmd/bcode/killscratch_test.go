@@ -114,6 +114,31 @@ func ownerDirs(root string, pid int) (n int, size int64) {
 	return n, size
 }
 
+// stableDirs counts the stable directories (scratch.Hold: a gate's
+// snapshots) under root and their size: with one bcode at a time, every
+// one there is what the killed process held.
+func stableDirs(root string) (n int, size int64) {
+	filepath.WalkDir(filepath.Join(root, "stable"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if _, err := os.Lstat(p + ".lock"); err != nil {
+			return nil
+		}
+		n++
+		filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					size += fi.Size()
+				}
+			}
+			return nil
+		})
+		return filepath.SkipDir
+	})
+	return n, size
+}
+
 // waitFor polls until cond holds or the time is up.
 func waitFor(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
@@ -239,6 +264,8 @@ func (k *killLoopEnv) check(t *testing.T, pid int, directChild func(ownedProc) b
 		}
 	}
 	d, size := ownerDirs(k.root, pid)
+	sd, ssize := stableDirs(k.root)
+	d, size = d+sd, size+ssize
 	tl.dirsBefore += d
 	tl.bytesBefore += size
 	tl.procsBefore += len(ownedBy(pid))
@@ -247,6 +274,8 @@ func (k *killLoopEnv) check(t *testing.T, pid int, directChild func(ownedProc) b
 	waitFor(2*time.Second, func() bool { return len(ownedBy(pid)) == 0 })
 	left := ownedBy(pid)
 	d, _ = ownerDirs(k.root, pid)
+	sd, _ = stableDirs(k.root)
+	d += sd
 	tl.dirsAfter += d
 	tl.procsAfter += len(left)
 	if d != 0 || len(left) != 0 {

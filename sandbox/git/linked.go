@@ -22,6 +22,10 @@ import (
 // repository, by the repository's own records.
 var ErrNotLinked = errors.New("git: not a linked working tree of this repository")
 
+// CommonDir is the repository's common git directory (the main .git),
+// the same for every linked working tree of the repository.
+func (r *Repo) CommonDir(ctx context.Context) (string, error) { return r.commonDir(ctx) }
+
 // commonDir is the repository's common git directory (the main .git).
 func (r *Repo) commonDir(ctx context.Context) (string, error) {
 	out, err := r.plumbing(ctx, invocation{args: []string{"rev-parse", "--path-format=absolute", "--git-common-dir"}})

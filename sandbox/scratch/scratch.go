@@ -210,11 +210,14 @@ type Swept struct {
 	Dirs      int // dead owners' directories removed
 	Processes int // their processes killed
 	Held      int // dead owners' directories left because a filesystem is mounted in them
+	Stable    int // stable directories of holders that were killed, removed (see Hold)
 }
 
 // Sweep removes the scratch directories of dead owners and kills their
-// processes. It leaves every live owner's directory alone, and never
-// touches anything outside the root.
+// processes, then removes the stable directories no one holds (what a
+// killed holder left). It leaves every live owner's directory and every
+// held stable directory alone, and never touches anything outside the
+// root.
 func Sweep() (Swept, error) {
 	root, err := Root()
 	if err != nil {
@@ -256,7 +259,11 @@ func sweep(root string, self Owner, isAlive func(Owner) bool) (Swept, error) {
 		}
 		s.Dirs++
 	}
-	return s, errors.Join(errs...)
+	// After the dead owners' processes are gone: they may have been
+	// writing in a stable directory.
+	n, err := sweepStable(root, mounts)
+	s.Stable = n
+	return s, errors.Join(append(errs, err)...)
 }
 
 // alive reports whether o still runs. Another boot's owner is dead; on this

@@ -7,6 +7,8 @@ package gitchange
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -115,12 +117,29 @@ func LoadIn(ctx context.Context, repo *git.Repo, base, head, scratch string) (*v
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	ws := &Workspace{repo: repo, base: baseID, head: headID, scratch: scratch}
+	if scratch == "" {
+		ws.stable = stableKey(ctx, repo)
+	}
 	return &verify.Change{
 		Base:      baseID,
 		Head:      headID,
 		Files:     files,
-		Workspace: &Workspace{repo: repo, base: baseID, head: headID, scratch: scratch},
+		Workspace: ws,
 	}, nil
+}
+
+// stableKey names the repository's stable snapshot directories: a hash of
+// its common git directory, so every linked working tree of it (each
+// task's attempts) shares them. "" when git cannot tell it: every
+// snapshot is then a fresh directory.
+func stableKey(ctx context.Context, repo *git.Repo) string {
+	common, err := repo.CommonDir(ctx)
+	if err != nil || common == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(common))
+	return hex.EncodeToString(sum[:12])
 }
 
 // hasContent reports whether a side with this mode has a blob to read:

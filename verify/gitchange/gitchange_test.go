@@ -14,7 +14,6 @@ import (
 	"github.com/bcode-dev/bcode/internal/testenv"
 	"github.com/bcode-dev/bcode/internal/testrepo"
 	"github.com/bcode-dev/bcode/sandbox/git"
-	"github.com/bcode-dev/bcode/sandbox/scratch"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -339,14 +338,10 @@ func TestMaterialize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Snapshots live in this process's scratch directory, which a sweep
-	// removes if the process is killed before Close.
-	own, err := scratch.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filepath.Dir(headDir) != own || !strings.HasPrefix(filepath.Base(headDir), "bcode-snap-") {
-		t.Errorf("snapshot at %s, want %s/bcode-snap-*", headDir, own)
+	// Snapshots live at the repository's stable path of their side (see
+	// stable_test.go), in the scratch root.
+	if want := stableDir(t, r, "head-0"); headDir != want {
+		t.Errorf("snapshot at %s, want %s", headDir, want)
 	}
 	head := listing(t, headDir)
 	for p, want := range map[string]string{

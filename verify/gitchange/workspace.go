@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -17,17 +18,38 @@ import (
 )
 
 // Workspace implements verify.Workspace for a change loaded from git: each
-// snapshot is an export of a side's tree into a fresh directory under the
+// snapshot is an export of a side's tree into an empty directory under the
 // system's temporary directory, never a checkout of the user's.
+//
+// Without a scratch directory of the caller's, a snapshot is made at a
+// stable path (scratch.Hold) when one is free: the same for every gate on
+// the repository, per side and slot (the n-th snapshot of a side a gate
+// holds at once). go keys a package's build by its directory, so a stable
+// path lets go's build cache serve the packages a change did not touch to
+// every later gate on the repository, where a fresh path compiles them all
+// again. The directory is emptied before the export and removed at Close;
+// only what go stored, keyed by content, outlives it. A slot another gate
+// holds is never waited for: the snapshot then goes to a fresh directory.
 type Workspace struct {
 	repo       *git.Repo
 	base, head string // commit id of the base; commit or tree id of the head
 	scratch    string // where snapshots are made; "" is this process's scratch.Dir()
+	stable     string // the repository's stable snapshot key; "" for fresh paths only
 
 	mu     sync.Mutex
 	dirs   []string
+	held   []*scratch.Held
 	closed bool
 }
+
+// stableSlots is how many stable snapshots of one side a repository has:
+// a gate holds up to two of the base and three of the head at once.
+const stableSlots = 4
+
+// stableTree is the snapshot's directory inside its stable slot, so what
+// is kept beside a snapshot (its test binaries) is inside the slot too
+// and goes with it.
+const stableTree = "tree"
 
 var _ verify.Workspace = (*Workspace)(nil)
 
@@ -53,22 +75,7 @@ func (w *Workspace) Materialize(ctx context.Context, side verify.Side, overlay [
 			return "", fmt.Errorf("materialize %s: overlay: %w", side, err)
 		}
 	}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return "", errors.New("materialize: workspace is closed")
-	}
-	var dir string
-	var err error
-	if w.scratch != "" {
-		dir, err = os.MkdirTemp(w.scratch, "bcode-snap-*")
-	} else {
-		dir, err = scratch.MkdirTemp("bcode-snap-*")
-	}
-	if err == nil {
-		w.dirs = append(w.dirs, dir)
-	}
-	w.mu.Unlock()
+	dir, err := w.emptyDir(side)
 	if err != nil {
 		return "", fmt.Errorf("materialize %s: %w", side, err)
 	}
@@ -81,22 +88,71 @@ func (w *Workspace) Materialize(ctx context.Context, side verify.Side, overlay [
 	return dir, nil
 }
 
+// emptyDir makes the directory a snapshot of side is exported into: a
+// free stable slot of side (see Workspace), else a fresh directory.
+func (w *Workspace) emptyDir(side verify.Side) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return "", errors.New("workspace is closed")
+	}
+	if w.scratch != "" {
+		dir, err := os.MkdirTemp(w.scratch, "bcode-snap-*")
+		if err == nil {
+			w.dirs = append(w.dirs, dir)
+		}
+		return dir, err
+	}
+	for n := 0; w.stable != "" && n < stableSlots; n++ {
+		h, err := scratch.Hold(fmt.Sprintf("snap/%s/%s-%d", w.stable, side, n))
+		if errors.Is(err, scratch.ErrHeld) {
+			continue
+		}
+		if err != nil {
+			break // a fresh directory does as well
+		}
+		dir := filepath.Join(h.Dir, stableTree)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			h.Release()
+			break
+		}
+		w.held = append(w.held, h)
+		return dir, nil
+	}
+	dir, err := scratch.MkdirTemp("bcode-snap-*")
+	if err == nil {
+		w.dirs = append(w.dirs, dir)
+	}
+	return dir, err
+}
+
 // ReadBase returns path's content at the base commit, or an error wrapping
 // fs.ErrNotExist when the base has no such file.
 func (w *Workspace) ReadBase(ctx context.Context, p string) ([]byte, error) {
 	return w.repo.ShowFile(ctx, w.base, p)
 }
 
-// Close removes every directory Materialize made. It can be called more
-// than once; Materialize fails after it.
+// Close removes every directory Materialize made and lets go of its
+// stable slots. It can be called more than once; Materialize fails after
+// it.
 func (w *Workspace) Close() error {
 	w.mu.Lock()
-	dirs := w.dirs
-	w.dirs, w.closed = nil, true
+	dirs, held := w.dirs, w.held
+	w.dirs, w.held, w.closed = nil, nil, true
 	w.mu.Unlock()
 	var errs []error
 	for _, d := range dirs {
 		if err := removeAll(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, h := range held {
+		// Removed here, where read-only directories a test left are
+		// opened beneath the slot only; then Release lets go of it.
+		if err := removeAll(h.Dir); err != nil {
+			errs = append(errs, err)
+		}
+		if err := h.Release(); err != nil {
 			errs = append(errs, err)
 		}
 	}
