@@ -7,7 +7,8 @@ gen only parses (Python's own ast and tokenize); it imports nothing of the
 repository. run imports the repository's code and pytest: it is started by
 bcode's runner (scrubbed environment, a snapshot outside the user's checkout)
 with -I (no PYTHON* variables, no user site, no script directory on sys.path).
-A session (Session) generates as gen does before it imports anything.
+A session (Session) generates as gen does, in a child forked before anything
+of the repository is imported, while it imports pytest itself.
 
 Mutant schemata: each target module is compiled, through an import hook,
 from its own AST with every mutant behind a switch, so one interpreter
@@ -1361,18 +1362,19 @@ def run(cfg_path):
         cfg = json.load(f)
     sys.dont_write_bytecode = True
     mode = cfg["mode"]
-    if mode == "session":
-        targets = session_targets(cfg)
-        if targets is None:
-            return 0  # no mutant to run: nothing to import or collect
-        single = None
-    else:
-        targets, single = cfg["targets"], cfg.get("single")
+    gen = start_generator(cfg) if mode == "session" else None
     # pytest and its plugins from the system, before any snapshot path;
     # then the snapshot's paths after the standard library, so a root
     # json.py or unittest.py of the tree is not the standard library's.
     boot = pytest_boot()
     boot._load_system()
+    if gen is not None:
+        targets = session_targets(cfg, gen)
+        if targets is None:
+            return 0  # no mutant to run: nothing to collect
+        single = None
+    else:
+        targets, single = cfg["targets"], cfg.get("single")
     std = boot._standard_dirs()
     at = 0
     while at < len(sys.path) and boot._is_standard(sys.path[at], std):
@@ -1400,16 +1402,41 @@ def run(cfg_path):
     return int(code) if mode == "session" else 0
 
 
-def session_targets(cfg):
-    """Generates the mutants of cfg["request"] in this process and writes
-    them (atomically) to cfg["gen_out"], for bcode to read while the session
-    goes on: the targets with their schema mutants (none when cfg["schema"]
-    is false: every mutant then runs in a fresh process), or None when no
-    mutant is left to run."""
-    gen = generate(cfg["request"])
-    write_atomic(cfg["gen_out"], json.dumps(gen))
+def start_generator(cfg):
+    """Forks the generator of cfg["request"]'s mutants, which writes them
+    (atomically) to cfg["gen_out"] for bcode to read while the session goes
+    on: it parses and compiles while the session imports pytest, on a
+    second CPU when there is one. Returns its pid."""
+    flush_std()
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            write_atomic(cfg["gen_out"], json.dumps(generate(cfg["request"])))
+            code = 0
+        except BaseException as e:  # noqa: BLE001 -- bcode reports the missing answer with this
+            try:
+                sys.stderr.write("bcode generator: %r\n" % (e,))
+                sys.stderr.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+        finally:
+            os._exit(code)
+    return pid
+
+
+def session_targets(cfg, gen):
+    """The targets with their schema mutants, once the generator (pid gen)
+    has answered (none when cfg["schema"] is false: every mutant then runs
+    in a fresh process); None when no mutant is left to run. A generator
+    that failed ends the session (SystemExit)."""
+    _, status = os.waitpid(gen, 0)
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        raise SystemExit(3)
+    with open(cfg["gen_out"]) as f:
+        files = json.load(f)["files"]
     targets, live = [], False
-    for t, gf in zip(cfg["targets"], gen["files"]):
+    for t, gf in zip(cfg["targets"], files):
         ks = [m for m in gf["mutants"] if "k" in m]
         live = live or bool(ks)
         t = dict(t)
