@@ -137,6 +137,7 @@ type pyFloorRow struct {
 	name                string
 	mutants             int
 	floor, fresh, bcode time.Duration
+	floorCPU, bcodeCPU  time.Duration // user+system of every process each started
 	load                string
 }
 
@@ -170,8 +171,9 @@ func (t *pyTotals) add(ctx context.Context, c pyCase, s, f pyRun, load string, s
 	t.sumF += f.wall
 	t.nS += s.counted
 	t.nF += f.counted
+	cpu0 := childCPU()
 	if d, ok := pytestFloor(ctx, c.dir, s.rep); ok {
-		t.floors = append(t.floors, pyFloorRow{c.name, s.counted, d, f.wall, s.wall, load})
+		t.floors = append(t.floors, pyFloorRow{c.name, s.counted, d, f.wall, s.wall, childCPU() - cpu0, s.cpu, load})
 	}
 	return ratio, cpuRatio, agree
 }
@@ -211,12 +213,14 @@ func printPyFloors(stdout io.Writer, floors []pyFloorRow) {
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, "Python floor: one plain pytest of every covering test at the head, the least any tool that runs them pays once after a change;")
 	fmt.Fprintln(stdout, "fresh / floor is the best ratio against fresh processes a tool can reach, were everything but that one session free;")
-	fmt.Fprintln(stdout, "bcode / floor is what bcode costs in pytest runs (target for a module-sized diff: <= 1.5x). Load: as the case's runs started.")
+	fmt.Fprintln(stdout, "bcode / floor is what bcode costs in pytest runs (target for a module-sized diff: <= 1.5x), in wall time and in CPU time (user+system of")
+	fmt.Fprintln(stdout, "every process each started: on a loaded machine the wall times say as much about the load as about the work). Load: as the case's runs started.")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tmutants\tfloor\tfresh\tbcode\tbest ratio (fresh / floor)\tbcode's ratio (fresh / bcode)\tbcode / floor\tload")
+	fmt.Fprintln(tw, "case\tmutants\tfloor\tfresh\tbcode\tbest ratio (fresh / floor)\tbcode's ratio (fresh / bcode)\tbcode / floor\tfloor CPU\tbcode CPU\tbcode / floor (CPU)\tload")
 	for _, r := range floors {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1fx\t%.1fx\t%.2fx\t%s\n", r.name, r.mutants, r.floor.Round(10*time.Millisecond), r.fresh.Round(10*time.Millisecond), r.bcode.Round(10*time.Millisecond),
-			r.fresh.Seconds()/r.floor.Seconds(), r.fresh.Seconds()/r.bcode.Seconds(), r.bcode.Seconds()/r.floor.Seconds(), r.load)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%.1fx\t%.1fx\t%.2fx\t%s\t%s\t%.2fx\t%s\n", r.name, r.mutants, r.floor.Round(10*time.Millisecond), r.fresh.Round(10*time.Millisecond), r.bcode.Round(10*time.Millisecond),
+			r.fresh.Seconds()/r.floor.Seconds(), r.fresh.Seconds()/r.bcode.Seconds(), r.bcode.Seconds()/r.floor.Seconds(),
+			r.floorCPU.Round(10*time.Millisecond), r.bcodeCPU.Round(10*time.Millisecond), r.bcodeCPU.Seconds()/max(r.floorCPU.Seconds(), 1e-3), r.load)
 	}
 	tw.Flush()
 }

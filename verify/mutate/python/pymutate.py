@@ -1,16 +1,19 @@
 """bcode's Python mutation engine, run by the repository's own interpreter.
 
     python -I -S -B pymutate.py gen  < request.json   (mutants of changed lines)
-    python -I -B pymutate.py run CONFIG.json           (baseline, schema or fresh runs)
+    python -I -B pymutate.py run CONFIG.json           (a session or a fresh run)
 
 gen only parses (Python's own ast and tokenize); it imports nothing of the
 repository. run imports the repository's code and pytest: it is started by
 bcode's runner (scrubbed environment, a snapshot outside the user's checkout)
 with -I (no PYTHON* variables, no user site, no script directory on sys.path).
+A session (Session) generates as gen does, in a child forked before anything
+of the repository is imported, while it imports pytest itself.
 
 Mutant schemata: each target module is compiled, through an import hook,
-from its own AST with every mutant behind a switch, so one worker imports and
-collects once. Mutants' covering tests then run in forked children with the
+from its own AST with every mutant behind a switch, so one interpreter
+imports and collects once, and the baseline and the workers are forks of
+that collected state. Mutants' covering tests then run in forked children with the
 switch set to each mutant in turn: several mutants per child while the state
 a run could leave behind stays as the fork found it (StateGuard), a new child
 otherwise; the parent kills a child that spends a mutant's CPU budget, or
@@ -909,22 +912,24 @@ class StateGuard:
                 self.mapping(d, depth, acc)
 
 
-def wait_jobs(path, limit):
-    """The jobs bcode writes (atomically) to path once the baseline has
-    said which tests cover which mutant; none after limit seconds."""
+def wait_command(path, limit):
+    """The next command bcode writes (atomically) to path, removed once read
+    so that bcode can write the one after it; None after limit seconds."""
     end = time.monotonic() + limit
-    # The poll starts fast (the jobs often come within milliseconds of the
-    # baseline's end) and backs off, so a worker waiting for a long
-    # baseline does not take CPU from it.
+    # The poll starts fast (a command often comes within milliseconds of
+    # what it answers) and backs off, so a session waiting long does not
+    # take CPU from anything.
     pause = 0.002
     while True:
         try:
             with open(path) as f:
-                return json.load(f).get("jobs") or []
+                cmd = json.load(f)
+            os.unlink(path)
+            return cmd
         except FileNotFoundError:
             pass
         if time.monotonic() > end:
-            return []
+            return None
         time.sleep(pause)
         pause = min(pause * 1.5, 0.025)
 
@@ -958,7 +963,7 @@ class Budget:
 class Schemata:
     """Runs the jobs (a mutant and its covering tests each) in forked
     children with the switch set to the mutant. Collection happened once, in
-    this process. Isolation "state" (the default) runs a batch of mutants one
+    the session this process was forked from (Session). Isolation "state" (the default) runs a batch of mutants one
     after another in one child, so the copy-on-write cost of a fork is paid
     once per batch, and ends the child as soon as a mutant's run leaves the
     guarded state (StateGuard) different from what the fork started with:
@@ -972,9 +977,7 @@ class Schemata:
     rest of the batch continues in a new child."""
 
     def __init__(self, cfg, out):
-        self.jobs = cfg.get("jobs")
-        self.jobs_file = cfg.get("jobs_file")
-        self.wait = cfg.get("wait") or 600.0
+        self.jobs = cfg.get("jobs") or []
         self.preferred = set(cfg.get("preferred") or [])
         self.isolation = cfg.get("isolation") or "state"
         self.root = cfg["root"]
@@ -982,11 +985,11 @@ class Schemata:
         self.forks = 0
         self.restarts = []  # why a child ended early, one per early end
 
-    def pytest_runtestloop(self, session):
+    def run_jobs(self, session):
+        """Runs every job on the collected session; its own state is left as
+        collection made it (the children run the tests)."""
         import gc
 
-        if self.jobs is None:
-            self.jobs = wait_jobs(self.jobs_file, self.wait)
         items = {it.nodeid: it for it in session.items}
         order = {it.nodeid: i for i, it in enumerate(session.items)}
         todo = []
@@ -1012,7 +1015,6 @@ class Schemata:
         while i < len(todo):
             i = self.batch(todo, i, guard, ref)
         self.write({"k": 0, "forks": self.forks, "restarts": self.restarts[:20], "restart_count": len(self.restarts)})
-        return True
 
     def batch(self, todo, i, guard, ref):
         """Runs todo[i:] in one child until it ends; returns the index of the
@@ -1188,6 +1190,151 @@ class Fresh:
         self.out.flush()
 
 
+class Session:
+    """The one interpreter of a run (mode "session"): it has generated the
+    mutants and installed the schema's import hook; pytest has collected
+    the whole suite once. Every run forks off that collected state, so each
+    starts from a state no test has touched: the baseline (every test under
+    the line tracer, as its own child, with a deadline), then, once bcode
+    has read the baseline and written the jobs, one process per shard of
+    mutants (a worker: Schemata, which forks its batches in turn). bcode
+    speaks through cfg["control"] (wait_command): {"baseline": seconds}
+    runs the baseline (again, after a timeout), {"shards": [...]} runs the
+    workers and ends the session."""
+
+    def __init__(self, cfg, targets, t0):
+        self.cfg = cfg
+        self.targets = targets
+        self.t0 = t0
+
+    def pytest_runtestloop(self, session):
+        if session.testsfailed and not session.config.option.continue_on_collection_errors:
+            # As pytest's own loop: a suite that does not collect has no baseline.
+            raise session.Interrupted("%d error%s during collection" % (session.testsfailed, "s" if session.testsfailed != 1 else ""))
+        setup = time.perf_counter() - self.t0
+        cmd = {"baseline": self.cfg["baseline_timeout"]} if self.cfg.get("baseline") else None
+        while True:
+            if cmd is None:
+                cmd = wait_command(self.cfg["control"], self.cfg["wait"])
+            if cmd is None or "baseline" not in cmd:
+                break
+            self.baseline(session, float(cmd["baseline"]), setup)
+            cmd = None
+        self.workers(session, (cmd or {}).get("shards") or [])
+        return True
+
+    def baseline(self, session, limit, setup):
+        """Forks the baseline run and writes its records to cfg["baseline_out"]
+        (atomically), after a first line that says how it ended."""
+        path = self.cfg["baseline_out"]
+        part = path + ".part"
+        flush_std()
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                os.setpgid(0, 0)
+                with open(part, "w", buffering=1) as out:
+                    session.config.pluginmanager.register(Baseline({"targets": self.targets}, out), "bcode-baseline")
+                    from _pytest.main import pytest_runtestloop
+
+                    pytest_runtestloop(session)
+                code = 0
+            except BaseException as e:  # noqa: BLE001 -- reported by the parent as the run's end
+                try:
+                    sys.stderr.write("bcode baseline: %r\n" % (e,))
+                    sys.stderr.flush()
+                except BaseException:  # noqa: BLE001
+                    pass
+            finally:
+                os._exit(code)
+        status, timed_out = wait_child(pid, limit)
+        head = {"status": "ok", "exit": 0 if session.items else 5, "setup": setup, "wall": time.perf_counter() - t0}
+        if timed_out:
+            head.update(status="timeout")
+        elif not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            head.update(status="died", detail="the baseline run ended with %s" % describe_status(status))
+        data = ""
+        try:
+            with open(part) as f:
+                data = f.read()
+            os.unlink(part)
+        except FileNotFoundError:
+            pass
+        write_atomic(path, json.dumps(head) + "\n" + data)
+
+    def workers(self, session, shards):
+        """One forked worker per shard, each from the collected state, side
+        by side; returns when all have ended."""
+        flush_std()
+        pids = []
+        for sh in shards:
+            pid = os.fork()
+            if pid == 0:
+                code = 3
+                try:
+                    with open(sh["results"], "a", buffering=1) as out:
+                        cfg = {"jobs": sh["jobs"], "preferred": self.cfg.get("preferred"),
+                               "isolation": self.cfg.get("isolation"), "root": self.cfg["root"]}
+                        Schemata(cfg, out).run_jobs(session)
+                    code = 0
+                except BaseException as e:  # noqa: BLE001 -- its mutants get no verdict, which bcode reports
+                    try:
+                        sys.stderr.write("bcode worker: %r\n" % (e,))
+                        sys.stderr.flush()
+                    except BaseException:  # noqa: BLE001
+                        pass
+                finally:
+                    os._exit(code)
+            pids.append(pid)
+        for pid in pids:
+            os.waitpid(pid, 0)
+
+
+def flush_std():
+    """Flushes the standard streams before a fork, so what the parent has
+    buffered is written once, not again by every child."""
+    for s in (sys.stdout, sys.stderr):
+        try:
+            s.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def wait_child(pid, limit):
+    """Waits for pid, at most limit seconds (0: no limit); a child still
+    running then is killed with its process group. Returns its status and
+    whether it was killed for the time."""
+    import signal
+
+    end = time.monotonic() + limit if limit > 0 else None
+    pause = 0.001
+    while True:
+        got, status = os.waitpid(pid, os.WNOHANG)
+        if got:
+            return status, False
+        if end is not None and time.monotonic() > end:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            _, status = os.waitpid(pid, 0)
+            return status, True
+        time.sleep(pause)
+        pause = min(pause * 1.5, 0.01)
+
+
+def write_atomic(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def describe_status(status):
     if os.WIFSIGNALED(status):
         return "signal %d" % os.WTERMSIG(status)
@@ -1210,25 +1357,38 @@ def pytest_boot():
 
 
 def run(cfg_path):
+    t0 = time.perf_counter()
     with open(cfg_path) as f:
         cfg = json.load(f)
     sys.dont_write_bytecode = True
+    mode = cfg["mode"]
+    gen = start_generator(cfg) if mode == "session" else None
     # pytest and its plugins from the system, before any snapshot path;
     # then the snapshot's paths after the standard library, so a root
     # json.py or unittest.py of the tree is not the standard library's.
     boot = pytest_boot()
     boot._load_system()
+    if gen is not None:
+        targets = session_targets(cfg, gen)
+        if targets is None:
+            return 0  # no mutant to run: nothing to collect
+        single = None
+    else:
+        targets, single = cfg["targets"], cfg.get("single")
     std = boot._standard_dirs()
     at = 0
     while at < len(sys.path) and boot._is_standard(sys.path[at], std):
         at += 1
     sys.path[at:at] = cfg["paths"]
-    mode = cfg["mode"]
-    Loader(cfg["targets"], mode, cfg.get("single")).install()
+    Loader(targets, "schema" if mode == "session" else mode, single).install()
     import pytest
 
-    out = open(cfg["results"], "a", buffering=1)
-    plugin = {"baseline": Baseline, "schema": Schemata, "fresh": Fresh}[mode](cfg, out)
+    out = None
+    if mode == "session":
+        plugin = Session(cfg, targets, t0)
+    else:
+        out = open(cfg["results"], "a", buffering=1)
+        plugin = Fresh(cfg, out)
     # --tb=line: a killed mutant needs one line of why, and formatting a
     # long traceback costs more than many a test.
     args = ["-p", "no:cacheprovider", "-q", "--tb=line", "--rootdir=" + cfg["root"], "-o", "console_output_style=classic"]
@@ -1237,8 +1397,53 @@ def run(cfg_path):
     args.append("--")
     args.extend(cfg.get("args") or [])
     code = pytest.main(args, plugins=[plugin])
-    out.close()
-    return int(code) if mode == "baseline" else 0
+    if out is not None:
+        out.close()
+    return int(code) if mode == "session" else 0
+
+
+def start_generator(cfg):
+    """Forks the generator of cfg["request"]'s mutants, which writes them
+    (atomically) to cfg["gen_out"] for bcode to read while the session goes
+    on: it parses and compiles while the session imports pytest, on a
+    second CPU when there is one. Returns its pid."""
+    flush_std()
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            write_atomic(cfg["gen_out"], json.dumps(generate(cfg["request"])))
+            code = 0
+        except BaseException as e:  # noqa: BLE001 -- bcode reports the missing answer with this
+            try:
+                sys.stderr.write("bcode generator: %r\n" % (e,))
+                sys.stderr.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+        finally:
+            os._exit(code)
+    return pid
+
+
+def session_targets(cfg, gen):
+    """The targets with their schema mutants, once the generator (pid gen)
+    has answered (none when cfg["schema"] is false: every mutant then runs
+    in a fresh process); None when no mutant is left to run. A generator
+    that failed ends the session (SystemExit)."""
+    _, status = os.waitpid(gen, 0)
+    if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        raise SystemExit(3)
+    with open(cfg["gen_out"]) as f:
+        files = json.load(f)["files"]
+    targets, live = [], False
+    for t, gf in zip(cfg["targets"], files):
+        ks = [m for m in gf["mutants"] if "k" in m]
+        live = live or bool(ks)
+        t = dict(t)
+        if cfg.get("schema") and gf["schema_ok"] and ks:
+            t["mutants"] = ks
+        targets.append(t)
+    return targets if live else None
 
 
 def main():

@@ -1,10 +1,11 @@
 // Package python is the Python mutation engine (a mutate.Engine): an
 // embedded engine (pymutate.py) run by the repository's interpreter, the
-// one verify/python's adapter chooses. Mutants come from Python's own ast;
-// each target module is compiled through an import hook with every mutant
-// behind a switch, one pytest collection per worker process, and a forked
-// child per batch of mutants runs only the tests whose baseline run
-// executed the mutant's line.
+// one verify/python's adapter chooses. One interpreter per run generates
+// the mutants with Python's own ast, compiles each target module through an
+// import hook with every mutant behind a switch and collects the suite
+// once; the baseline and the workers are forks of that collected state,
+// and a worker's forked child per batch of mutants runs only the tests
+// whose baseline run executed the mutant's line.
 package python
 
 import (
@@ -14,17 +15,16 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -33,10 +33,10 @@ import (
 	pyadapter "github.com/bcode-dev/bcode/verify/python"
 )
 
-// pyEngine is bcode's Python mutation engine: mutant generation with
-// Python's own ast (run as `python -I -S -B pymutate.py gen`: it imports
-// nothing of the repository) and the baseline, schema and fresh runs
-// (`python -I -B pymutate.py run CONFIG`: the repository's code under pytest).
+// pyEngine is bcode's Python mutation engine, run as
+// `python -I -B pymutate.py run CONFIG`: the session (mutant generation with
+// Python's own ast, before anything of the repository is imported; then
+// the baseline and the schema workers under pytest) and fresh runs.
 //
 //go:embed pymutate.py
 var pyEngine []byte
@@ -76,7 +76,8 @@ func killerName(t verify.Test) string {
 }
 
 // Prepare implements mutate.Engine. Python prepares nothing ahead: its
-// generator, baseline and workers start together in Finish.
+// session (generator, baseline and workers in one interpreter) starts in
+// Finish.
 func (e *Engine) Prepare(ms *mutate.Session) (mutate.Job, error) {
 	return &pySession{
 		ctx:     ms.Ctx,
@@ -220,19 +221,23 @@ func (ps *pySession) run() error {
 	if err := os.WriteFile(filepath.Join(dir, "bcode_pytest_boot.py"), pyadapter.PytestBoot(), 0o644); err != nil {
 		return fmt.Errorf("mutate: %w", err)
 	}
-	// The baseline needs no mutants: unless the cache holds it, it runs
-	// beside the generator, and the schema workers start (and collect)
-	// beside it, so a small change does not pay the three one after another.
+	// One interpreter generates, collects once and forks every run off
+	// the collected state: the baseline (unless the cache holds it), then
+	// the schema workers.
 	key := ps.cacheKey()
 	base := ps.cachedBaseline(key)
-	var bl *pyBaselineRun
-	window := startCPUWindow()
+	first := mutate.BaselineDeadline(0)
 	if base == nil {
-		ps.p.Step("Python baseline: running the suite once with per-test line coverage")
-		bl = ps.startBaseline(key)
+		ps.p.Step("generating Python mutants of %d files; the baseline runs the suite once with per-test line coverage", len(ps.files))
+	} else {
+		ps.p.Step("generating Python mutants of %d files", len(ps.files))
 	}
-	if err := ps.generate(); err != nil {
-		bl.stop()
+	proc, err := ps.startProc(base == nil, first)
+	if err != nil {
+		return err
+	}
+	if err := ps.generate(proc); err != nil {
+		proc.stop()
 		return err
 	}
 	var live []*pyRun
@@ -244,27 +249,20 @@ func (ps *pySession) run() error {
 		}
 	}
 	if len(live) == 0 {
-		bl.stop()
+		proc.stop() // it ends by itself: nothing to run
 	} else {
 		ps.rep.Stats.Packages++ // the Python suite: one baseline
-		var pre []*pyWorker
-		if bl != nil {
-			n := 0
-			for _, m := range live {
-				if ps.schemaCandidate(m) {
-					n++
-				}
-			}
-			pre = ps.startWorkers(min(n, ps.opts.Workers, workersBesideBaseline(window)))
-		}
 		t0 := time.Now()
-		if bl != nil {
-			<-bl.done
-			if bl.err != nil {
-				releaseWorkers(pre)
-				return bl.err
+		if base == nil {
+			b, err := ps.awaitBaseline(proc, key, first)
+			if err != nil {
+				proc.stop()
+				if ps.ctx.Err() != nil {
+					return ps.ctx.Err()
+				}
+				return err
 			}
-			base = bl.base
+			base = b
 		} else {
 			ps.rep.Stats.BaselineCached++
 		}
@@ -272,7 +270,7 @@ func (ps *pySession) run() error {
 		ps.rep.Stats.Baseline += time.Since(t0)
 		ps.assignCoverage(live)
 		t0 = time.Now()
-		ps.runMutants(live, pre)
+		ps.runMutants(live, proc)
 		ps.rep.Stats.Run += time.Since(t0)
 	}
 	for _, f := range ps.files {
@@ -303,45 +301,39 @@ func (ps *pySession) interpreter() (string, error) {
 	return py, err // the chooser's error says what to install
 }
 
-// generate asks the interpreter for the mutants of the changed lines.
-func (ps *pySession) generate() error {
-	type reqFile struct {
-		Path   string   `json:"path"`
-		Source string   `json:"source"`
-		Ranges [][2]int `json:"ranges"`
-	}
-	var req struct {
-		Files []reqFile `json:"files"`
-	}
+// genRequest is what the generator is asked: the changed files' sources
+// and changed lines.
+func (ps *pySession) genRequest() pyGenRequest {
+	var req pyGenRequest
 	for _, f := range ps.files {
-		rf := reqFile{Path: f.rel, Source: string(f.src)}
+		rf := pyGenRequestFile{Path: f.rel, Source: string(f.src)}
 		for _, r := range f.ranges {
 			rf.Ranges = append(rf.Ranges, [2]int{r.Start, r.End})
 		}
 		req.Files = append(req.Files, rf)
 	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("mutate: %w", err)
-	}
-	ps.p.Step("generating Python mutants of %d files", len(ps.files))
-	res, err := ps.runner.Run(ps.ctx, sandbox.Command{
-		Dir:         filepath.Dir(ps.script),
-		Args:        []string{ps.py, "-I", "-S", "-B", ps.script, "gen"},
-		Stdin:       bytes.NewReader(body),
-		Timeout:     ps.opts.CompileTimeout,
-		OutputLimit: 64 << 20,
-	})
-	if err != nil {
+	return req
+}
+
+// generate reads the mutants of the changed lines, which the session
+// generates first (with Python's own ast, before it imports anything of the
+// repository).
+func (ps *pySession) generate(p *pyProc) error {
+	data, err := p.await(p.gen, ps.opts.CompileTimeout)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("mutate: python mutant generator: no answer within %s", ps.opts.CompileTimeout)
+	case errors.Is(err, errSessionEnded) && ps.ctx.Err() != nil:
+		return ps.ctx.Err()
+	case errors.Is(err, errSessionEnded):
+		return fmt.Errorf("mutate: python mutant generator failed (exit %d): %s", p.res.ExitCode, firstLines(string(p.res.Stderr), 8))
+	case err != nil:
 		return fmt.Errorf("mutate: python mutant generator: %w", err)
-	}
-	if res.ExitCode != 0 || res.TimedOut || res.Truncated {
-		return fmt.Errorf("mutate: python mutant generator failed (exit %d): %s", res.ExitCode, firstLines(string(res.Stderr), 8))
 	}
 	var out struct {
 		Files []pyGenFile `json:"files"`
 	}
-	if err := json.Unmarshal(res.Stdout, &out); err != nil {
+	if err := json.Unmarshal(data, &out); err != nil {
 		return fmt.Errorf("mutate: python mutant generator: reading its output: %w", err)
 	}
 	if len(out.Files) != len(ps.files) {
@@ -378,18 +370,15 @@ func (ps *pySession) generate() error {
 
 // pyConfig is what a `pymutate.py run` process reads.
 type pyConfig struct {
-	Mode      string     `json:"mode"` // baseline, schema, fresh
+	Mode      string     `json:"mode"` // session, fresh
 	Root      string     `json:"root"`
 	Paths     []string   `json:"paths"`
 	Targets   []pyTarget `json:"targets"`
 	Args      []string   `json:"args"`
-	Jobs      []pyJob    `json:"jobs,omitempty"`
 	Single    *pySingle  `json:"single,omitempty"`
 	Preferred []string   `json:"preferred,omitempty"`
 	Results   string     `json:"results"`
 	Isolation string     `json:"isolation,omitempty"`
-	JobsFile  string     `json:"jobs_file,omitempty"` // schema: where the jobs will appear
-	Wait      float64    `json:"wait,omitempty"`      // seconds to wait for them
 }
 
 type pyTarget struct {
@@ -503,57 +492,6 @@ func (ps *pySession) cachedBaseline(key string) *pyBaseline {
 	return &b
 }
 
-// runBaseline runs the whole suite once with the line tracer and caches
-// the result under key. It only reads the session (it runs beside the
-// generator).
-func (ps *pySession) runBaseline(ctx context.Context, key string) (*pyBaseline, error) {
-	t0 := time.Now()
-	cfg := pyConfig{Mode: "baseline", Targets: ps.targets(false)}
-	first := mutate.BaselineDeadline(0)
-	res, out, err := ps.runEngine(ctx, "baseline", cfg, 0, first)
-	if mutate.TimedOut(res, err) && ctx.Err() == nil {
-		// Once more with the retry's deadline (sandbox.Load).
-		l := sandbox.ReadLoad()
-		retry := l.RetryDeadline(first, mutate.BaselineFloor, 0)
-		t0 = time.Now()
-		res, out, err = ps.runEngine(ctx, "baseline", cfg, 0, retry)
-		if mutate.TimedOut(res, err) && ctx.Err() == nil {
-			return nil, &mutate.TimeoutError{Run: "the python baseline (the whole suite under the line tracer)", First: first, Retry: retry, Load: l}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("mutate: python baseline: %w", err)
-	}
-	wall := time.Since(t0)
-	b := &pyBaseline{}
-	var sum float64
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		var t pyTest
-		if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &t) != nil {
-			continue
-		}
-		b.Tests = append(b.Tests, t)
-		sum += t.Duration
-	}
-	if len(b.Tests) == 0 {
-		// Exit 5: nothing collected. Anything else is a suite that cannot run.
-		if res.ExitCode != 5 {
-			return nil, &mutate.BaselineError{Package: "python", Detail: fmt.Sprintf("pytest exited %d: %s", res.ExitCode, firstLines(string(res.Stdout)+string(res.Stderr), 12))}
-		}
-	}
-	b.Overhead = max(wall-time.Duration(sum*float64(time.Second)), 0)
-	file := filepath.Join(ps.opts.CacheDir, "pybaseline", key+".json")
-	if data, err := json.Marshal(b); err == nil {
-		if os.MkdirAll(filepath.Dir(file), 0o755) == nil {
-			tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
-			if os.WriteFile(tmp, data, 0o644) == nil {
-				_ = os.Rename(tmp, file)
-			}
-		}
-	}
-	return b, nil
-}
-
 func (ps *pySession) setBaseline(b *pyBaseline) {
 	ps.base = b
 	ps.byNode = map[string]*pyTest{}
@@ -573,125 +511,6 @@ func (ps *pySession) setBaseline(b *pyBaseline) {
 			red = red[:5]
 		}
 		ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("tests that fail on the unmutated code are not run against mutants: %s%s", strings.Join(red, ", "), more))
-	}
-}
-
-// pyBaselineRun is a baseline running beside the generator.
-type pyBaselineRun struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	base   *pyBaseline
-	err    error
-}
-
-func (ps *pySession) startBaseline(key string) *pyBaselineRun {
-	ctx, cancel := context.WithCancel(ps.ctx)
-	bl := &pyBaselineRun{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(bl.done)
-		defer cancel()
-		bl.base, bl.err = ps.runBaseline(ctx, key)
-	}()
-	return bl
-}
-
-// stop ends a baseline nobody needs and waits for it.
-func (bl *pyBaselineRun) stop() {
-	if bl == nil {
-		return
-	}
-	bl.cancel()
-	<-bl.done
-}
-
-// pyWorker is a schema worker process: it imports pytest, collects and then
-// waits for its jobs file.
-type pyWorker struct {
-	tag, jobs string
-	cancel    context.CancelFunc
-	done      chan struct{}
-	started   bool
-	expired   atomic.Bool // its budget ran out and it was stopped
-	res       sandbox.Result
-	out       []byte
-	err       error
-}
-
-// workerWait is how long a started worker waits for its jobs: as long as
-// the baseline may take, its retry included.
-func workerWait() time.Duration { return 3 * mutate.BaselineDeadline(0) }
-
-func (ps *pySession) newWorker(tag string) *pyWorker {
-	return &pyWorker{tag: tag, jobs: filepath.Join(ps.tmp, "py", tag+".jobs.json"), done: make(chan struct{})}
-}
-
-// start runs the worker's process. Its runner timeout only bounds a
-// worker that never gets its jobs: assign arms the real budget.
-func (ps *pySession) start(w *pyWorker, cfg pyConfig) {
-	ctx, cancel := context.WithCancel(ps.ctx)
-	w.cancel, w.started = cancel, true
-	wait := workerWait()
-	cfg.Mode, cfg.JobsFile, cfg.Wait = "schema", w.jobs, wait.Seconds()
-	go func() {
-		defer close(w.done)
-		defer cancel()
-		w.res, w.out, w.err = ps.runEngine(ctx, w.tag, cfg, 0, 2*wait+time.Hour)
-	}()
-}
-
-// schemaConfig is what every schema worker of the session is told.
-func (ps *pySession) schemaConfig() pyConfig {
-	return pyConfig{Mode: "schema", Targets: ps.targets(true), Preferred: ps.preferred(), Isolation: ps.opts.PythonIsolation}
-}
-
-// startWorkers starts n workers that collect the whole suite (the covering
-// tests are not known before the baseline ends).
-func (ps *pySession) startWorkers(n int) []*pyWorker {
-	var out []*pyWorker
-	for i := 0; i < n; i++ {
-		w := ps.newWorker(fmt.Sprintf("worker%d", i))
-		ps.start(w, ps.schemaConfig())
-		out = append(out, w)
-	}
-	return out
-}
-
-// assign writes the worker's jobs (atomically: it polls for the file).
-func (w *pyWorker) assign(jobs []pyJob) error {
-	data, err := json.Marshal(struct {
-		Jobs []pyJob `json:"jobs"`
-	}{Jobs: append([]pyJob{}, jobs...)})
-	if err == nil {
-		tmp := w.jobs + ".tmp"
-		if err = os.WriteFile(tmp, data, 0o644); err == nil {
-			err = os.Rename(tmp, w.jobs)
-		}
-	}
-	if err != nil && w.started {
-		w.cancel()
-	}
-	return err
-}
-
-// arm stops the started worker if it runs past budget.
-func (w *pyWorker) arm(budget time.Duration) {
-	t := time.AfterFunc(budget, func() {
-		w.expired.Store(true)
-		w.cancel()
-	})
-	go func() {
-		<-w.done
-		t.Stop()
-	}()
-}
-
-// releaseWorkers ends started workers that get no jobs, and waits for them.
-func releaseWorkers(ws []*pyWorker) {
-	for _, w := range ws {
-		_ = w.assign(nil) // on failure assign has stopped it
-	}
-	for _, w := range ws {
-		<-w.done
 	}
 }
 
@@ -799,105 +618,6 @@ func (ps *pySession) testTime(tests []string) time.Duration {
 	return time.Duration(sum * float64(time.Second))
 }
 
-// workersBesideBaseline is idleCPUs; tests pin it to take one path or the
-// other whatever the machine's load.
-var workersBesideBaseline = idleCPUs
-
-// idleCPUs is how many workers may start beside the running baseline: on a
-// busy machine they would only slow it down, and they collect the whole
-// suite (the covering tests are not known yet) where a worker started after
-// it collects only the covering tests' files.
-//
-// Busy is read from the kernel's CPU pressure over w, the window in which
-// the generator and the baseline ran side by side: when no task waited for
-// a CPU then, one is left idle now that the generator is done (up to half
-// the CPUs are offered). The one-minute load average, used before and still
-// the fallback without /proc/pressure, lags: right after the gate's own
-// test runs it said "busy" for a minute on an idle machine, so the worker
-// always waited for the baseline there.
-func idleCPUs(w cpuWindow) int {
-	if f, ok := w.stalled(); ok {
-		if f > maxStall {
-			return 0
-		}
-		return min(runtime.NumCPU()-1, max(runtime.NumCPU()/2, 1))
-	}
-	load, ok := loadAverage()
-	if !ok {
-		return runtime.NumCPU()
-	}
-	return max(int(float64(runtime.NumCPU())-load), 0)
-}
-
-// maxStall is the share of a window in which some task may have waited for
-// a CPU and the machine still counts as having one to spare: on an idle
-// machine the generator, the baseline and bcode's own threads stall 5–10%
-// of it; one more busy process anywhere makes it close to 100%.
-const maxStall = 0.3
-
-// cpuWindow is a start of a window over the kernel's CPU pressure.
-type cpuWindow struct {
-	at    time.Time
-	stall time.Duration // /proc/pressure/cpu "some" total
-	ok    bool
-}
-
-func startCPUWindow() cpuWindow {
-	d, ok := cpuStall()
-	return cpuWindow{at: time.Now(), stall: d, ok: ok}
-}
-
-// stalled is the share of the window since w in which some task waited
-// for a CPU; false without /proc/pressure or with a window under 20 ms.
-func (w cpuWindow) stalled() (float64, bool) {
-	if !w.ok {
-		return 0, false
-	}
-	d, ok := cpuStall()
-	wall := time.Since(w.at)
-	if !ok || wall < 20*time.Millisecond {
-		return 0, false
-	}
-	return float64(d-w.stall) / float64(wall), true
-}
-
-// pressureFile is the kernel's CPU pressure; a var so tests can move it.
-var pressureFile = "/proc/pressure/cpu"
-
-// cpuStall is /proc/pressure/cpu's cumulative "some" stall time.
-func cpuStall() (time.Duration, bool) {
-	data, err := sandbox.ReadPath(pressureFile, 64<<10)
-	if err != nil {
-		return 0, false
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line)
-	if len(f) == 0 || f[0] != "some" {
-		return 0, false
-	}
-	for _, kv := range f[1:] {
-		if v, ok := strings.CutPrefix(kv, "total="); ok {
-			us, err := strconv.ParseInt(v, 10, 64)
-			return time.Duration(us) * time.Microsecond, err == nil
-		}
-	}
-	return 0, false
-}
-
-// loadAverage is the one-minute load average, if /proc/loadavg says.
-func loadAverage() (float64, bool) {
-	data, err := sandbox.ReadPath("/proc/loadavg", 64<<10)
-	if err != nil {
-		return 0, false
-	}
-	f := strings.Fields(string(data))
-	if len(f) == 0 {
-		return 0, false
-	}
-	load, err := strconv.ParseFloat(f[0], 64)
-	return load, err == nil
-}
-
 // preferred are the change's own Python tests as file::name.
 func (ps *pySession) preferred() []string {
 	var out []string
@@ -914,10 +634,10 @@ func (ps *pySession) schemaCandidate(m *pyRun) bool {
 	return !ps.opts.Overlay && !m.gen.ImportTime && m.file.schemaOK
 }
 
-// runMutants runs the schema mutants on the workers (pre: already started
-// ones; collection once per worker, then batches of mutants per forked
-// child) and the rest one fresh process each.
-func (ps *pySession) runMutants(live []*pyRun, pre []*pyWorker) {
+// runMutants runs the schema mutants on workers forked off the session
+// (batches of mutants per forked child) and the rest one fresh process
+// each.
+func (ps *pySession) runMutants(live []*pyRun, proc *pyProc) {
 	var schema, fresh []*pyRun
 	for _, m := range live {
 		if m.Verdict != "" {
@@ -931,84 +651,83 @@ func (ps *pySession) runMutants(live []*pyRun, pre []*pyWorker) {
 	}
 	ps.p.Step("running %d Python mutants on %d workers", len(schema)+len(fresh), ps.opts.Workers)
 	if len(schema) > 0 {
-		ps.runSchema(schema, pre)
+		ps.runSchema(schema, proc)
 	} else {
-		releaseWorkers(pre)
+		proc.release()
 	}
 	mutate.Parallel(ps.opts.Workers, len(fresh), func(i int) {
 		ps.runFresh(fresh[i])
 	})
 }
 
-// schemaBudgets are each schema mutant's budget (CPU time and its
-// wall-clock backstop).
-type schemaBudgets map[*pyRun]struct{ cpu, wall time.Duration }
-
-// runSchema shards the mutants over the workers, longest first: the
-// started ones (pre), or new ones that collect only the covering tests.
-func (ps *pySession) runSchema(ms []*pyRun, pre []*pyWorker) {
-	budgets := schemaBudgets{}
-	for _, m := range ms {
-		cpu, wall := ps.schemaBudget(m.Tests)
-		budgets[m] = struct{ cpu, wall time.Duration }{cpu, wall}
-	}
-	shards := ps.shard(ms, len(pre))
-	n := len(shards)
-	if len(pre) > n {
-		releaseWorkers(pre[n:])
-		pre = pre[:n]
-	}
-	var idle []*pyWorker
-	for w := range pre {
-		if len(shards[w]) == 0 {
-			idle = append(idle, pre[w])
-		}
-	}
-	releaseWorkers(idle)
+// runSchema shards the mutants over the workers, longest first, sends the
+// shards to the session, which forks one worker per shard off its
+// collected state, and reads each worker's results.
+func (ps *pySession) runSchema(ms []*pyRun, proc *pyProc) {
 	byK := map[int]*pyRun{}
 	for _, m := range ms {
 		byK[m.gen.K] = m
 	}
+	shards := ps.shard(ms)
+	var cmd []pyShard
+	// The session's wall budget only ends one that stopped reading its
+	// jobs: each job's limits end a runaway mutant. Its workers run side
+	// by side, so the longest shard's budget is the session's.
+	var budget time.Duration
+	for w, shard := range shards {
+		// Sorted back into source order: a worker's output reads naturally.
+		sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
+		sb := 10*ps.base.Overhead + time.Minute
+		sh := pyShard{Results: filepath.Join(ps.tmp, "py", fmt.Sprintf("worker%d.jsonl", w))}
+		for _, m := range shard {
+			cpu, wall := ps.schemaBudget(m.Tests)
+			sb += wall + time.Second
+			sh.Jobs = append(sh.Jobs, pyJob{K: m.gen.K, Tests: m.Tests, CPU: cpu.Seconds(), Timeout: wall.Seconds()})
+		}
+		budget = max(budget, sb)
+		cmd = append(cmd, sh)
+	}
+	err := proc.send(map[string]any{"shards": cmd})
+	if err == nil {
+		proc.arm(budget)
+	}
+	<-proc.done
+	if err == nil {
+		err = proc.err
+	}
 	var sum workerSummary
-	defer func() {
-		ps.rep.Stats.PythonChildren += sum.forks
-		if sum.restarts > 0 {
-			ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("Python schema workers ran %d mutants in %d forked children; %d times a mutant's run changed guarded state and the next mutant got a new child (first: %s)",
-				len(ms), sum.forks, sum.restarts, sum.first))
+	for w, sh := range cmd {
+		out, rerr := sandbox.ReadPath(sh.Results, maxResults)
+		if _, refused := sandbox.Refused(rerr); refused {
+			out = nil
 		}
-	}()
-	mutate.Parallel(n, n, func(w int) {
-		if len(shards[w]) == 0 {
-			return // released above, or never started
+		got := ps.readResults(out, byK, true)
+		sum.add(out)
+		for _, m := range shards[w] {
+			if !got[m.gen.K] {
+				m.Verdict, m.Detail = mutate.NoVerdict, unreached(proc, err)
+			}
 		}
-		var wk *pyWorker
-		if w < len(pre) {
-			wk = pre[w]
-		}
-		ps.runShard(w, wk, shards[w], budgets, byK, &sum)
-	})
+	}
+	ps.rep.Stats.PythonChildren += sum.forks
+	if sum.restarts > 0 {
+		ps.rep.Notes = append(ps.rep.Notes, fmt.Sprintf("Python schema workers ran %d mutants in %d forked children; %d times a mutant's run changed guarded state and the next mutant got a new child (first: %s)",
+			len(ms), sum.forks, sum.restarts, sum.first))
+	}
 }
 
 // shard deals ms over at most Options.Workers workers, longest first onto
-// the least loaded, by what each mutant is expected to take. A worker not
-// started yet first pays its start and collection (the baseline's
-// overhead), so when started workers were started beside the baseline,
-// cheap mutants all go to them rather than wait for another to start; a
-// shard left empty starts no worker.
-func (ps *pySession) shard(ms []*pyRun, started int) [][]*pyRun {
+// the least loaded, by what each mutant is expected to take. Every worker
+// is a fork of the collected session, so none pays a start first.
+func (ps *pySession) shard(ms []*pyRun) [][]*pyRun {
 	cost := map[*pyRun]time.Duration{}
 	for _, m := range ms {
 		cost[m] = ps.testTime(m.Tests) + mutantOverhead
 	}
 	sort.SliceStable(ms, func(i, j int) bool { return cost[ms[i]] > cost[ms[j]] })
-	n := min(ps.opts.Workers, len(ms))
+	n := min(max(ps.opts.Workers, 1), len(ms))
 	shards := make([][]*pyRun, n)
 	load := make([]time.Duration, n)
-	if started > 0 {
-		for i := started; i < n; i++ {
-			load[i] = ps.base.Overhead
-		}
-	}
 	for _, m := range ms {
 		best := 0
 		for i := range load {
@@ -1022,68 +741,16 @@ func (ps *pySession) shard(ms []*pyRun, started int) [][]*pyRun {
 	return shards
 }
 
-// runShard runs one worker's mutants: on wk, a worker started beside the
-// baseline, or (nil) on a new one that collects only their covering tests.
-func (ps *pySession) runShard(w int, wk *pyWorker, shard []*pyRun, budgets schemaBudgets, byK map[int]*pyRun, sum *workerSummary) {
-	// Sorted back into source order: a worker's output reads naturally.
-	sort.SliceStable(shard, func(i, j int) bool { return shard[i].gen.K < shard[j].gen.K })
-	union := map[string]bool{}
-	var jobs []pyJob
-	// The worker's own wall budget only ends one that stopped
-	// reading its jobs: each job's limits end a runaway mutant.
-	budget := 10*ps.base.Overhead + time.Minute
-	for _, m := range shard {
-		b := budgets[m]
-		budget += b.wall + time.Second
-		jobs = append(jobs, pyJob{K: m.gen.K, Tests: m.Tests, CPU: b.cpu.Seconds(), Timeout: b.wall.Seconds()})
-		for _, t := range m.Tests {
-			union[t] = true
-		}
-	}
-	var aerr error
-	if wk != nil {
-		if aerr = wk.assign(jobs); aerr == nil {
-			wk.arm(budget)
-		}
-	} else {
-		// Its jobs are written before it starts: it never waits.
-		wk = ps.newWorker(fmt.Sprintf("worker%d", w))
-		cfg := ps.schemaConfig()
-		for t := range union {
-			cfg.Args = append(cfg.Args, t)
-		}
-		sort.Strings(cfg.Args)
-		if aerr = wk.assign(jobs); aerr == nil {
-			ps.start(wk, cfg)
-			wk.arm(budget)
-		}
-	}
-	if wk.started {
-		<-wk.done
-	}
-	err := wk.err
-	if aerr != nil {
-		err = aerr
-	}
-	got := ps.readResults(wk.out, byK, true)
-	sum.add(wk.out)
-	for _, m := range shard {
-		if !got[m.gen.K] {
-			m.Verdict, m.Detail = mutate.NoVerdict, unreached(wk, err)
-		}
-	}
-}
-
-// unreached is why a mutant of wk's shard got no result; err is the
-// runner's, or the one assigning the jobs met.
-func unreached(wk *pyWorker, err error) string {
+// unreached is why a mutant of a worker's shard got no result; err is the
+// runner's, or the one sending the jobs met.
+func unreached(p *pyProc, err error) string {
 	switch {
-	case wk.expired.Load() || wk.res.TimedOut:
+	case p.expired.Load() || p.res.TimedOut:
 		return "the worker did not reach this mutant within its budget"
 	case err != nil:
 		return "the runner failed: " + err.Error()
 	default:
-		return "the worker stopped before this mutant ran: " + lastLine(string(wk.res.Stdout)+string(wk.res.Stderr))
+		return "the worker stopped before this mutant ran: " + lastLine(string(p.res.Stdout)+string(p.res.Stderr))
 	}
 }
 

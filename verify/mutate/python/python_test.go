@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -409,7 +408,13 @@ func TestPythonIDsStable(t *testing.T) {
 	if err := os.WriteFile(ps.script, pyEngine, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := ps.generate(); err != nil {
+	proc, err := ps.startProc(false, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ps.generate(proc)
+	proc.stop() // only its mutants are read
+	if err != nil {
 		t.Fatal(err)
 	}
 	ids := map[string]int{}
@@ -525,14 +530,6 @@ func pyBatchRepo(t *testing.T) (string, *verify.Change) {
 	return repo, change
 }
 
-// pinWorkersBesideBaseline makes Run start n schema workers beside the
-// baseline (at most), whatever the machine's load.
-func pinWorkersBesideBaseline(t *testing.T, n int) {
-	old := workersBesideBaseline
-	workersBesideBaseline = func(cpuWindow) int { return n }
-	t.Cleanup(func() { workersBesideBaseline = old })
-}
-
 // TestPythonBatchStateChangeAgreesWithFresh: one schema worker runs every
 // mutant of pkg/cache.py, and one of them leaves a wrong value in a module
 // global; every mutant still gets the verdict a fresh process per mutant
@@ -540,7 +537,6 @@ func pinWorkersBesideBaseline(t *testing.T, n int) {
 // difference (the worker names CACHE as why it started a new child).
 func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 	repo, change := pyBatchRepo(t)
-	pinWorkersBesideBaseline(t, 0) // workers start after the baseline
 	cache := t.TempDir()
 	run := func(o mutate.Options) *mutate.Report {
 		t.Helper()
@@ -600,7 +596,6 @@ func TestPythonBatchStateChangeAgreesWithFresh(t *testing.T) {
 // gets its own verdict from a new child.
 func TestPythonBatchTimeoutMidway(t *testing.T) {
 	repo, change := pyBatchRepo(t)
-	pinWorkersBesideBaseline(t, 8) // the worker starts beside the baseline and waits for its jobs
 	opts := mutate.Options{Workers: 1, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/loop.py"}, RunTimeout: 1500 * time.Millisecond}
 	rep, err := runPy(context.Background(), host.New(), repo, change, opts, verify.NoProgress{})
 	if err != nil {
@@ -634,72 +629,48 @@ func TestPythonBatchTimeoutMidway(t *testing.T) {
 	}
 }
 
-// workerCounter counts the schema worker processes a Run starts.
-type workerCounter struct {
+// engineCounter counts the mutation engine's processes a Run starts.
+type engineCounter struct {
 	sandbox.Runner
-	workers atomic.Int32
+	engines atomic.Int32
 }
 
-func (c *workerCounter) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
-	if n := len(cmd.Args); n > 0 && strings.HasPrefix(filepath.Base(cmd.Args[n-1]), "worker") {
-		c.workers.Add(1)
+func (c *engineCounter) Run(ctx context.Context, cmd sandbox.Command) (sandbox.Result, error) {
+	for _, a := range cmd.Args {
+		if filepath.Base(a) == "pymutate.py" {
+			c.engines.Add(1)
+		}
 	}
 	return c.Runner.Run(ctx, cmd)
 }
 
-// TestPythonCheapMutantsStayOnTheStartedWorker: with one worker started
-// beside the baseline and two allowed, mutants whose tests take
-// milliseconds all go to the started one: a second worker would first pay
-// an interpreter start and a collection (the baseline's overhead), longer
-// than the whole batch. Every mutant still gets its verdict.
-func TestPythonCheapMutantsStayOnTheStartedWorker(t *testing.T) {
+// TestPythonOneInterpreterPerRun: a change whose mutants all run from the
+// schema starts one interpreter, which generates, runs the baseline and
+// both workers as forks of its collected suite; every mutant gets its
+// verdict from a worker, and a second run with the baseline cached starts
+// one interpreter too.
+func TestPythonOneInterpreterPerRun(t *testing.T) {
 	repo, change := pyBatchRepo(t)
-	pinWorkersBesideBaseline(t, 1)
-	r := &workerCounter{Runner: host.New()}
-	rep, err := runPy(context.Background(), r, repo, change, mutate.Options{Workers: 2, CacheDir: t.TempDir(), Python: "/usr/bin/python3", Files: []string{"pkg/cache.py"}}, verify.NoProgress{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Stats.SchemaMutants < 8 {
-		t.Fatalf("%d schema mutants, want at least 8", rep.Stats.SchemaMutants)
-	}
-	for _, m := range rep.Mutants {
-		if m.Verdict == mutate.NoVerdict || m.Verdict == "" {
-			t.Errorf("%s:%d %s: no verdict (%s)", m.File, m.Line, m.Operator, m.Detail)
-		}
-	}
-	if n := r.workers.Load(); n != 1 {
-		t.Errorf("%d schema workers started, want 1 (the one beside the baseline)", n)
-	}
-}
-
-// TestIdleCPUsFromPressure: the workers beside the baseline follow the CPU
-// pressure over the window the generator and the baseline ran in: none
-// when tasks waited for a CPU most of it, some when they hardly did.
-func TestIdleCPUsFromPressure(t *testing.T) {
-	old := pressureFile
-	t.Cleanup(func() { pressureFile = old })
-	pressureFile = filepath.Join(t.TempDir(), "cpu")
-	write := func(totalUS int64) {
-		t.Helper()
-		data := fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", totalUS)
-		if err := os.WriteFile(pressureFile, []byte(data), 0o644); err != nil {
+	cache := t.TempDir()
+	for _, run := range []string{"baseline run", "baseline cached"} {
+		r := &engineCounter{Runner: host.New()}
+		rep, err := runPy(context.Background(), r, repo, change, mutate.Options{Workers: 2, CacheDir: cache, Python: "/usr/bin/python3", Files: []string{"pkg/cache.py"}}, verify.NoProgress{})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	write(1_000_000)
-	w := startCPUWindow()
-	time.Sleep(40 * time.Millisecond)
-	write(1_000_000 + 2_000) // 2 ms stalled of 40+
-	if n := idleCPUs(w); runtime.NumCPU() > 1 && n < 1 {
-		t.Errorf("hardly any pressure: %d workers beside the baseline, want at least 1", n)
-	}
-	write(1_000_000 + 2_000 + 1_000_000) // stalled the whole window and more
-	if n := idleCPUs(w); n != 0 {
-		t.Errorf("full pressure: %d workers beside the baseline, want 0", n)
-	}
-	pressureFile = filepath.Join(t.TempDir(), "missing")
-	if _, ok := startCPUWindow().stalled(); ok {
-		t.Error("no pressure file: the window says it measured something")
+		if rep.Stats.SchemaMutants < 8 {
+			t.Fatalf("%s: %d schema mutants, want at least 8", run, rep.Stats.SchemaMutants)
+		}
+		for _, m := range rep.Mutants {
+			if m.Verdict == mutate.NoVerdict || m.Verdict == "" || !m.Schema && m.Verdict != mutate.NotCovered {
+				t.Errorf("%s: %s:%d %s: %s, schema %v (%s)", run, m.File, m.Line, m.Operator, m.Verdict, m.Schema, m.Detail)
+			}
+		}
+		if n := r.engines.Load(); n != 1 {
+			t.Errorf("%s: %d engine processes started, want 1 (the session)", run, n)
+		}
+		if cached := rep.Stats.BaselineCached; (run == "baseline cached") != (cached == 1) {
+			t.Errorf("%s: %d cached baselines", run, cached)
+		}
 	}
 }
