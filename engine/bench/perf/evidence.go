@@ -71,7 +71,7 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 	defer os.RemoveAll(work)
 	cases, err := evidenceCases(ctx, o, work, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "synthetic diff: %v\n", err)
+		fmt.Fprintf(stderr, "bcode bench perf evidence: %v\n", err)
 		return 2
 	}
 
@@ -109,7 +109,8 @@ func benchEvidence(ctx context.Context, eng *app.Engine, args []string, stdout, 
 
 // evidenceOptions are benchEvidence's flags.
 type evidenceOptions struct {
-	corpus, changes, gremlinsBin          string
+	corpus, ownChanges, changes           string
+	gremlinsBin                           string
 	synth, small, workers, coefficient    int
 	skipOverlay, perProcess, goToo        bool
 	pyReal, pyCases, pyWhole, pyIsolation string
@@ -120,8 +121,10 @@ func parseEvidenceFlags(args []string, stderr io.Writer) (evidenceOptions, bool)
 	fs.SetOutput(stderr)
 	var o evidenceOptions
 	fs.StringVar(&o.corpus, "corpus", "/work/shared/corpus", "directory with go-changes.tsv and materialize")
+	fs.StringVar(&o.ownChanges, "own-changes", "engine/bench/perf/testdata/evidence-changes.tsv",
+		"the bench's own real changes (the diffs of at least 50 mutants), in go-changes.tsv's format")
 	fs.StringVar(&o.changes, "changes", "github.com/hashicorp/go-version@v1.6.0..v1.7.0,github.com/google/uuid@v1.5.0..v1.6.0",
-		"comma-separated MODULE@BASE..HEAD real changes from the corpus (\"all\" for every row)")
+		"comma-separated MODULE@BASE..HEAD real changes (\"all\": every row of the corpus's go-changes.tsv and of -own-changes; \"large\": the rows of -own-changes)")
 	fs.IntVar(&o.synth, "synthetic", 40, "functions in the synthetic diff (about 9 mutants each); 0 skips it")
 	fs.IntVar(&o.small, "synthetic-small", 2, "functions in a second, save-sized synthetic diff (at most 20 mutants for 2); 0 skips it")
 	fs.IntVar(&o.workers, "workers", 2, "parallel workers for every tool")
@@ -160,11 +163,17 @@ func evidenceCases(ctx context.Context, o evidenceOptions, work string, stderr i
 		}
 		cases = append(cases, evidenceCase{name: fmt.Sprintf("synthetic (%d funcs)", s.funcs), dir: dir})
 	}
-	for i, c := range corpusChanges(o.corpus, o.changes) {
+	changes, err := corpusChanges(o.corpus, o.ownChanges, o.changes)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range changes {
 		dir := filepath.Join(work, fmt.Sprintf("real%d", i))
-		mod, rest, _ := strings.Cut(c, "@")
-		base, head, _ := strings.Cut(rest, "..")
-		cmd := exec.CommandContext(ctx, filepath.Join(o.corpus, "materialize"), mod, base, head, dir)
+		parts, err := parseChange(c)
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, filepath.Join(o.corpus, "materialize"), parts[0], parts[1], parts[2], dir)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			fmt.Fprintf(stderr, "materialize %s: %v\n%s", c, err, out)
 			continue
@@ -254,28 +263,71 @@ func printEvidenceRuns(tw io.Writer, c evidenceCase, runs []toolRun, g toolRun) 
 	return disagreements
 }
 
-func corpusChanges(corpus, spec string) []string {
-	if spec == "" {
-		return nil
+// corpusChanges expands -changes: a list of MODULE@BASE..HEAD, "all" (the
+// shared corpus's rows, then the bench's own) or "large" (the bench's own
+// rows). A list file that cannot be read or has a malformed row is an
+// error, not a shorter run.
+func corpusChanges(corpus, own, spec string) ([]string, error) {
+	var files []string
+	switch spec {
+	case "":
+		return nil, nil
+	case "all":
+		files = []string{filepath.Join(corpus, "go-changes.tsv"), own}
+	case "large":
+		files = []string{own}
+	default:
+		out := strings.Split(spec, ",")
+		for _, c := range out {
+			if _, err := parseChange(c); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	}
-	if spec != "all" {
-		return strings.Split(spec, ",")
+	var out []string
+	for _, f := range files {
+		rows, err := readChanges(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
 	}
-	f, err := os.Open(filepath.Join(corpus, "go-changes.tsv"))
+	return out, nil
+}
+
+// readChanges reads a go-changes.tsv file: MODULE, BASE and HEAD separated
+// by tabs, # starting a comment line.
+func readChanges(file string) ([]string, error) {
+	f, err := os.Open(file)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("the list of real changes: %w", err)
 	}
 	defer f.Close()
 	var out []string
 	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), "\t")
-		if len(fields) < 3 || strings.HasPrefix(fields[0], "#") {
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
 			continue
+		}
+		fields := strings.Split(line, "\t")
+		if len(fields) < 3 {
+			return nil, fmt.Errorf("%s:%d: want MODULE, BASE and HEAD separated by tabs, got %q", file, n, line)
 		}
 		out = append(out, fields[0]+"@"+fields[1]+".."+fields[2])
 	}
-	return out
+	return out, sc.Err()
+}
+
+// parseChange splits MODULE@BASE..HEAD.
+func parseChange(c string) ([3]string, error) {
+	mod, rest, ok1 := strings.Cut(c, "@")
+	base, head, ok2 := strings.Cut(rest, "..")
+	if !ok1 || !ok2 || mod == "" || base == "" || head == "" {
+		return [3]string{}, fmt.Errorf("-changes: %q is not MODULE@BASE..HEAD", c)
+	}
+	return [3]string{mod, base, head}, nil
 }
 
 // runBcode runs the engine on HEAD~1..HEAD of the case with the bcode

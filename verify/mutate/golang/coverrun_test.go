@@ -171,6 +171,68 @@ func TestUnchangedPackageReusesSchemaBinary(t *testing.T) {
 	}
 }
 
+// The run after a cold one takes the schema binary the cold run's
+// baseline built, though the package has a mutant no test covers: the
+// cold run builds its schema before coverage is known, with that mutant in
+// it, and the next run's schema must be the same files (it left the
+// mutant out, missed the cache and built the schema again).
+func TestRunAfterColdReusesSchemaWithUncoveredMutant(t *testing.T) {
+	testenv.Go(t)
+	testenv.Git(t)
+	const base = "package sign\n\nfunc Sign(n int) int { return 0 }\n"
+	const head = `package sign
+
+func Sign(n int) int {
+	if n < -1000 {
+		if n < -2000 {
+			return n / 1000
+		}
+		return -2
+	}
+	if n > 0 {
+		return 1
+	}
+	return 0
+}
+`
+	const test = `package sign
+
+import "testing"
+
+func TestSign(t *testing.T) {
+	if Sign(5) != 1 || Sign(0) != 0 {
+		t.Fatal("Sign")
+	}
+}
+`
+	dir := filepath.Join(t.TempDir(), "repo")
+	change := mutatetest.MakeRepoFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n", "sign/sign.go": base,
+	}, map[string]string{
+		"sign/sign.go": head, "sign/sign_test.go": test,
+	})
+	cache := t.TempDir()
+	var reps [2]*mutate.Report
+	for i := range reps {
+		rep, err := runGo(context.Background(), host.New(), dir, change, mutate.Options{Workers: 2, CacheDir: cache}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps[i] = rep
+	}
+	if reps[0].Stats.BaselineInProcess != 1 || reps[0].Stats.Verdicts[mutate.NotCovered] == 0 || reps[0].Stats.Verdicts[mutate.Killed] == 0 {
+		t.Fatalf("cold run: stats %+v, want the one-process baseline, a killed mutant and one no test covers", reps[0].Stats)
+	}
+	if reps[1].Stats.BaselineCached != 1 || reps[1].Stats.SchemaCached != 1 {
+		t.Fatalf("run after the cold one: stats %+v, want the baseline and the schema binary from the cache", reps[1].Stats)
+	}
+	for i, m := range reps[0].Mutants {
+		if o := reps[1].Mutants[i]; o.ID != m.ID || o.Verdict != m.Verdict || o.KilledBy != m.KilledBy {
+			t.Errorf("%s:%d %s %q: cold %s by %q, then %s by %q", m.File, m.Line, m.Operator, m.Mutated, m.Verdict, m.KilledBy, o.Verdict, o.KilledBy)
+		}
+	}
+}
+
 // A module whose go.mod names an old language version (go 1.12: no 0o
 // literals, no generics) still gets the one-process baseline: the
 // generated TestMain compiles at that version, so the package is built

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
 // The schema's names. They start with bcodeMutant so a clash with the
@@ -33,6 +35,9 @@ type wrapNode struct {
 // schemaFiles renders the package's schema: every file with schema mutants
 // rewritten, and the helper file. It returns file name -> content.
 // Files whose rewrite does not parse lose their mutants to the fallback.
+// Mutants no test covers stay in it: a cold run renders the schema before
+// the baseline says which those are (its binary is the baseline's), and
+// the next run must render the same files to find that binary in the cache.
 func (p *pkg) schemaFiles() map[string][]byte {
 	out := map[string][]byte{}
 	types := map[string]bool{}
@@ -40,7 +45,7 @@ func (p *pkg) schemaFiles() map[string][]byte {
 	for _, f := range p.files {
 		var ms []*mutant
 		for _, m := range p.mutants {
-			if m.file == f && m.schemaOK && m.Verdict == "" {
+			if m.file == f && m.schemaOK && (m.Verdict == "" || m.Verdict == mutate.NotCovered) {
 				ms = append(ms, m)
 			}
 		}
