@@ -35,7 +35,7 @@ func TestPackCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"## Selection: num/num.go:5-5", "func Double(x int) int {", "calc/calc.go:5-8 (caller", "func TestQuad", "Keep functions small.", "tokens estimated: http://127.0.0.1:1 not reachable"} {
+	for _, want := range []string{"## Selection: num/num.go:5-5", "func Double(x int) int {", "calc/calc.go:5-8 (caller", "TestQuad(t *testing.T)", "Keep functions small.", "tokens estimated: http://127.0.0.1:1 not reachable"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pack lacks %q:\n%s", want, out)
 		}
