@@ -7,37 +7,10 @@
 // synchronously: under --test-force-exit node may end the process before
 // a reporter destination's stream is flushed, losing the last results.
 // Without BCODE_TEST_LOG the lines are yielded to the destination.
-import { appendFileSync, readFileSync, unlinkSync } from 'node:fs';
-import { createHmac } from 'node:crypto';
 
-const log = process.env.BCODE_TEST_LOG;
+import signedLog from './bcode-signed-log.cjs';
 
-// The key every line is signed with (verify/testlog): read from the file
-// BCODE_LOG_KEY_FILE names and removed at once, when the runner loads this
-// reporter and before any test file runs, so the tests cannot sign a line.
-function readKey() {
-  const p = process.env.BCODE_LOG_KEY_FILE;
-  delete process.env.BCODE_LOG_KEY_FILE;
-  if (!p) return Buffer.alloc(0);
-  let k;
-  try {
-    k = readFileSync(p);
-  } catch {
-    return Buffer.alloc(0);
-  }
-  try {
-    unlinkSync(p);
-  } catch {
-    // still the key: bcode removes the scratch directory after the run
-  }
-  return k;
-}
-const key = readKey();
-
-function signed(rec) {
-  const body = JSON.stringify(rec);
-  return createHmac('sha256', key).update(body).digest('hex') + ' ' + body + '\n';
-}
+const { write } = signedLog;
 
 const stacks = new Map(); // file -> names by nesting
 const stderr = new Map(); // file -> what it wrote to stderr (a load failure's reason)
@@ -94,8 +67,7 @@ export default async function* bcodeReporter(source) {
           rec.load = true; // the file itself: it did not load, or its process failed
           rec.output = stderr.get(d.file) || '';
         }
-        if (log) appendFileSync(log, signed(rec));
-        else yield JSON.stringify(rec) + '\n';
+        if (!write(rec)) yield JSON.stringify(rec) + '\n';
         break;
       }
     }

@@ -5,41 +5,10 @@
 // have neither, through onFinished's task tree. Written by bcode into a
 // scratch directory for each run; the repository's own reporters are
 // never used.
-import { appendFileSync, readFileSync, unlinkSync } from 'node:fs';
-import { createHmac } from 'node:crypto';
 
-const log = process.env.BCODE_TEST_LOG;
+import signedLog from './bcode-signed-log.cjs';
 
-// The key every line is signed with (verify/testlog): read from the file
-// BCODE_LOG_KEY_FILE names and removed at once, when the runner loads this
-// reporter and before any test file runs, so the tests cannot sign a line.
-function readKey() {
-  const p = process.env.BCODE_LOG_KEY_FILE;
-  delete process.env.BCODE_LOG_KEY_FILE;
-  if (!p) return Buffer.alloc(0);
-  let k;
-  try {
-    k = readFileSync(p);
-  } catch {
-    return Buffer.alloc(0);
-  }
-  try {
-    unlinkSync(p);
-  } catch {
-    // still the key: bcode removes the scratch directory after the run
-  }
-  return k;
-}
-const key = readKey();
-
-function signed(rec) {
-  const body = JSON.stringify(rec);
-  return createHmac('sha256', key).update(body).digest('hex') + ' ' + body + '\n';
-}
-
-function write(rec) {
-  if (log) appendFileSync(log, signed(rec));
-}
+const { write } = signedLog;
 
 function errorText(errs) {
   return (errs || []).map((e) => `${e.name || 'Error'}: ${e.message}`).join('\n');

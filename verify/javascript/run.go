@@ -35,6 +35,23 @@ var (
 	jestReporter []byte
 )
 
+// signedLog is the module all three reporters require for the signed log
+// (the key, the signing, the appending): one copy of what the log's reader
+// (verify/testlog) checks.
+//
+//go:embed bcode_signed_log.cjs
+var signedLog []byte
+
+// writeReporter writes a reporter into scratch with the signed-log module
+// it requires beside it, and returns the reporter's path.
+func writeReporter(scratch, name string, body []byte) (string, error) {
+	if err := os.WriteFile(filepath.Join(scratch, "bcode-signed-log.cjs"), signedLog, 0o644); err != nil {
+		return "", err
+	}
+	rep := filepath.Join(scratch, name)
+	return rep, os.WriteFile(rep, body, 0o644)
+}
+
 // ErrNoNode reports that node is not installed where the tests run.
 var ErrNoNode = errors.New("node not found")
 
@@ -206,8 +223,8 @@ func onlyFiles(recs []record, files []string) []record {
 // reporter written into scratch. TypeScript files run with --import tsx
 // when the project depends on tsx.
 func (a *Adapter) nodeArgs(scratch string, p project, files []string, pattern string, timeout time.Duration) ([]string, error) {
-	rep := filepath.Join(scratch, "bcode-reporter.mjs")
-	if err := os.WriteFile(rep, reporter, 0o644); err != nil {
+	rep, err := writeReporter(scratch, "bcode-reporter.mjs", reporter)
+	if err != nil {
 		return nil, err
 	}
 	args := []string{a.node()}
@@ -241,14 +258,14 @@ func (a *Adapter) runnerArgs(scratch, entry string, p project, pattern string, t
 	}
 	switch p.Runner {
 	case Vitest:
-		rep := filepath.Join(scratch, "bcode-vitest-reporter.mjs")
-		if err := os.WriteFile(rep, vitestReporter, 0o644); err != nil {
+		rep, err := writeReporter(scratch, "bcode-vitest-reporter.mjs", vitestReporter)
+		if err != nil {
 			return nil, err
 		}
 		args = append(args, entry, "run", "--reporter="+rep, "--allowOnly", "--passWithNoTests", "--cache=false")
 	default:
-		rep := filepath.Join(scratch, "bcode-jest-reporter.cjs")
-		if err := os.WriteFile(rep, jestReporter, 0o644); err != nil {
+		rep, err := writeReporter(scratch, "bcode-jest-reporter.cjs", jestReporter)
+		if err != nil {
 			return nil, err
 		}
 		args = append(args, entry, "--ci", "--reporters="+rep, "--watchman=false", "--forceExit", "--passWithNoTests")
