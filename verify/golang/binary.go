@@ -135,7 +135,12 @@ func (a *Adapter) compileTest(ctx context.Context, r sandbox.Runner, dir string,
 	}
 	bin := filepath.Join(binDir, strings.NewReplacer("/", "_", ".", "_").Replace(pkg)+".test")
 	cwd, env, flags := a.goCommand(dir, l, root)
+	mains, err := placeGateMains(dir, []string{strings.TrimPrefix(pkg, "./")})
+	if err != nil {
+		return "", err
+	}
 	args := append([]string{a.goBin(), "test", "-c", "-vet=off"}, flags...)
+	args = append(args, mains.flags()...)
 	args = append(args, "-o", bin, rel)
 	_, limit := a.testTimeout(opts)
 	res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})
@@ -163,15 +168,29 @@ func (a *Adapter) runBinary(ctx context.Context, r sandbox.Runner, dir string, l
 	}
 	args := []string{bin, "-test.v=test2json", "-test.paniconexit0", "-test.timeout=" + flag,
 		"-test.count=" + strconv.Itoa(count), "-test.run=" + pattern}
+	// The binary was built with bcode's TestMain where the package could
+	// take one (compileTest, or the suite run that kept it).
+	mains, err := placeGateMains(dir, []string{strings.TrimPrefix(pkg, "./")})
+	if err != nil {
+		return sandbox.Result{}, nil, err
+	}
+	gr, gateEnv, err := newGateRun(dir)
+	if err != nil {
+		return sandbox.Result{}, nil, err
+	}
+	defer gr.close()
 	// go test gives the binary one pipe for stdout and stderr, so a
 	// panic's trace (stderr) lands in the output of the test it ended:
 	// one writer for both is one pipe in every runner (OneStream).
 	var merged lockedBuffer
-	res, err := r.Run(ctx, sandbox.Command{Dir: pkgDir, Args: args, Env: env, Timeout: limit, Stdout: &merged, Stderr: &merged})
+	res, err := r.Run(ctx, sandbox.Command{Dir: pkgDir, Args: args, Env: append(env, gateEnv...), Timeout: limit, Stdout: &merged, Stderr: &merged})
 	if err != nil {
 		return res, nil, err
 	}
-	return res, convertTestOutput(pkg, merged.Bytes(), res.ExitCode == 0 && !res.TimedOut), nil
+	stream := convertTestOutput(pkg, merged.Bytes(), res.ExitCode == 0 && !res.TimedOut)
+	// convertTestOutput names the package by its directory.
+	judgeEnds(stream, mains, []modulePath{{root: ".", path: "."}}, gr.ends(), pattern)
+	return res, stream, nil
 }
 
 // lockedBuffer is one buffer written from the two pipes of a process.

@@ -380,9 +380,19 @@ func (a *Adapter) goTest(ctx context.Context, r sandbox.Runner, dir string, l la
 		root, rel = ".", pkg
 	}
 	cwd, env, flags := a.goCommand(dir, l, root)
+	mains, err := placeGateMains(dir, []string{strings.TrimPrefix(pkg, "./")})
+	if err != nil {
+		return sandbox.Result{}, nil, err
+	}
+	gr, gateEnv, err := newGateRun(dir)
+	if err != nil {
+		return sandbox.Result{}, nil, err
+	}
+	defer gr.close()
 	args := append([]string{a.goBin(), "test", "-json", "-vet=off"}, flags...)
+	args = append(args, mains.flags()...)
 	args = append(args, fmt.Sprintf("-count=%d", count), "-run", pattern, "-timeout", flag, rel)
-	res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})
+	res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: append(env, gateEnv...), Timeout: limit})
 	if err != nil {
 		return res, nil, err
 	}
@@ -390,6 +400,7 @@ func (a *Adapter) goTest(ctx context.Context, r sandbox.Runner, dir string, l la
 	if err != nil {
 		return res, nil, fmt.Errorf("reading go test output: %w", err)
 	}
+	judgeEnds(stream, mains, modulePaths(dir, l), gr.ends(), pattern)
 	// Plain-text errors on stderr (older go commands, go command
 	// failures) explain builds that produced no JSON.
 	for _, l := range strings.Split(strings.TrimRight(string(res.Stderr), "\n"), "\n") {
@@ -493,6 +504,14 @@ func containsRun(runs []*TestRun, parent *TestRun) bool {
 
 func runResult(t verify.Test, run *TestRun, timedOut bool) verify.TestResult {
 	r := verify.TestResult{Test: t, Duration: run.Elapsed}
+	switch run.Verdict {
+	case altered:
+		r.Outcome, r.Detail = verify.Fail, excerpt(run.Why+"\n"+filterOutput(run.Output))
+		return r
+	case notTaken:
+		r.Outcome, r.Detail = verify.NotRun, run.Why
+		return r
+	}
 	switch run.Action {
 	case "pass":
 		r.Outcome = verify.Pass

@@ -56,8 +56,18 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 	}
 	tally := suiteTally{out: verify.SuiteResult{Outcome: verify.Pass, Targets: plan.reported}, mods: modulePaths(dir, l)}
 	keepArgs, keepEnv := keepBinaries(dir, keep)
+	mains, err := placeGateMains(dir, nil)
+	if err != nil {
+		return verify.SuiteResult{}, err
+	}
 	for _, root := range plan.order {
 		cwd, env, flags := a.goCommand(dir, l, root)
+		gr, gateEnv, err := newGateRun(dir)
+		if err != nil {
+			return verify.SuiteResult{}, err
+		}
+		flags = append(flags, mains.flags()...)
+		env = append(env, gateEnv...)
 		// -count=1: the gate judges runs, never results recalled from go's
 		// test cache (which a GOFLAGS=-trimpath makes reachable across
 		// snapshots with the same content).
@@ -71,6 +81,8 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		}
 		args = append(args, plan.perRoot[root]...)
 		res, err := r.Run(ctx, sandbox.Command{Dir: cwd, Args: args, Env: env, Timeout: limit})
+		ends := gr.ends()
+		gr.close()
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return envError(fmt.Sprintf("%s not found: %s", a.goBin(), installHint)), nil
 		}
@@ -81,6 +93,7 @@ func (a *Adapter) runSuite(ctx context.Context, r sandbox.Runner, dir string, ta
 		if err != nil {
 			return verify.SuiteResult{}, fmt.Errorf("go adapter: reading go test output in %s: %w", root, err)
 		}
+		judgeEnds(stream, mains, tally.mods, ends, "")
 		if detail, toolchain := tally.addRun(root, res, stream, limit); toolchain {
 			return envError(detail), nil
 		}
@@ -267,7 +280,7 @@ func perTest(p *PackageRun, mods []modulePath) []verify.TestResult {
 	for _, run := range p.Tests {
 		t := verify.Test{Language: "go", Package: unit, Name: run.Name}
 		r := runResult(t, run, p.TimedOut)
-		if p.Action == "pass" && r.Outcome == verify.Fail {
+		if p.Action == "pass" && r.Outcome == verify.Fail && run.Verdict == "" {
 			// The test binary exited 0 although a test failed: a
 			// TestMain (or an exit hook) swallowed the failure. The
 			// failure counts, and the lie is reported as tampering.

@@ -71,6 +71,9 @@ type TestRun struct {
 	// in the stream, so nested runs (subtests) can be placed inside their
 	// parent's run.
 	Start, End int
+	// Verdict, when set, overrides what the stream said (judgeEnds): the
+	// run's report is altered, or its pass is not taken; Why says why.
+	Verdict, Why string
 }
 
 // BuildFailed reports whether the package's test binary never ran because

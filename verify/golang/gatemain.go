@@ -1,0 +1,484 @@
+package golang
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
+	"github.com/bcode-dev/bcode/verify/testlog"
+)
+
+// bcode's TestMain. A test binary reports its tests on its own standard
+// output, where the code under test can print too: a package initializer
+// that prints "--- PASS" for every test and exits (syscall.Exit, any
+// status) made a broken fix pass every test, and go test agrees. So every
+// test binary the gate builds gets bcode's TestMain (a file added through
+// go's -overlay, the repository untouched): after m.Run returns it appends
+// one line to the run's log, signed with the run's key (verify/testlog):
+// the package, m.Run's exit code and the -test.run the tests ran under. A
+// package's passes count only when that line holds and agrees with the
+// process's exit status; without it, nothing of the run reached the end
+// of m.Run, and its passes are not taken.
+//
+// What this does not hold: code that reads the key (its file is readable
+// until the end of the run, and an initializer runs before TestMain) or
+// rewrites the testing package's state in memory; see docs/sandbox.md.
+
+const (
+	// gateMainDir holds the generated files and the overlay, inside the
+	// snapshot so a container sees them at the same path. Its contents are
+	// a function of the snapshot's test files, so go's build cache keys
+	// them alike across gates. go ignores dot-directories in patterns.
+	gateMainDir = ".bcode-gatemain"
+	// gateMainFile is the generated file's name in the package directory
+	// (through the overlay only).
+	gateMainFile = "bcode_gate_main_test.go"
+	// gateLogEnv names the log bcode's TestMain appends its line to.
+	gateLogEnv = "BCODE_GO_TEST_LOG"
+	// maxGateLog caps how much of the log is read.
+	maxGateLog = 4 << 20
+)
+
+// gateEnd is the line bcode's TestMain signs when m.Run has returned.
+type gateEnd struct {
+	Unit string `json:"unit"`
+	Code int    `json:"code"`
+	Run  string `json:"run"`
+}
+
+// gateMains is bcode's TestMain placed in a snapshot's test packages.
+type gateMains struct {
+	overlay string // the -overlay file; "" when no package got one
+	// units are the packages that got one, as units ("./dir"): true when
+	// it wraps the package's own TestMain.
+	units map[string]bool
+}
+
+// flags is the go command's -overlay flag, if any.
+func (g gateMains) flags() []string {
+	if g.overlay == "" {
+		return nil
+	}
+	return []string{"-overlay=" + g.overlay}
+}
+
+// placeGateMains gives every test package of dir below the given package
+// directories (slash-separated, relative to dir; nil: all of dir) bcode's
+// TestMain through an overlay.
+func placeGateMains(dir string, pkgDirs []string) (gateMains, error) {
+	g := gateMains{units: map[string]bool{}}
+	dirs, err := testPackageDirs(dir, pkgDirs)
+	if err != nil {
+		return g, err
+	}
+	replace := map[string]string{}
+	for _, d := range dirs {
+		files, wraps, err := gateMainFiles(filepath.Join(dir, filepath.FromSlash(d)), packageOfDir(d))
+		if err != nil || len(files) == 0 {
+			continue // go test says what is wrong with the package
+		}
+		for target, body := range files {
+			src, err := writeGateFile(dir, body)
+			if err != nil {
+				return g, err
+			}
+			replace[target] = src
+		}
+		g.units[packageOfDir(d)] = wraps
+	}
+	if len(replace) == 0 {
+		return g, nil
+	}
+	data, err := json.Marshal(map[string]map[string]string{"Replace": replace})
+	if err != nil {
+		return g, err
+	}
+	g.overlay, err = writeGateFile(dir, data)
+	return g, err
+}
+
+// writeGateFile writes data into gateMainDir under a name made of its
+// hash: the same file for the same content, whoever writes it.
+func writeGateFile(dir string, data []byte) (string, error) {
+	root := filepath.Join(dir, gateMainDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("go adapter: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	p := filepath.Join(root, hex.EncodeToString(sum[:12]))
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) {
+		return p, nil
+	}
+	tmp, err := os.CreateTemp(root, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("go adapter: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	if err := tmp.Close(); werr != nil || err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("go adapter: writing %s: %v %v", p, werr, err)
+	}
+	return p, os.Rename(tmp.Name(), p)
+}
+
+// testPackageDirs lists the directories below pkgDirs (all of dir when
+// nil) that hold test files, as the go command would walk them for ./...
+func testPackageDirs(dir string, pkgDirs []string) ([]string, error) {
+	if pkgDirs != nil {
+		var out []string
+		for _, d := range pkgDirs {
+			if m, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(d), "*_test.go")); len(m) > 0 {
+				out = append(out, d)
+			}
+		}
+		return out, nil
+	}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, "_test.go") && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, filepath.Dir(p))
+			seen[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out, err
+}
+
+// gateMainFiles is what the overlay maps in one package directory: the
+// generated file, and the test file whose TestMain it wraps (wraps),
+// rewritten.
+func gateMainFiles(pkgDir, unit string) (files map[string][]byte, wraps bool, err error) {
+	ctx := build.Default
+	ctx.CgoEnabled = true
+	bp, err := ctx.ImportDir(pkgDir, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	target := filepath.Join(pkgDir, gateMainFile)
+	if _, err := os.Lstat(target); err == nil {
+		return nil, false, fmt.Errorf("%s exists", target)
+	}
+	user, err := findTestMain(pkgDir, append(append([]string(nil), bp.TestGoFiles...), bp.XTestGoFiles...))
+	if err != nil {
+		return nil, false, err
+	}
+	if user != nil {
+		return map[string][]byte{
+			target:                               gateMainSource(user.pkgName, unit, true),
+			filepath.Join(pkgDir, user.fileName): user.rewritten,
+		}, true, nil
+	}
+	name := bp.Name
+	if len(bp.GoFiles)+len(bp.CgoFiles)+len(bp.TestGoFiles) == 0 {
+		name = bp.Name + "_test" // external tests only
+		if x, err := packageClause(filepath.Join(pkgDir, bp.XTestGoFiles[0])); err == nil {
+			name = x
+		}
+	}
+	return map[string][]byte{target: gateMainSource(name, unit, false)}, false, nil
+}
+
+// userTestMain is a package's own TestMain, renamed so that bcode's wraps
+// it, with its os.Exit calls going through bcode's exit.
+type userTestMain struct {
+	fileName  string
+	pkgName   string
+	rewritten []byte
+}
+
+// findTestMain finds a TestMain declared in the test files and rewrites its
+// file: TestMain becomes bcodeGateUserTestMain, and each os.Exit(code) of
+// the file (TestMain's own, or a helper's beside it) bcodeGateExit(code).
+func findTestMain(pkgDir string, names []string) (*userTestMain, error) {
+	for _, name := range names {
+		src, err := os.ReadFile(filepath.Join(pkgDir, name))
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(src, []byte("TestMain")) {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Name.Name != "TestMain" || fn.Body == nil {
+				continue
+			}
+			type edit struct {
+				at, end int
+				text    string
+			}
+			edits := []edit{{fset.Position(fn.Name.Pos()).Offset, fset.Position(fn.Name.End()).Offset, "bcodeGateUserTestMain"}}
+			osName := importName(f, "os")
+			if osName != "" {
+				ast.Inspect(f, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Exit" {
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == osName {
+							edits = append(edits, edit{fset.Position(sel.Pos()).Offset, fset.Position(sel.End()).Offset, "bcodeGateExit"})
+						}
+					}
+					return true
+				})
+			}
+			sort.Slice(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
+			out := append([]byte(nil), src...)
+			for _, e := range edits {
+				out = append(out[:e.at:e.at], append([]byte(e.text), out[e.end:]...)...)
+			}
+			if osName != "" {
+				// The file may have imported os for Exit alone.
+				out = fmt.Appendf(out, "\nvar _ = %s.Exit\n", osName)
+			}
+			return &userTestMain{fileName: name, pkgName: f.Name.Name, rewritten: out}, nil
+		}
+	}
+	return nil, nil
+}
+
+// importName is the name f refers to the package path by ("" when f does
+// not import it, or imports it with a dot or a blank).
+func importName(f *ast.File, pkgPath string) string {
+	for _, imp := range f.Imports {
+		if p, err := strconv.Unquote(imp.Path.Value); err != nil || p != pkgPath {
+			continue
+		}
+		if imp.Name == nil {
+			return path.Base(pkgPath)
+		}
+		if imp.Name.Name == "." || imp.Name.Name == "_" {
+			return ""
+		}
+		return imp.Name.Name
+	}
+	return ""
+}
+
+// packageClause is the package name a Go file declares.
+func packageClause(file string) (string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly)
+	if err != nil {
+		return "", err
+	}
+	return f.Name.Name, nil
+}
+
+// gateMainSource is bcode's TestMain for the package named pkgName (unit
+// in the gate's terms). wrap: the package has its own TestMain, renamed
+// bcodeGateUserTestMain; m.Run's code is then read as go's generated main
+// reads it when a TestMain returns.
+func gateMainSource(pkgName, unit string, wrap bool) []byte {
+	run := "bcodeGateEnd(m.Run())"
+	if wrap {
+		run = `bcodeGateUserTestMain(m)
+	bcodeGateEnd(int(bcodegatereflect.ValueOf(m).Elem().FieldByName("exitCode").Int()))`
+	}
+	return fmt.Appendf(nil, `// Code generated by bcode for the gate's test run; it is not in the repository.
+
+package %s
+
+import (
+	bcodegatehmac "crypto/hmac"
+	bcodegatesha256 "crypto/sha256"
+	bcodegatehex "encoding/hex"
+	bcodegatejson "encoding/json"
+	bcodegateflag "flag"
+	bcodegateos "os"
+	bcodegatereflect "reflect"
+	bcodegatetesting "testing"
+)
+
+var _ = bcodegatereflect.ValueOf
+
+func TestMain(m *bcodegatetesting.M) {
+	%s
+}
+
+// bcodeGateExit is os.Exit for the package's own TestMain.
+func bcodeGateExit(code int) { bcodeGateEnd(code) }
+
+// bcodeGateEnd appends the signed line that says m.Run returned, and
+// exits with code.
+func bcodeGateEnd(code int) {
+	key, _ := bcodegateos.ReadFile(bcodegateos.Getenv(%q))
+	run := ""
+	if f := bcodegateflag.Lookup("test.run"); f != nil {
+		run = f.Value.String()
+	}
+	body, _ := bcodegatejson.Marshal(struct {
+		Unit string `+"`json:\"unit\"`"+`
+		Code int    `+"`json:\"code\"`"+`
+		Run  string `+"`json:\"run\"`"+`
+	}{%q, code, run})
+	mac := bcodegatehmac.New(bcodegatesha256.New, key)
+	mac.Write(body)
+	line := bcodegatehex.EncodeToString(mac.Sum(nil)) + " " + string(body) + "\n"
+	if f, err := bcodegateos.OpenFile(bcodegateos.Getenv(%q), bcodegateos.O_WRONLY|bcodegateos.O_APPEND|bcodegateos.O_CREATE, 0o600); err == nil {
+		f.WriteString(line)
+		f.Close()
+	}
+	bcodegateos.Exit(code)
+}
+`, pkgName, run, testlog.KeyFileEnv, unit, gateLogEnv)
+}
+
+// gateRun is one run's key and log, in a scratch directory inside the
+// snapshot (a container sees it at the same path), removed by close.
+type gateRun struct {
+	scratch string
+	key     []byte
+}
+
+// newGateRun makes a run's key and log; env is what the run's command
+// adds to its environment.
+func newGateRun(dir string) (*gateRun, []string, error) {
+	scratch, err := os.MkdirTemp(dir, ".bcode-gotest-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("go adapter: %w", err)
+	}
+	key, err := testlog.NewKey()
+	if err == nil {
+		err = os.WriteFile(filepath.Join(scratch, "key"), key, 0o644)
+	}
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, nil, fmt.Errorf("go adapter: %w", err)
+	}
+	env := []string{testlog.KeyFileEnv + "=" + filepath.Join(scratch, "key"), gateLogEnv + "=" + filepath.Join(scratch, "log")}
+	return &gateRun{scratch: scratch, key: key}, env, nil
+}
+
+// ends reads the signed lines of the run's log, by unit; a unit's last
+// line counts (-count runs m.Run once; a later line is a later process).
+func (g *gateRun) ends() map[string][]gateEnd {
+	out := map[string][]gateEnd{}
+	data, err := sandbox.ReadFile(g.scratch, "log", maxGateLog)
+	if err != nil {
+		return out
+	}
+	log, _ := testlog.Authentic(data, g.key)
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		var e gateEnd
+		if json.Unmarshal(line, &e) == nil && e.Unit != "" {
+			out[e.Unit] = append(out[e.Unit], e)
+		}
+	}
+	return out
+}
+
+func (g *gateRun) close() { os.RemoveAll(g.scratch) }
+
+// judgeEnds takes each injected package's test results at their word only
+// as far as its signed end line allows. A clean exit without the line
+// (where the package has no TestMain of its own), or
+// a line the run's exit status or selection contradicts, is an altered
+// report; a failed process without a failing test (with or without the
+// line) has its passes not taken. A failed process with a failing or
+// unended test and no line is a crash, as before: what ended first stands.
+func judgeEnds(s *Stream, g gateMains, mods []modulePath, ends map[string][]gateEnd, pattern string) {
+	for _, p := range s.Packages {
+		unit, ok := unitName(p.Package, mods)
+		wraps, injected := g.units[unit]
+		if !ok || !injected || len(p.Tests) == 0 || p.BuildFailed() {
+			continue
+		}
+		es := ends[unit]
+		switch {
+		case len(es) == 0 && p.Action == "pass" && wraps:
+			// The package's own TestMain may exit from a helper in
+			// another file, which bcode does not rewrite.
+			markRuns(p, passed, notTaken,
+				"the package's TestMain exited without passing through bcode's (os.Exit in another file?): its passes are not taken")
+		case len(es) == 0 && p.Action == "pass":
+			markRuns(p, func(*TestRun) bool { return true }, altered,
+				verify.ReportAlteredMarker+" the test binary exited 0 but bcode's TestMain never returned from m.Run: something ended the process and printed the results itself")
+		case len(es) == 0 && !anyFailed(p):
+			// A test that crashed the binary (a panic, an exit, a fatal
+			// error) leaves a failed or unended run, and the passes before
+			// it stand; a failed process whose every test passed does not.
+			markRuns(p, passed, notTaken,
+				"the test binary failed without a failing test, before bcode's TestMain returned from m.Run: its passes are not taken")
+		case len(es) == 0:
+			// A crash: what ended before it stands.
+		case !consistentEnds(es, p, pattern):
+			markRuns(p, func(*TestRun) bool { return true }, altered,
+				fmt.Sprintf("%s bcode's TestMain saw m.Run return %d under -test.run=%q; the run reported otherwise", verify.ReportAlteredMarker, es[len(es)-1].Code, es[len(es)-1].Run))
+		case es[len(es)-1].Code != 0 && !anyFailed(p):
+			markRuns(p, passed, notTaken,
+				fmt.Sprintf("m.Run returned %d although no test failed (the package's TestMain, a leak check?): its passes are not taken", es[len(es)-1].Code))
+		}
+	}
+}
+
+// consistentEnds: every end line ran the selection bcode gave, and the
+// last one's code agrees with the package's exit status.
+func consistentEnds(es []gateEnd, p *PackageRun, pattern string) bool {
+	for _, e := range es {
+		if e.Run != pattern {
+			return false
+		}
+	}
+	return (es[len(es)-1].Code == 0) == (p.Action == "pass")
+}
+
+func passed(r *TestRun) bool { return r.Action == "pass" }
+
+func anyFailed(p *PackageRun) bool {
+	for _, r := range p.Tests {
+		if r.Action != "pass" && r.Action != "skip" {
+			return true
+		}
+	}
+	return false
+}
+
+// How markRuns changes a run.
+const (
+	altered  = "altered"
+	notTaken = "not_taken"
+)
+
+func markRuns(p *PackageRun, which func(*TestRun) bool, how, why string) {
+	for _, r := range p.Tests {
+		if which(r) {
+			r.Verdict, r.Why = how, why
+		}
+	}
+}
