@@ -2,6 +2,7 @@ package golang
 
 import (
 	"bufio"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
@@ -235,12 +237,36 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 		}
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "bcode-baseline-v3\x00%s\x00%s\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath, s.runner.Name(), strings.Join(s.env, "\x00"))
+	fmt.Fprintf(h, "bcode-baseline-v3\x00%s\x00%s\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath, s.runnerIdentity(), strings.Join(s.env, "\x00"))
 	for _, f := range keyContent(files, intBits(s.goEnv("GOARCH"))) {
 		sum := sha256.Sum256(f.data)
 		fmt.Fprintf(h, "%s\x00%x\x00", f.rel, sum)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// runnerIdentity names the sandbox for the key: its name and type, and
+// for a runner that can name what its commands see (a container: the
+// image's id, user, limits, mounts), that too. One that cannot say gets a
+// name of this run alone, so nothing it stores is taken by another run.
+func (s *session) runnerIdentity() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runnerID != "" {
+		return s.runnerID
+	}
+	id := fmt.Sprintf("%s %T", s.runner.Name(), s.runner)
+	if ri, ok := s.runner.(verify.RunnerIdentity); ok {
+		more, err := ri.Identity(s.ctx)
+		if err != nil {
+			var nonce [16]byte
+			_, _ = rand.Read(nonce[:])
+			more = fmt.Sprintf("unkeyed %x", nonce)
+		}
+		id += " " + more
+	}
+	s.runnerID = id
+	return id
 }
 
 // intBits is the size of int on goarch.

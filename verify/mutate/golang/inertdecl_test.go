@@ -2,6 +2,7 @@ package golang
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -102,7 +103,8 @@ func boundaryVerdict(t *testing.T, rep *mutate.Report) mutate.Mutant {
 // binary built with it) is taken only for the same package content, the
 // same go settings and the same runner. Another GOFLAGS builds another
 // test binary (here with one more test, which kills a mutant the others
-// miss), and another runner (a container) may answer otherwise.
+// miss), and another runner (a container of another image) may answer
+// otherwise; one that cannot name what its commands see shares nothing.
 func TestBaselineNeverFromAnotherEnvironment(t *testing.T) {
 	dir, change := signRepo(t)
 	cache := t.TempDir()
@@ -126,18 +128,34 @@ func TestBaselineNeverFromAnotherEnvironment(t *testing.T) {
 	if m := boundaryVerdict(t, rep); m.Verdict != mutate.Killed || m.KilledBy != "TestTagged" {
 		t.Errorf("with the tag: n >= 0 %s by %q, want killed by TestTagged", m.Verdict, m.KilledBy)
 	}
-	if rep := run(otherRunner{host.New()}); rep.Stats.BaselineCached != 0 {
-		t.Errorf("another runner took the kept baseline: stats %+v", rep.Stats)
-	}
 	if rep := run(host.New()); rep.Stats.BaselineCached != 1 {
 		t.Errorf("the same settings again did not take the kept baseline: stats %+v", rep.Stats)
 	}
+	for i, c := range []struct {
+		id     string
+		cached int
+	}{{"image a", 0}, {"image b", 0}, {"image a", 1}, {"", 0}, {"", 0}} {
+		if rep := run(otherRunner{host.New(), c.id}); rep.Stats.BaselineCached != c.cached {
+			t.Errorf("run %d, a runner named other with identity %q: %d baselines from the cache, want %d", i, c.id, rep.Stats.BaselineCached, c.cached)
+		}
+	}
 }
 
-// otherRunner is the host under another name, as a container runner is.
-type otherRunner struct{ sandbox.Runner }
+// otherRunner is the host under another name, as a container runner is,
+// with id as what its commands see ("": it cannot say).
+type otherRunner struct {
+	sandbox.Runner
+	id string
+}
 
 func (otherRunner) Name() string { return "other" }
+
+func (r otherRunner) Identity(context.Context) (string, error) {
+	if r.id == "" {
+		return "", errors.New("a writable build cache")
+	}
+	return r.id, nil
+}
 
 // TestSaveAppendingADeclarationKeepsTheBaseline: a save that appends a
 // declaration nothing reads keeps the per-test baseline (its processes do
