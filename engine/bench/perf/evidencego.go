@@ -45,7 +45,10 @@ func changedGoFiles(dir string) ([]string, error) {
 // Go file and returns the undo. Lines and verdicts stay the same; the
 // compiled code is new, so no cache of bcode's or Go's holds the package or
 // its link. (A comment alone was not enough: it leaves the object file as
-// it was, and Go's cache then served the floor's link.)
+// it was, and Go's cache then served the floor's link.) The declaration is
+// inert, so bcode keeps the per-test baseline across it (the Go engine's
+// keyContent): the "save" row is a save that appends, not one that edits a
+// function body, which runs the baseline again.
 func touchChanged(dir string) (func(), error) {
 	files, err := changedGoFiles(dir)
 	if err != nil {

@@ -2,6 +2,7 @@ package golang
 
 import (
 	"bufio"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bcode-dev/bcode/sandbox"
+	"github.com/bcode-dev/bcode/verify"
 	"github.com/bcode-dev/bcode/verify/mutate"
 )
 
@@ -185,26 +187,30 @@ func (s *session) completeBaseline(p *pkg) error {
 	return nil
 }
 
-// cacheKey hashes everything the baseline depends on: the toolchain, the
-// package's directory (sources, tests, testdata), go.mod and go.sum, and the
-// sources of the module's packages the package and its tests import.
+// cacheKey hashes everything the baseline depends on: the toolchain and
+// the go settings that choose what is compiled (envVars), the runner (a
+// container's answers are not the host's), the package's directory
+// (sources, tests, testdata), go.mod and go.sum, and the sources of the
+// module's packages the package and its tests import. The package's own
+// non-test files are hashed without their trailing inert declarations when
+// that is sound (keyContent): a save that only appends one keeps the key.
 func (s *session) cacheKey(p *pkg) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "bcode-baseline-v2\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath)
-	hashFile := func(path string) {
+	var files []keyFile
+	addFile := func(path string) {
 		data, err := mutate.ReadBeneath(s.root, path, maxSourceFile)
 		if err != nil {
 			return
 		}
-		sum := sha256.Sum256(data)
 		// The path relative to the module: snapshots live in fresh
 		// temporary directories, and the cache must survive them.
-		if rel, err := filepath.Rel(p.modRoot, path); err == nil {
-			path = filepath.ToSlash(rel)
+		rel := path
+		if r, err := filepath.Rel(p.modRoot, path); err == nil {
+			rel = filepath.ToSlash(r)
 		}
-		fmt.Fprintf(h, "%s\x00%x\x00", path, sum)
+		own := filepath.Dir(path) == p.list.Dir && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go")
+		files = append(files, keyFile{rel: rel, data: data, own: own})
 	}
-	hashDir := func(dir string, recurse bool) {
+	addDir := func(dir string, recurse bool) {
 		_ = mutate.WalkBeneath(s.root, dir, func(path string, d fs.DirEntry) error {
 			if d.IsDir() {
 				if path != dir && (!recurse || strings.HasPrefix(d.Name(), ".")) {
@@ -213,15 +219,68 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 				return nil
 			}
 			if d.Type().IsRegular() {
-				hashFile(path)
+				addFile(path)
 			}
 			return nil
 		})
 	}
-	hashDir(p.list.Dir, false)
-	hashDir(filepath.Join(p.list.Dir, "testdata"), true)
-	hashFile(filepath.Join(p.modRoot, "go.mod"))
-	hashFile(filepath.Join(p.modRoot, "go.sum"))
+	addDir(p.list.Dir, false)
+	addDir(filepath.Join(p.list.Dir, "testdata"), true)
+	addFile(filepath.Join(p.modRoot, "go.mod"))
+	addFile(filepath.Join(p.modRoot, "go.sum"))
+	for _, dir := range s.moduleDepDirs(p) {
+		entries, _ := readDirBeneath(s.root, dir)
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+				addFile(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "bcode-baseline-v3\x00%s\x00%s\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath, s.runnerIdentity(), strings.Join(s.env, "\x00"))
+	for _, f := range keyContent(files, intBits(s.goEnv("GOARCH"))) {
+		sum := sha256.Sum256(f.data)
+		fmt.Fprintf(h, "%s\x00%x\x00", f.rel, sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// runnerIdentity names the sandbox for the key: its name and type, and
+// for a runner that can name what its commands see (a container: the
+// image's id, user, limits, mounts), that too. One that cannot say gets a
+// name of this run alone, so nothing it stores is taken by another run.
+func (s *session) runnerIdentity() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runnerID != "" {
+		return s.runnerID
+	}
+	id := fmt.Sprintf("%s %T", s.runner.Name(), s.runner)
+	if ri, ok := s.runner.(verify.RunnerIdentity); ok {
+		more, err := ri.Identity(s.ctx)
+		if err != nil {
+			var nonce [16]byte
+			_, _ = rand.Read(nonce[:])
+			more = fmt.Sprintf("unkeyed %x", nonce)
+		}
+		id += " " + more
+	}
+	s.runnerID = id
+	return id
+}
+
+// intBits is the size of int on goarch.
+func intBits(goarch string) int {
+	switch goarch {
+	case "386", "arm", "mips", "mipsle":
+		return 32
+	}
+	return 64
+}
+
+// moduleDepDirs are the directories of the main module's packages that p
+// and its tests import, in import path order.
+func (s *session) moduleDepDirs(p *pkg) []string {
 	deps := map[string]bool{}
 	for _, d := range p.list.Deps {
 		deps[d] = true
@@ -238,26 +297,17 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 	if p.list.Module != nil {
 		modPath = p.list.Module.Path
 	}
+	var dirs []string
 	for _, d := range names {
-		dir := ""
 		if l, ok := p.all[d]; ok {
-			if l.Module == nil || !l.Module.Main {
-				continue
+			if l.Module != nil && l.Module.Main {
+				dirs = append(dirs, l.Dir)
 			}
-			dir = l.Dir
 		} else if modPath != "" && (d == modPath || strings.HasPrefix(d, modPath+"/")) {
-			dir = filepath.Join(p.modRoot, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(d, modPath), "/")))
-		} else {
-			continue
-		}
-		entries, _ := readDirBeneath(s.root, dir)
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
-				hashFile(filepath.Join(dir, e.Name()))
-			}
+			dirs = append(dirs, filepath.Join(p.modRoot, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(d, modPath), "/"))))
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+	return dirs
 }
 
 // runBaseline builds p's test binary with coverage, runs every test alone

@@ -46,6 +46,8 @@ type session struct {
 	pkgs     []*pkg
 	compile  time.Duration
 	prepared bool
+	// runnerID names the runner in cache keys, once computed.
+	runnerID string
 	mu       sync.Mutex
 }
 
