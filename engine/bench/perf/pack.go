@@ -68,7 +68,7 @@ func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 	fit := fs.Bool("fit", false, "also refit the ranking's weights on the tuning projects' changes and print them")
 	half := fs.String("half", "", "only the projects of one half: tuning or held-out (\"\": both)")
 	indexCache := fs.String("index-cache", "", "`directory` keeping each case's Go index between runs (a re-run skips go list)")
-	cliRuns := fs.Int("cli-runs", 10, "warm runs of the real `bcode pack` process on the large repository (the warm CLI row: median wall and CPU time)")
+	cliRuns := fs.Int("cli-runs", 10, "`N` warm runs of the real bcode pack process on the large repository (the warm CLI row: median wall and CPU time)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
