@@ -262,13 +262,15 @@ func decodeGraph(section string) (keptGraph, error) {
 		g.ranked = append(g.ranked, s.ID)
 	}
 	slices.Sort(g.ranked)
-	for range r.count() {
-		e := Edge{Kind: EdgeKind(r.ref()), From: r.ref(), To: r.ref()}
+	edges := make([]Edge, r.count())
+	for i := range edges {
+		edges[i] = Edge{Kind: EdgeKind(r.ref()), From: r.ref(), To: r.ref()}
 		if r.err != nil {
 			return k, r.err
 		}
-		g.out[e.From] = append(g.out[e.From], e)
-		g.in[e.To] = append(g.in[e.To], e)
+	}
+	if !groupEdges(g, edges) {
+		return k, errGraphFile
 	}
 	for range r.count() {
 		p, d := r.ref(), r.ref()
@@ -279,4 +281,36 @@ func decodeGraph(section string) (keptGraph, error) {
 	}
 	k.g = g
 	return k, nil
+}
+
+// groupEdges files edges (sorted) under their ends as Assemble does, each
+// end's list cut from one array sized by a first count, so reading a
+// graph file grows no slice. False when edges are not grouped by their
+// start, as no graph file this package writes has them.
+func groupEdges(g *Graph, edges []Edge) bool {
+	outs, ins := map[string]int{}, map[string]int{}
+	for _, e := range edges {
+		outs[e.From]++
+		ins[e.To]++
+	}
+	byIn := make([]Edge, 0, len(edges))
+	for i := 0; i < len(edges); {
+		from := edges[i].From
+		j := i + outs[from]
+		if g.out[from] != nil || j > len(edges) || edges[j-1].From != from {
+			return false
+		}
+		g.out[from] = edges[i:j:j]
+		i = j
+	}
+	for _, e := range edges {
+		l := g.in[e.To]
+		if l == nil {
+			n := ins[e.To]
+			l = byIn[len(byIn) : len(byIn) : len(byIn)+n]
+			byIn = byIn[:len(byIn)+n]
+		}
+		g.in[e.To] = append(l, e)
+	}
+	return true
 }
