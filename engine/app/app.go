@@ -164,8 +164,15 @@ func (e *Engine) Pack(ctx context.Context, req PackRequest) (*Pack, error) {
 			t.Criteria = known.Criteria
 		}
 	}
-	redactor, err := e.Redactor()
-	if err != nil {
+	var redactor pack.Redactor
+	var memo *secrets.CleanMemo
+	if req.Index == nil {
+		// A one-shot pack (the CLI's): the rules are compiled only when a
+		// text was never scanned clean before.
+		dir, _ := sandbox.CacheDir("secrets")
+		memo = secrets.NewCleanMemo(dir, e.Redactor)
+		redactor = memo
+	} else if redactor, err = e.Redactor(); err != nil {
 		return nil, err
 	}
 	endpoint := req.Tokenizer
@@ -178,7 +185,16 @@ func (e *Engine) Pack(ctx context.Context, req PackRequest) (*Pack, error) {
 	}
 	b := runner.NewPackBuilder(ctx, endpoint, probe, redactor, e)
 	b.Budget, b.Store, b.IndexProgress = req.Budget, index, req.IndexProgress
-	return b.Build(ctx, t, req.Repo)
+	p, err := b.Build(ctx, t, req.Repo)
+	if memo != nil {
+		if merr := memo.Err(); merr != nil {
+			return nil, fmt.Errorf("loading the secret rules that redact the pack: %w", merr)
+		}
+		if err == nil {
+			memo.Save()
+		}
+	}
+	return p, err
 }
 
 // packIndex is where req's pack keeps its Go index: req.Index, else with
@@ -208,13 +224,23 @@ func (e *Engine) packIndex(ctx context.Context, req PackRequest) (codegraph.Stor
 		note("the shared ledger keeps no code index: indexing in memory only")
 		return nil, nil
 	}
-	return codegraph.LedgerStore{Ledger: sl}, nil
+	units := codegraph.LedgerStore{Ledger: sl}
+	dir, err := sandbox.CacheDir("codegraph")
+	if err != nil {
+		return units, nil // no cache directory: the units alone
+	}
+	// The last graph and the files' hashes, read back by the next process
+	// without decoding a unit (the CLI's warm pack).
+	return &codegraph.DiskCache{Units: units, Dir: dir}, nil
 }
 
 // baseConfig is .bcode/config.toml at rev of the repository at dir, as
 // the gate and the runner read it; the defaults when dir is not a
 // repository or the file is missing or broken (a pack is still useful).
 func baseConfig(ctx context.Context, dir, rev string) config.Config {
+	if rev == "HEAD" {
+		return headConfig(ctx, dir)
+	}
 	repo, err := git.Open(ctx, dir)
 	if err != nil {
 		return config.Default()

@@ -331,7 +331,8 @@ func (st *Stats) gatherUnits(hashes map[string]string, fresh, stored map[string]
 // Scan is the content state of a repository's Go directories.
 type Scan struct {
 	// Hashes maps each repository-relative directory holding .go files to
-	// a hash of go.mod and of every .go file's name and content in it.
+	// a hash of go.mod, the toolchain's identity and every .go file's name
+	// and content in it.
 	Hashes  map[string]string
 	Refused []string // .go files that are symbolic links (never read) or over the size cap
 }
@@ -341,6 +342,13 @@ type Scan struct {
 // outside packages from export data, so its method keys name them where
 // v3's have the invalid type) are re-indexed rather than reused.
 const indexFormat = "codegraph v3\n"
+
+// toolchainIdentity names the go command the index loads with; it goes
+// into every directory's hash, because the standard library's types (and
+// what the go command lists) are the toolchain's: a unit or a graph
+// indexed with another Go is indexed again, not reused. A variable so a
+// test can be another toolchain.
+var toolchainIdentity = gotool.Identity
 
 // skipDir reports whether the go tool ignores a directory (and so the index
 // does too): hidden, underscore, testdata and vendor directories.
@@ -381,6 +389,7 @@ func scanTree(conf *sandbox.Confined, gomod []byte, sums *fileSums) (*Scan, erro
 	root := conf.Dir()
 	now := time.Now()
 	modSum := sha256.Sum256(gomod)
+	tool := toolchainIdentity()
 	type entry struct{ name, sum string }
 	perDir := map[string][]entry{}
 	out := &Scan{Hashes: map[string]string{}}
@@ -448,6 +457,7 @@ func scanTree(conf *sandbox.Confined, gomod []byte, sums *fileSums) (*Scan, erro
 		h := sha256.New()
 		h.Write([]byte(indexFormat))
 		h.Write(modSum[:])
+		fmt.Fprintf(h, "%s\n", tool)
 		for _, e := range es {
 			fmt.Fprintf(h, "%s\x00%s\n", e.name, e.sum)
 		}

@@ -27,16 +27,33 @@ type graphKeeper interface {
 const racyWindow = 2 * time.Second
 
 // fileSums are file hashes by repository-relative name, valid while the
-// file's size and modification time are those recorded.
+// file's size, modification time, inode and change time are those
+// recorded.
 type fileSums struct {
 	mu sync.Mutex
 	m  map[string]fileSum
+	// seen are the names looked up or recorded since beginScan, and
+	// changed says a hash was recorded: what a cache on disk writes back.
+	seen    map[string]bool
+	changed bool
 }
 
 type fileSum struct {
 	size  int64
 	mtime time.Time
+	ino   uint64
+	ctime int64
 	sum   string
+}
+
+// beginScan starts a scan: what it looks up or records is what is seen.
+func (f *fileSums) beginScan() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen, f.changed = map[string]bool{}, false
 }
 
 // lookup returns name's recorded hash when info matches the record.
@@ -47,8 +64,12 @@ func (f *fileSums) lookup(name string, info fs.FileInfo) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.m[name]
-	if !ok || r.size != info.Size() || !r.mtime.Equal(info.ModTime()) {
+	ino, ctime := fileStamp(info)
+	if !ok || r.size != info.Size() || !r.mtime.Equal(info.ModTime()) || r.ino != ino || r.ctime != ctime {
 		return "", false
+	}
+	if f.seen != nil {
+		f.seen[name] = true
 	}
 	return r.sum, true
 }
@@ -59,12 +80,20 @@ func (f *fileSums) record(name string, info fs.FileInfo, read int, sum string, n
 	if f == nil || info == nil || int64(read) != info.Size() || now.Sub(info.ModTime()) < racyWindow {
 		return
 	}
+	ino, ctime := fileStamp(info)
+	if now.Sub(time.Unix(0, ctime)) < racyWindow {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
 		f.m = map[string]fileSum{}
 	}
-	f.m[name] = fileSum{size: info.Size(), mtime: info.ModTime(), sum: sum}
+	f.m[name] = fileSum{size: info.Size(), mtime: info.ModTime(), ino: ino, ctime: ctime, sum: sum}
+	if f.seen != nil {
+		f.seen[name] = true
+	}
+	f.changed = true
 }
 
 // keptGraph is a graph, the tree it was assembled from (key) and what

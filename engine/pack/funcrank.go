@@ -150,13 +150,40 @@ func (b *builder) history(ctx context.Context) *cochange.History {
 		return b.hist
 	}
 	b.histDone = true
-	h, err := cochange.Mine(ctx, b.conf.Dir(), historyCacheDir())
+	var h *cochange.History
+	var err error
+	if b.histRead != nil {
+		r := <-b.histRead
+		h, err = r.h, r.err
+	} else {
+		h, err = cochange.Mine(ctx, b.conf.Dir(), historyCacheDir())
+	}
 	if err != nil {
 		b.notes = append(b.notes, "no git history to mine: co-change signal off")
 		return nil
 	}
 	b.hist = h
 	return h
+}
+
+// minedHistory is what cochange.Mine returned.
+type minedHistory struct {
+	h   *cochange.History
+	err error
+}
+
+// readHistoryAhead starts reading the history beside the index, for a
+// pack that will rank functions: finding HEAD is a git process, and its
+// wait overlaps the index's walk instead of following it. Build's return
+// cancels a read nobody took.
+func (b *builder) readHistoryAhead(ctx context.Context) {
+	ch := make(chan minedHistory, 1)
+	dir := b.conf.Dir()
+	go func() {
+		h, err := cochange.Mine(ctx, dir, historyCacheDir())
+		ch <- minedHistory{h, err}
+	}()
+	b.histRead = ch
 }
 
 // innermostSymbols keeps the enclosing symbols that contain no other

@@ -170,6 +170,9 @@ var (
 // Build builds the pack for in.
 func Build(ctx context.Context, in Input) (*Pack, error) {
 	start := time.Now()
+	// Cancelled on return: stops a history read the pack did not use.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if in.Redactor == nil {
 		return nil, errors.New("pack: no secret redactor given")
 	}
@@ -232,6 +235,8 @@ type builder struct {
 	// hist is the repository's mined git history (nil: none), read once.
 	hist     *cochange.History
 	histDone bool
+	// histRead, when set, delivers the history read beside the index.
+	histRead chan minedHistory
 	// histFiles is each file's co-change strength with the selection's
 	// (damped confidence), for the repo map's order.
 	histFiles map[string]float64
@@ -251,6 +256,9 @@ func (b *builder) collect(ctx context.Context) error {
 		if strings.HasSuffix(b.sel.File, ".py") {
 			lang = "python"
 		}
+	}
+	if lang == "go" || lang == "python" {
+		b.readHistoryAhead(ctx)
 	}
 	var g *codegraph.Graph
 	if lang == "go" {

@@ -68,6 +68,7 @@ func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 	fit := fs.Bool("fit", false, "also refit the ranking's weights on the tuning projects' changes and print them")
 	half := fs.String("half", "", "only the projects of one half: tuning or held-out (\"\": both)")
 	indexCache := fs.String("index-cache", "", "`directory` keeping each case's Go index between runs (a re-run skips go list)")
+	cliRuns := fs.Int("cli-runs", 10, "`N` warm runs of the real bcode pack process on the large repository (the warm CLI row: median wall and CPU time)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -111,7 +112,11 @@ func runPackBench(ctx context.Context, eng *app.Engine, args []string, stdout, s
 		}
 	}
 	if *big != "" {
-		if err := benchWarm(ctx, *big, *bigGit, filepath.Join(dir, "big"), counter, scanner, stdout, stderr); err != nil {
+		if *cliRuns < 1 {
+			fmt.Fprintf(stderr, "--cli-runs %d: want at least 1\n", *cliRuns)
+			return 2
+		}
+		if err := benchWarm(ctx, *big, *bigGit, filepath.Join(dir, "big"), *cliRuns, counter, scanner, stdout, stderr); err != nil {
 			fmt.Fprintf(stderr, "warm-index benchmark: %v\n", err)
 			return 1
 		}
@@ -476,7 +481,7 @@ func printRecall(w io.Writer, results []changeResult) {
 // compares the two ways an index reaches the pack (a store, a graph held
 // in memory), which app.Pack decides for its caller, and times the pack
 // apart from the tokenizer's probe.
-func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter pack.Counter, red pack.Redactor, stdout, stderr io.Writer) error {
+func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, cliRuns int, counter pack.Counter, red pack.Redactor, stdout, stderr io.Writer) error {
 	if err := prepareWarmRepo(ctx, modVersion, historyRepo, dir); err != nil {
 		return err
 	}
@@ -493,7 +498,7 @@ func benchWarm(ctx context.Context, modVersion, historyRepo, dir string, counter
 	}
 	// First, before anything of this process has indexed the tree: the
 	// real CLI with every cache of bcode's empty and a fresh state.
-	w.cliCold, w.cliWarm, w.cliNote = cliPacks(ctx, dir, stderr)
+	w.cli = cliPacks(ctx, dir, cliRuns, stderr)
 	led, err := ledger.Open(ctx, filepath.Join(dir, ".bcode-bench-ledger.db"), ledger.WithCodeIndex())
 	if err != nil {
 		return err
@@ -604,65 +609,88 @@ type warmResult struct {
 	edited               string
 	// The bcode-ls path: a connection's MemoryStore, which keeps the
 	// files' hashes and the assembled graph (wall and CPU time).
-	warmLS, warmLSCPU []time.Duration
-	// The real CLI: the first pack with empty caches, then warm ones.
-	cliCold            time.Duration
-	cliWarm            []time.Duration
-	cliNote            string
+	warmLS, warmLSCPU  []time.Duration
+	cli                cliRuns
 	loadStart, loadEnd string
+}
+
+// cliRuns are the real CLI's packs: the first with empty caches, then
+// warm ones, each a process of its own (wall time, and the CPU time of
+// the process and the git processes it waited for).
+type cliRuns struct {
+	cold          time.Duration
+	warm, warmCPU []time.Duration
+	load          string // the load average when the warm runs ended
+	note          string // the cold pack's notes about its index, or what failed
 }
 
 // cliPacks runs `bcode pack` (this executable) on dir as a user would:
 // once with bcode's caches and state empty (--cache and --state on new
-// directories; the Go build and module caches are the user's), then
-// three times warm. The note is the cold pack's notes about its index.
-func cliPacks(ctx context.Context, dir string, stderr io.Writer) (cold time.Duration, warm []time.Duration, note string) {
+// directories; the Go build and module caches are the user's), then n
+// times warm.
+func cliPacks(ctx context.Context, dir string, n int, stderr io.Writer) (r cliRuns) {
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, nil, err.Error()
+		r.note = err.Error()
+		return r
 	}
 	tmp, err := os.MkdirTemp("", "bcode-bench-cli-")
 	if err != nil {
-		return 0, nil, err.Error()
+		r.note = err.Error()
+		return r
 	}
 	defer os.RemoveAll(tmp)
 	g, _, err := codegraph.Index(ctx, dir, nil) // only to pick the selection
 	if err != nil {
-		return 0, nil, err.Error()
+		r.note = err.Error()
+		return r
 	}
 	s := busiestFuncs(g, 1)
 	if len(s) == 0 {
-		return 0, nil, "no function to select"
+		r.note = "no function to select"
+		return r
 	}
-	run := func() (time.Duration, string, error) {
-		cmd := exec.CommandContext(ctx, exe, "--cache", filepath.Join(tmp, "cache"), "pack", "--repo", dir,
-			"--state", filepath.Join(tmp, "state"), "--json", "--selection", fmt.Sprintf("%s:%d-%d", s[0].File, s[0].Line, s[0].EndLine))
-		cmd.Stderr = stderr
-		t0 := time.Now()
-		out, err := cmd.Output()
-		took := time.Since(t0)
-		var p struct{ Notes []string }
-		_ = json.Unmarshal(out, &p)
-		var idx []string
-		for _, n := range p.Notes {
-			if strings.Contains(n, "index") || strings.Contains(n, "text search") {
-				idx = append(idx, n)
-			}
-		}
-		return took, strings.Join(idx, "; "), err
-	}
-	cold, note, err = run()
+	sel := fmt.Sprintf("%s:%d-%d", s[0].File, s[0].Line, s[0].EndLine)
+	cold, _, note, err := cliPack(ctx, exe, tmp, dir, sel, stderr)
+	r.cold, r.note = cold, note
 	if err != nil {
-		return cold, nil, "cold CLI pack failed: " + err.Error()
+		r.note = "cold CLI pack failed: " + err.Error()
+		return r
 	}
-	for range 3 {
-		d, _, err := run()
+	for range n {
+		wall, cpu, _, err := cliPack(ctx, exe, tmp, dir, sel, stderr)
 		if err != nil {
-			return cold, warm, "warm CLI pack failed: " + err.Error()
+			r.note = "warm CLI pack failed: " + err.Error()
+			return r
 		}
-		warm = append(warm, d)
+		r.warm, r.warmCPU = append(r.warm, wall), append(r.warmCPU, cpu)
 	}
-	return cold, warm, note
+	r.load = loadAverage()
+	return r
+}
+
+// cliPack is one `bcode pack --json` process with its caches and state in
+// tmp: its wall time, its CPU time (user and system, its children's
+// included) and its notes about the index.
+func cliPack(ctx context.Context, exe, tmp, dir, sel string, stderr io.Writer) (wall, cpu time.Duration, note string, err error) {
+	cmd := exec.CommandContext(ctx, exe, "--cache", filepath.Join(tmp, "cache"), "pack", "--repo", dir,
+		"--state", filepath.Join(tmp, "state"), "--json", "--selection", sel)
+	cmd.Stderr = stderr
+	t0 := time.Now()
+	out, err := cmd.Output()
+	wall = time.Since(t0)
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	var p struct{ Notes []string }
+	_ = json.Unmarshal(out, &p)
+	var idx []string
+	for _, n := range p.Notes {
+		if strings.Contains(n, "index") || strings.Contains(n, "text search") {
+			idx = append(idx, n)
+		}
+	}
+	return wall, cpu, strings.Join(idx, "; "), err
 }
 
 // coldIndex builds the index into store, measuring its time, the Go heap
@@ -786,14 +814,15 @@ func (w *warmResult) print(stdout io.Writer, modVersion string) {
 	fmt.Fprintf(tw, "| warm pack via the ledger (scan + load + assemble + pack), median of %d\t| %s (max %s)\t|\n", len(w.warmLedger), median(w.warmLedger), slices.Max(w.warmLedger).Round(time.Millisecond))
 	fmt.Fprintf(tw, "| warm pack, graph in memory, median of %d\t| %s (max %s)\t|\n", len(w.warmMem), median(w.warmMem), slices.Max(w.warmMem).Round(time.Millisecond))
 	fmt.Fprintf(tw, "| warm pack, bcode-ls's index (scan + pack), median of %d: wall / CPU\t| %s (max %s) / %s (max %s)\t|\n", len(w.warmLS), median(w.warmLS), slices.Max(w.warmLS).Round(time.Millisecond), median(w.warmLSCPU), slices.Max(w.warmLSCPU).Round(time.Millisecond))
-	if w.cliCold > 0 {
-		fmt.Fprintf(tw, "| cold pack, the CLI with bcode's caches and state empty\t| %s\t|\n", w.cliCold.Round(time.Millisecond))
+	if w.cli.cold > 0 {
+		fmt.Fprintf(tw, "| cold pack, the CLI with bcode's caches and state empty\t| %s\t|\n", w.cli.cold.Round(time.Millisecond))
 	}
-	if len(w.cliWarm) > 0 {
-		fmt.Fprintf(tw, "| warm pack, the CLI (process, ledger, scan, pack), median of %d\t| %s (max %s)\t|\n", len(w.cliWarm), median(w.cliWarm), slices.Max(w.cliWarm).Round(time.Millisecond))
+	if len(w.cli.warm) > 0 {
+		fmt.Fprintf(tw, "| warm CLI: `bcode pack --json` as a process, median of %d: wall / CPU (load %s)\t| %s (max %s) / %s (max %s)\t|\n",
+			len(w.cli.warm), w.cli.load, median(w.cli.warm), slices.Max(w.cli.warm).Round(time.Millisecond), median(w.cli.warmCPU), slices.Max(w.cli.warmCPU).Round(time.Millisecond))
 	}
-	if w.cliNote != "" {
-		fmt.Fprintf(tw, "| the cold CLI pack's notes on its index\t| %s\t|\n", w.cliNote)
+	if w.cli.note != "" {
+		fmt.Fprintf(tw, "| the cold CLI pack's notes on its index\t| %s\t|\n", w.cli.note)
 	}
 	fmt.Fprintf(tw, "| load average (1, 5, 15 min) at start / at end\t| %s / %s\t|\n", w.loadStart, w.loadEnd)
 	fmt.Fprintf(tw, "| mining the git history once (cochange.Mine, uncached)\t| %s (%d commits kept)\t|\n", w.mineTime.Round(time.Millisecond), w.histCommits)

@@ -83,15 +83,14 @@ var (
 // dir (paths relative to it). cacheDir, when not empty, holds one JSON file
 // per mined head commit.
 func Mine(ctx context.Context, dir, cacheDir string) (*History, error) {
-	repo, err := git.Open(ctx, dir)
+	// One git process finds HEAD; the repository is opened (three more)
+	// and the log read only when that commit was never mined.
+	at, err := git.HeadOf(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoHistory, err)
 	}
-	head, err := repo.Resolve(ctx, "HEAD")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoHistory, err)
-	}
-	prefix, err := relPrefix(repo.Dir, dir)
+	head := at.Commit
+	prefix, err := relPrefix(at.Top, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +101,10 @@ func Mine(ctx context.Context, dir, cacheDir string) (*History, error) {
 		h = readCache(cacheDir, head)
 	}
 	if h == nil {
+		repo, err := git.Open(ctx, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNoHistory, err)
+		}
 		h, err = mine(ctx, repo, head)
 		if err != nil {
 			return nil, err

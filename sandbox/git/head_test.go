@@ -1,0 +1,30 @@
+package git
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHeadOf: one process gives the working tree's top (from a
+// subdirectory too), HEAD's commit and its tree, as rev-parse names them;
+// a repository without a commit is an error, not an empty Head.
+func TestHeadOf(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := HeadOf(ctx, f.dir); err == nil {
+		t.Fatal("HeadOf of a repository without a commit succeeded")
+	}
+	f.write("sub/a.txt", "a\n")
+	commit := f.commit("first")
+	h, err := HeadOf(ctx, filepath.Join(f.dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _ := filepath.EvalSymlinks(f.dir)
+	want := Head{Top: top, Commit: commit, Tree: strings.TrimSpace(f.git("rev-parse", "HEAD^{tree}"))}
+	if got, _ := filepath.EvalSymlinks(h.Top); got != want.Top || h.Commit != want.Commit || h.Tree != want.Tree {
+		t.Fatalf("HeadOf = %+v, want %+v", h, want)
+	}
+}
