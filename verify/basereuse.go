@@ -42,6 +42,10 @@ type storedBase struct {
 	Results    []TestResult          `json:"results"`
 	Units      map[string]UnitResult `json:"units"`
 	DurationNS int64                 `json:"duration_ns"`
+	// Repeats are the fail-to-pass candidates' repeat rounds on the
+	// snapshot, as they ran (a run of the base with the head's tests,
+	// beforereuse.go); the untouched base has none.
+	Repeats []TestResult `json:"repeats,omitempty"`
 }
 
 const dirMark = "\x00base\x00"
@@ -52,7 +56,17 @@ var errBadStored = errors.New("base results: undecodable")
 
 // encodeBase is s in its stored form, gzipped.
 func encodeBase(key string, s *sideRun) ([]byte, error) {
-	sb := storedBase{Version: baseKeyVersion, Key: key, Units: map[string]UnitResult{}, DurationNS: int64(s.duration)}
+	return encodeRun(baseKeyVersion, key, s, nil)
+}
+
+// encodeRun is s and its repeat rounds in the stored form of version,
+// gzipped.
+func encodeRun(version, key string, s *sideRun, repeats []TestResult) ([]byte, error) {
+	sb := storedBase{Version: version, Key: key, Units: map[string]UnitResult{}, DurationNS: int64(s.duration)}
+	for _, r := range repeats {
+		r.Detail = strings.ReplaceAll(r.Detail, s.dir, dirMark)
+		sb.Repeats = append(sb.Repeats, r)
+	}
 	for _, id := range s.order {
 		r := s.results[id]
 		r.Detail = strings.ReplaceAll(r.Detail, s.dir, dirMark)
@@ -77,24 +91,34 @@ func encodeBase(key string, s *sideRun) ([]byte, error) {
 // value that is not gzipped JSON of this version and key, or whose
 // results name no language or outcome, is errBadStored.
 func decodeBase(key, dir string, data []byte) (*sideRun, error) {
+	s, repeats, err := decodeRun(baseKeyVersion, key, dir, data)
+	if err == nil && len(repeats) > 0 {
+		return nil, fmt.Errorf("%w: repeats stored with the untouched base", errBadStored)
+	}
+	return s, err
+}
+
+// decodeRun reads a stored run of version and key back as a run in dir,
+// with its repeat rounds.
+func decodeRun(version, key, dir string, data []byte) (*sideRun, []TestResult, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadStored, err)
+		return nil, nil, fmt.Errorf("%w: %v", errBadStored, err)
 	}
 	var sb storedBase
 	dec := json.NewDecoder(io.LimitReader(zr, 256<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sb); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadStored, err)
+		return nil, nil, fmt.Errorf("%w: %v", errBadStored, err)
 	}
-	if sb.Version != baseKeyVersion || sb.Key != key || sb.DurationNS < 0 {
-		return nil, fmt.Errorf("%w: another version or key", errBadStored)
+	if sb.Version != version || sb.Key != key || sb.DurationNS < 0 {
+		return nil, nil, fmt.Errorf("%w: another version or key", errBadStored)
 	}
 	s := newSideRun(dir)
 	s.ran, s.duration = true, time.Duration(sb.DurationNS)
 	for _, r := range sb.Results {
 		if r.Test.Language == "" || r.Outcome == "" {
-			return nil, fmt.Errorf("%w: a result without language or outcome", errBadStored)
+			return nil, nil, fmt.Errorf("%w: a result without language or outcome", errBadStored)
 		}
 		r.Detail = strings.ReplaceAll(r.Detail, dirMark, dir)
 		s.add(r.Test.Language, SuiteResult{Results: []TestResult{r}})
@@ -102,12 +126,20 @@ func decodeBase(key, dir string, data []byte) (*sideRun, error) {
 	for k, u := range sb.Units {
 		lang, unit, ok := strings.Cut(k, ":")
 		if !ok || unit != u.Unit || lang == "" || u.Outcome == "" {
-			return nil, fmt.Errorf("%w: unit %q", errBadStored, k)
+			return nil, nil, fmt.Errorf("%w: unit %q", errBadStored, k)
 		}
 		u.Detail = strings.ReplaceAll(u.Detail, dirMark, dir)
 		s.units[k] = u
 	}
-	return s, nil
+	repeats := make([]TestResult, 0, len(sb.Repeats))
+	for _, r := range sb.Repeats {
+		if r.Test.Language == "" || r.Outcome == "" {
+			return nil, nil, fmt.Errorf("%w: a repeat without language or outcome", errBadStored)
+		}
+		r.Detail = strings.ReplaceAll(r.Detail, dirMark, dir)
+		repeats = append(repeats, r)
+	}
+	return s, repeats, nil
 }
 
 // storable reports whether a base's run may be stored: it ran whole, once

@@ -36,9 +36,14 @@ func (r *checkRun) failToPass() bool {
 			f2p = append(f2p, t)
 		}
 	}
-	if rounds := r.cfg.Gate.FlakeRuns - 1; rounds > 0 && len(f2p) > 0 && !r.repeat(f2p, rounds) {
-		return false
+	var ranBefore []TestResult
+	if rounds := r.cfg.Gate.FlakeRuns - 1; rounds > 0 && len(f2p) > 0 {
+		var ok bool
+		if ranBefore, ok = r.repeat(f2p, rounds); !ok {
+			return false
+		}
 	}
+	r.keepBefore(ranBefore)
 	// Mutation evidence copies the head's snapshot: no binary of the
 	// runs goes with it.
 	r.g.dropBinaries(r.beforeDir, r.headDir)
@@ -68,10 +73,14 @@ func candidateTests(inUnits map[string]bool, sides ...*sideRun) []Test {
 }
 
 // repeat runs the fail-to-pass candidates rounds more times on each side,
-// each run in its own process, and adds the runs to the first ones.
-func (r *checkRun) repeat(f2p []Test, rounds int) bool {
+// each run in its own process, and adds the runs to the first ones. A
+// candidate's rounds on the before snapshot stored with its run are read,
+// not run, and the head's rounds started early (startHeadRepeats) are
+// taken when they cover every candidate. It returns the before rounds it
+// ran, for keepBefore.
+func (r *checkRun) repeat(f2p []Test, rounds int) ([]TestResult, bool) {
 	r.p.Step("repeating %d fail-to-pass candidates %d more times on each side, each run in its own process", len(f2p), rounds)
-	var bres, hres []TestResult
+	var bres, hres, ranBefore []TestResult
 	var errs []error
 	var mu sync.Mutex
 	// Each round's deadline: test_timeout under the load, and at least
@@ -81,34 +90,53 @@ func (r *checkRun) repeat(f2p []Test, rounds int) bool {
 		measured += max(r.before.outcome(t).Duration, r.head.outcome(t).Duration)
 	}
 	opts := RunOptions{Count: rounds, Timeout: r.load.Deadline(r.cfg.Gate.TestTimeout.Duration, measured), Separate: true}
-	repeat := func(name, dir string, into *[]TestResult) func() {
-		return func() {
-			t0 := time.Now()
-			for lang, ts := range groupByLanguage(f2p) {
-				res, err := r.g.adapter(lang).RunTests(r.ctx, r.g.Runner, dir, ts, opts)
-				mu.Lock()
-				*into = append(*into, res...)
-				if err != nil {
-					errs = append(errs, err)
-				}
-				mu.Unlock()
+	run := func(dir string, tests []Test, into *[]TestResult) {
+		for lang, ts := range groupByLanguage(tests) {
+			res, err := r.g.adapter(lang).RunTests(r.ctx, r.g.Runner, dir, ts, opts)
+			mu.Lock()
+			*into = append(*into, res...)
+			if err != nil {
+				errs = append(errs, err)
 			}
-			r.timing(name, t0)
+			mu.Unlock()
 		}
 	}
-	parallel(sides(), repeat("repeat_before", r.beforeDir, &bres), repeat("repeat_head", r.headDir, &hres))
+	var toRun []Test
+	for _, t := range f2p {
+		if stored := r.storedRounds(t, rounds); stored != nil {
+			bres = append(bres, stored...)
+		} else {
+			toRun = append(toRun, t)
+		}
+	}
+	before := func() {
+		defer r.timing("repeat_before", time.Now())
+		run(r.beforeDir, toRun, &ranBefore)
+	}
+	head := func() {
+		defer r.timing("repeat_head", time.Now())
+		if early, ok := r.takeHeadRepeats(f2p); ok {
+			hres = early
+			return
+		}
+		run(r.headDir, f2p, &hres)
+	}
+	if len(toRun) == 0 {
+		before = nil
+	}
+	parallel(sides(), before, head)
 	if r.cancelled() {
-		return false
+		return nil, false
 	}
 	if len(errs) > 0 {
 		r.g.errorReport(r.rep, fmt.Errorf("repeating fail-to-pass candidates: %w", errs[0]))
-		return false // the report says why; Check returns no error
+		return nil, false // the report says why; Check returns no error
 	}
-	for _, res := range bres {
+	for _, res := range append(bres, ranBefore...) {
 		r.baseRuns[res.Test.ID()] = append(r.baseRuns[res.Test.ID()], r.g.judgeBase(r.change, res))
 	}
 	collect(r.headRuns, hres)
-	return true
+	return ranBefore, true
 }
 
 // credit judges every candidate into the report: the credited tests, and

@@ -114,6 +114,16 @@ type checkRun struct {
 	baseKey     string
 	baseKeyErr  error
 
+	// The before snapshot's stored run (beforereuse.go): what it laid
+	// over the base, its key ("" when not keyed), the repeat rounds
+	// stored with it by test ID, the note runSides adds, and the head's
+	// repeat rounds started early.
+	overBase      []FileChange
+	beforeKeyHex  string
+	storedRepeats map[string][]TestResult
+	beforeNote    string
+	headRepeats   *headRepeats
+
 	// Mutation evidence started beside the runs (EvidenceStart).
 	evArmed      bool
 	evOnce       sync.Once
@@ -178,6 +188,9 @@ func (r *checkRun) finish() {
 	r.preparing.Wait()
 	if r.baseKeyDone != nil {
 		<-r.baseKeyDone
+	}
+	if r.headRepeats != nil {
+		<-r.headRepeats.done
 	}
 	if r.static != nil && !r.staticDone {
 		<-r.static
@@ -373,7 +386,7 @@ func (r *checkRun) candidates() bool {
 func (r *checkRun) overlays() bool {
 	t0 := time.Now()
 	overBase, overHead, supportOnly := r.overlayFiles()
-	r.supportOnly = supportOnly
+	r.overBase, r.supportOnly = overBase, supportOnly
 	r.oldTargets = r.oldUnits(overHead)
 	r.addedInfra = addedFiles(overHead)
 	// A snapshot the same in content as another gives the same results:
@@ -588,6 +601,16 @@ func (r *checkRun) timed(name string, fn func()) func() {
 func (r *checkRun) runSides() {
 	r.load = sandbox.ReadLoad()
 	specs := r.sideSpecs()
+	// The before snapshot's stored run is looked up beside the runs, not
+	// in a run slot: the head and the head with the base's tests run
+	// first, and with a stored run the head's repeats start as soon as
+	// it is read (startHeadRepeats).
+	var beforeLookup chan bool
+	if r.beforeKeyable() == nil {
+		beforeLookup = make(chan bool, 1)
+		go func() { beforeLookup <- r.reuseBefore() }()
+		specs = runFirst(specs, "head", "old")
+	}
 	fns := make([]func(), len(specs))
 	for i, sp := range specs {
 		fns[i] = r.timed("run_"+sp.name, func() {
@@ -595,6 +618,16 @@ func (r *checkRun) runSides() {
 				*sp.run = r.g.runSide(r.ctx, sp.dir, sp.targets, sp.keep, r.load.Deadline(sp.floor, 0))
 			}
 		})
+		if sp.name == "before" && beforeLookup != nil {
+			run := fns[i]
+			fns[i] = func() {
+				if <-beforeLookup {
+					specs[i].dir = ""
+					sp.dir = ""
+				}
+				run()
+			}
+		}
 		if sp.name == "base" && r.baseKeyDone != nil {
 			// The base's key is awaited in the base's own slot, not
 			// before the runs start: the head and the mixed snapshots
@@ -611,6 +644,9 @@ func (r *checkRun) runSides() {
 		}
 	}
 	parallel(sides(), fns...)
+	if r.beforeNote != "" {
+		r.rep.Notes = append(r.rep.Notes, r.beforeNote)
+	}
 	r.retryTimeouts(specs)
 	if r.beforeIsHead {
 		r.before = r.head.unitsOf(r.units)
@@ -624,6 +660,25 @@ func (r *checkRun) runSides() {
 	if r.before == nil {
 		r.before = newSideRun("")
 	}
+}
+
+// runFirst is specs with the ones named first, in that order, the others
+// after them in theirs.
+func runFirst(specs []sideSpec, names ...string) []sideSpec {
+	out := make([]sideSpec, 0, len(specs))
+	for _, n := range names {
+		for _, sp := range specs {
+			if sp.name == n {
+				out = append(out, sp)
+			}
+		}
+	}
+	for _, sp := range specs {
+		if !slices.Contains(names, sp.name) {
+			out = append(out, sp)
+		}
+	}
+	return out
 }
 
 // addedFiles are the paths an overlay leaves out (files the change added).

@@ -158,6 +158,10 @@ type Report struct {
 	// results were read from an earlier run with the same key (also said
 	// in Notes).
 	BaseReused *BaseReuse `json:"base_reused,omitempty"`
+	// BeforeReused is set when the base with the head's tests did not
+	// run: its run and repeats were read from an earlier check's with the
+	// same base, tests, toolchain, environment and config (beforereuse.go).
+	BeforeReused *BaseReuse `json:"before_reused,omitempty"`
 	// Infrastructure names the change's CI definitions (workflows,
 	// .travis.yml, .circleci/) when the base's config lets them stand
 	// beside the verdict rather than block it (a person's change, unless

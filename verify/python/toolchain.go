@@ -45,3 +45,12 @@ func (a *Adapter) Toolchain(ctx context.Context, r sandbox.Runner, dir string) (
 	}
 	return strings.ReplaceAll(head+py+"\n"+out, dir, "<snapshot>"), nil
 }
+
+var _ verify.ToolchainFiles = (*Adapter)(nil)
+
+// DecidesToolchain implements verify.ToolchainFiles: the files of a
+// snapshot Interpreter reads to choose the interpreter are its own .venv
+// and pyenv's .python-version; the rest of the toolchain is the machine's.
+func (a *Adapter) DecidesToolchain(path string) bool {
+	return path == ".python-version" || path == ".venv" || strings.HasPrefix(path, ".venv/")
+}
