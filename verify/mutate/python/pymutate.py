@@ -1020,7 +1020,6 @@ class Schemata:
         """Runs todo[i:] in one child until it ends; returns the index of the
         first job without a record."""
         import select
-        import signal
 
         self.forks += 1
         t0 = time.perf_counter()
@@ -1084,13 +1083,7 @@ class Schemata:
         os.close(r)
         timed_out = over is not None
         if timed_out:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_group(pid)
         _, status = os.waitpid(pid, 0)
         if cur is None and timed_out and not started_any:
             cur = nxt  # the fork itself never got going: that job's budget is spent
@@ -1302,12 +1295,24 @@ def flush_std():
             pass
 
 
+def kill_group(pid):
+    """Kills pid's process group (a child that leaves its own group behind
+    is killed alone), so a run's own subprocesses end with it."""
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def wait_child(pid, limit):
     """Waits for pid, at most limit seconds (0: no limit); a child still
     running then is killed with its process group. Returns its status and
     whether it was killed for the time."""
-    import signal
-
     end = time.monotonic() + limit if limit > 0 else None
     pause = 0.001
     while True:
@@ -1315,13 +1320,7 @@ def wait_child(pid, limit):
         if got:
             return status, False
         if end is not None and time.monotonic() > end:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_group(pid)
             _, status = os.waitpid(pid, 0)
             return status, True
         time.sleep(pause)
