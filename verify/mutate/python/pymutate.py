@@ -765,10 +765,10 @@ class StateGuard:
             self.seen[k] = rp == self.root or rp.startswith(self.root + os.sep)
         return self.seen[k]
 
-    def snapshot(self, own_fd=None):
+    def snapshot(self, own_fds=()):
         """The fingerprint: a list of (what, values), compared with ==.
-        own_fd is the child's end of its pipe to the parent, which the
-        parent's reference snapshot did not have."""
+        own_fds are descriptors the reference snapshot did not have (the
+        child's end of its pipe to the parent, the worker's results file)."""
         import signal
         import threading
 
@@ -800,7 +800,7 @@ class StateGuard:
         out.append(("os.environ, cwd, sys.path, import hooks, sys.modules", p))
         p = [threading.active_count()]
         if self.fd_dir:
-            p.append(len(set(os.listdir(self.fd_dir)) - {str(own_fd)}))
+            p.append(len(set(os.listdir(self.fd_dir)) - {str(fd) for fd in own_fds}))
         out.append(("threads, open descriptors", p))
         p = []
         add = p.append
@@ -976,8 +976,9 @@ class Schemata:
     crashed, the child is gone, that mutant alone gets the verdict, and the
     rest of the batch continues in a new child."""
 
-    def __init__(self, cfg, out):
+    def __init__(self, cfg, out, guard):
         self.jobs = cfg.get("jobs") or []
+        self.guard = guard  # (StateGuard, reference snapshot) or the reason there is none
         self.preferred = set(cfg.get("preferred") or [])
         self.isolation = cfg.get("isolation") or "state"
         self.root = cfg["root"]
@@ -1002,14 +1003,13 @@ class Schemata:
             todo.append((job, [items[t] for t in tests]))
         guard, ref = None, None
         if self.isolation != "fork":
-            try:
-                guard = StateGuard(self.root, session)
-                ref = guard.snapshot()
-            except Exception as e:  # noqa: BLE001 -- then a child per mutant
-                guard, ref = None, None
-                self.restarts.append("no state check (%r): a child per mutant" % (e,))
+            if isinstance(self.guard, tuple):
+                guard, ref = self.guard
+            else:
+                self.restarts.append("no state check (%s): a child per mutant" % (self.guard,))
         # Objects alive now stay out of the collector's reach, so children
-        # do not copy the pages a collection would touch.
+        # do not copy the pages a collection would touch (the session froze
+        # what collection made before forking this worker).
         gc.freeze()
         i = 0
         while i < len(todo):
@@ -1117,7 +1117,7 @@ class Schemata:
             if guard is None:
                 return
             if j + 1 < len(todo):
-                now = guard.snapshot(own_fd=w)
+                now = guard.snapshot(own_fds=(w, self.out.fileno()))
                 if now != ref:
                     send({"dirty": "after mutant %d: %s" % (job["k"], guard.diff(ref, now))})
                     return
@@ -1199,6 +1199,23 @@ class Session:
         self.cfg = cfg
         self.targets = targets
         self.t0 = t0
+        self.guard = None  # prepare_guard's answer
+
+    def prepare_guard(self, session):
+        """The workers' StateGuard and its reference snapshot of the
+        collected state, made once here (while the baseline's child runs
+        when there is one) rather than in every worker: each worker then
+        inherits them, and pays neither the guard's realpath of every
+        module nor the copy-on-write of the pages a snapshot touches. The
+        workers' results files are not open yet: their children leave
+        them out of their own snapshots."""
+        if self.guard is not None or self.cfg.get("isolation") == "fork":
+            return
+        try:
+            guard = StateGuard(self.cfg["root"], session)
+            self.guard = (guard, guard.snapshot())
+        except Exception as e:  # noqa: BLE001 -- then a child per mutant
+            self.guard = repr(e)
 
     def pytest_runtestloop(self, session):
         if session.testsfailed and not session.config.option.continue_on_collection_errors:
@@ -1242,6 +1259,7 @@ class Session:
                     pass
             finally:
                 os._exit(code)
+        self.prepare_guard(session)
         status, timed_out = wait_child(pid, limit)
         head = {"status": "ok", "exit": 0 if session.items else 5, "setup": setup, "wall": time.perf_counter() - t0}
         if timed_out:
@@ -1260,6 +1278,13 @@ class Session:
     def workers(self, session, shards):
         """One forked worker per shard, each from the collected state, side
         by side; returns when all have ended."""
+        import gc
+
+        if shards:
+            self.prepare_guard(session)
+        # What collection made stays out of the collector's reach, so no
+        # worker copies the pages a collection would touch.
+        gc.freeze()
         flush_std()
         pids = []
         for sh in shards:
@@ -1270,7 +1295,7 @@ class Session:
                     with open(sh["results"], "a", buffering=1) as out:
                         cfg = {"jobs": sh["jobs"], "preferred": self.cfg.get("preferred"),
                                "isolation": self.cfg.get("isolation"), "root": self.cfg["root"]}
-                        Schemata(cfg, out).run_jobs(session)
+                        Schemata(cfg, out, self.guard).run_jobs(session)
                     code = 0
                 except BaseException as e:  # noqa: BLE001 -- its mutants get no verdict, which bcode reports
                     try:
