@@ -21,6 +21,7 @@ waits past its wall-time one.
 """
 
 import ast
+import bisect
 import hashlib
 import json
 import os
@@ -404,8 +405,59 @@ def ignores(src, tree, path):
     return lines, errors
 
 
-def prune(src, tree, path, ms):
-    """Sets m["pruned"] to the reason a mutant cannot build or cannot differ."""
+class TopLevel:
+    """Parses a mutant's module from the top-level statements around it
+    alone, the module's text split where a line starts a top-level
+    statement: there the tokenizer starts afresh (column 0, no bracket or
+    string open, no backslash continuation), so the mutated module parses
+    exactly when its mutated slice does, and a module of hundreds of lines
+    is not reparsed once per mutant. Where a file could make a slice read
+    otherwise (an encoding declaration, a __future__ import, a lone carriage
+    return) there are no slices."""
+
+    def __init__(self, src, tree):
+        self.src = src
+        self.slices = []  # (start, end) offsets of whole lines, in order
+        head = b"\n".join(src.data.split(b"\n", 2)[:2])
+        if b"coding" in head or b"\r" in src.data.replace(b"\r\n", b""):
+            return
+        lines = []
+        for st in tree.body:
+            if isinstance(st, ast.ImportFrom) and st.module == "__future__":
+                return
+            first = min([st.lineno] + [d.lineno for d in getattr(st, "decorator_list", [])])
+            # A statement sharing a line with the one before (";"), or after
+            # a line that ends in a backslash, is one slice with it.
+            if lines and (first <= lines[-1][1] or src.data[src.starts[first - 2]:src.starts[first - 1]].rstrip(b"\r\n").endswith(b"\\")):
+                lines[-1][1] = max(lines[-1][1], st.end_lineno)
+            else:
+                lines.append([first, st.end_lineno])
+        n = len(src.starts)
+        for a, b in lines:
+            self.slices.append((src.starts[a - 1], src.starts[b] if b < n else len(src.data)))
+
+    def parses(self, m, path):
+        """True when the module with m applied parses; None when only the
+        whole module can say."""
+        i = bisect.bisect_right(self.slices, (m["start"], float("inf"))) - 1
+        if i < 0 or m["end"] > self.slices[i][1]:
+            return None
+        a, b = self.slices[i]
+        text = self.src.data[a:m["start"]] + m["mutated"].encode("utf-8") + self.src.data[m["end"]:b]
+        if text.rstrip(b"\r\n").endswith(b"\\"):
+            return None  # a backslash continuing into the next slice: it reads on there
+        try:
+            compile(text, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        except (SyntaxError, ValueError):
+            return None  # the whole module's parse gives the reason
+        return True
+
+
+def prune(src, tree, path, ms, whole=False):
+    """Sets m["pruned"] to the reason a mutant cannot build or cannot differ.
+    whole: parse the whole module for every mutant, as before TopLevel (the
+    test that both prune alike)."""
+    top = TopLevel(src, ast.Module(body=[], type_ignores=[]) if whole else tree)
     seen = {}
     by_const = {}
     for m in ms:
@@ -417,9 +469,9 @@ def prune(src, tree, path, ms):
             m["pruned"] = "the same code as the %s mutant at line %d" % (seen[key]["op"], seen[key]["line"])
             continue
         seen[key] = m
-        mutated = apply_text(src.data, m)
         try:
-            compile(mutated, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+            if not top.parses(m, path):
+                compile(apply_text(src.data, m), path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
         except (SyntaxError, ValueError) as e:
             m["pruned"] = "does not compile: %s" % (e.msg if isinstance(e, SyntaxError) else e)
             continue
@@ -515,7 +567,7 @@ def generate(req):
         for s in tree.body:
             g.visit(s, [])
         ms = [m for m in g.out if in_ranges(m["hot"], f["ranges"])]
-        prune(src, tree, f["path"], ms)
+        prune(src, tree, f["path"], ms, whole=req.get("whole_parse", False))
         ign, errs = ignores(src, tree, f["path"])
         res["errors"].extend(errs)
         for m in ms:
