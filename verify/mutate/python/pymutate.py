@@ -21,6 +21,7 @@ waits past its wall-time one.
 """
 
 import ast
+import bisect
 import hashlib
 import json
 import os
@@ -404,8 +405,59 @@ def ignores(src, tree, path):
     return lines, errors
 
 
-def prune(src, tree, path, ms):
-    """Sets m["pruned"] to the reason a mutant cannot build or cannot differ."""
+class TopLevel:
+    """Parses a mutant's module from the top-level statements around it
+    alone, the module's text split where a line starts a top-level
+    statement: there the tokenizer starts afresh (column 0, no bracket or
+    string open, no backslash continuation), so the mutated module parses
+    exactly when its mutated slice does, and a module of hundreds of lines
+    is not reparsed once per mutant. Where a file could make a slice read
+    otherwise (an encoding declaration, a __future__ import, a lone carriage
+    return) there are no slices."""
+
+    def __init__(self, src, tree):
+        self.src = src
+        self.slices = []  # (start, end) offsets of whole lines, in order
+        head = b"\n".join(src.data.split(b"\n", 2)[:2])
+        if b"coding" in head or b"\r" in src.data.replace(b"\r\n", b""):
+            return
+        lines = []
+        for st in tree.body:
+            if isinstance(st, ast.ImportFrom) and st.module == "__future__":
+                return
+            first = min([st.lineno] + [d.lineno for d in getattr(st, "decorator_list", [])])
+            # A statement sharing a line with the one before (";"), or after
+            # a line that ends in a backslash, is one slice with it.
+            if lines and (first <= lines[-1][1] or src.data[src.starts[first - 2]:src.starts[first - 1]].rstrip(b"\r\n").endswith(b"\\")):
+                lines[-1][1] = max(lines[-1][1], st.end_lineno)
+            else:
+                lines.append([first, st.end_lineno])
+        n = len(src.starts)
+        for a, b in lines:
+            self.slices.append((src.starts[a - 1], src.starts[b] if b < n else len(src.data)))
+
+    def parses(self, m, path):
+        """True when the module with m applied parses; None when only the
+        whole module can say."""
+        i = bisect.bisect_right(self.slices, (m["start"], float("inf"))) - 1
+        if i < 0 or m["end"] > self.slices[i][1]:
+            return None
+        a, b = self.slices[i]
+        text = self.src.data[a:m["start"]] + m["mutated"].encode("utf-8") + self.src.data[m["end"]:b]
+        if text.rstrip(b"\r\n").endswith(b"\\"):
+            return None  # a backslash continuing into the next slice: it reads on there
+        try:
+            compile(text, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        except (SyntaxError, ValueError):
+            return None  # the whole module's parse gives the reason
+        return True
+
+
+def prune(src, tree, path, ms, whole=False):
+    """Sets m["pruned"] to the reason a mutant cannot build or cannot differ.
+    whole: parse the whole module for every mutant, as before TopLevel (the
+    test that both prune alike)."""
+    top = TopLevel(src, ast.Module(body=[], type_ignores=[]) if whole else tree)
     seen = {}
     by_const = {}
     for m in ms:
@@ -417,9 +469,9 @@ def prune(src, tree, path, ms):
             m["pruned"] = "the same code as the %s mutant at line %d" % (seen[key]["op"], seen[key]["line"])
             continue
         seen[key] = m
-        mutated = apply_text(src.data, m)
         try:
-            compile(mutated, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+            if not top.parses(m, path):
+                compile(apply_text(src.data, m), path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
         except (SyntaxError, ValueError) as e:
             m["pruned"] = "does not compile: %s" % (e.msg if isinstance(e, SyntaxError) else e)
             continue
@@ -515,7 +567,7 @@ def generate(req):
         for s in tree.body:
             g.visit(s, [])
         ms = [m for m in g.out if in_ranges(m["hot"], f["ranges"])]
-        prune(src, tree, f["path"], ms)
+        prune(src, tree, f["path"], ms, whole=req.get("whole_parse", False))
         ign, errs = ignores(src, tree, f["path"])
         res["errors"].extend(errs)
         for m in ms:
@@ -765,10 +817,10 @@ class StateGuard:
             self.seen[k] = rp == self.root or rp.startswith(self.root + os.sep)
         return self.seen[k]
 
-    def snapshot(self, own_fd=None):
+    def snapshot(self, own_fds=()):
         """The fingerprint: a list of (what, values), compared with ==.
-        own_fd is the child's end of its pipe to the parent, which the
-        parent's reference snapshot did not have."""
+        own_fds are descriptors the reference snapshot did not have (the
+        child's end of its pipe to the parent, the worker's results file)."""
         import signal
         import threading
 
@@ -800,7 +852,7 @@ class StateGuard:
         out.append(("os.environ, cwd, sys.path, import hooks, sys.modules", p))
         p = [threading.active_count()]
         if self.fd_dir:
-            p.append(len(set(os.listdir(self.fd_dir)) - {str(own_fd)}))
+            p.append(len(set(os.listdir(self.fd_dir)) - {str(fd) for fd in own_fds}))
         out.append(("threads, open descriptors", p))
         p = []
         add = p.append
@@ -976,8 +1028,9 @@ class Schemata:
     crashed, the child is gone, that mutant alone gets the verdict, and the
     rest of the batch continues in a new child."""
 
-    def __init__(self, cfg, out):
+    def __init__(self, cfg, out, guard):
         self.jobs = cfg.get("jobs") or []
+        self.guard = guard  # (StateGuard, reference snapshot) or the reason there is none
         self.preferred = set(cfg.get("preferred") or [])
         self.isolation = cfg.get("isolation") or "state"
         self.root = cfg["root"]
@@ -1002,14 +1055,13 @@ class Schemata:
             todo.append((job, [items[t] for t in tests]))
         guard, ref = None, None
         if self.isolation != "fork":
-            try:
-                guard = StateGuard(self.root, session)
-                ref = guard.snapshot()
-            except Exception as e:  # noqa: BLE001 -- then a child per mutant
-                guard, ref = None, None
-                self.restarts.append("no state check (%r): a child per mutant" % (e,))
+            if isinstance(self.guard, tuple):
+                guard, ref = self.guard
+            else:
+                self.restarts.append("no state check (%s): a child per mutant" % (self.guard,))
         # Objects alive now stay out of the collector's reach, so children
-        # do not copy the pages a collection would touch.
+        # do not copy the pages a collection would touch (the session froze
+        # what collection made before forking this worker).
         gc.freeze()
         i = 0
         while i < len(todo):
@@ -1020,7 +1072,6 @@ class Schemata:
         """Runs todo[i:] in one child until it ends; returns the index of the
         first job without a record."""
         import select
-        import signal
 
         self.forks += 1
         t0 = time.perf_counter()
@@ -1084,13 +1135,7 @@ class Schemata:
         os.close(r)
         timed_out = over is not None
         if timed_out:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_group(pid)
         _, status = os.waitpid(pid, 0)
         if cur is None and timed_out and not started_any:
             cur = nxt  # the fork itself never got going: that job's budget is spent
@@ -1124,7 +1169,7 @@ class Schemata:
             if guard is None:
                 return
             if j + 1 < len(todo):
-                now = guard.snapshot(own_fd=w)
+                now = guard.snapshot(own_fds=(w, self.out.fileno()))
                 if now != ref:
                     send({"dirty": "after mutant %d: %s" % (job["k"], guard.diff(ref, now))})
                     return
@@ -1206,6 +1251,23 @@ class Session:
         self.cfg = cfg
         self.targets = targets
         self.t0 = t0
+        self.guard = None  # prepare_guard's answer
+
+    def prepare_guard(self, session):
+        """The workers' StateGuard and its reference snapshot of the
+        collected state, made once here (while the baseline's child runs
+        when there is one) rather than in every worker: each worker then
+        inherits them, and pays neither the guard's realpath of every
+        module nor the copy-on-write of the pages a snapshot touches. The
+        workers' results files are not open yet: their children leave
+        them out of their own snapshots."""
+        if self.guard is not None or self.cfg.get("isolation") == "fork":
+            return
+        try:
+            guard = StateGuard(self.cfg["root"], session)
+            self.guard = (guard, guard.snapshot())
+        except Exception as e:  # noqa: BLE001 -- then a child per mutant
+            self.guard = repr(e)
 
     def pytest_runtestloop(self, session):
         if session.testsfailed and not session.config.option.continue_on_collection_errors:
@@ -1249,6 +1311,7 @@ class Session:
                     pass
             finally:
                 os._exit(code)
+        self.prepare_guard(session)
         status, timed_out = wait_child(pid, limit)
         head = {"status": "ok", "exit": 0 if session.items else 5, "setup": setup, "wall": time.perf_counter() - t0}
         if timed_out:
@@ -1267,6 +1330,13 @@ class Session:
     def workers(self, session, shards):
         """One forked worker per shard, each from the collected state, side
         by side; returns when all have ended."""
+        import gc
+
+        if shards:
+            self.prepare_guard(session)
+        # What collection made stays out of the collector's reach, so no
+        # worker copies the pages a collection would touch.
+        gc.freeze()
         flush_std()
         pids = []
         for sh in shards:
@@ -1277,7 +1347,7 @@ class Session:
                     with open(sh["results"], "a", buffering=1) as out:
                         cfg = {"jobs": sh["jobs"], "preferred": self.cfg.get("preferred"),
                                "isolation": self.cfg.get("isolation"), "root": self.cfg["root"]}
-                        Schemata(cfg, out).run_jobs(session)
+                        Schemata(cfg, out, self.guard).run_jobs(session)
                     code = 0
                 except BaseException as e:  # noqa: BLE001 -- its mutants get no verdict, which bcode reports
                     try:
@@ -1302,12 +1372,24 @@ def flush_std():
             pass
 
 
+def kill_group(pid):
+    """Kills pid's process group (a child that leaves its own group behind
+    is killed alone), so a run's own subprocesses end with it."""
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def wait_child(pid, limit):
     """Waits for pid, at most limit seconds (0: no limit); a child still
     running then is killed with its process group. Returns its status and
     whether it was killed for the time."""
-    import signal
-
     end = time.monotonic() + limit if limit > 0 else None
     pause = 0.001
     while True:
@@ -1315,13 +1397,7 @@ def wait_child(pid, limit):
         if got:
             return status, False
         if end is not None and time.monotonic() > end:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_group(pid)
             _, status = os.waitpid(pid, 0)
             return status, True
         time.sleep(pause)
