@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -52,6 +54,9 @@ const (
 	gateLogEnv = "BCODE_GO_TEST_LOG"
 	// maxGateLog caps how much of the log is read.
 	maxGateLog = 4 << 20
+	// maxGoFile caps a Go file read to place bcode's TestMain; go list
+	// would fail on a larger one anyway long before.
+	maxGoFile = 16 << 20
 )
 
 // gateEnd is the line bcode's TestMain signs when m.Run has returned.
@@ -82,22 +87,29 @@ func (g gateMains) flags() []string {
 // TestMain through an overlay.
 func placeGateMains(dir string, pkgDirs []string) (gateMains, error) {
 	g := gateMains{units: map[string]bool{}}
-	dirs, err := testPackageDirs(dir, pkgDirs)
+	// The snapshot's files are the change's, and its tests may have run in
+	// it already: every read is confined to it.
+	c, err := sandbox.OpenConfined(dir)
+	if err != nil {
+		return g, fmt.Errorf("go adapter: %w", err)
+	}
+	defer c.Close()
+	dirs, err := testPackageDirs(c, pkgDirs)
 	if err != nil {
 		return g, err
 	}
 	replace := map[string]string{}
 	for _, d := range dirs {
-		files, wraps, err := gateMainFiles(filepath.Join(dir, filepath.FromSlash(d)), packageOfDir(d))
+		files, wraps, err := gateMainFiles(c, d)
 		if err != nil || len(files) == 0 {
 			continue // go test says what is wrong with the package
 		}
-		for target, body := range files {
+		for rel, body := range files {
 			src, err := writeGateFile(dir, body)
 			if err != nil {
 				return g, err
 			}
-			replace[target] = src
+			replace[filepath.Join(dir, filepath.FromSlash(rel))] = src
 		}
 		g.units[packageOfDir(d)] = wraps
 	}
@@ -113,17 +125,19 @@ func placeGateMains(dir string, pkgDirs []string) (gateMains, error) {
 }
 
 // writeGateFile writes data into gateMainDir under a name made of its
-// hash: the same file for the same content, whoever writes it.
+// hash: the same file for the same content, whoever writes it. It is
+// written anew each time (a rename over whatever a test left there), in a
+// directory that must be a directory, not a link.
 func writeGateFile(dir string, data []byte) (string, error) {
 	root := filepath.Join(dir, gateMainDir)
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.Mkdir(root, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("go adapter: %w", err)
+	}
+	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("go adapter: %s is not a directory bcode made", root)
 	}
 	sum := sha256.Sum256(data)
 	p := filepath.Join(root, hex.EncodeToString(sum[:12]))
-	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) {
-		return p, nil
-	}
 	tmp, err := os.CreateTemp(root, ".tmp-*")
 	if err != nil {
 		return "", fmt.Errorf("go adapter: %w", err)
@@ -136,75 +150,125 @@ func writeGateFile(dir string, data []byte) (string, error) {
 	return p, os.Rename(tmp.Name(), p)
 }
 
-// testPackageDirs lists the directories below pkgDirs (all of dir when
-// nil) that hold test files, as the go command would walk them for ./...
-func testPackageDirs(dir string, pkgDirs []string) ([]string, error) {
+// testPackageDirs lists the directories below pkgDirs (all of the
+// snapshot when nil) that hold test files, as the go command would walk
+// them for ./... (slash-separated, relative).
+func testPackageDirs(c *sandbox.Confined, pkgDirs []string) ([]string, error) {
+	hasTests := func(ents []fs.DirEntry) bool {
+		for _, e := range ents {
+			// Any file type: go reads a symlinked test file as the file
+			// it names (gateMainFiles follows it within the snapshot).
+			if !e.IsDir() && strings.HasSuffix(e.Name(), "_test.go") {
+				return true
+			}
+		}
+		return false
+	}
 	if pkgDirs != nil {
 		var out []string
 		for _, d := range pkgDirs {
-			if m, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(d), "*_test.go")); len(m) > 0 {
-				out = append(out, d)
+			if ents, err := c.ReadDir(cleanRel(d)); err == nil && hasTests(ents) {
+				out = append(out, cleanRel(d))
 			}
 		}
 		return out, nil
 	}
-	seen := map[string]bool{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	var out []string
+	err := c.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
 			return nil
 		}
 		name := d.Name()
-		if d.IsDir() {
-			if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
+		if p != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
+			return filepath.SkipDir
 		}
-		// Any file type: go reads a symlinked test file as the file it
-		// names, and the single-package calls glob alike.
-		if strings.HasSuffix(name, "_test.go") {
-			rel, _ := filepath.Rel(dir, filepath.Dir(p))
-			seen[filepath.ToSlash(rel)] = true
+		if ents, err := c.ReadDir(p); err == nil && hasTests(ents) {
+			out = append(out, p)
 		}
 		return nil
 	})
-	out := make([]string, 0, len(seen))
-	for d := range seen {
-		out = append(out, d)
-	}
-	sort.Strings(out)
 	return out, err
+}
+
+// cleanRel is a package directory as the confined reader names it.
+func cleanRel(d string) string {
+	d = path.Clean(strings.TrimPrefix(d, "./"))
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+// readInTree reads the file rel of the snapshot, following a link to
+// another file inside it once, as go test does for a symlinked test file.
+func readInTree(c *sandbox.Confined, rel string) ([]byte, error) {
+	fi, err := c.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := c.Readlink(rel)
+		if err != nil {
+			return nil, err
+		}
+		if path.IsAbs(t) {
+			return nil, fmt.Errorf("%s links out of the snapshot", rel)
+		}
+		rel = path.Join(path.Dir(rel), t)
+	}
+	return c.ReadFile(rel, maxGoFile)
 }
 
 // gateMainFiles is what the overlay maps in one package directory: the
 // generated file, and the test file whose TestMain it wraps (wraps),
 // rewritten.
-func gateMainFiles(pkgDir, unit string) (files map[string][]byte, wraps bool, err error) {
+func gateMainFiles(c *sandbox.Confined, rel string) (files map[string][]byte, wraps bool, err error) {
+	unit := packageOfDir(rel)
 	ctx := build.Default
 	ctx.CgoEnabled = true
-	bp, err := ctx.ImportDir(pkgDir, 0)
+	inTree := func(p string) string {
+		r, _ := filepath.Rel(c.Dir(), p)
+		return filepath.ToSlash(r)
+	}
+	ctx.OpenFile = func(p string) (io.ReadCloser, error) {
+		data, err := readInTree(c, inTree(p))
+		return io.NopCloser(bytes.NewReader(data)), err
+	}
+	ctx.ReadDir = func(p string) ([]fs.FileInfo, error) {
+		ents, err := c.ReadDir(inTree(p))
+		var out []fs.FileInfo
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil {
+				out = append(out, fi)
+			}
+		}
+		return out, err
+	}
+	bp, err := ctx.ImportDir(filepath.Join(c.Dir(), filepath.FromSlash(rel)), 0)
 	if err != nil {
 		return nil, false, err
 	}
-	target := filepath.Join(pkgDir, gateMainFile)
-	if _, err := os.Lstat(target); err == nil {
+	target := path.Join(rel, gateMainFile)
+	if _, err := c.Lstat(target); err == nil {
 		return nil, false, fmt.Errorf("%s exists", target)
 	}
-	user, err := findTestMain(pkgDir, append(append([]string(nil), bp.TestGoFiles...), bp.XTestGoFiles...))
+	user, err := findTestMain(c, rel, append(append([]string(nil), bp.TestGoFiles...), bp.XTestGoFiles...))
 	if err != nil {
 		return nil, false, err
 	}
 	if user != nil {
 		return map[string][]byte{
-			target:                               gateMainSource(user.pkgName, unit, true),
-			filepath.Join(pkgDir, user.fileName): user.rewritten,
+			target:                        gateMainSource(user.pkgName, unit, true),
+			path.Join(rel, user.fileName): user.rewritten,
 		}, true, nil
 	}
 	name := bp.Name
 	if len(bp.GoFiles)+len(bp.CgoFiles)+len(bp.TestGoFiles) == 0 {
 		name = bp.Name + "_test" // external tests only
-		if x, err := packageClause(filepath.Join(pkgDir, bp.XTestGoFiles[0])); err == nil {
-			name = x
+		if src, err := readInTree(c, path.Join(rel, bp.XTestGoFiles[0])); err == nil {
+			if x, err := packageClause(src); err == nil {
+				name = x
+			}
 		}
 	}
 	return map[string][]byte{target: gateMainSource(name, unit, false)}, false, nil
@@ -221,9 +285,9 @@ type userTestMain struct {
 // findTestMain finds a TestMain declared in the test files and rewrites its
 // file: TestMain becomes bcodeGateUserTestMain, and each os.Exit(code) of
 // the file (TestMain's own, or a helper's beside it) bcodeGateExit(code).
-func findTestMain(pkgDir string, names []string) (*userTestMain, error) {
+func findTestMain(c *sandbox.Confined, rel string, names []string) (*userTestMain, error) {
 	for _, name := range names {
-		src, err := os.ReadFile(filepath.Join(pkgDir, name))
+		src, err := readInTree(c, path.Join(rel, name))
 		if err != nil {
 			return nil, err
 		}
@@ -294,8 +358,8 @@ func importName(f *ast.File, pkgPath string) string {
 }
 
 // packageClause is the package name a Go file declares.
-func packageClause(file string) (string, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly)
+func packageClause(src []byte) (string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), "", src, parser.PackageClauseOnly)
 	if err != nil {
 		return "", err
 	}
