@@ -3,6 +3,7 @@ package golang
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -31,8 +32,8 @@ import (
 // status) made a broken fix pass every test, and go test agrees. So every
 // test binary the gate builds gets bcode's TestMain (a file added through
 // go's -overlay, the repository untouched): after m.Run returns it appends
-// one line to the run's log, signed with the run's key (verify/testlog):
-// the package, m.Run's exit code and the -test.run the tests ran under. A
+// one line to the run's log under the run's secret token: the package,
+// m.Run's exit code and the -test.run the tests ran under. A
 // package's passes count only when that line holds and agrees with the
 // process's exit status; without it, nothing of the run reached the end
 // of m.Run, and its passes are not taken.
@@ -59,11 +60,11 @@ const (
 	maxGoFile = 16 << 20
 )
 
-// gateEnd is the line bcode's TestMain signs when m.Run has returned.
+// gateEnd is the line bcode's TestMain writes when m.Run has returned.
 type gateEnd struct {
-	Unit string `json:"unit"`
-	Code int    `json:"code"`
-	Run  string `json:"run"`
+	Unit string
+	Code int
+	Run  string
 }
 
 // gateMains is bcode's TestMain placed in a snapshot's test packages.
@@ -381,13 +382,10 @@ func gateMainSource(pkgName, unit string, wrap bool) []byte {
 package %s
 
 import (
-	bcodegatehmac "crypto/hmac"
-	bcodegatesha256 "crypto/sha256"
-	bcodegatehex "encoding/hex"
-	bcodegatejson "encoding/json"
 	bcodegateflag "flag"
 	bcodegateos "os"
 	bcodegatereflect "reflect"
+	bcodegatestrconv "strconv"
 	bcodegatetesting "testing"
 )
 
@@ -400,22 +398,16 @@ func TestMain(m *bcodegatetesting.M) {
 // bcodeGateExit is os.Exit for the package's own TestMain.
 func bcodeGateExit(code int) { bcodeGateEnd(code) }
 
-// bcodeGateEnd appends the signed line that says m.Run returned, and
-// exits with code.
+// bcodeGateEnd appends the line that says m.Run returned, under the
+// run's token, and exits with code. Only packages every test binary
+// links already: a MAC's or JSON's would lengthen every link.
 func bcodeGateEnd(code int) {
-	key, _ := bcodegateos.ReadFile(bcodegateos.Getenv(%q))
+	token, _ := bcodegateos.ReadFile(bcodegateos.Getenv(%q))
 	run := ""
 	if f := bcodegateflag.Lookup("test.run"); f != nil {
 		run = f.Value.String()
 	}
-	body, _ := bcodegatejson.Marshal(struct {
-		Unit string `+"`json:\"unit\"`"+`
-		Code int    `+"`json:\"code\"`"+`
-		Run  string `+"`json:\"run\"`"+`
-	}{%q, code, run})
-	mac := bcodegatehmac.New(bcodegatesha256.New, key)
-	mac.Write(body)
-	line := bcodegatehex.EncodeToString(mac.Sum(nil)) + " " + string(body) + "\n"
+	line := string(token) + " " + bcodegatestrconv.Quote(%q) + " " + bcodegatestrconv.Itoa(code) + " " + bcodegatestrconv.Quote(run) + "\n"
 	if f, err := bcodegateos.OpenFile(bcodegateos.Getenv(%q), bcodegateos.O_WRONLY|bcodegateos.O_APPEND|bcodegateos.O_CREATE, 0o600); err == nil {
 		f.WriteString(line)
 		f.Close()
@@ -425,14 +417,17 @@ func bcodeGateEnd(code int) {
 `, pkgName, run, testlog.KeyFileEnv, unit, gateLogEnv)
 }
 
-// gateRun is one run's key and log, in a scratch directory inside the
+// gateRun is one run's token and log, in a scratch directory inside the
 // snapshot (a container sees it at the same path), removed by close.
+// The token is a secret of the run's, not a MAC key: whoever can read it
+// (the change's code, through its file) could compute a MAC as well, and
+// copying it costs the test binary nothing to link.
 type gateRun struct {
 	scratch string
-	key     []byte
+	token   string
 }
 
-// newGateRun makes a run's key and log; env is what the run's command
+// newGateRun makes a run's token and log; env is what the run's command
 // adds to its environment.
 func newGateRun(dir string) (*gateRun, []string, error) {
 	scratch, err := os.MkdirTemp(dir, ".bcode-gotest-")
@@ -440,39 +435,62 @@ func newGateRun(dir string) (*gateRun, []string, error) {
 		return nil, nil, fmt.Errorf("go adapter: %w", err)
 	}
 	key, err := testlog.NewKey()
+	token := hex.EncodeToString(key)
 	if err == nil {
-		err = os.WriteFile(filepath.Join(scratch, "key"), key, 0o644)
+		err = os.WriteFile(filepath.Join(scratch, "key"), []byte(token), 0o644)
 	}
 	if err != nil {
 		os.RemoveAll(scratch)
 		return nil, nil, fmt.Errorf("go adapter: %w", err)
 	}
 	env := []string{testlog.KeyFileEnv + "=" + filepath.Join(scratch, "key"), gateLogEnv + "=" + filepath.Join(scratch, "log")}
-	return &gateRun{scratch: scratch, key: key}, env, nil
+	return &gateRun{scratch: scratch, token: token}, env, nil
 }
 
-// ends reads the signed lines of the run's log, by unit; a unit's last
-// line counts (-count runs m.Run once; a later line is a later process).
+// ends reads the lines of the run's log that carry its token, by unit.
 func (g *gateRun) ends() map[string][]gateEnd {
 	out := map[string][]gateEnd{}
 	data, err := sandbox.ReadFile(g.scratch, "log", maxGateLog)
 	if err != nil {
 		return out
 	}
-	log, _ := testlog.Authentic(data, g.key)
-	for _, line := range bytes.Split(log, []byte("\n")) {
-		var e gateEnd
-		if json.Unmarshal(line, &e) == nil && e.Unit != "" {
+	for _, line := range strings.Split(string(data), "\n") {
+		if e, ok := parseGateEnd(line, g.token); ok {
 			out[e.Unit] = append(out[e.Unit], e)
 		}
 	}
 	return out
 }
 
+// parseGateEnd reads `<token> "<unit>" <code> "<run>"`.
+func parseGateEnd(line, token string) (gateEnd, bool) {
+	tok, rest, ok := strings.Cut(line, " ")
+	if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(token)) != 1 {
+		return gateEnd{}, false
+	}
+	var e gateEnd
+	q, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return gateEnd{}, false
+	}
+	e.Unit, _ = strconv.Unquote(q)
+	codeText, runQ, ok := strings.Cut(strings.TrimPrefix(rest[len(q):], " "), " ")
+	if !ok {
+		return gateEnd{}, false
+	}
+	if e.Code, err = strconv.Atoi(codeText); err != nil {
+		return gateEnd{}, false
+	}
+	if e.Run, err = strconv.Unquote(runQ); err != nil || e.Unit == "" {
+		return gateEnd{}, false
+	}
+	return e, true
+}
+
 func (g *gateRun) close() { os.RemoveAll(g.scratch) }
 
 // judgeEnds takes each injected package's test results at their word only
-// as far as its signed end line allows. A clean exit without the line
+// as far as its end line allows. A clean exit without the line
 // (where the package has no TestMain of its own), or
 // a line the run's exit status or selection contradicts, is an altered
 // report; a failed process without a failing test (with or without the
