@@ -170,11 +170,7 @@ func (a *Adapter) runBinary(ctx context.Context, r sandbox.Runner, dir string, l
 		"-test.count=" + strconv.Itoa(count), "-test.run=" + pattern}
 	// The binary was built with bcode's TestMain where the package could
 	// take one (compileTest, or the suite run that kept it).
-	mains, err := placeGateMains(dir, []string{strings.TrimPrefix(pkg, "./")})
-	if err != nil {
-		return sandbox.Result{}, nil, err
-	}
-	gr, gateEnv, err := newGateRun(dir)
+	mains, gr, gateEnv, err := packageGate(dir, pkg)
 	if err != nil {
 		return sandbox.Result{}, nil, err
 	}

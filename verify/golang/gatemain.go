@@ -417,6 +417,18 @@ func bcodeGateEnd(code int) {
 `, pkgName, run, testlog.KeyFileEnv, unit, gateLogEnv)
 }
 
+// packageGate is bcode's TestMain placed for one package and a run's
+// token and log: what a single-package run (go test -json, or a compiled
+// binary) needs; close the run when done.
+func packageGate(dir, pkg string) (gateMains, *gateRun, []string, error) {
+	mains, err := placeGateMains(dir, []string{strings.TrimPrefix(pkg, "./")})
+	if err != nil {
+		return mains, nil, nil, err
+	}
+	gr, env, err := newGateRun(dir)
+	return mains, gr, env, err
+}
+
 // gateRun is one run's token and log, in a scratch directory inside the
 // snapshot (a container sees it at the same path), removed by close.
 // The token is a secret of the run's, not a MAC key: whoever can read it

@@ -380,11 +380,7 @@ func (a *Adapter) goTest(ctx context.Context, r sandbox.Runner, dir string, l la
 		root, rel = ".", pkg
 	}
 	cwd, env, flags := a.goCommand(dir, l, root)
-	mains, err := placeGateMains(dir, []string{strings.TrimPrefix(pkg, "./")})
-	if err != nil {
-		return sandbox.Result{}, nil, err
-	}
-	gr, gateEnv, err := newGateRun(dir)
+	mains, gr, gateEnv, err := packageGate(dir, pkg)
 	if err != nil {
 		return sandbox.Result{}, nil, err
 	}
