@@ -70,9 +70,15 @@ type gateEnd struct {
 // gateMains is bcode's TestMain placed in a snapshot's test packages.
 type gateMains struct {
 	overlay string // the -overlay file; "" when no package got one
-	// units are the packages that got one, as units ("./dir"): true when
-	// it wraps the package's own TestMain.
-	units map[string]bool
+	// units are the test packages, as units ("./dir"), and how bcode's
+	// TestMain is in each.
+	units map[string]placement
+}
+
+// placement is how bcode's TestMain is in a package.
+type placement struct {
+	wraps bool  // it wraps the package's own TestMain
+	err   error // it could not be placed: the package's passes are not taken
 }
 
 // flags is the go command's -overlay flag, if any.
@@ -87,7 +93,7 @@ func (g gateMains) flags() []string {
 // directories (slash-separated, relative to dir; nil: all of dir) bcode's
 // TestMain through an overlay.
 func placeGateMains(dir string, pkgDirs []string) (gateMains, error) {
-	g := gateMains{units: map[string]bool{}}
+	g := gateMains{units: map[string]placement{}}
 	// The snapshot's files are the change's, and its tests may have run in
 	// it already: every read is confined to it.
 	c, err := sandbox.OpenConfined(dir)
@@ -102,8 +108,16 @@ func placeGateMains(dir string, pkgDirs []string) (gateMains, error) {
 	replace := map[string]string{}
 	for _, d := range dirs {
 		files, wraps, err := gateMainFiles(c, d)
-		if err != nil || len(files) == 0 {
-			continue // go test says what is wrong with the package
+		var noGo *build.NoGoError
+		if errors.As(err, &noGo) {
+			continue // no file of it builds here: go test runs nothing
+		}
+		if err != nil {
+			// A package bcode cannot read as go would (a test file that
+			// links out of the snapshot, a file named as bcode's): its
+			// results cannot be told from what its code printed.
+			g.units[packageOfDir(d)] = placement{err: err}
+			continue
 		}
 		for rel, body := range files {
 			src, err := writeGateFile(dir, body)
@@ -112,7 +126,7 @@ func placeGateMains(dir string, pkgDirs []string) (gateMains, error) {
 			}
 			replace[filepath.Join(dir, filepath.FromSlash(rel))] = src
 		}
-		g.units[packageOfDir(d)] = wraps
+		g.units[packageOfDir(d)] = placement{wraps: wraps}
 	}
 	if len(replace) == 0 {
 		return g, nil
@@ -511,13 +525,16 @@ func (g *gateRun) close() { os.RemoveAll(g.scratch) }
 func judgeEnds(s *Stream, g gateMains, mods []modulePath, ends map[string][]gateEnd, pattern string) {
 	for _, p := range s.Packages {
 		unit, ok := unitName(p.Package, mods)
-		wraps, injected := g.units[unit]
+		pl, injected := g.units[unit]
 		if !ok || !injected || len(p.Tests) == 0 || p.BuildFailed() {
 			continue
 		}
 		es := ends[unit]
 		switch {
-		case len(es) == 0 && p.Action == "pass" && wraps:
+		case pl.err != nil:
+			markRuns(p, passed, notTaken,
+				fmt.Sprintf("bcode could not place its TestMain in this package (%v): its passes are not taken", pl.err))
+		case len(es) == 0 && p.Action == "pass" && pl.wraps:
 			// The package's own TestMain may exit from a helper in
 			// another file, which bcode does not rewrite.
 			markRuns(p, passed, notTaken,

@@ -195,3 +195,29 @@ func TestGateGoOwnTestMainStillVerified(t *testing.T) {
 		})
 	}
 }
+
+// TestGateGoUnplacedPackageTakesNoPass: a package where bcode cannot place
+// its TestMain (here: a file already named as bcode's) has its passes not
+// taken, so printed passes cannot count there either.
+func TestGateGoUnplacedPackageTakesNoPass(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	base := map[string]string{"go.mod": goMod, "calc/calc.go": attackBaseCode, "calc/calc_test.go": attackMulTest}
+	head := map[string]string{"go.mod": goMod, "calc/calc.go": attackBroken, "calc/calc_test.go": attackMulTest, "calc/add_test.go": attackAddTest,
+		"calc/report.go":       strings.Replace(forgeFrames, "EXIT", "syscall.Exit(0)", 1),
+		"calc/" + gateMainFile: "package calc\n"}
+	var changes []verify.FileChange
+	for _, p := range []string{"calc/calc.go", "calc/add_test.go", "calc/report.go", "calc/" + gateMainFile} {
+		changes = append(changes, fileChange(p, base[p], head[p]))
+	}
+	change := changeOf(changes...)
+	change.Workspace = treeWorkspace{t: t, base: base, head: head}
+	g := &verify.Gate{Runner: r, Adapters: []verify.Adapter{New()}}
+	rep, err := g.Check(context.Background(), change, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict == verify.Verified || len(rep.Credited()) > 0 {
+		t.Fatalf("verdict %s, credited %+v: the broken fix must not be verified\ntests %+v", rep.Verdict, rep.Credited(), rep.Tests)
+	}
+}
