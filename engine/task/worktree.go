@@ -10,6 +10,7 @@ import (
 
 	"github.com/bcode-dev/bcode/engine"
 	"github.com/bcode-dev/bcode/engine/runner/crashpoint"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/sandbox/git"
 )
 
@@ -152,6 +153,9 @@ func (e *Engine) addWorktree(ctx context.Context, user *git.Repo, t *engine.Task
 // worktree outside root, from the repository's own records.
 func checkedOutElsewhere(ctx context.Context, user *git.Repo, ref, root string) (bool, error) {
 	out, err := user.Git(ctx, "worktree", "list", "--porcelain")
+	if err != nil && repairWorktreeRecords(ctx, user) > 0 {
+		out, err = user.Git(ctx, "worktree", "list", "--porcelain")
+	}
 	if err != nil {
 		return false, fmt.Errorf("listing worktrees: %w", err)
 	}
@@ -168,4 +172,46 @@ func checkedOutElsewhere(ctx context.Context, user *git.Repo, ref, root string) 
 		}
 	}
 	return false, nil
+}
+
+// repairWorktreeRecords removes the records a killed `git worktree add`
+// left half written: a directory under the common dir's worktrees/ whose
+// gitdir or commondir file is missing or empty. git writes both right
+// after making the directory, and until they hold a path every git
+// worktree command dies on the record ("failed to read .../commondir"),
+// so a runner killed there (CI: the kill loop) would stop every later
+// holder of any task in the repository from adding a worktree. It returns
+// how many it removed. A live add is between those writes for a moment
+// only; removing its record then fails that add, which its holder
+// retries, where leaving a dead one fails every add.
+func repairWorktreeRecords(ctx context.Context, user *git.Repo) int {
+	out, err := user.Git(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return 0
+	}
+	records := filepath.Join(strings.TrimSpace(string(out)), "worktrees")
+	ents, err := sandbox.ReadDir(records)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(records, e.Name())
+		if recordFileSet(dir, "gitdir") && recordFileSet(dir, "commondir") {
+			continue
+		}
+		if os.RemoveAll(dir) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// recordFileSet says whether a worktree record's file holds something.
+func recordFileSet(dir, name string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
 }
