@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bcode-dev/bcode/config"
+	"github.com/bcode-dev/bcode/sandbox"
 	"github.com/bcode-dev/bcode/verify"
 )
 
@@ -135,13 +136,7 @@ func TestGateGoRunnerAttacks(t *testing.T) {
 					t.Fatalf("control: plain go test fails with the attack; it is not armed\n%s", out)
 				}
 			}
-			change := changeOf(changes...)
-			change.Workspace = treeWorkspace{t: t, base: base, head: head}
-			g := &verify.Gate{Runner: r, Adapters: []verify.Adapter{New()}}
-			rep, err := g.Check(context.Background(), change, config.Default())
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := gateCheck(t, r, base, head, changes)
 			if rep.Verdict == verify.Verified || len(rep.Credited()) > 0 {
 				t.Fatalf("verdict %s, credited %+v: the broken fix must not be verified\ntests %+v", rep.Verdict, rep.Credited(), rep.Tests)
 			}
@@ -182,13 +177,7 @@ func TestGateGoOwnTestMainStillVerified(t *testing.T) {
 				head[p] = body
 				changes = append(changes, fileChange(p, "", body))
 			}
-			change := changeOf(changes...)
-			change.Workspace = treeWorkspace{t: t, base: base, head: head}
-			g := &verify.Gate{Runner: r, Adapters: []verify.Adapter{New()}}
-			rep, err := g.Check(context.Background(), change, config.Default())
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := gateCheck(t, r, base, head, changes)
 			if rep.Verdict != verify.Verified {
 				t.Fatalf("verdict %s, want verified: %+v\ntamper %+v", rep.Verdict, rep.Tests, rep.Tamper)
 			}
@@ -210,6 +199,16 @@ func TestGateGoUnplacedPackageTakesNoPass(t *testing.T) {
 	for _, p := range []string{"calc/calc.go", "calc/add_test.go", "calc/report.go", "calc/" + gateMainFile} {
 		changes = append(changes, fileChange(p, base[p], head[p]))
 	}
+	rep := gateCheck(t, r, base, head, changes)
+	if rep.Verdict == verify.Verified || len(rep.Credited()) > 0 {
+		t.Fatalf("verdict %s, credited %+v: the broken fix must not be verified\ntests %+v", rep.Verdict, rep.Credited(), rep.Tests)
+	}
+}
+
+// gateCheck runs the gate with the Go adapter on the change from base to
+// head.
+func gateCheck(t *testing.T, r sandbox.Runner, base, head map[string]string, changes []verify.FileChange) *verify.Report {
+	t.Helper()
 	change := changeOf(changes...)
 	change.Workspace = treeWorkspace{t: t, base: base, head: head}
 	g := &verify.Gate{Runner: r, Adapters: []verify.Adapter{New()}}
@@ -217,7 +216,5 @@ func TestGateGoUnplacedPackageTakesNoPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verdict == verify.Verified || len(rep.Credited()) > 0 {
-		t.Fatalf("verdict %s, credited %+v: the broken fix must not be verified\ntests %+v", rep.Verdict, rep.Credited(), rep.Tests)
-	}
+	return rep
 }
