@@ -17,6 +17,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,21 +189,27 @@ func testPackageDirs(c *sandbox.Confined, pkgDirs []string) ([]string, error) {
 		}
 		return out, nil
 	}
+	// The walk lists each directory once; its own entries say which hold
+	// test files (sorted by path, so a directory's files come together).
 	var out []string
 	err := c.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
+		if err != nil {
 			return nil
 		}
 		name := d.Name()
-		if p != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
-			return filepath.SkipDir
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
 		}
-		if ents, err := c.ReadDir(p); err == nil && hasTests(ents) {
-			out = append(out, p)
+		if dir := path.Dir(p); hasTests([]fs.DirEntry{d}) && (len(out) == 0 || out[len(out)-1] != dir) {
+			out = append(out, dir)
 		}
 		return nil
 	})
-	return out, err
+	slices.Sort(out)
+	return slices.Compact(out), err
 }
 
 // cleanRel is a package directory as the confined reader names it.
