@@ -303,9 +303,14 @@ async function main() {
     if (fixes.length > 3) throw new Error(`${fixes.length} mutant quick fixes on one line: ${JSON.stringify(fixes)}`);
     if (!fixes.some((l) => /Show all surviving mutants on this line/.test(l))) throw new Error(`no "Show all surviving mutants on this line" among ${JSON.stringify(labels)}`);
     await pickAction(/Show mutant diff/i);
-    // The mutant's diff is a read-only bcode-mutant: document from bcode-ls.
-    const editor = page.locator('.editor-group-container .monaco-editor', { hasText: /n < limit/ }).first();
-    await editor.waitFor({ timeout: 15_000 });
+    // The mutant's diff is a read-only bcode-mutant: document from bcode-ls,
+    // in a tab of its own named after the mutant; its text is the diff.
+    await page.locator('.tab.active', { hasText: /\.diff/ }).waitFor({ timeout: 20_000 }).catch(async (e) => {
+      const tabs = await page.locator('.tab').evaluateAll((ts) => ts.map((t) => t.innerText.trim()));
+      throw new Error(`no active .diff tab after the action; tabs ${JSON.stringify(tabs)}: ${e.message}`);
+    });
+    // (The editor draws spaces as no-break spaces: \s matches both.)
+    await page.locator('.monaco-editor .view-line', { hasText: /^\+\s+if\s+n\s<\slimit/ }).first().waitFor({ timeout: 15_000 });
     await shot('vscode-mutant-diff');
   });
 
