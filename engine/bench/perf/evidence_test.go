@@ -56,8 +56,8 @@ func TestCorpusChangesReadsBothLists(t *testing.T) {
 }
 
 // TestBodyToEdit: the save of -save body goes into the first function
-// whose body holds a changed line, else the first function with a body;
-// a file without one is an error.
+// whose body holds a changed line; none when no body holds one; with no
+// ranges, into the first function with a body.
 func TestBodyToEdit(t *testing.T) {
 	src := []byte("package p\n\nvar x = 1\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int { return 2 }\n")
 	cases := []struct {
@@ -66,7 +66,7 @@ func TestBodyToEdit(t *testing.T) {
 	}{
 		{[]verify.LineRange{{Start: 9, End: 9}}, "func B() int {"},
 		{[]verify.LineRange{{Start: 6, End: 6}}, "func A() int {"},
-		{[]verify.LineRange{{Start: 3, End: 3}}, "func A() int {"},
+		{[]verify.LineRange{{Start: 3, End: 3}}, ""},
 		{nil, "func A() int {"},
 	}
 	for _, c := range cases {
@@ -74,11 +74,20 @@ func TestBodyToEdit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasSuffix(string(src[:at]), c.want) {
-			t.Errorf("ranges %v: edit after %q, want after %q", c.ranges, src[:at], c.want)
+		if c.want == "" {
+			if at >= 0 {
+				t.Errorf("ranges %v: edit after %q, want none", c.ranges, src[:at])
+			}
+			continue
+		}
+		if at < 0 || !strings.HasSuffix(string(src[:at]), c.want) {
+			t.Errorf("ranges %v: edit at %d, want after %q", c.ranges, at, c.want)
 		}
 	}
-	if _, err := bodyToEdit([]byte("package p\n\nvar x = 1\n"), nil); err == nil {
-		t.Error("a file without a function body: no error")
+	if at, err := bodyToEdit([]byte("package p\n\nvar x = 1\n"), nil); err != nil || at >= 0 {
+		t.Errorf("a file without a function body: %d, %v", at, err)
+	}
+	if _, err := bodyToEdit([]byte("package p\n\nfunc {"), nil); err == nil {
+		t.Error("a file that does not parse: no error")
 	}
 }

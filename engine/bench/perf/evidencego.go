@@ -79,13 +79,14 @@ func touchChanged(dir string) (func(), error) {
 	}, nil
 }
 
-// editBodies edits one function body in every changed Go file, the first
-// function whose body holds a line HEAD~1..HEAD changed (else the file's
-// first function with a body): a statement with a fresh nonce goes right
-// after its opening brace, on the same line, so no line moves and no mutant
-// is added, while the compiled code is new. It returns the undo. This is
-// the save of -save body: the per-test baseline of the tests that reached
-// the function runs again, the others' is kept.
+// editBodies edits, in every changed Go file, the first function whose
+// body holds a line HEAD~1..HEAD changed (when no file has one: the first
+// file's first function with a body), as a save while working on the
+// change does: a statement with a fresh nonce goes right after the body's
+// opening brace, on the same line, so no line moves and no mutant is
+// added, while the compiled code is new. It returns the undo. This is the
+// save of -save body: the per-test baseline of the tests that reached the
+// edited functions runs again, the others' is kept.
 func editBodies(ctx context.Context, dir string) (func(), error) {
 	files, err := changedGoFiles(dir)
 	if err != nil {
@@ -105,47 +106,55 @@ func editBodies(ctx context.Context, dir string) (func(), error) {
 			_ = os.WriteFile(p, data, 0o644)
 		}
 	}
-	for _, f := range files {
+	edit := func(f string, ranges []verify.LineRange) error {
 		p := filepath.Join(dir, filepath.FromSlash(f))
 		data, err := os.ReadFile(p)
 		if err != nil {
-			undo()
-			return nil, err
+			return err
 		}
-		at, err := bodyToEdit(data, changed[f])
-		if err != nil {
-			undo()
-			return nil, fmt.Errorf("%s: %w", f, err)
+		at, err := bodyToEdit(data, ranges)
+		if err != nil || at < 0 {
+			return err
 		}
 		saved[p] = data
 		stmt := fmt.Sprintf(" _ = func() string { return \"bcode bench save %d\" };", time.Now().UnixNano())
-		edit := append(append(append([]byte(nil), data[:at]...), stmt...), data[at:]...)
-		if err := os.WriteFile(p, edit, 0o644); err != nil {
+		return os.WriteFile(p, append(append(append([]byte(nil), data[:at]...), stmt...), data[at:]...), 0o644)
+	}
+	for _, f := range files {
+		if err := edit(f, changed[f]); err != nil {
 			undo()
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
+	}
+	if len(saved) == 0 && len(files) > 0 {
+		if err := edit(files[0], nil); err != nil {
+			undo()
+			return nil, fmt.Errorf("%s: %w", files[0], err)
+		}
+	}
+	if len(saved) == 0 {
+		return nil, errors.New("no function body to edit")
 	}
 	return undo, nil
 }
 
 // bodyToEdit is the offset just after the opening brace of the first
-// function body of src that holds a line of ranges, else of its first
-// function with a body.
+// function body of src that holds a line of ranges, -1 when none does;
+// with no ranges, of its first function with a body.
 func bodyToEdit(src []byte, ranges []verify.LineRange) (int, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
 	if err != nil {
 		return 0, err
 	}
-	first := -1
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Body == nil {
 			continue
 		}
 		at := fset.Position(fd.Body.Lbrace).Offset + 1
-		if first < 0 {
-			first = at
+		if ranges == nil {
+			return at, nil
 		}
 		sl, el := fset.Position(fd.Body.Lbrace).Line, fset.Position(fd.Body.Rbrace).Line
 		for _, r := range ranges {
@@ -154,10 +163,7 @@ func bodyToEdit(src []byte, ranges []verify.LineRange) (int, error) {
 			}
 		}
 	}
-	if first < 0 {
-		return 0, errors.New("no function body to edit")
-	}
-	return first, nil
+	return -1, nil
 }
 
 // compileFloor builds the test binary of every package with changed Go
