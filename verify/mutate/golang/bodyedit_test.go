@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -155,5 +156,92 @@ func sameVerdicts(t *testing.T, what string, got, want *mutate.Report) {
 	}
 	if !reflect.DeepEqual(got.Quarantined, want.Quarantined) {
 		t.Errorf("%s: quarantined %v, a full baseline %v", what, got.Quarantined, want.Quarantined)
+	}
+}
+
+// TestChangedDecls: which declarations a save changed, from the
+// declarations stripBodies reads, and when a save cannot keep tests.
+func TestChangedDecls(t *testing.T) {
+	const base = "package p\n\nfunc A() int {\n\treturn 1\n}\n\ntype T int\n\nvar v = B()\n\nfunc B() int { return 2 }\n"
+	decls := func(src string) []declSpan {
+		t.Helper()
+		_, ds, ok := stripBodies([]byte(src))
+		if !ok {
+			t.Fatalf("%q does not parse", src)
+		}
+		return ds
+	}
+	cases := []struct {
+		name, head string
+		counted    bool
+		want       []string // the changed functions' first lines; nil with ok false
+		ok         bool
+	}{
+		{"nothing", base, true, nil, true},
+		{"A's body, same lines", strings.Replace(base, "return 1", "return 3", 1), true, []string{"3"}, true},
+		{"B's body", strings.Replace(base, "return 2", "return 4", 1), true, []string{"11"}, true},
+		{"A's body in a file without counters", strings.Replace(base, "return 1", "return 3", 1), false, nil, false},
+		// A gains a line: T moves (no code), v's initialiser moves (it runs
+		// at start-up, where a position can be recorded).
+		{"A gains a line", strings.Replace(base, "return 1", "x := 1\n\treturn x", 1), true, nil, false},
+	}
+	for _, c := range cases {
+		cover := []string{}
+		if c.counted {
+			cover = []string{"p.go"}
+		}
+		changed, ok := changedDecls(map[string][]declSpan{"p.go": decls(base)}, map[string][]declSpan{"p.go": decls(c.head)}, cover)
+		var got []string
+		for _, d := range changed {
+			got = append(got, strconv.Itoa(d.span.SL))
+		}
+		if ok != c.ok || ok && !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: changed %v, ok %v; want %v, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+	// Without the var, a line added to A moves B (changed) and T (kept).
+	noVar := strings.Replace(base, "var v = B()\n\n", "", 1)
+	changed, ok := changedDecls(map[string][]declSpan{"p.go": decls(noVar)}, map[string][]declSpan{"p.go": decls(strings.Replace(noVar, "return 1", "x := 1\n\treturn x", 1))}, []string{"p.go"})
+	if !ok || len(changed) != 2 || changed[0].span.SL != 3 || changed[1].span.SL != 9 {
+		t.Errorf("a line added to A: changed %+v, ok %v; want A and B", changed, ok)
+	}
+	// Another number of declarations: a function added.
+	if _, ok := changedDecls(map[string][]declSpan{"p.go": decls(base)}, map[string][]declSpan{"p.go": decls(base + "\nfunc C() {}\n")}, []string{"p.go"}); ok {
+		t.Error("a function added: ok")
+	}
+}
+
+// TestBodyShape: the shape key is the same across edits inside function
+// bodies and differs for anything else; a Go file that may read Go sources
+// gives no shape.
+func TestBodyShape(t *testing.T) {
+	const src = "package p\n\n// A is one.\nfunc A() int {\n\treturn 1\n}\n\nvar v = 1\n"
+	const test = "package p\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) { _ = A() }\n"
+	shape := func(src, test string) (string, bool) {
+		t.Helper()
+		k, _, ok := bodyShape([]keyFile{{rel: "p/p.go", data: []byte(src), own: true}, {rel: "p/p_test.go", data: []byte(test)}}, "header")
+		return k, ok
+	}
+	base, ok := shape(src, test)
+	if !ok {
+		t.Fatal("no shape")
+	}
+	for _, c := range []struct {
+		name, src, test string
+		same            bool
+	}{
+		{"a body edit", strings.Replace(src, "return 1", "x := 2\n\treturn x - 1", 1), test, true},
+		{"a package variable", strings.Replace(src, "var v = 1", "var v = 2", 1), test, false},
+		{"a doc comment", strings.Replace(src, "A is one", "A is 1", 1), test, false},
+		{"a signature", strings.Replace(src, "A() int", "A() int64", 1), test, false},
+		{"a test file", src, test + "\n// more\n", false},
+	} {
+		k, ok := shape(c.src, c.test)
+		if !ok || (k == base) != c.same {
+			t.Errorf("%s: same shape %v (ok %v), want %v", c.name, k == base, ok, c.same)
+		}
+	}
+	if _, ok := shape(src, strings.Replace(test, "_ = A()", "_, _, _, _ = runtime.Caller(0)", 1)); ok {
+		t.Error("a test that reads positions of sources: a shape")
 	}
 }
