@@ -146,6 +146,11 @@ type Stats struct {
 	// BaselineInProcess counts packages whose baseline ran every test in
 	// one process of the schema binary (the others: a process per test).
 	BaselineInProcess int `json:"baseline_in_process"`
+	// BaselineKept counts tests that kept their per-test coverage across a
+	// save that only edited function bodies (they reached none of them);
+	// BaselineRerun the tests of such saves that ran again.
+	BaselineKept  int `json:"baseline_kept,omitempty"`
+	BaselineRerun int `json:"baseline_rerun,omitempty"`
 	// SchemaCached counts packages whose schema binary came from the cache
 	// (nothing of the package or its mutants changed since it was built).
 	SchemaCached int `json:"schema_cached"`

@@ -113,6 +113,7 @@ type evidenceOptions struct {
 	gremlinsBin                           string
 	synth, small, workers, coefficient    int
 	skipOverlay, perProcess, goToo        bool
+	save                                  string
 	pyReal, pyCases, pyWhole, pyIsolation string
 }
 
@@ -143,7 +144,15 @@ func parseEvidenceFlags(args []string, stderr io.Writer) (evidenceOptions, bool)
 		"comma-separated CASE:MODULE: every line of a real module at the case's head")
 	fs.StringVar(&o.pyIsolation, "python-isolation", "", "Python schema workers' isolation: state (default: a batch of mutants per forked child) or fork (a child per mutant)")
 	fs.BoolVar(&o.goToo, "go", true, "run the Go cases (false: Python only)")
-	return o, fs.Parse(args) == nil
+	fs.StringVar(&o.save, "save", "append", "the save row's edit to each changed Go file: append (an inert declaration at the end) or body (a statement in the body of a changed function)")
+	if fs.Parse(args) != nil {
+		return o, false
+	}
+	if o.save != "append" && o.save != "body" {
+		fmt.Fprintf(stderr, "bcode bench perf evidence: -save %q: want append or body\n", o.save)
+		return o, false
+	}
+	return o, true
 }
 
 // evidenceCases writes the synthetic diffs and materializes the corpus's
@@ -191,7 +200,7 @@ func evidenceCaseRuns(ctx context.Context, eng *app.Engine, o evidenceOptions, c
 	if err != nil {
 		return nil, goSummary{}, err
 	}
-	sum := bcodeCacheRuns(ctx, eng, c, o.workers, cache, stderr)
+	sum := bcodeCacheRuns(ctx, eng, c, o.workers, cache, o.save, stderr)
 	sum.name = c.name
 	os.RemoveAll(cache)
 	runs := []toolRun{sum.cold, sum.warm, sum.save}
@@ -214,18 +223,22 @@ func evidenceCaseRuns(ctx context.Context, eng *app.Engine, o evidenceOptions, c
 // baseline and its schema are new while its dependencies are built. Then
 // the floor: building the changed packages' test binaries once, after
 // another edit, as any tool that runs the tests must.
-func bcodeCacheRuns(ctx context.Context, eng *app.Engine, c evidenceCase, workers int, cache string, stderr io.Writer) goSummary {
+func bcodeCacheRuns(ctx context.Context, eng *app.Engine, c evidenceCase, workers int, cache, save string, stderr io.Writer) goSummary {
 	var s goSummary
 	s.cold = runBcode(ctx, eng, c, workers, false, cache, "bcode cold", stderr)
 	s.warm = runBcode(ctx, eng, c, workers, false, cache, "bcode warm", stderr)
-	restore, err := touchChanged(c.dir)
+	touch := touchChanged
+	if save == "body" {
+		touch = func(dir string) (func(), error) { return editBodies(ctx, dir) }
+	}
+	restore, err := touch(c.dir)
 	if err != nil {
 		s.save.err = err.Error()
 		return s
 	}
-	s.save = runBcode(ctx, eng, c, workers, false, cache, "bcode save", stderr)
+	s.save = runBcode(ctx, eng, c, workers, false, cache, "bcode save ("+save+")", stderr)
 	restore()
-	restore, err = touchChanged(c.dir)
+	restore, err = touch(c.dir)
 	if err != nil {
 		s.floor.err = err.Error()
 		return s
@@ -365,8 +378,8 @@ func runBcodeWith(ctx context.Context, eng *app.Engine, c evidenceCase, opts app
 		return run
 	}
 	st := rep.Stats
-	fmt.Fprintf(stderr, "   %s: %d mutants in %s (%v; baseline %s, in one process %d, cached %d; schema cached %d)\n", tool, len(rep.Mutants), run.wall.Round(time.Millisecond),
-		st.Verdicts, st.Baseline.Round(time.Millisecond), st.BaselineInProcess, st.BaselineCached, st.SchemaCached)
+	fmt.Fprintf(stderr, "   %s: %d mutants in %s (%v; baseline %s, in one process %d, cached %d, tests kept %d, run again %d; schema cached %d)\n", tool, len(rep.Mutants), run.wall.Round(time.Millisecond),
+		st.Verdicts, st.Baseline.Round(time.Millisecond), st.BaselineInProcess, st.BaselineCached, st.BaselineKept, st.BaselineRerun, st.SchemaCached)
 	for _, m := range rep.Mutants {
 		if m.Verdict == mutate.Ignored {
 			continue

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bcode-dev/bcode/verify"
 )
 
 // TestCorpusChangesReadsBothLists: "all" is the shared corpus's rows and
@@ -50,5 +52,42 @@ func TestCorpusChangesReadsBothLists(t *testing.T) {
 		if _, err := corpusChanges(dir, c.own, c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("corpusChanges(%s, %q) = %v, want an error with %q", c.own, c.spec, err, c.want)
 		}
+	}
+}
+
+// TestBodyToEdit: the save of -save body goes into the first function
+// whose body holds a changed line; none when no body holds one; with no
+// ranges, into the first function with a body.
+func TestBodyToEdit(t *testing.T) {
+	src := []byte("package p\n\nvar x = 1\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int { return 2 }\n")
+	cases := []struct {
+		ranges []verify.LineRange
+		want   string
+	}{
+		{[]verify.LineRange{{Start: 9, End: 9}}, "func B() int {"},
+		{[]verify.LineRange{{Start: 6, End: 6}}, "func A() int {"},
+		{[]verify.LineRange{{Start: 3, End: 3}}, ""},
+		{nil, "func A() int {"},
+	}
+	for _, c := range cases {
+		at, err := bodyToEdit(src, c.ranges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == "" {
+			if at >= 0 {
+				t.Errorf("ranges %v: edit after %q, want none", c.ranges, src[:at])
+			}
+			continue
+		}
+		if at < 0 || !strings.HasSuffix(string(src[:at]), c.want) {
+			t.Errorf("ranges %v: edit at %d, want after %q", c.ranges, at, c.want)
+		}
+	}
+	if at, err := bodyToEdit([]byte("package p\n\nvar x = 1\n"), nil); err != nil || at >= 0 {
+		t.Errorf("a file without a function body: %d, %v", at, err)
+	}
+	if _, err := bodyToEdit([]byte("package p\n\nfunc {"), nil); err == nil {
+		t.Error("a file that does not parse: no error")
 	}
 }

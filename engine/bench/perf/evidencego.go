@@ -2,7 +2,11 @@ package perf
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bcode-dev/bcode/verify"
 	mutgo "github.com/bcode-dev/bcode/verify/mutate/golang"
 )
 
@@ -47,8 +52,8 @@ func changedGoFiles(dir string) ([]string, error) {
 // its link. (A comment alone was not enough: it leaves the object file as
 // it was, and Go's cache then served the floor's link.) The declaration is
 // inert, so bcode keeps the per-test baseline across it (the Go engine's
-// keyContent): the "save" row is a save that appends, not one that edits a
-// function body, which runs the baseline again.
+// keyContent): the "save" row is a save that appends; -save body makes it
+// one that edits a function body (editBodies).
 func touchChanged(dir string) (func(), error) {
 	files, err := changedGoFiles(dir)
 	if err != nil {
@@ -72,6 +77,93 @@ func touchChanged(dir string) (func(), error) {
 			_ = os.WriteFile(p, data, 0o644)
 		}
 	}, nil
+}
+
+// editBodies edits, in every changed Go file, the first function whose
+// body holds a line HEAD~1..HEAD changed (when no file has one: the first
+// file's first function with a body), as a save while working on the
+// change does: a statement with a fresh nonce goes right after the body's
+// opening brace, on the same line, so no line moves and no mutant is
+// added, while the compiled code is new. It returns the undo. This is the
+// save of -save body: the per-test baseline of the tests that reached the
+// edited functions runs again, the others' is kept.
+func editBodies(ctx context.Context, dir string) (func(), error) {
+	files, err := changedGoFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	change, err := diffChange(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	changed := map[string][]verify.LineRange{}
+	for _, f := range change.Files {
+		changed[f.Path] = f.Changed
+	}
+	saved := map[string][]byte{}
+	undo := func() {
+		for p, data := range saved {
+			_ = os.WriteFile(p, data, 0o644)
+		}
+	}
+	edit := func(f string, ranges []verify.LineRange) error {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		at, err := bodyToEdit(data, ranges)
+		if err != nil || at < 0 {
+			return err
+		}
+		saved[p] = data
+		stmt := fmt.Sprintf(" _ = func() string { return \"bcode bench save %d\" };", time.Now().UnixNano())
+		return os.WriteFile(p, append(append(append([]byte(nil), data[:at]...), stmt...), data[at:]...), 0o644)
+	}
+	for _, f := range files {
+		if err := edit(f, changed[f]); err != nil {
+			undo()
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	if len(saved) == 0 && len(files) > 0 {
+		if err := edit(files[0], nil); err != nil {
+			undo()
+			return nil, fmt.Errorf("%s: %w", files[0], err)
+		}
+	}
+	if len(saved) == 0 {
+		return nil, errors.New("no function body to edit")
+	}
+	return undo, nil
+}
+
+// bodyToEdit is the offset just after the opening brace of the first
+// function body of src that holds a line of ranges, -1 when none does;
+// with no ranges, of its first function with a body.
+func bodyToEdit(src []byte, ranges []verify.LineRange) (int, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		at := fset.Position(fd.Body.Lbrace).Offset + 1
+		if ranges == nil {
+			return at, nil
+		}
+		sl, el := fset.Position(fd.Body.Lbrace).Line, fset.Position(fd.Body.Rbrace).Line
+		for _, r := range ranges {
+			if r.Start <= el && r.End >= sl {
+				return at, nil
+			}
+		}
+	}
+	return -1, nil
 }
 
 // compileFloor builds the test binary of every package with changed Go

@@ -80,6 +80,14 @@ type pendingBaseline struct {
 	// buildFailed: the one-process binary did not build; the per-process
 	// baseline runs instead.
 	buildFailed bool
+	// shape is the baseline's shape key (see bodyedit.go), "" when a body
+	// edit cannot keep it; decls and coverNames go into its index.
+	shape      string
+	decls      map[string][]declSpan
+	coverNames []string
+	// partial: only function bodies changed since a kept baseline, whose
+	// tests that reached none of them keep their coverage.
+	partial *partialBaseline
 }
 
 // prepareBaseline sets p.base from the cache, or builds what its run
@@ -124,6 +132,12 @@ func (s *session) prepareBaseline(p *pkg, schema bool) error {
 	if !inProcess {
 		return nil
 	}
+	if !s.opts.NoCache {
+		if shape, decls, ok := bodyShape(keyContent(s.keyFiles(p), intBits(s.goEnv("GOARCH"))), s.keyHeader(p)); ok {
+			pend.shape, pend.decls, pend.coverNames = shape, decls, coverNames(p, sel)
+			pend.partial = s.keptBaseline(p, shape, decls, pend.coverNames)
+		}
+	}
 	if schema {
 		pend.schema = p.schemaFiles()
 		if pend.schema != nil && !keepsLines(p, pend.schema) {
@@ -153,7 +167,11 @@ func (s *session) completeBaseline(p *pkg) error {
 	var b *baseline
 	var err error
 	if pend.inProcess && !pend.buildFailed {
-		b, err = s.runCoverBaseline(p, pend.bin, pend.cover)
+		if pend.partial != nil {
+			b, err = s.runPartialCover(p, pend.bin, pend.cover, pend.partial)
+		} else {
+			b, err = s.runCoverBaseline(p, pend.bin, pend.cover)
+		}
 		if err != nil {
 			return err
 		}
@@ -179,8 +197,8 @@ func (s *session) completeBaseline(p *pkg) error {
 		// A cache that cannot be written only costs time next run.
 		if os.MkdirAll(filepath.Dir(pend.file), 0o755) == nil {
 			tmp := pend.file + ".tmp" + strconv.Itoa(os.Getpid())
-			if os.WriteFile(tmp, data, 0o644) == nil {
-				_ = os.Rename(tmp, pend.file)
+			if os.WriteFile(tmp, data, 0o644) == nil && os.Rename(tmp, pend.file) == nil && pend.shape != "" && pend.inProcess && !pend.buildFailed {
+				s.storeShape(pend.shape, shapeIndex{File: filepath.Base(pend.file), Cover: pend.coverNames, Decls: pend.decls})
 			}
 		}
 	}
@@ -195,6 +213,23 @@ func (s *session) completeBaseline(p *pkg) error {
 // non-test files are hashed without their trailing inert declarations when
 // that is sound (keyContent): a save that only appends one keeps the key.
 func (s *session) cacheKey(p *pkg) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "bcode-baseline-v3\x00%s\x00", s.keyHeader(p))
+	for _, f := range keyContent(s.keyFiles(p), intBits(s.goEnv("GOARCH"))) {
+		sum := sha256.Sum256(f.data)
+		fmt.Fprintf(h, "%s\x00%x\x00", f.rel, sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+// keyHeader is what the baseline's key holds besides files: the
+// toolchain, the package, the runner and the go settings.
+func (s *session) keyHeader(p *pkg) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s", s.goVersion, p.list.ImportPath, s.runnerIdentity(), strings.Join(s.env, "\x00"))
+}
+
+// keyFiles are the files the baseline's key hashes (see cacheKey).
+func (s *session) keyFiles(p *pkg) []keyFile {
 	var files []keyFile
 	addFile := func(path string) {
 		data, err := mutate.ReadBeneath(s.root, path, maxSourceFile)
@@ -236,13 +271,7 @@ func (s *session) cacheKey(p *pkg) (string, error) {
 			}
 		}
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "bcode-baseline-v3\x00%s\x00%s\x00%s\x00%s\x00", s.goVersion, p.list.ImportPath, s.runnerIdentity(), strings.Join(s.env, "\x00"))
-	for _, f := range keyContent(files, intBits(s.goEnv("GOARCH"))) {
-		sum := sha256.Sum256(f.data)
-		fmt.Fprintf(h, "%s\x00%x\x00", f.rel, sum)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+	return files
 }
 
 // runnerIdentity names the sandbox for the key: its name and type, and

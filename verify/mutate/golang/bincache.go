@@ -27,7 +27,7 @@ func (s *session) schemaKey(p *pkg, files map[string][]byte) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "bcode-schema-bin-v3\x00%s\x00%s\x00", base, strings.Join(s.buildFlags(), " "))
+	fmt.Fprintf(h, "bcode-schema-bin-v4\x00%s\x00%s\x00", base, strings.Join(s.buildFlags(), " "))
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)

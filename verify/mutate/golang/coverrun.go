@@ -219,7 +219,15 @@ func %[1]sCoverTests(m *%[2]s.M, out string) int {
 		}
 	}
 	w.WriteString("\n")
-	// The test list, through the binary's own -test.list.
+	// The test list, through the binary's own -test.list: the tests the
+	// command line's -test.run names, or every test.
+	if !%[6]s.Parsed() {
+		%[6]s.Parse()
+	}
+	pattern := "."
+	if f := %[6]s.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		pattern = f.Value.String()
+	}
 	lf, err := %[3]s.Create(out + ".list")
 	if err != nil {
 		return 3
@@ -227,7 +235,7 @@ func %[1]sCoverTests(m *%[2]s.M, out string) int {
 	defer %[3]s.Remove(lf.Name())
 	stdout := %[3]s.Stdout
 	%[3]s.Stdout = lf
-	%[6]s.Set("test.list", ".")
+	%[6]s.Set("test.list", pattern)
 	m.Run()
 	%[6]s.Set("test.list", "")
 	%[3]s.Stdout = stdout
@@ -281,7 +289,8 @@ func %[1]sCoverTests(m *%[2]s.M, out string) int {
 `
 
 // coverMain is the generated TestMain. With BCODE_COVER_OUT set it lists
-// the tests, then runs each alone through m.Run with the counters cleared
+// the tests (those the command line's -test.run matches, if it has one:
+// a body edit's baseline runs only the tests that reached it), then runs each alone through m.Run with the counters cleared
 // before and read after, appending to that file:
 //
 //	init F.B ...                blocks package initialization covered
@@ -451,14 +460,14 @@ func (cr *coverRecord) blocks() []block {
 // runCoverProcess runs every test of bin in one process (restarting after
 // the test a crash or timeout stopped) and returns each test's result and
 // every block.
-func (s *session) runCoverProcess(p *pkg, bin string, files []coverFile) ([]coverResult, []block, error) {
+func (s *session) runCoverProcess(p *pkg, bin string, files []coverFile, run string) ([]coverResult, []block, error) {
 	out := filepath.Join(s.tmp, fmt.Sprintf("pkg%d.coverrun", p.num))
 	cr := &coverRecord{files: files, pos: map[[2]int]block{}}
 	from := 0
 	for {
 		res, err := mutate.RunBaseline(s.ctx, s.runner, "the coverage baseline of "+p.relDir, sandbox.Command{
 			Dir:         p.list.Dir,
-			Args:        []string{bin, "-test.count=1"},
+			Args:        append([]string{bin, "-test.count=1"}, runArgs(run)...),
 			Env:         []string{coverOutEnv + "=" + out, coverFromEnv + "=" + strconv.Itoa(from)},
 			OutputLimit: 64 << 10,
 		}, 0)
@@ -620,7 +629,7 @@ func (s *session) runCoverBaseline(p *pkg, bin string, files []coverFile) (*base
 		defer wg.Done()
 		together, togetherErr = mutate.RunBaseline(s.ctx, s.runner, "the baseline of "+p.relDir+" (tests together)", sandbox.Command{Dir: p.list.Dir, Args: []string{bin, "-test.count=1", "-test.v"}}, 0)
 	}()
-	results, allBlocks, aloneErr = s.runCoverProcess(p, bin, files)
+	results, allBlocks, aloneErr = s.runCoverProcess(p, bin, files, "")
 	wg.Wait()
 	if aloneErr != nil {
 		return nil, aloneErr
