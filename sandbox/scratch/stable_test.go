@@ -170,3 +170,25 @@ func TestHoldAfterKilledHolder(t *testing.T) {
 		t.Errorf("leftovers not removed: %v", ents)
 	}
 }
+
+// TestSweepInHalves: SweepOwners (what a command runs before its work)
+// leaves a killed holder's stable directory; SweepStable (what it runs
+// beside its work) removes it.
+func TestSweepInHalves(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	cmd, dir := startHolder(t, "snap/repo/base-0")
+	cmd.Process.Kill()
+	cmd.Wait()
+	if s, err := SweepOwners(); err != nil || s.Stable != 0 {
+		t.Fatalf("SweepOwners = %+v, %v", s, err)
+	}
+	if _, err := os.Lstat(dir); err != nil {
+		t.Fatalf("SweepOwners removed the killed holder's %s: %v", dir, err)
+	}
+	if n, err := SweepStable(); err != nil || n != 1 {
+		t.Fatalf("SweepStable = %d, %v; want 1 removed", n, err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("SweepStable left the killed holder's %s: %v", dir, err)
+	}
+}
