@@ -192,3 +192,29 @@ func TestSweepInHalves(t *testing.T) {
 		t.Errorf("SweepStable left the killed holder's %s: %v", dir, err)
 	}
 }
+
+// TestSweepLeavesHeldContents: a sweep does not look inside a held stable
+// directory. A snapshot with a directory beside a file named like its lock
+// (pkg/ and pkg.lock) once looked like a killed holder's leftover to the
+// sweep, which renamed pkg/ out of the live snapshot.
+func TestSweepLeavesHeldContents(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	h, err := Hold("snap/repo/base-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	inner := filepath.Join(h.Dir, "pkg")
+	if err := os.MkdirAll(inner, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inner+".lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Sweep(); err != nil || s.Stable != 0 {
+		t.Fatalf("Sweep = %+v, %v; want nothing removed", s, err)
+	}
+	if _, err := os.Stat(inner); err != nil {
+		t.Errorf("the sweep took %s out of a held snapshot: %v", inner, err)
+	}
+}
