@@ -196,8 +196,9 @@ func sweepStable(root string, mounts []Mount) (int, error) {
 // dir: a directory listed beside its NAME.lock. Those are not walked into
 // (what a holder's snapshot holds is not the sweep's, even a file named
 // like a lock beside a directory); a directory without a lock beside it is
-// a level of keys and is. A lock without its directory (one released, as
-// most are) costs nothing more than its name in the listing.
+// a level of keys and is, unless it has no subdirectory at all. A lock
+// without its directory (one released, as most are) costs nothing more
+// than its name in the listing.
 func findStable(dir string, locks *[]string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -214,6 +215,7 @@ func findStable(dir string, locks *[]string) error {
 		case !e.IsDir():
 		case hasLock[e.Name()]:
 			*locks = append(*locks, p+".lock")
+		case noSubdirectories(p):
 		default:
 			if err := findStable(p, locks); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
