@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Stable directories are at a path that is the same for each holder in
@@ -26,6 +27,9 @@ const (
 	stableDirName   = "stable"
 	leftoverDirName = "stable-leftovers" // killed holders' directories on their way out
 )
+
+// sweepMu serialises this process's sweeps of the stable directories.
+var sweepMu sync.Mutex
 
 // ErrHeld: another holder (another process, or another Hold of this one)
 // has the stable directory.
@@ -159,6 +163,12 @@ func clearLeftover(root, dir string, mounts []Mount) error {
 // removal left in the leftovers' directory. It returns how many stable
 // directories it removed.
 func sweepStable(root string, mounts []Mount) (int, error) {
+	// One at a time in a process: a command's own sweep runs beside it
+	// (cmd/bcode), and a Hold that finds a leftover sweeps too; two at once
+	// could each remove the other's directory in the leftovers' directory
+	// and leave a leftover in its stable path.
+	sweepMu.Lock()
+	defer sweepMu.Unlock()
 	var locks []string
 	err := findStable(filepath.Join(root, stableDirName), &locks)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
