@@ -142,6 +142,14 @@ type PackRequest struct {
 // editor previews or `bcode pack` prints for a task is, byte for byte, the
 // pack its agent gets.
 func (e *Engine) Pack(ctx context.Context, req PackRequest) (*Pack, error) {
+	// The configuration at HEAD (read when no tokenizer is given) and the
+	// history both start from HEAD: one git process finds it for both,
+	// started now when the configuration will need it, so that it runs
+	// while the ledger opens.
+	ctx = git.WithHeadMemo(ctx)
+	if req.TaskID == "" && req.Tokenizer == "" {
+		go git.HeadOf(ctx, req.Repo)
+	}
 	index, err := e.packIndex(ctx, req)
 	if err != nil {
 		return nil, err

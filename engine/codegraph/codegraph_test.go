@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/bcode-dev/bcode/engine/ledger"
+	"github.com/bcode-dev/bcode/sandbox"
 )
 
 // fixture is a small module: package store declares an interface and a
@@ -303,6 +305,63 @@ func TestWatchReportsChangedDirectories(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatal("no change reported within 5s")
 			}
+		}
+	}
+}
+
+// TestScanTreeSkipsWhatIsNotTheModule: the scan hashes the module's Go
+// directories and none below a nested go.mod (another module, whatever
+// kind of entry its go.mod is), below a directory skipDir names, or
+// reached through a directory link.
+func TestScanTreeSkipsWhatIsNotTheModule(t *testing.T) {
+	repo := writeFixture(t, fixture)
+	for name, body := range map[string]string{
+		"nested/go.mod":           "module example.com/nested\n",
+		"nested/n.go":             "package nested\n",
+		"nested/deep/d.go":        "package deep\n",
+		"odd/go.mod/keep":         "a directory named go.mod\n",
+		"odd/o.go":                "package odd\n",
+		"vendor/v/v.go":           "package v\n",
+		"testdata/t/t.go":         "package t\n",
+		"outside/real/r.go":       "package real\n",
+		"app/sub/kept.go":         "package sub\n",
+		"app/sub/notgo.txt":       "text\n",
+		"app/sub/deeper/deep.go":  "package deeper\n",
+		"app/sub/deeper/README":   "\n",
+		"app/sub/deeper/x/y/z.go": "package y\n",
+	} {
+		p := filepath.Join(repo, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(repo, "outside"), filepath.Join(repo, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := sandbox.OpenConfined(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conf.Close()
+	gomod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan, err := ScanTree(conf, gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"app/sub", "app/sub/deeper", "app/sub/deeper/x/y", "outside/real"} {
+		if scan.Hashes[dir] == "" {
+			t.Errorf("%s not hashed: %v", dir, slices.Sorted(maps.Keys(scan.Hashes)))
+		}
+	}
+	for _, dir := range []string{"nested", "nested/deep", "odd", "vendor/v", "testdata/t", "linked/real"} {
+		if _, ok := scan.Hashes[dir]; ok {
+			t.Errorf("%s hashed: it is not the module's", dir)
 		}
 	}
 }

@@ -36,6 +36,27 @@ type diskRepo struct {
 	sums    *fileSums
 	section string // the file's graph section, undecoded
 	graph   *keptGraph
+	ahead   *decodeAhead // section's decoding, begun when the file was read
+}
+
+// decodeAhead is a graph section's decoding, run beside the tree's walk:
+// the walk decides whether the graph is still the tree's (its key), and
+// when it is, the graph is ready or nearly. When it is not, the decoding
+// was wasted on a run that re-indexes anyway. done is closed when k and
+// err are set.
+type decodeAhead struct {
+	done chan struct{}
+	k    keptGraph
+	err  error
+}
+
+func decodeBeside(section string) *decodeAhead {
+	d := &decodeAhead{done: make(chan struct{})}
+	go func() {
+		d.k, d.err = decodeGraph(section)
+		close(d.done)
+	}()
+	return d
 }
 
 // graphFileMax bounds the read of a graph file (x/tools' is about 2 MB).
@@ -78,6 +99,9 @@ func (c *DiskCache) repo(repo string) *diskRepo {
 		return r
 	}
 	r.sums.m, r.section = sums, section
+	if graphSectionKey(section) != "" {
+		r.ahead = decodeBeside(section)
+	}
 	return r
 }
 
@@ -95,7 +119,14 @@ func (c *DiskCache) kept(repo, key string) (keptGraph, bool) {
 		if graphSectionKey(r.section) != key {
 			return keptGraph{}, false
 		}
-		k, err := decodeGraph(r.section)
+		var k keptGraph
+		var err error
+		if d := r.ahead; d != nil {
+			<-d.done
+			k, err = d.k, d.err
+		} else {
+			k, err = decodeGraph(r.section)
+		}
 		if err != nil {
 			return keptGraph{}, false
 		}
@@ -113,7 +144,7 @@ func (c *DiskCache) keep(repo string, k keptGraph) {
 	r := c.repo(repo)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r.graph, r.section = &k, string(encodeGraph(k))
+	r.graph, r.section, r.ahead = &k, string(encodeGraph(k)), nil
 	c.write(repo, r, r.section)
 }
 

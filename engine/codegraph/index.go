@@ -386,50 +386,29 @@ func ScanTree(conf *sandbox.Confined, gomod []byte) (*Scan, error) {
 // scanTree is ScanTree taking a file's hash from sums when its size and
 // modification time are those it was hashed with (sums nil: hash all).
 func scanTree(conf *sandbox.Confined, gomod []byte, sums *fileSums) (*Scan, error) {
-	root := conf.Dir()
 	now := time.Now()
 	modSum := sha256.Sum256(gomod)
 	tool := toolchainIdentity()
 	type entry struct{ name, sum string }
 	perDir := map[string][]entry{}
 	out := &Scan{Hashes: map[string]string{}}
-	err := conf.WalkDir(".", func(slash string, d fs.DirEntry, err error) error {
-		p := filepath.Join(root, filepath.FromSlash(slash))
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // unreadable subdirectory: skip it
-		}
-		rel, _ := relPath(root, p)
-		if d.IsDir() {
-			if p == root {
-				return nil
-			}
-			if skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			if _, err := conf.Lstat(path.Join(slash, "go.mod")); err == nil {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := walkModule(conf, ".", func(rel string, d fs.DirEntry) {
 		if !strings.HasSuffix(d.Name(), ".go") {
-			return nil
+			return
 		}
-		dir := filepath.ToSlash(filepath.Dir(rel))
+		dir := path.Dir(rel)
 		if d.Type()&fs.ModeSymlink != 0 {
 			out.Refused = append(out.Refused, rel)
 			perDir[dir] = append(perDir[dir], entry{d.Name(), "symlink"})
-			return nil
+			return
 		}
 		if !d.Type().IsRegular() {
-			return nil
+			return
 		}
 		info, _ := d.Info()
 		if sum, ok := sums.lookup(rel, info); ok {
 			perDir[dir] = append(perDir[dir], entry{d.Name(), sum})
-			return nil
+			return
 		}
 		// Capped: a 2 GB .go file the agent wrote must not become 2 GB of
 		// bcode. One over the cap is hashed by its size alone; the shadow
@@ -437,17 +416,16 @@ func scanTree(conf *sandbox.Confined, gomod []byte, sums *fileSums) (*Scan, erro
 		data, err := conf.ReadFile(rel, shadowGoFileMax+1)
 		if err != nil {
 			out.Refused = append(out.Refused, rel)
-			return nil
+			return
 		}
 		if len(data) > shadowGoFileMax {
 			out.Refused = append(out.Refused, rel)
 			perDir[dir] = append(perDir[dir], entry{d.Name(), "too large"})
-			return nil
+			return
 		}
 		sum := sha256.Sum256(data)
 		perDir[dir] = append(perDir[dir], entry{d.Name(), hex.EncodeToString(sum[:])})
 		sums.record(rel, info, len(data), hex.EncodeToString(sum[:]), now)
-		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -465,6 +443,34 @@ func scanTree(conf *sandbox.Confined, gomod []byte, sums *fileSums) (*Scan, erro
 	}
 	slices.Sort(out.Refused)
 	return out, nil
+}
+
+// walkModule calls visit with every entry that is not a directory below
+// dir ("." the root; names "/"-separated, relative to the root), in the
+// order of the listings, without following links. It does not enter a
+// directory skipDir names, nor one holding a go.mod (another module):
+// that is seen in the directory's own listing, which the walk reads
+// anyway, rather than by an lstat of its go.mod, which through the
+// confined root costs an open per path component. An unreadable
+// directory below the root is skipped; the root's is the error.
+func walkModule(conf *sandbox.Confined, dir string, visit func(rel string, d fs.DirEntry)) error {
+	ents, err := conf.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if dir != "." && slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return e.Name() == "go.mod" }) {
+		return nil
+	}
+	for _, e := range ents {
+		rel := path.Join(dir, e.Name())
+		switch {
+		case !e.IsDir():
+			visit(rel, e)
+		case !skipDir(e.Name()):
+			walkModule(conf, rel, visit) // unreadable: skipped
+		}
+	}
+	return nil
 }
 
 // modulePath reads the module path from go.mod's module directive.

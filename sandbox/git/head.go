@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Head is where a working tree's HEAD is: the top of the working tree and
@@ -24,6 +25,13 @@ func HeadOf(ctx context.Context, dir string) (Head, error) {
 	if err != nil {
 		return Head{}, err
 	}
+	if m, ok := ctx.Value(headMemoKey{}).(*headMemo); ok {
+		return m.of(ctx, abs)
+	}
+	return headOf(ctx, abs)
+}
+
+func headOf(ctx context.Context, abs string) (Head, error) {
 	out, err := run(ctx, invocation{dir: abs, args: []string{"rev-parse", "--show-toplevel", "HEAD^{commit}", "HEAD^{tree}"}})
 	if err != nil {
 		return Head{}, fmt.Errorf("resolving HEAD in %s: %w", abs, err)
@@ -37,3 +45,47 @@ func HeadOf(ctx context.Context, dir string) (Head, error) {
 
 // fullID reports whether s is a full object name (SHA-1 or SHA-256).
 func fullID(s string) bool { return (len(s) == 40 || len(s) == 64) && validID(s) }
+
+// WithHeadMemo returns a context in which HeadOf resolves each directory
+// once: the parts of one operation that each need HEAD (a pack's
+// configuration and its history) then see the same commit, from one git
+// process. A long-lived caller makes one per operation, never one for its
+// lifetime: HEAD moves.
+func WithHeadMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, headMemoKey{}, &headMemo{heads: map[string]*headCall{}})
+}
+
+type headMemoKey struct{}
+
+type headMemo struct {
+	mu    sync.Mutex
+	heads map[string]*headCall // by absolute directory
+}
+
+// headCall is one directory's resolution; done is closed when head and
+// err are set. A caller that arrives while it runs waits for it.
+type headCall struct {
+	done chan struct{}
+	head Head
+	err  error
+}
+
+func (m *headMemo) of(ctx context.Context, abs string) (Head, error) {
+	m.mu.Lock()
+	c, ok := m.heads[abs]
+	if !ok {
+		c = &headCall{done: make(chan struct{})}
+		m.heads[abs] = c
+	}
+	m.mu.Unlock()
+	if !ok {
+		c.head, c.err = headOf(ctx, abs)
+		close(c.done)
+	}
+	select {
+	case <-c.done:
+		return c.head, c.err
+	case <-ctx.Done():
+		return Head{}, context.Cause(ctx)
+	}
+}

@@ -28,3 +28,28 @@ func TestHeadOf(t *testing.T) {
 		t.Fatalf("HeadOf = %+v, want %+v", h, want)
 	}
 }
+
+// TestHeadMemo: within WithHeadMemo's context HeadOf resolves a directory
+// once (a later commit is not seen there), and outside it every call
+// resolves afresh.
+func TestHeadMemo(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n")
+	first := f.commit("first")
+	ctx := WithHeadMemo(context.Background())
+	h, err := HeadOf(ctx, f.dir)
+	if err != nil || h.Commit != first {
+		t.Fatalf("HeadOf = %+v, %v; want commit %s", h, err, first)
+	}
+	f.write("a.txt", "b\n")
+	second := f.commit("second")
+	if h, err := HeadOf(ctx, f.dir); err != nil || h.Commit != first {
+		t.Errorf("HeadOf in the same memo = %+v, %v; want the first resolution, %s", h, err, first)
+	}
+	if h, err := HeadOf(context.Background(), f.dir); err != nil || h.Commit != second {
+		t.Errorf("HeadOf without a memo = %+v, %v; want %s", h, err, second)
+	}
+	if h, err := HeadOf(WithHeadMemo(context.Background()), f.dir); err != nil || h.Commit != second {
+		t.Errorf("HeadOf in a new memo = %+v, %v; want %s", h, err, second)
+	}
+}

@@ -226,7 +226,41 @@ func Sweep() (Swept, error) {
 	return sweep(root, Self(), alive)
 }
 
+// SweepOwners is the first half of Sweep: dead owners' directories and
+// processes. SweepStable is the second; a command runs it beside its own
+// work, since walking every stable directory ever made costs tens of
+// milliseconds once there are a thousand of them.
+func SweepOwners() (Swept, error) {
+	root, err := Root()
+	if err != nil {
+		return Swept{}, err
+	}
+	return sweepOwners(root, Self(), alive, Mounts())
+}
+
+// SweepStable is the second half of Sweep, run after SweepOwners (the dead
+// owners' processes may have been writing in a stable directory): it
+// removes the stable directories no one holds and returns how many. It may
+// run beside Holds of this process: each directory's lock decides.
+func SweepStable() (int, error) {
+	root, err := Root()
+	if err != nil {
+		return 0, err
+	}
+	return sweepStable(root, Mounts())
+}
+
 func sweep(root string, self Owner, isAlive func(Owner) bool) (Swept, error) {
+	mounts := Mounts()
+	s, err := sweepOwners(root, self, isAlive, mounts)
+	// After the dead owners' processes are gone: they may have been
+	// writing in a stable directory.
+	n, serr := sweepStable(root, mounts)
+	s.Stable = n
+	return s, errors.Join(err, serr)
+}
+
+func sweepOwners(root string, self Owner, isAlive func(Owner) bool, mounts []Mount) (Swept, error) {
 	var s Swept
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -237,7 +271,6 @@ func sweep(root string, self Owner, isAlive func(Owner) bool) (Swept, error) {
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		real = r
 	}
-	mounts := Mounts()
 	var errs []error
 	for _, e := range ents {
 		o, ok := parseOwner(e.Name())
@@ -259,11 +292,7 @@ func sweep(root string, self Owner, isAlive func(Owner) bool) (Swept, error) {
 		}
 		s.Dirs++
 	}
-	// After the dead owners' processes are gone: they may have been
-	// writing in a stable directory.
-	n, err := sweepStable(root, mounts)
-	s.Stable = n
-	return s, errors.Join(append(errs, err)...)
+	return s, errors.Join(errs...)
 }
 
 // alive reports whether o still runs. Another boot's owner is dead; on this

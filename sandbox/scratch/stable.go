@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Stable directories are at a path that is the same for each holder in
@@ -26,6 +27,9 @@ const (
 	stableDirName   = "stable"
 	leftoverDirName = "stable-leftovers" // killed holders' directories on their way out
 )
+
+// sweepMu serialises this process's sweeps of the stable directories.
+var sweepMu sync.Mutex
 
 // ErrHeld: another holder (another process, or another Hold of this one)
 // has the stable directory.
@@ -159,13 +163,14 @@ func clearLeftover(root, dir string, mounts []Mount) error {
 // removal left in the leftovers' directory. It returns how many stable
 // directories it removed.
 func sweepStable(root string, mounts []Mount) (int, error) {
+	// One at a time in a process: a command's own sweep runs beside it
+	// (cmd/bcode), and a Hold that finds a leftover sweeps too; two at once
+	// could each remove the other's directory in the leftovers' directory
+	// and leave a leftover in its stable path.
+	sweepMu.Lock()
+	defer sweepMu.Unlock()
 	var locks []string
-	err := filepath.WalkDir(filepath.Join(root, stableDirName), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && strings.HasSuffix(p, ".lock") {
-			locks = append(locks, p)
-		}
-		return nil
-	})
+	err := findStable(filepath.Join(root, stableDirName), &locks)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, fmt.Errorf("scratch: %w", err)
 	}
@@ -173,9 +178,6 @@ func sweepStable(root string, mounts []Mount) (int, error) {
 	var errs []error
 	for _, l := range locks {
 		dir := strings.TrimSuffix(l, ".lock")
-		if _, err := os.Lstat(dir); err != nil {
-			continue // released, or never made
-		}
 		lock, err := openLock(l)
 		if err != nil {
 			errs = append(errs, err)
@@ -198,4 +200,37 @@ func sweepStable(root string, mounts []Mount) (int, error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// findStable appends to locks the lock of every stable directory below
+// dir: a directory listed beside its NAME.lock. Those are not walked into
+// (what a holder's snapshot holds is not the sweep's, even a file named
+// like a lock beside a directory); a directory without a lock beside it is
+// a level of keys and is, unless it has no subdirectory at all. A lock
+// without its directory (one released, as most are) costs nothing more
+// than its name in the listing.
+func findStable(dir string, locks *[]string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	hasLock := map[string]bool{}
+	for _, e := range ents {
+		if name, ok := strings.CutSuffix(e.Name(), ".lock"); ok && e.Type().IsRegular() {
+			hasLock[name] = true
+		}
+	}
+	for _, e := range ents {
+		switch p := filepath.Join(dir, e.Name()); {
+		case !e.IsDir():
+		case hasLock[e.Name()]:
+			*locks = append(*locks, p+".lock")
+		case noSubdirectories(p):
+		default:
+			if err := findStable(p, locks); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }

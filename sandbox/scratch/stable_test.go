@@ -170,3 +170,51 @@ func TestHoldAfterKilledHolder(t *testing.T) {
 		t.Errorf("leftovers not removed: %v", ents)
 	}
 }
+
+// TestSweepInHalves: SweepOwners (what a command runs before its work)
+// leaves a killed holder's stable directory; SweepStable (what it runs
+// beside its work) removes it.
+func TestSweepInHalves(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	cmd, dir := startHolder(t, "snap/repo/base-0")
+	cmd.Process.Kill()
+	cmd.Wait()
+	if s, err := SweepOwners(); err != nil || s.Stable != 0 {
+		t.Fatalf("SweepOwners = %+v, %v", s, err)
+	}
+	if _, err := os.Lstat(dir); err != nil {
+		t.Fatalf("SweepOwners removed the killed holder's %s: %v", dir, err)
+	}
+	if n, err := SweepStable(); err != nil || n != 1 {
+		t.Fatalf("SweepStable = %d, %v; want 1 removed", n, err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("SweepStable left the killed holder's %s: %v", dir, err)
+	}
+}
+
+// TestSweepLeavesHeldContents: a sweep does not look inside a held stable
+// directory. A snapshot with a directory beside a file named like its lock
+// (pkg/ and pkg.lock) once looked like a killed holder's leftover to the
+// sweep, which renamed pkg/ out of the live snapshot.
+func TestSweepLeavesHeldContents(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	h, err := Hold("snap/repo/base-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	inner := filepath.Join(h.Dir, "pkg")
+	if err := os.MkdirAll(inner, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inner+".lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Sweep(); err != nil || s.Stable != 0 {
+		t.Fatalf("Sweep = %+v, %v; want nothing removed", s, err)
+	}
+	if _, err := os.Stat(inner); err != nil {
+		t.Errorf("the sweep took %s out of a held snapshot: %v", inner, err)
+	}
+}
