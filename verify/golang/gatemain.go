@@ -429,7 +429,7 @@ func bcodeGateEnd(code int) {
 		run = f.Value.String()
 	}
 	line := string(token) + " " + bcodegatestrconv.Quote(%q) + " " + bcodegatestrconv.Itoa(code) + " " + bcodegatestrconv.Quote(run) + "\n"
-	if f, err := bcodegateos.OpenFile(bcodegateos.Getenv(%q), bcodegateos.O_WRONLY|bcodegateos.O_APPEND|bcodegateos.O_CREATE, 0o600); err == nil {
+	if f, err := bcodegateos.OpenFile(bcodegateos.Getenv(%q), bcodegateos.O_WRONLY|bcodegateos.O_APPEND|bcodegateos.O_CREATE, 0600); err == nil {
 		f.WriteString(line)
 		f.Close()
 	}

@@ -157,18 +157,27 @@ func TestGateGoOwnTestMainStillVerified(t *testing.T) {
 		name  string
 		extra map[string]string // on both sides
 		add   map[string]string // the change's test file(s)
+		mod   string            // go.mod when not goMod
 	}{
-		{"os.Exit(m.Run())", map[string]string{"calc/main_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(m.Run())\n}\n"}, map[string]string{"calc/add_test.go": attackAddTest}},
-		{"code through a variable", map[string]string{"calc/main_test.go": "package calc\n\nimport (\n\tgoos \"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tcode := m.Run()\n\tgoos.Exit(code)\n}\n"}, map[string]string{"calc/add_test.go": attackAddTest}},
-		{"os.Exit in a helper TestMain calls", map[string]string{"calc/main_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { run(m) }\n\nfunc run(m *testing.M) { os.Exit(m.Run()) }\n"}, map[string]string{"calc/add_test.go": attackAddTest}},
-		{"TestMain that returns", map[string]string{"calc/main_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n}\n"}, map[string]string{"calc/add_test.go": attackAddTest}},
-		{"external tests only", map[string]string{"calc/calc_test.go": strings.Replace(attackMulTest, "package calc\n\nimport \"testing\"\n", "package calc_test\n\nimport (\n\t\"testing\"\n\n\t. \"example.com/m/calc\"\n)\n", 1)}, map[string]string{"calc/add_test.go": xAdd}},
+		{"os.Exit(m.Run())", map[string]string{"calc/main_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(m.Run())\n}\n"}, map[string]string{"calc/add_test.go": attackAddTest}, ""},
+		{"code through a variable", map[string]string{"calc/main_test.go": "package calc\n\nimport (\n\tgoos \"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tcode := m.Run()\n\tgoos.Exit(code)\n}\n"}, map[string]string{"calc/add_test.go": attackAddTest}, ""},
+		{"os.Exit in a helper TestMain calls", map[string]string{"calc/main_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { run(m) }\n\nfunc run(m *testing.M) { os.Exit(m.Run()) }\n"}, map[string]string{"calc/add_test.go": attackAddTest}, ""},
+		{"TestMain that returns", map[string]string{"calc/main_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n}\n"}, map[string]string{"calc/add_test.go": attackAddTest}, ""},
+		{"external tests only", map[string]string{"calc/calc_test.go": strings.Replace(attackMulTest, "package calc\n\nimport \"testing\"\n", "package calc_test\n\nimport (\n\t\"testing\"\n\n\t. \"example.com/m/calc\"\n)\n", 1)}, map[string]string{"calc/add_test.go": xAdd}, ""},
+		// bcode's TestMain is compiled at the module's language version
+		// (CI: Masterminds/semver says go 1.12, where 0o600 does not build).
+		{"a module at go 1.12", nil, map[string]string{"calc/add_test.go": attackAddTest}, "module example.com/m\n\ngo 1.12\n"},
+		{"a module at go 1.12 with its own TestMain", map[string]string{"calc/main_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(m.Run())\n}\n"}, map[string]string{"calc/add_test.go": attackAddTest}, "module example.com/m\n\ngo 1.12\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			base := map[string]string{"go.mod": goMod, "calc/calc.go": attackBaseCode, "calc/calc_test.go": attackMulTest}
-			head := map[string]string{"go.mod": goMod, "calc/calc.go": fixed, "calc/calc_test.go": attackMulTest}
+			mod := goMod
+			if c.mod != "" {
+				mod = c.mod
+			}
+			base := map[string]string{"go.mod": mod, "calc/calc.go": attackBaseCode, "calc/calc_test.go": attackMulTest}
+			head := map[string]string{"go.mod": mod, "calc/calc.go": fixed, "calc/calc_test.go": attackMulTest}
 			for p, body := range c.extra {
 				base[p], head[p] = body, body
 			}
