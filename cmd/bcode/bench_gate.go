@@ -26,7 +26,10 @@ func init() {
 
 // gatePair is a baseline and a candidate scorecard of one suite; suite
 // is the directory's name under --dir, "" otherwise.
-type gatePair struct{ suite, baseline, candidate string }
+type gatePair struct {
+	suite, baseline, candidate string
+	policy                     string // the suite directory's policy.toml, read over the gate's; "" when it has none
+}
 
 // gateResult is one pair's decision, or why it has none.
 type gateResult struct {
@@ -41,7 +44,7 @@ func benchGate(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 	fs.about = `Compares a candidate scorecard (bcode bench scorecard --out) with a baseline under a policy:
 a table of each rule with the baseline's and the candidate's value, its verdict (ok, warn,
 regressed) and why. --dir DIR gates DIR/SUITE/candidate.json against DIR/SUITE/baseline.json
-for each suite directory. The default policy is engine/bench/score/policy.toml; a --policy
+for each suite directory, under DIR/SUITE/policy.toml read over the policy when there is one. The default policy is engine/bench/score/policy.toml; a --policy
 file is read over it. Scorecards of runs made differently (budgets, model, task definitions
 or set; a scripted model against a model) are refused, saying which.
 
@@ -136,6 +139,9 @@ func suitePairs(dir string) ([]gatePair, error) {
 				return nil, fmt.Errorf("suite directory %s: %v", filepath.Join(dir, e.Name()), err)
 			}
 		}
+		if f := filepath.Join(dir, e.Name(), "policy.toml"); statOK(f) {
+			p.policy = f
+		}
 		pairs = append(pairs, p)
 	}
 	if len(pairs) == 0 {
@@ -144,10 +150,25 @@ func suitePairs(dir string) ([]gatePair, error) {
 	return pairs, nil
 }
 
+// statOK says whether path names something that can be stat'ed; a
+// policy.toml that cannot be read is then an error of its suite.
+func statOK(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // gatePairOf reads a pair's scorecards and gates them.
 func gatePairOf(p gatePair, policy score.Policy) gateResult {
 	res := gateResult{Baseline: p.baseline, Candidate: p.candidate}
 	base, err := readScorecard(p.baseline)
+	if err == nil && p.policy != "" {
+		// A suite's own rules, e.g. the verify suite's: the gate alone is
+		// deterministic, so one task that flipped is a regression there.
+		var data []byte
+		if data, err = os.ReadFile(p.policy); err == nil {
+			policy, err = policy.Over(p.policy, data)
+		}
+	}
 	var cand score.Scorecard
 	if err == nil {
 		cand, err = readScorecard(p.candidate)

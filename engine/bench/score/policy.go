@@ -100,6 +100,12 @@ func ParsePolicy(name string, data []byte) (Policy, error) {
 	return parsePolicy(DefaultPolicy(), name, data)
 }
 
+// Over reads a policy file (named name in errors) over p: a suite's own
+// policy over the one the gate was given.
+func (p Policy) Over(name string, data []byte) (Policy, error) {
+	return parsePolicy(p, name, data)
+}
+
 func parsePolicy(over Policy, name string, data []byte) (Policy, error) {
 	p := over
 	dec := toml.NewDecoder(bytes.NewReader(data))
