@@ -391,7 +391,9 @@ func packageClause(src []byte) (string, error) {
 // gateMainSource is bcode's TestMain for the package named pkgName (unit
 // in the gate's terms). wrap: the package has its own TestMain, renamed
 // bcodeGateUserTestMain; m.Run's code is then read as go's generated main
-// reads it when a TestMain returns.
+// reads it when a TestMain returns. It compiles at every language version
+// a go.mod can name, as the evidence's TestMain does (go 1.12 rejects 0o
+// literals): no newer syntax in it.
 func gateMainSource(pkgName, unit string, wrap bool) []byte {
 	run := "bcodeGateEnd(m.Run())"
 	if wrap {
