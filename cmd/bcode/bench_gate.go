@@ -44,9 +44,10 @@ func benchGate(ctx context.Context, eng *app.Engine, args []string, stdout, stde
 	fs.about = `Compares a candidate scorecard (bcode bench scorecard --out) with a baseline under a policy:
 a table of each rule with the baseline's and the candidate's value, its verdict (ok, warn,
 regressed) and why. --dir DIR gates DIR/SUITE/candidate.json against DIR/SUITE/baseline.json
-for each suite directory, under DIR/SUITE/policy.toml read over the policy when there is one. The default policy is engine/bench/score/policy.toml; a --policy
-file is read over it. Scorecards of runs made differently (budgets, model, task definitions
-or set; a scripted model against a model) are refused, saying which.
+for each suite directory, with DIR/SUITE/policy.toml, when there is one, read over the policy.
+The default policy is engine/bench/score/policy.toml; a --policy file is read over it.
+Scorecards of runs made differently (budgets, model, task definitions or set; a scripted
+model against a model) are refused, saying which.
 
 Exit 0 when no blocking rule regressed, 1 when one did, 2 when the scorecards are not
 comparable or cannot be read, or on a usage error.`
