@@ -195,14 +195,24 @@ func (s *session) completeBaseline(p *pkg) error {
 	p.base = b
 	if data, err := json.Marshal(b); err == nil {
 		// A cache that cannot be written only costs time next run.
-		if os.MkdirAll(filepath.Dir(pend.file), 0o755) == nil {
-			tmp := pend.file + ".tmp" + strconv.Itoa(os.Getpid())
-			if os.WriteFile(tmp, data, 0o644) == nil && os.Rename(tmp, pend.file) == nil && pend.shape != "" && pend.inProcess && !pend.buildFailed {
-				s.storeShape(pend.shape, shapeIndex{File: filepath.Base(pend.file), Cover: pend.coverNames, Decls: pend.decls})
-			}
+		if writeCacheFile(pend.file, data) == nil && pend.shape != "" && pend.inProcess && !pend.buildFailed {
+			s.storeShape(pend.shape, shapeIndex{File: filepath.Base(pend.file), Cover: pend.coverNames, Decls: pend.decls})
 		}
 	}
 	return nil
+}
+
+// writeCacheFile writes a cache entry whole or not at all (a file beside
+// it, renamed over it), so a concurrent reader never sees half of one.
+func writeCacheFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // cacheKey hashes everything the baseline depends on: the toolchain and

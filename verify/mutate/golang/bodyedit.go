@@ -9,11 +9,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/bcode-dev/bcode/sandbox"
@@ -292,14 +290,8 @@ func (s *session) storeShape(shape string, idx shapeIndex) {
 	if err != nil {
 		return
 	}
-	path := s.shapeFile(shape)
 	// A cache that cannot be written only costs time next run.
-	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
-		if os.WriteFile(tmp, data, 0o644) == nil {
-			_ = os.Rename(tmp, path)
-		}
-	}
+	_ = writeCacheFile(s.shapeFile(shape), data)
 }
 
 // runArgs is the -test.run argument for pattern run, if any.
